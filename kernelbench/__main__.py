@@ -1,0 +1,5 @@
+import sys
+
+from kernelbench.cli import main
+
+sys.exit(main())

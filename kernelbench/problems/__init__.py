@@ -1,0 +1,1 @@
+"""The deck: problem specs (problem.yaml), reference and SOTA modules, shapes and prompts."""

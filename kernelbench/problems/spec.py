@@ -1,0 +1,160 @@
+"""`problems/<NN>_<name>/problem.yaml`: the pydantic model of one problem and its formula evaluation."""
+
+from __future__ import annotations
+
+import ast
+import math
+import operator
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+SPEC_VERSION = 1
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# ------------------------------------------------------------------------------------------------- formulas
+
+_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+           ast.FloorDiv: operator.floordiv, ast.Pow: operator.pow, ast.Mod: operator.mod}
+_FUNCS = {"min": min, "max": max, "ceil": math.ceil, "floor": math.floor, "log2": math.log2, "sqrt": math.sqrt}
+
+
+def _formula_names(tree: ast.AST) -> set[str]:
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif not isinstance(node, (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, ast.Call, ast.Load,
+                                   ast.USub, ast.UAdd, *_BINOPS)):
+            raise ValueError(f"'{type(node).__name__}' is not allowed in a formula (use + - * / // ** % "
+                             f"and {', '.join(sorted(_FUNCS))})")
+    return names - set(_FUNCS)
+
+
+def _evaluate(node: ast.AST, env: dict[str, float]) -> float:
+    if isinstance(node, ast.Expression):
+        return _evaluate(node.body, env)
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+        return node.value
+    if isinstance(node, ast.Name):
+        return env[node.id]
+    if isinstance(node, ast.BinOp):
+        return _BINOPS[type(node.op)](_evaluate(node.left, env), _evaluate(node.right, env))
+    if isinstance(node, ast.UnaryOp):
+        value = _evaluate(node.operand, env)
+        return -value if isinstance(node.op, ast.USub) else value
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCS:
+        return _FUNCS[node.func.id](*(_evaluate(a, env) for a in node.args))
+    raise ValueError(f"cannot evaluate {ast.dump(node)}")
+
+
+def parse_formula(text: str) -> tuple[ast.Expression, set[str]]:
+    """Parse an arithmetic formula over shape keys; returns its tree and the names it uses."""
+    try:
+        tree = ast.parse(str(text), mode="eval")
+    except SyntaxError as exc:
+        raise ValueError(f"formula {text!r} is not valid arithmetic: {exc.msg}") from None
+    return tree, _formula_names(tree)
+
+
+def evaluate_formula(text: str, shape: dict[str, Any]) -> float:
+    tree, _ = parse_formula(text)
+    return float(_evaluate(tree, {k: v for k, v in shape.items() if isinstance(v, (int, float))}))
+
+
+# ------------------------------------------------------------------------------------------------- parts
+
+class Tolerance(Strict):
+    atol: float
+    rtol: float
+
+
+class TimingSpec(Strict):
+    warmup: int = Field(10, ge=0)
+    trials: int = Field(30, ge=1)
+    max_trials: int = Field(200, ge=1)
+    # stop early once the standard error of the mean falls under this share of the mean (0 disables)
+    stderr_target: float = Field(0.0, ge=0)
+    cuda_graph_below_ms: float = Field(0.05, ge=0)  # replay a CUDA graph for kernels faster than this
+    input_sets: int = Field(4, ge=1)  # rotating pre-generated input sets, a fresh one for every timed call
+
+
+class StressCase(Strict):
+    name: str
+    scale: float = 1.0          # multiplies the generator's inputs
+    distribution: str = "normal"  # normal | heavy_tailed | clustered | skewed | ... (problem-specific)
+
+
+class SotaEntry(Strict):
+    name: str
+    module: str = "sota.py"
+    source: str = ""            # library and version, or a link to where it comes from
+    requires: list[str] = []    # python packages it needs; missing ones mean "not available on this GPU"
+
+
+class ProblemSpec(Strict):
+    """One problem of the deck. Unknown keys are errors, so a typo never silently changes grading."""
+
+    version: int = SPEC_VERSION
+    id: str = Field(pattern=r"^\d{2}_[a-z0-9_]+$")
+    title: str
+    description: str
+    regime: Literal["compute", "memory"]
+    ceiling: str                # dtype key of the governing ceiling (e.g. fp8, bf16) or "dram" for memory
+    shapes: list[dict[str, Any]] = Field(min_length=1)
+    smoke_shapes: list[dict[str, Any]] = Field(default_factory=list)  # tiny shapes for CPU runs
+    flops: str
+    bytes: str
+    tolerance: dict[str, Tolerance] = Field(default_factory=dict)  # keyed by the dtype of the compared tensor
+    forbidden: list[str] = Field(default_factory=list)          # python-level ops/modules the solution must not use
+    forbidden_kernels: list[str] = Field(default_factory=list)  # substrings of launched kernel names
+    seeds: list[int] = Field(default_factory=lambda: [42, 123, 456])
+    timing: TimingSpec = Field(default_factory=TimingSpec)
+    stress: list[StressCase] = Field(default_factory=list)
+    sota: list[SotaEntry] = Field(default_factory=list)
+    leak_checks: list[str] = Field(default_factory=list)  # named algorithm checks (fp8_tensor_cores, kahan, ...)
+    interface: dict[str, Any] = Field(default_factory=dict)  # module class name, init/forward argument names
+
+    @field_validator("flops", "bytes")
+    @classmethod
+    def _formula_parses(cls, value: str) -> str:
+        parse_formula(value)
+        return value
+
+    @model_validator(mode="after")
+    def _formulas_use_shape_keys(self) -> "ProblemSpec":
+        for field in ("flops", "bytes"):
+            _, names = parse_formula(getattr(self, field))
+            for i, shape in enumerate(self.shapes + self.smoke_shapes):
+                missing = names - set(shape)
+                if missing:
+                    raise ValueError(f"{field} formula uses {sorted(missing)}, which shape {i} does not define")
+        return self
+
+    def flops_of(self, shape: dict[str, Any]) -> float:
+        return evaluate_formula(self.flops, shape)
+
+    def bytes_of(self, shape: dict[str, Any]) -> float:
+        return evaluate_formula(self.bytes, shape)
+
+
+def load_problem_spec(problem_dir: Path) -> ProblemSpec:
+    """Load and validate `problem.yaml` from a problem folder; errors name the file and line."""
+    from kernelbench.errors import KernelBenchError
+    from kernelbench.fileio import load_yaml_model
+
+    problem_dir = Path(problem_dir)
+    path = problem_dir / "problem.yaml"
+    if not path.is_file():
+        raise KernelBenchError("no problem.yaml here", path=problem_dir,
+                               hint="point at a problem folder such as problems/01_fp8_gemm")
+    spec = load_yaml_model(path, ProblemSpec)
+    if spec.id != problem_dir.name:
+        raise KernelBenchError(f"id '{spec.id}' does not match the folder name '{problem_dir.name}'",
+                               path=path, line=None, hint="make the id and the folder name the same")
+    return spec

@@ -1,0 +1,1 @@
+"""Run directories (result.json), annotations, leaderboard derivation and importers."""

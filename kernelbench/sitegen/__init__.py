@@ -1,0 +1,1 @@
+"""sitegen stage."""
