@@ -1,0 +1,65 @@
+"""`problems/<id>/baselines/<gpu>.json`: eager, torch.compile and SOTA lines measured on one GPU.
+
+Written by `kernelbench baselines`; read by the grader (for speed-ups) and by the site (ceilings, fast_p).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+BASELINES_VERSION = 1
+LINES = ("eager", "compiled", "sota")
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ShapeTiming(Model):
+    index: int
+    shape: dict[str, Any]
+    median_ms: float
+    spread_ms: float | None = None
+    samples_ms: list[float] = Field(default_factory=list)
+    timing_method: str = ""
+    tflops: float | None = None
+    gbps: float | None = None
+    fraction: float | None = None
+
+
+class Line(Model):
+    """One baseline implementation timed under the grader's protocol."""
+
+    available: bool = True
+    reason: str = ""                      # why it is not available (missing library, compile failure, ...)
+    source: str = ""                      # e.g. "torch 2.11.0 eager", "flash-linear-attention 0.3.1"
+    shapes: list[ShapeTiming] = Field(default_factory=list)
+    peak_fraction: float | None = None    # geometric mean over shapes, same formula as candidates
+
+    def median_ms_by_shape(self) -> dict[int, float]:
+        return {s.index: s.median_ms for s in self.shapes}
+
+
+class ProblemBaselines(Model):
+    version: int = BASELINES_VERSION
+    problem: str
+    gpu: str                              # hardware profile key
+    gpu_name: str = ""
+    measured_at: datetime | None = None
+    problem_hash: str = ""
+    environment: dict[str, str] = Field(default_factory=dict)
+    lines: dict[str, Line] = Field(default_factory=dict)  # keys from LINES
+
+
+def baselines_path(problem_dir: Path, gpu: str) -> Path:
+    return Path(problem_dir) / "baselines" / f"{gpu}.json"
+
+
+def load_baselines(path: Path) -> ProblemBaselines:
+    from kernelbench.fileio import load_json, parse_model
+
+    return parse_model(path, ProblemBaselines, load_json(path))
