@@ -1,0 +1,153 @@
+"""What every parser shares: numbering events, pairing tool calls with results, counting what was not understood."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from kernelbench.transcripts.model import Event, Kind, ParseIssue, Session, Usage
+
+MAX_STORED_ISSUES = 200
+
+
+class SessionBuilder:
+    """Accumulates events and problems while a parser walks a file, then hands back a `Session`."""
+
+    def __init__(self, path: Path | str | None, fmt: str, harness: str | None = None):
+        self.session = Session(format=fmt, harness=harness, source=str(path) if path is not None else None)
+        self.calls: dict[str, Event] = {}       # call_id → tool_call event, to pair results
+        self.models: dict[str, None] = {}       # ordered set
+        self._stack: list[list[Event]] = [self.session.events]
+
+    # ------------------------------------------------------------------ events
+
+    def add(self, kind: Kind, **fields: Any) -> Event:
+        event = Event(kind=kind, **fields)
+        self._stack[-1].append(event)
+        if kind is Kind.TOOL_CALL and event.call_id:
+            self.calls[event.call_id] = event
+        if event.model:
+            self.note_model(event.model)
+        return event
+
+    def result(self, call_id: str | None, **fields: Any) -> Event:
+        """A tool result; one whose call never appeared is kept and reported as an orphan."""
+        call = self.calls.get(call_id) if call_id else None
+        if call is None:
+            self.issue("orphan_result", f"tool result {call_id!r} has no matching call", fields.get("line"))
+        elif "name" not in fields or fields["name"] is None:
+            fields["name"] = call.name
+        if call is not None and fields.get("duration_s") is None and call.ts and fields.get("ts"):
+            fields["duration_s"] = max(0.0, fields["ts"] - call.ts)
+        return self.add(Kind.TOOL_RESULT, call_id=call_id, **fields)
+
+    def unknown(self, record: Any, line: int | None, record_type: str | None = None, **fields: Any) -> Event:
+        rtype = record_type or (str(record.get("type")) if isinstance(record, dict) and "type" in record
+                                else type(record).__name__)
+        counts = self.session.unknown_records
+        counts[rtype] = counts.get(rtype, 0) + 1
+        return self.add(Kind.UNKNOWN, line=line, record_type=rtype, raw=dump_raw(record), **fields)
+
+    def issue(self, kind: str, message: str, line: int | None = None) -> None:
+        counts = self.session.issue_counts
+        counts[kind] = counts.get(kind, 0) + 1
+        if len(self.session.issues) < MAX_STORED_ISSUES:
+            self.session.issues.append(ParseIssue(line=line, kind=kind, message=message))
+
+    def bad_line(self, number: int, raw: bytes, problem: str) -> None:
+        """A line that is not JSON: counted, and kept as an unknown event so nothing is lost."""
+        self.issue(problem, f"line {number} is not a JSON record ({problem.replace('_', ' ')})", number)
+        text = raw.decode("utf-8", "replace")
+        counts = self.session.unknown_records
+        key = f"<{problem}>"
+        counts[key] = counts.get(key, 0) + 1
+        self.add(Kind.UNKNOWN, line=number, record_type=key, raw=text)
+
+    # ------------------------------------------------------------------ subagents
+
+    def open_subagent(self, **fields: Any) -> Event:
+        span = self.add(Kind.SUBAGENT, events=[], **fields)
+        self._stack.append(span.events)
+        return span
+
+    def close_subagent(self) -> None:
+        if len(self._stack) > 1:
+            self._stack.pop()
+
+    # ------------------------------------------------------------------ session facts
+
+    def note_model(self, model: str | None) -> None:
+        if model and model not in self.models:
+            self.models[model] = None
+
+    def finish(self) -> Session:
+        session = self.session
+        session.models = [m for m in self.models if m] or session.models
+        number_events(session)
+        stamp_times(session)
+        if session.tokens.is_zero():
+            session.tokens = sum_usage(session.events)
+        if session.final_message is None:
+            session.final_message = last_assistant_text(session.events)
+        return session
+
+
+def dump_raw(record: Any) -> str:
+    try:
+        return orjson.dumps(record).decode()
+    except TypeError:
+        return repr(record)
+
+
+def number_events(session: Session) -> None:
+    for index, event in enumerate(session.walk(), start=1):
+        event.id = index
+
+
+def sum_usage(events: list[Event]) -> Usage:
+    total = Usage()
+    stack = list(events)
+    while stack:
+        event = stack.pop()
+        total.add(event.usage)
+        if event.events:
+            stack.extend(event.events)
+    return total
+
+
+def last_assistant_text(events: list[Event]) -> str | None:
+    for event in reversed(events):
+        if event.kind is Kind.ASSISTANT and event.text:
+            return event.text
+    return None
+
+
+def stamp_times(session: Session) -> None:
+    """Start, end and duration from the first and last timestamped events, unless the format said."""
+    times = [e.ts for e in session.walk() if e.ts is not None]
+    if times:
+        if session.start is None:
+            session.start = min(times)
+        if session.end is None:
+            session.end = max(times)
+    if session.duration_s is None and session.start is not None and session.end is not None:
+        session.duration_s = max(0.0, session.end - session.start)
+
+
+def to_epoch(value: Any) -> float | None:
+    """Unix seconds from an ISO-8601 string, or from a number in seconds or milliseconds."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return value / 1000.0 if value > 1e11 else float(value)
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            return None
+        # a time without a zone is taken as UTC, never as this machine's local time
+        return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).timestamp()
+    return None

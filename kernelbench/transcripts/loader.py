@@ -1,0 +1,53 @@
+"""`load(path)`: detect a transcript's format by its content and parse it into a `Session`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kernelbench.errors import KernelBenchError
+from kernelbench.transcripts.builder import SessionBuilder
+from kernelbench.transcripts.formats import document_formats, line_formats
+from kernelbench.transcripts.model import Session
+from kernelbench.transcripts.reader import head_records, iter_lines, load_document, read_head
+
+
+def load(path: Path | str) -> Session:
+    """Parse any supported transcript. Unreadable parts become counted issues and unknown events, never errors;
+    only a missing file (or a directory) raises `KernelBenchError`."""
+    path = Path(path)
+    if not path.is_file():
+        raise KernelBenchError(f"no transcript file at {path}", path=path,
+                               hint="pass the session log (.jsonl or .json) the agent CLI wrote")
+    head = read_head(path)
+    if not head.strip():
+        return _empty(path)
+    records = head_records(path)
+    for module in line_formats():
+        if module.detect(records, head):
+            return module.parse(path)
+    if head.lstrip()[:1] in (b"{", b"["):
+        doc, problem = load_document(path) if len(records) <= 1 else (None, None)
+        if doc is not None and problem is None:
+            for module in document_formats():
+                if module.detect_document(doc):
+                    return module.parse_document(path, doc)
+    return parse_unknown(path)
+
+
+def _empty(path: Path) -> Session:
+    builder = SessionBuilder(path, "empty")
+    builder.issue("empty_file", f"{path.name} is empty: the agent wrote nothing")
+    return builder.finish()
+
+
+def parse_unknown(path: Path) -> Session:
+    """A file no parser recognises: every record kept as an unknown event, so it can still be read."""
+    builder = SessionBuilder(path, "unknown")
+    builder.issue("unknown_format", f"{path.name}: no parser recognises this format; records are shown raw")
+    for line in iter_lines(path):
+        builder.session.records += 1
+        if line.problem:
+            builder.bad_line(line.number, line.raw, line.problem)
+        else:
+            builder.unknown(line.record, line.number)
+    return builder.finish()

@@ -1,0 +1,128 @@
+"""The normalized transcript: one session and its events, whatever agent CLI wrote the log.
+
+Every parser produces a `Session`; the viewer, `transcript show` and the results importer read only this model.
+Events are flat (one model with optional fields per kind) so that millions of them stay cheap to build and dump.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = 1
+
+
+class Kind(StrEnum):
+    USER = "user"                # a prompt from the person (or the harness acting for them)
+    ASSISTANT = "assistant"      # text the model wrote
+    THINKING = "thinking"        # reasoning / thinking blocks (possibly only a summary)
+    TOOL_CALL = "tool_call"
+    TOOL_RESULT = "tool_result"
+    FILE_EDIT = "file_edit"      # an edit shown as a unified diff
+    SUBAGENT = "subagent"        # a span holding the events of a sub-agent
+    COMPACTION = "compaction"    # the context was summarised / compacted
+    SYSTEM = "system"            # notices: injected context, errors, turn boundaries the format records
+    UNKNOWN = "unknown"          # a record no parser understood, kept verbatim
+
+
+class Usage(BaseModel):
+    """Token counts; the same names as `kernelbench.results.run.Tokens`."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    reasoning: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.input + self.output + self.cache_read + self.cache_write
+
+    def add(self, other: "Usage | None") -> None:
+        if other is None:
+            return
+        self.input += other.input
+        self.output += other.output
+        self.cache_read += other.cache_read
+        self.cache_write += other.cache_write
+        self.reasoning += other.reasoning
+
+    def is_zero(self) -> bool:
+        return not (self.input or self.output or self.cache_read or self.cache_write or self.reasoning)
+
+
+class Event(BaseModel):
+    """One thing that happened. Which optional fields are set depends on `kind`."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: int = 0                     # unique in the session (subagent events included): the anchor `#e-<id>`
+    kind: Kind
+    ts: float | None = None         # Unix seconds, where the format records time
+    line: int | None = None         # 1-based line (record) of the source file it came from
+    source: str | None = None       # file name, when the event came from another file (a subagent log)
+    text: str | None = None         # user / assistant / thinking / system / compaction text
+    name: str | None = None         # tool name (tool_call, tool_result), subagent name
+    call_id: str | None = None      # pairs a tool_call with its tool_result
+    input: Any = None               # tool_call arguments (usually a dict)
+    output: str | None = None       # tool_result output
+    is_error: bool | None = None
+    exit_code: int | None = None
+    duration_s: float | None = None  # tool_result: how long the call took, where known
+    path: str | None = None         # file_edit
+    diff: str | None = None         # file_edit: unified diff
+    model: str | None = None        # assistant / thinking: which model wrote it
+    usage: Usage | None = None      # tokens of the API response this event closes (counted once)
+    record_type: str | None = None  # unknown: the record's type; system: its subtype
+    raw: str | None = None          # unknown: the record as JSON text
+    events: list["Event"] | None = None  # subagent: its own events
+
+
+class ParseIssue(BaseModel):
+    """Something in the file that could not be read as intended; it was parsed around, not lost."""
+
+    line: int | None = None
+    kind: str                       # bad_json | invalid_utf8 | truncated_last_line | orphan_result | not_an_object ...
+    message: str
+
+
+class Session(BaseModel):
+    """A whole transcript: what ran, how it ended, what it cost, and every event in order."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    version: int = SCHEMA_VERSION
+    format: str                     # e.g. claude-session, codex-rollout, normalized, unknown
+    format_version: str | None = None  # the writing tool's version, where the log records it
+    harness: str | None = None      # claude, codex, opencode, gemini, kimi, cursor, scripted...
+    models: list[str] = Field(default_factory=list)
+    session_id: str | None = None
+    cwd: str | None = None
+    source: str | None = None       # the path it was read from
+    start: float | None = None      # Unix seconds
+    end: float | None = None
+    duration_s: float | None = None
+    complete: bool = False          # the log shows the agent finished (not cut off, not aborted)
+    final_message: str | None = None
+    tokens: Usage = Field(default_factory=Usage)
+    cost_usd: float | None = None
+    cost_is_estimate: bool = False
+    cost_note: str | None = None    # where an estimated cost came from (price table date)
+    events: list[Event] = Field(default_factory=list)
+    unknown_records: dict[str, int] = Field(default_factory=dict)  # record type → count
+    issues: list[ParseIssue] = Field(default_factory=list)         # first ones, with lines
+    issue_counts: dict[str, int] = Field(default_factory=dict)     # all of them, by kind
+    records: int = 0                # records (lines / messages) read
+
+    def walk(self):
+        """Every event, depth first, subagent events right after their span."""
+        stack = list(reversed(self.events))
+        while stack:
+            event = stack.pop()
+            yield event
+            if event.events:
+                stack.extend(reversed(event.events))

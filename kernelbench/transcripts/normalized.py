@@ -1,0 +1,227 @@
+"""This project's own transcript format: normalized JSON Lines, written as events happen.
+
+Layout, one JSON object per line:
+    {"type": "kernelbench-session", "version": 1, "harness": ..., "model": ..., "session_id": ..., "cwd": ..., "ts": ...}
+    {"type": "event", "kind": "user" | "assistant" | ..., "ts": ..., ...Event fields}
+    {"type": "usage", "input": ..., "output": ..., ...}            # tokens of the response just finished
+    {"type": "end", "complete": true, "ts": ..., "tokens": {...}, "cost_usd": ..., ...}
+A file without its `end` record is a session that did not finish (the writer was killed). `convert` writes the
+same layout, so any supported log can be turned into this one and read back.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any
+
+import orjson
+
+from kernelbench.transcripts.builder import SessionBuilder, to_epoch
+from kernelbench.transcripts.model import SCHEMA_VERSION, Event, Kind, Session, Usage
+from kernelbench.transcripts.reader import iter_lines
+
+HEADER_TYPE = "kernelbench-session"
+FORMAT = "normalized"
+
+
+class NormalizedWriter:
+    """Write a normalized transcript line by line; the closing record says whether the session completed.
+
+    >>> with NormalizedWriter(path, harness="scripted", model="none") as log:
+    ...     log.user("write a softmax")
+    ...     call = log.tool_call("Bash", {"command": "nvcc -O3 kernel.cu"})
+    ...     log.tool_result(call, "ok", exit_code=0)
+    """
+
+    def __init__(self, path: Path | str, *, harness: str | None = None, model: str | None = None,
+                 session_id: str | None = None, cwd: str | Path | None = None):
+        self.path = Path(path)
+        self.harness, self.model, self.session_id = harness, model, session_id
+        self.cwd = str(cwd) if cwd is not None else None
+        self.tokens = Usage()
+        self.final_message: str | None = None
+        self._handle: IO[bytes] | None = None
+        self._ids = itertools.count(1)
+
+    # ------------------------------------------------------------------ context manager
+
+    def __enter__(self) -> "NormalizedWriter":
+        self.open()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close(complete=exc_type is None, error=None if exc is None else f"{exc_type.__name__}: {exc}")
+
+    def open(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._handle = open(self.path, "wb")
+        self._write({"type": HEADER_TYPE, "version": SCHEMA_VERSION, "harness": self.harness,
+                     "model": self.model, "session_id": self.session_id, "cwd": self.cwd, "ts": time.time()})
+
+    def close(self, *, complete: bool = True, error: str | None = None) -> None:
+        if self._handle is None:
+            return
+        self._write({"type": "end", "complete": complete, "ts": time.time(), "error": error,
+                     "tokens": self.tokens.model_dump(), "final_message": self.final_message})
+        self._handle.close()
+        self._handle = None
+
+    # ------------------------------------------------------------------ events
+
+    def user(self, text: str) -> None:
+        self._event(Kind.USER, text=text)
+
+    def assistant(self, text: str) -> None:
+        self.final_message = text
+        self._event(Kind.ASSISTANT, text=text, model=self.model)
+
+    def thinking(self, text: str) -> None:
+        self._event(Kind.THINKING, text=text, model=self.model)
+
+    def system(self, text: str) -> None:
+        self._event(Kind.SYSTEM, text=text)
+
+    def tool_call(self, name: str, input: dict[str, Any] | None = None) -> str:
+        call_id = f"call-{next(self._ids)}"
+        self._event(Kind.TOOL_CALL, name=name, input=input or {}, call_id=call_id)
+        return call_id
+
+    def tool_result(self, call_id: str, output: str, is_error: bool = False, exit_code: int | None = None) -> None:
+        self._event(Kind.TOOL_RESULT, call_id=call_id, output=output, is_error=is_error, exit_code=exit_code)
+
+    def file_edit(self, path: str | Path, diff: str) -> None:
+        self._event(Kind.FILE_EDIT, path=str(path), diff=diff)
+
+    def usage(self, input: int = 0, output: int = 0, cache_read: int = 0, cache_write: int = 0,
+              reasoning: int = 0) -> None:
+        usage = Usage(input=input, output=output, cache_read=cache_read, cache_write=cache_write,
+                      reasoning=reasoning)
+        self.tokens.add(usage)
+        self._write({"type": "usage", **usage.model_dump()})
+
+    def _event(self, kind: Kind, **fields: Any) -> None:
+        self._write({"type": "event", "kind": kind.value, "ts": time.time(), **fields})
+
+    def _write(self, record: dict[str, Any]) -> None:
+        if self._handle is None:
+            raise RuntimeError(f"{self.path}: the transcript writer is not open (use it as a context manager)")
+        # one line per record, flushed, so a killed agent still leaves everything up to its last event
+        self._handle.write(orjson.dumps(record, option=orjson.OPT_NON_STR_KEYS) + b"\n")
+        self._handle.flush()
+
+
+# ---------------------------------------------------------------------------------------------- writing a Session
+
+def write_session(session: Session, path: Path | str) -> None:
+    """Write a parsed session in the normalized layout (what `transcript convert` does)."""
+    from kernelbench.fileio import atomic_write_bytes
+
+    parts = [orjson.dumps({"type": HEADER_TYPE, "version": SCHEMA_VERSION, "harness": session.harness,
+                           "models": session.models, "model": session.models[0] if session.models else None,
+                           "session_id": session.session_id, "cwd": session.cwd, "ts": session.start,
+                           "source_format": session.format, "source_format_version": session.format_version})]
+    for event in session.events:
+        parts.append(orjson.dumps({"type": "event", **event.model_dump(mode="json", exclude_none=True)}))
+    parts.append(orjson.dumps({"type": "end", "complete": session.complete, "ts": session.end,
+                               "duration_s": session.duration_s, "tokens": session.tokens.model_dump(),
+                               "cost_usd": session.cost_usd, "cost_is_estimate": session.cost_is_estimate,
+                               "final_message": session.final_message,
+                               "unknown_records": session.unknown_records}))
+    atomic_write_bytes(Path(path), b"\n".join(parts) + b"\n")
+
+
+# ---------------------------------------------------------------------------------------------- reading
+
+def detect(records: list[dict], head: bytes) -> bool:
+    return bool(records) and records[0].get("type") == HEADER_TYPE
+
+
+def parse(path: Path) -> Session:
+    builder = SessionBuilder(path, FORMAT)
+    session = builder.session
+    usage_seen = Usage()
+    ended = False
+    for line in iter_lines(path):
+        session.records += 1
+        record = line.record
+        if line.problem:
+            builder.bad_line(line.number, line.raw, line.problem)
+        elif not isinstance(record, dict):
+            builder.unknown(record, line.number)
+        elif record.get("type") == HEADER_TYPE:
+            _read_header(builder, record)
+        elif record.get("type") == "event":
+            _read_event(builder, record, line.number)
+        elif record.get("type") == "usage":
+            _read_usage(builder, record, usage_seen)
+        elif record.get("type") == "end":
+            ended = _read_end(session, record)
+        else:
+            builder.unknown(record, line.number)
+    if session.tokens.is_zero() and not usage_seen.is_zero():
+        session.tokens = usage_seen
+    if not ended:
+        session.complete = False
+    return builder.finish()
+
+
+def _read_header(builder: SessionBuilder, record: dict) -> None:
+    session = builder.session
+    session.harness = record.get("harness")
+    session.format_version = str(record.get("version", SCHEMA_VERSION))
+    session.session_id = record.get("session_id")
+    session.cwd = record.get("cwd")
+    session.start = to_epoch(record.get("ts"))
+    for model in record.get("models") or [record.get("model")]:
+        builder.note_model(model)
+
+
+def _read_event(builder: SessionBuilder, record: dict, number: int) -> None:
+    fields = {k: v for k, v in record.items() if k != "type"}
+    fields.setdefault("line", number)
+    fields.pop("id", None)
+    try:
+        event = Event.model_validate(fields)
+    except ValueError:
+        builder.unknown(record, number, record_type=f"event:{record.get('kind')}")
+        return
+    builder._stack[-1].append(event)
+    if event.kind is Kind.TOOL_CALL and event.call_id:
+        builder.calls[event.call_id] = event
+    elif event.kind is Kind.TOOL_RESULT and event.call_id and event.call_id not in builder.calls:
+        builder.issue("orphan_result", f"tool result {event.call_id!r} has no matching call", number)
+    elif event.kind is Kind.TOOL_RESULT and event.name is None and event.call_id:
+        event.name = builder.calls[event.call_id].name
+    builder.note_model(event.model)
+
+
+def _read_usage(builder: SessionBuilder, record: dict, seen: Usage) -> None:
+    usage = Usage.model_validate(record)
+    seen.add(usage)
+    events = builder.session.events
+    # the usage belongs to the response that just finished: the last model-written event
+    for event in reversed(events):
+        if event.kind in (Kind.ASSISTANT, Kind.THINKING, Kind.TOOL_CALL):
+            if event.usage is None:
+                event.usage = Usage()
+            event.usage.add(usage)
+            break
+
+
+def _read_end(session: Session, record: dict) -> bool:
+    session.complete = bool(record.get("complete"))
+    session.end = to_epoch(record.get("ts"))
+    if record.get("duration_s") is not None:
+        session.duration_s = float(record["duration_s"])
+    if isinstance(record.get("tokens"), dict):
+        session.tokens = Usage.model_validate(record["tokens"])
+    if record.get("cost_usd") is not None:
+        session.cost_usd = float(record["cost_usd"])
+        session.cost_is_estimate = bool(record.get("cost_is_estimate"))
+    if record.get("final_message"):
+        session.final_message = record["final_message"]
+    return True

@@ -1,0 +1,89 @@
+"""Reading JSON Lines the way real agent logs come: banners, BOMs, CRLF, broken bytes, a cut-off last line.
+
+Nothing raises here: every line is yielded either as a parsed record or as a problem the parser records.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+import orjson
+
+BOM = b"\xef\xbb\xbf"
+
+
+@dataclass(slots=True)
+class Line:
+    number: int            # 1-based
+    record: Any            # the parsed JSON value, or None when `problem` is set
+    raw: bytes             # the line without its line ending
+    problem: str | None = None  # bad_json | invalid_utf8 | truncated_last_line
+
+
+def parse_json_bytes(raw: bytes) -> tuple[Any, str | None]:
+    """Parse one JSON text; invalid UTF-8 is replaced rather than rejected, and reported."""
+    try:
+        return orjson.loads(raw), None
+    except orjson.JSONDecodeError:
+        pass
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        try:
+            return orjson.loads(raw.decode("utf-8", "replace")), "invalid_utf8"
+        except orjson.JSONDecodeError:
+            return None, "bad_json"
+    return None, "bad_json"
+
+
+def iter_lines(path: Path) -> Iterator[Line]:
+    """Yield every non-blank line of a JSONL file, parsed where possible."""
+    with open(path, "rb") as handle:
+        number = 0
+        previous: Line | None = None
+        for chunk in handle:
+            number += 1
+            raw = chunk.rstrip(b"\r\n")
+            if number == 1 and raw.startswith(BOM):
+                raw = raw[len(BOM):]
+            if not raw.strip():
+                continue
+            record, problem = parse_json_bytes(raw)
+            line = Line(number, record, raw, problem)
+            if previous is not None:
+                yield previous
+            previous = line
+            cut_off = not chunk.endswith(b"\n")
+        if previous is not None:
+            if previous.problem == "bad_json" and cut_off and previous.raw.lstrip()[:1] in (b"{", b"["):
+                previous.problem = "truncated_last_line"
+            yield previous
+
+
+def read_head(path: Path, size: int = 256 * 1024) -> bytes:
+    with open(path, "rb") as handle:
+        head = handle.read(size)
+    return head[len(BOM):] if head.startswith(BOM) else head
+
+
+def head_records(path: Path, limit: int = 40) -> list[dict]:
+    """The first JSON object records of a JSONL file (banner and broken lines skipped), for detection."""
+    records: list[dict] = []
+    for line in iter_lines(path):
+        if isinstance(line.record, dict):
+            records.append(line.record)
+            if len(records) >= limit:
+                break
+        elif line.number > 2000:
+            break
+    return records
+
+
+def load_document(path: Path) -> tuple[Any, str | None]:
+    """The whole file as one JSON document (opencode export, Gemini session JSON)."""
+    data = path.read_bytes()
+    if data.startswith(BOM):
+        data = data[len(BOM):]
+    return parse_json_bytes(data)
