@@ -51,6 +51,10 @@ class SessionBuilder:
         counts[rtype] = counts.get(rtype, 0) + 1
         return self.add(Kind.UNKNOWN, line=line, record_type=rtype, raw=dump_raw(record), **fields)
 
+    def ignore(self, record_type: str) -> None:
+        counts = self.session.ignored_records
+        counts[record_type] = counts.get(record_type, 0) + 1
+
     def issue(self, kind: str, message: str, line: int | None = None) -> None:
         counts = self.session.issue_counts
         counts[kind] = counts.get(kind, 0) + 1
@@ -85,7 +89,8 @@ class SessionBuilder:
 
     def finish(self) -> Session:
         session = self.session
-        session.models = [m for m in self.models if m] or session.models
+        # names in angle brackets (Claude's "<synthetic>") mark locally generated messages, not models
+        session.models = [m for m in self.models if m and not m.startswith("<")] or session.models
         number_events(session)
         stamp_times(session)
         if session.tokens.is_zero():

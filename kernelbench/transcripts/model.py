@@ -114,6 +114,8 @@ class Session(BaseModel):
     cost_note: str | None = None    # where an estimated cost came from (price table date)
     events: list[Event] = Field(default_factory=list)
     unknown_records: dict[str, int] = Field(default_factory=dict)  # record type → count
+    # bookkeeping records understood and deliberately not shown (progress ticks, file snapshots): type → count
+    ignored_records: dict[str, int] = Field(default_factory=dict)
     issues: list[ParseIssue] = Field(default_factory=list)         # first ones, with lines
     issue_counts: dict[str, int] = Field(default_factory=dict)     # all of them, by kind
     records: int = 0                # records (lines / messages) read

@@ -1,0 +1,77 @@
+"""Edits as unified diffs, whatever shape the log recorded them in."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any, Iterable
+
+
+def header(path: str, *, created: bool = False, deleted: bool = False) -> str:
+    old = "/dev/null" if created else f"a/{path.lstrip('/')}"
+    new = "/dev/null" if deleted else f"b/{path.lstrip('/')}"
+    return f"--- {old}\n+++ {new}\n"
+
+
+def from_strings(path: str, old: str, new: str) -> str:
+    """Diff of an old/new pair (an Edit tool's oldString/newString, or a before/after body)."""
+    lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
+                                 fromfile=f"a/{path.lstrip('/')}", tofile=f"b/{path.lstrip('/')}", n=3)
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+def from_creation(path: str, content: str) -> str:
+    lines = content.splitlines()
+    body = "".join(f"+{line}\n" for line in lines)
+    return header(path, created=True) + f"@@ -0,0 +1,{len(lines)} @@\n" + body
+
+
+def from_hunks(path: str, hunks: Iterable[dict[str, Any]]) -> str:
+    """Claude Code's `structuredPatch`: [{oldStart, oldLines, newStart, newLines, lines}]."""
+    parts = [header(path)]
+    for hunk in hunks:
+        if not isinstance(hunk, dict):
+            continue
+        parts.append(f"@@ -{hunk.get('oldStart', 0)},{hunk.get('oldLines', 0)} "
+                     f"+{hunk.get('newStart', 0)},{hunk.get('newLines', 0)} @@\n")
+        parts.extend(f"{line}\n" for line in hunk.get("lines") or [] if isinstance(line, str))
+    return "".join(parts)
+
+
+def from_apply_patch(patch: str) -> list[tuple[str, str]]:
+    """Codex's `*** Begin Patch` envelope → [(path, unified diff)], one per file it touches."""
+    edits: list[tuple[str, list[str]]] = []
+    for line in patch.splitlines():
+        if line.startswith("*** Begin Patch") or line.startswith("*** End Patch") or line == "*** End of File":
+            continue
+        for marker, created, deleted in (("*** Update File: ", False, False), ("*** Add File: ", True, False),
+                                         ("*** Delete File: ", False, True)):
+            if line.startswith(marker):
+                path = line[len(marker):].strip()
+                edits.append((path, [header(path, created=created, deleted=deleted)]))
+                if created:
+                    edits[-1][1].append("@@ new file @@\n")
+                break
+        else:
+            if line.startswith("*** Move to: ") and edits:
+                edits[-1][1].append(f"# moved to {line[len('*** Move to: '):].strip()}\n")
+            elif edits:
+                edits[-1][1].append(_hunk_line(line))
+    return [(path, "".join(lines)) for path, lines in edits]
+
+
+def _hunk_line(line: str) -> str:
+    if line.startswith("@@"):
+        context = line[2:].strip()
+        return f"@@ {context} @@\n" if context and not context.endswith("@@") else f"{line}\n"
+    return f"{line}\n"
+
+
+def stats(diff: str | None) -> tuple[int, int]:
+    """Lines added and removed, headers not counted."""
+    added = removed = 0
+    for line in (diff or "").splitlines():
+        if line.startswith("+") and not line.startswith("+++ "):
+            added += 1
+        elif line.startswith("-") and not line.startswith("--- "):
+            removed += 1
+    return added, removed

@@ -1,0 +1,197 @@
+"""Claude Code messages, shared by the session file and the stream-json output.
+
+Usage is counted once per API response: one response spans several lines sharing `message.id` (+ `requestId`),
+each repeating a usage object whose early copies hold partial output counts, so only the LAST line's usage counts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kernelbench.transcripts import diffs
+from kernelbench.transcripts.builder import SessionBuilder, to_epoch
+from kernelbench.transcripts.model import Event, Kind, Usage
+
+SYNTHETIC_MODEL = "<synthetic>"   # locally generated messages (API errors), not a real model
+EDIT_TOOLS = {"Edit", "MultiEdit", "Write", "NotebookEdit"}
+
+
+def claude_usage(raw: Any) -> Usage | None:
+    if not isinstance(raw, dict):
+        return None
+    return Usage(input=_int(raw.get("input_tokens")), output=_int(raw.get("output_tokens")),
+                 cache_read=_int(raw.get("cache_read_input_tokens")),
+                 cache_write=_int(raw.get("cache_creation_input_tokens")))
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def flatten_content(content: Any) -> str:
+    """A tool result's content (a string, or blocks of text/images) as text."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, dict):
+                if block.get("type") == "text":
+                    parts.append(str(block.get("text", "")))
+                elif block.get("type") == "image":
+                    parts.append("[image]")
+                else:
+                    parts.append(str(block.get("text") or block.get("content") or f"[{block.get('type')}]"))
+            else:
+                parts.append(str(block))
+        return "\n".join(parts)
+    return str(content)
+
+
+class ClaudeMessages:
+    """Turns Claude `user`/`assistant` records into events; one instance per file."""
+
+    def __init__(self, builder: SessionBuilder):
+        self.b = builder
+        self.usage_owner: dict[tuple, Event] = {}   # (message.id, requestId) → event holding that usage
+        self.agent_results: dict[str, Event] = {}   # subagent id → the Task result that reported it
+
+    # ------------------------------------------------------------------ assistant
+
+    def assistant(self, record: dict, line: int, ts: float | None) -> None:
+        message = record.get("message") if isinstance(record.get("message"), dict) else {}
+        model = message.get("model")
+        model = model if isinstance(model, str) else None
+        if model and model != SYNTHETIC_MODEL:
+            self.b.note_model(model)
+        last: Event | None = None
+        content = message.get("content")
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        for block in content if isinstance(content, list) else []:
+            last = self._assistant_block(block, record, line, ts, model) or last
+        if last is None:
+            last = self.b.add(Kind.SYSTEM, ts=ts, line=line, record_type="empty_assistant",
+                              text="(assistant message without content)", model=model)
+        if record.get("isApiErrorMessage") or model == SYNTHETIC_MODEL:
+            last.is_error = True
+        self._count_usage(message, record, last)
+
+    def _assistant_block(self, block: Any, record: dict, line: int, ts: float | None,
+                         model: str | None) -> Event | None:
+        if not isinstance(block, dict):
+            return self.b.unknown(block, line, record_type="assistant:block")
+        btype = block.get("type")
+        if btype == "text":
+            return self.b.add(Kind.ASSISTANT, ts=ts, line=line, text=str(block.get("text", "")), model=model)
+        if btype == "thinking":
+            return self.b.add(Kind.THINKING, ts=ts, line=line, text=str(block.get("thinking", "")), model=model)
+        if btype == "redacted_thinking":
+            return self.b.add(Kind.THINKING, ts=ts, line=line, text="(redacted thinking)", model=model)
+        if btype in ("tool_use", "server_tool_use"):
+            return self.b.add(Kind.TOOL_CALL, ts=ts, line=line, name=str(block.get("name")),
+                              call_id=block.get("id"), input=block.get("input"), model=model)
+        return self.b.unknown(block, line, record_type=f"assistant:{btype}", ts=ts)
+
+    def _count_usage(self, message: dict, record: dict, event: Event) -> None:
+        usage = claude_usage(message.get("usage"))
+        if usage is None:
+            return
+        key = (message.get("id"), record.get("requestId"))
+        if key[0] is None:            # no id to de-duplicate by: every line is its own response
+            event.usage = usage
+            return
+        previous = self.usage_owner.get(key)
+        if previous is not None:
+            previous.usage = None
+        event.usage = usage
+        self.usage_owner[key] = event
+
+    # ------------------------------------------------------------------ user
+
+    def user(self, record: dict, line: int, ts: float | None) -> None:
+        message = record.get("message") if isinstance(record.get("message"), dict) else {}
+        content = message.get("content")
+        if isinstance(content, str):
+            self._user_text(content, record, line, ts)
+            return
+        for block in content if isinstance(content, list) else []:
+            if not isinstance(block, dict):
+                self.b.unknown(block, line, record_type="user:block")
+            elif block.get("type") == "text":
+                self._user_text(str(block.get("text", "")), record, line, ts)
+            elif block.get("type") == "tool_result":
+                self._tool_result(block, record, line, ts)
+            elif block.get("type") == "image":
+                self.b.add(Kind.USER, ts=ts, line=line, text="[image]")
+            else:
+                self.b.unknown(block, line, record_type=f"user:{block.get('type')}", ts=ts)
+
+    def _user_text(self, text: str, record: dict, line: int, ts: float | None) -> None:
+        if record.get("isCompactSummary"):
+            self.b.add(Kind.COMPACTION, ts=ts, line=line, text=text)
+        elif record.get("isMeta") or text.startswith("[Request interrupted"):
+            self.b.add(Kind.SYSTEM, ts=ts, line=line, text=text, record_type="meta")
+        else:
+            self.b.add(Kind.USER, ts=ts, line=line, text=text)
+
+    def _tool_result(self, block: dict, record: dict, line: int, ts: float | None) -> None:
+        call_id = block.get("tool_use_id")
+        extra = record.get("toolUseResult")
+        output = flatten_content(block.get("content"))
+        exit_code = None
+        if isinstance(extra, dict) and extra.get("interrupted"):
+            output += "\n[interrupted]"
+        result = self.b.result(call_id, ts=ts, line=line, output=output, is_error=bool(block.get("is_error")),
+                               exit_code=exit_code)
+        if isinstance(extra, dict) and isinstance(extra.get("agentId"), str):
+            self.agent_results[extra["agentId"]] = result
+        if result.is_error:
+            return
+        if not (isinstance(extra, dict) and self._edit_from_result(extra, result, line, ts)):
+            self._edit_from_call(result, line, ts)
+
+    def _edit_from_result(self, extra: dict, result: Event, line: int, ts: float | None) -> bool:
+        call = self.b.calls.get(result.call_id or "")
+        path = extra.get("filePath")
+        if not isinstance(path, str) or (call is not None and call.name not in EDIT_TOOLS):
+            return False
+        if isinstance(extra.get("structuredPatch"), list) and extra["structuredPatch"]:
+            diff = diffs.from_hunks(path, extra["structuredPatch"])
+        elif extra.get("type") == "create" and isinstance(extra.get("content"), str):
+            diff = diffs.from_creation(path, extra["content"])
+        elif isinstance(extra.get("oldString"), str) and isinstance(extra.get("newString"), str):
+            diff = diffs.from_strings(path, extra["oldString"], extra["newString"])
+        else:
+            return False
+        self.b.add(Kind.FILE_EDIT, ts=ts, line=line, path=path, diff=diff, call_id=result.call_id)
+        return True
+
+    def _edit_from_call(self, result: Event, line: int, ts: float | None) -> None:
+        """Without the CLI's own patch (stream-json), the diff comes from the call's arguments."""
+        call = self.b.calls.get(result.call_id or "")
+        if call is None or call.name not in EDIT_TOOLS or not isinstance(call.input, dict):
+            return
+        for path, diff in edits_from_input(call.name, call.input):
+            self.b.add(Kind.FILE_EDIT, ts=ts, line=line, path=path, diff=diff, call_id=result.call_id)
+
+
+def edits_from_input(tool: str, args: dict) -> list[tuple[str, str]]:
+    path = args.get("file_path") or args.get("notebook_path")
+    if not isinstance(path, str):
+        return []
+    if tool == "Write" and isinstance(args.get("content"), str):
+        return [(path, diffs.from_creation(path, args["content"]))]
+    pairs = args.get("edits") if tool == "MultiEdit" and isinstance(args.get("edits"), list) else [args]
+    out = []
+    for pair in pairs:
+        old, new = pair.get("old_string"), pair.get("new_string")
+        if isinstance(old, str) and isinstance(new, str):
+            out.append((path, diffs.from_strings(path, old, new)))
+    return out
+
+
+def record_time(record: dict) -> float | None:
+    return to_epoch(record.get("timestamp"))

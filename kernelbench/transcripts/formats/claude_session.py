@@ -1,0 +1,188 @@
+"""Claude Code session file: `~/.claude/projects/<cwd>/<sessionId>.jsonl`, plus its subagent files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kernelbench.transcripts.builder import SessionBuilder
+from kernelbench.transcripts.formats.claude_common import ClaudeMessages, record_time
+from kernelbench.transcripts.model import Event, Kind, Session
+from kernelbench.transcripts.reader import head_records, iter_lines
+
+NAME = "claude-session"
+CLAUDE_TYPES = {"user", "assistant", "summary", "file-history-snapshot", "queue-operation", "progress", "system"}
+IGNORED = {"file-history-snapshot", "progress", "permission-mode", "last-prompt", "custom-title", "agent-name"}
+
+
+def detect(records: list[dict], head: bytes) -> bool:
+    for record in records[:20]:
+        if record.get("type") in CLAUDE_TYPES and ("sessionId" in record or "uuid" in record
+                                                   or "messageId" in record or "leafUuid" in record):
+            return True
+    return False
+
+
+def parse(path: Path, *, with_subagents: bool = True) -> Session:
+    builder = SessionBuilder(path, NAME, harness="claude")
+    messages = ClaudeMessages(builder)
+    state = _State()
+    for line in iter_lines(path):
+        builder.session.records += 1
+        if line.problem:
+            builder.bad_line(line.number, line.raw, line.problem)
+        elif not isinstance(line.record, dict):
+            builder.unknown(line.record, line.number)
+        else:
+            _note_session_facts(builder.session, line.record, state)
+            _track_sidechain(builder, line.record, state)
+            _dispatch(builder, messages, line.record, line.number)
+    builder.close_subagent()
+    if with_subagents and not state.is_agent_file:
+        attach_subagent_files(builder, path, messages.agent_results)
+    builder.session.complete = ends_with_answer(builder.session.events)
+    return builder.finish()
+
+
+class _State:
+    def __init__(self) -> None:
+        self.first = True
+        self.is_agent_file = False   # the whole file is one subagent's log: no span around it
+        self.in_sidechain = False
+
+
+def _note_session_facts(session: Session, record: dict, state: _State) -> None:
+    if state.first and record.get("type") in ("user", "assistant"):
+        state.first = False
+        state.is_agent_file = bool(record.get("isSidechain")) or "agentId" in record
+    # the last one wins: a resumed session starts with records carried over from the one before it
+    if record.get("sessionId") and record.get("type") in ("user", "assistant", "system"):
+        session.session_id = record["sessionId"]
+    if session.cwd is None and isinstance(record.get("cwd"), str):
+        session.cwd = record["cwd"]
+    if isinstance(record.get("version"), str):
+        session.format_version = record["version"]
+
+
+def _track_sidechain(builder: SessionBuilder, record: dict, state: _State) -> None:
+    """Older versions logged Task subagents inline as sidechain records: fold each run of them into a span."""
+    if state.is_agent_file or record.get("type") not in ("user", "assistant"):
+        return
+    sidechain = bool(record.get("isSidechain"))
+    if sidechain and not state.in_sidechain:
+        builder.open_subagent(name="sidechain", ts=record_time(record), text="subagent (sidechain)")
+    elif not sidechain and state.in_sidechain:
+        builder.close_subagent()
+    state.in_sidechain = sidechain
+
+
+def _dispatch(builder: SessionBuilder, messages: ClaudeMessages, record: dict, line: int) -> None:
+    rtype = record.get("type")
+    ts = record_time(record)
+    if rtype == "assistant":
+        messages.assistant(record, line, ts)
+    elif rtype == "user":
+        messages.user(record, line, ts)
+    elif rtype == "system":
+        system_record(builder, record, line, ts)
+    elif rtype == "summary":
+        builder.add(Kind.SYSTEM, line=line, record_type="summary", text=f"Session title: {record.get('summary')}")
+    elif rtype == "queue-operation":
+        _queue_operation(builder, record, line, ts)
+    elif rtype in IGNORED:
+        builder.ignore(str(rtype))
+    else:
+        builder.unknown(record, line, ts=ts)
+
+
+def system_record(builder: SessionBuilder, record: dict, line: int, ts: float | None) -> None:
+    subtype = record.get("subtype")
+    if subtype == "compact_boundary":
+        meta = record.get("compactMetadata") or {}
+        text = f"Context compacted ({meta.get('trigger', 'auto')}, {meta.get('preTokens', '?')} tokens before)"
+        builder.add(Kind.COMPACTION, ts=ts, line=line, text=text, record_type=subtype)
+    elif subtype == "turn_duration" and isinstance(record.get("durationMs"), (int, float)):
+        builder.add(Kind.SYSTEM, ts=ts, line=line, record_type=subtype,
+                    text=f"Turn took {record['durationMs'] / 1000:.1f} s")
+    else:
+        text = record.get("content") if isinstance(record.get("content"), str) else str(subtype or "system")
+        builder.add(Kind.SYSTEM, ts=ts, line=line, record_type=str(subtype), text=text,
+                    is_error=record.get("level") == "error" or None)
+
+
+def _queue_operation(builder: SessionBuilder, record: dict, line: int, ts: float | None) -> None:
+    content = record.get("content")
+    if record.get("operation") == "enqueue" and isinstance(content, str) and content:
+        builder.add(Kind.SYSTEM, ts=ts, line=line, record_type="queued", text=f"Queued by the user: {content}")
+    else:
+        builder.ignore(f"queue-operation:{record.get('operation')}")
+
+
+def ends_with_answer(events: list[Event]) -> bool:
+    """No end record in this format: finished means the last model output is an answer, not a pending call."""
+    for event in reversed(events):
+        if event.kind is Kind.ASSISTANT:
+            return not event.is_error
+        if event.kind in (Kind.TOOL_CALL, Kind.TOOL_RESULT, Kind.THINKING, Kind.USER):
+            return False
+    return False
+
+
+# ---------------------------------------------------------------------------------------------- subagent files
+
+def subagent_files(path: Path, session_id: str | None) -> list[Path]:
+    """`<sessionId>/subagents/agent-*.jsonl` and sibling `agent-*.jsonl` files that name this session."""
+    if not session_id:
+        return []
+    found = sorted((path.parent / session_id / "subagents").glob("agent-*.jsonl"))
+    for candidate in sorted(path.parent.glob("*agent-*.jsonl")):
+        if candidate == path or candidate in found:
+            continue
+        head = head_records(candidate, limit=3)
+        if any(r.get("sessionId") == session_id for r in head):
+            found.append(candidate)
+    return found
+
+
+def attach_subagent_files(builder: SessionBuilder, path: Path, agent_results: dict[str, Event]) -> None:
+    session = builder.session
+    for sub_path in subagent_files(path, session.session_id):
+        sub = parse(sub_path, with_subagents=False)
+        agent_id = _agent_id(sub_path)
+        span = Event(kind=Kind.SUBAGENT, name=agent_id, source=sub_path.name, events=sub.events,
+                     ts=sub.start, text=_first_prompt(sub.events), duration_s=sub.duration_s)
+        for model in sub.models:
+            builder.note_model(model)
+        _merge_counts(session.unknown_records, sub.unknown_records)
+        _merge_counts(session.issue_counts, sub.issue_counts)
+        _place_span(session.events, span, agent_results.get(agent_id))
+
+
+def _agent_id(sub_path: Path) -> str:
+    head = head_records(sub_path, limit=1)
+    if head and isinstance(head[0].get("agentId"), str):
+        return head[0]["agentId"]
+    return sub_path.stem.split("agent-", 1)[-1]
+
+
+def _first_prompt(events: list[Event]) -> str | None:
+    return next((e.text for e in events if e.kind is Kind.USER and e.text), None)
+
+
+def _merge_counts(into: dict[str, int], counts: dict[str, int]) -> None:
+    for key, value in counts.items():
+        into[key] = into.get(key, 0) + value
+
+
+def _place_span(events: list[Event], span: Event, after: Event | None) -> None:
+    """Right after the Task result that launched it; otherwise where its first timestamp falls."""
+    if after is not None:
+        for index, event in enumerate(events):
+            if event is after:
+                events.insert(index + 1, span)
+                return
+    if span.ts is not None:
+        for index, event in enumerate(events):
+            if event.ts is not None and event.ts > span.ts:
+                events.insert(index, span)
+                return
+    events.append(span)
