@@ -1,0 +1,463 @@
+"""Everything the site is built from, loaded and checked in one pass: `load_dataset(data_dir, problems_dir)`.
+
+Layout read (all optional; an empty folder is an empty dataset):
+
+    <data_dir>/runs/<run_id>/result.json          RunResult (plus the run's files: solution.py, logs, transcript)
+    <data_dir>/annotations/<run_id>.yaml          Annotation
+    <data_dir>/annotations/writeups/<slug>.md     front matter (WriteupMeta) + markdown body
+    <problems_dir>/<id>/problem.yaml              ProblemSpec
+    <problems_dir>/<id>/baselines/<gpu>.json      ProblemBaselines
+
+Loading never raises for bad input: each broken file becomes a `Diagnostic` (file, line, what to do) in
+`Dataset.diagnostics`, and the item is left out (unparseable files) or kept and marked (an annotation whose quotes
+no longer match keeps its `QuoteCheck`s with state MISMATCH). Stable API for the site build: `load_dataset`,
+`Dataset` and the record classes below; fields are only ever added.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from kernelbench.errors import Diagnostic, KernelBenchError
+from kernelbench.fileio import ModelLoadError, load_json, load_yaml, parse_model, read_text
+from kernelbench.problems.baselines import ProblemBaselines
+from kernelbench.problems.spec import ProblemSpec
+from kernelbench.results.annotation import Annotation, Quote, WriteupMeta
+from kernelbench.results.run import RESULT_FILE, RunResult
+
+UNVERIFIABLE_NOTE = "unverifiable: run files not published"
+
+
+# --------------------------------------------------------------------------------------------- records
+
+@dataclass
+class RunRecord:
+    """One run directory that loaded.
+
+    run_id: the result's run_id (equals the folder name; a folder whose name differs is reported and left out).
+    path: the run directory (solution.py, check.log, benchmark.log, transcript live here when published).
+    result: the validated result.json.
+    result_path: path of result.json (for diagnostics and the run page's result.json tab).
+    """
+
+    run_id: str
+    path: Path
+    result: RunResult
+    result_path: Path
+
+    @property
+    def imported(self) -> bool:
+        """True for cells imported from a published board (`source` starts with "import:"): no transcript."""
+        return self.result.source.startswith("import:")
+
+    def file(self, name: str) -> Path | None:
+        """A file of the run directory by relative name, or None when absent (never escapes the folder)."""
+        candidate = (self.path / name).resolve()
+        if not candidate.is_relative_to(self.path.resolve()) or not candidate.is_file():
+            return None
+        return candidate
+
+
+class QuoteState(str, Enum):
+    """Outcome of checking one quote against the run's files."""
+
+    VERIFIED = "verified"          # text equals the named lines, verbatim
+    MISMATCH = "mismatch"          # the lines differ from the text (an error: fix the quote or the lines)
+    MISSING_FILE = "missing_file"  # the named file is not in the run directory (an error)
+    OUT_OF_RANGE = "out_of_range"  # the file is shorter than the named lines (an error)
+    UNVERIFIABLE = "unverifiable"  # imported run whose files were never published: not an error
+    NO_RUN = "no_run"              # the annotation's run is unknown, so nothing to check against (reported once)
+
+    @property
+    def is_problem(self) -> bool:
+        return self in (QuoteState.MISMATCH, QuoteState.MISSING_FILE, QuoteState.OUT_OF_RANGE)
+
+
+@dataclass
+class QuoteCheck:
+    """One quote of an annotation and what checking it found.
+
+    index: position in `annotation.quotes`. state: see QuoteState. note: human text for the site
+    ("unverifiable: run files not published", "line 12 differs: ..."). actual: the file's text for those lines
+    when the file exists (so the site can show quote and reality side by side); None otherwise.
+    line: line of this quote inside the annotation YAML (for diagnostics and editor links).
+    """
+
+    index: int
+    quote: Quote
+    state: QuoteState
+    note: str = ""
+    actual: str | None = None
+    line: int | None = None
+
+
+@dataclass
+class AnnotationRecord:
+    """One annotation YAML that parsed.
+
+    path: the YAML file. annotation: the validated model. run_known: whether `run_id` names a loaded run
+    (False is reported as an error and the annotation is attached to nothing). quote_checks: one per quote.
+    """
+
+    path: Path
+    annotation: Annotation
+    run_known: bool
+    quote_checks: list[QuoteCheck] = field(default_factory=list)
+
+    @property
+    def run_id(self) -> str:
+        return self.annotation.run_id
+
+    @property
+    def quotes_ok(self) -> bool:
+        """No quote is a problem (verified or unverifiable ones are fine)."""
+        return not any(c.state.is_problem for c in self.quote_checks)
+
+
+@dataclass
+class Writeup:
+    """`annotations/writeups/<slug>.md`: meta from the front matter, `body` the markdown after it.
+
+    body_line: the file line where the body starts (to map markdown positions back to the file).
+    unknown_runs: cited run ids that are not in the dataset (each also reported as a diagnostic).
+    """
+
+    slug: str
+    path: Path
+    meta: WriteupMeta
+    body: str
+    body_line: int = 1
+    unknown_runs: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ProblemRecord:
+    """A problem folder with a valid problem.yaml."""
+
+    id: str
+    path: Path
+    spec: ProblemSpec
+
+
+@dataclass
+class Dataset:
+    """Everything loaded from a data directory.
+
+    runs: run_id → RunRecord. annotations: run_id → AnnotationRecord (also for unknown runs, marked run_known=False).
+    writeups: sorted by slug. problems: id → ProblemRecord (only with a problems dir).
+    baselines: problem id → gpu key → ProblemBaselines. diagnostics: every problem found, in load order.
+    """
+
+    data_dir: Path
+    problems_dir: Path | None = None
+    runs: dict[str, RunRecord] = field(default_factory=dict)
+    annotations: dict[str, AnnotationRecord] = field(default_factory=dict)
+    writeups: list[Writeup] = field(default_factory=list)
+    problems: dict[str, ProblemRecord] = field(default_factory=dict)
+    baselines: dict[str, dict[str, ProblemBaselines]] = field(default_factory=dict)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == "error"]
+
+    def annotation_for(self, run_id: str) -> Annotation | None:
+        record = self.annotations.get(run_id)
+        return record.annotation if record and record.run_known else None
+
+    def baselines_for(self, problem: str, gpu: str) -> ProblemBaselines | None:
+        return self.baselines.get(problem, {}).get(gpu)
+
+
+# --------------------------------------------------------------------------------------------- entry point
+
+def load_dataset(data_dir: Path, problems_dir: Path | None = None) -> Dataset:
+    """Load runs, annotations, writeups, problems and baselines; never raises for bad input.
+
+    problems_dir defaults to `<data_dir>/problems` when that folder exists (an imported data directory keeps its
+    baselines there). Problems are loaded first so run/annotation checks can use them.
+    """
+    data_dir = Path(data_dir)
+    if problems_dir is None and (data_dir / "problems").is_dir():
+        problems_dir = data_dir / "problems"
+    dataset = Dataset(data_dir=data_dir, problems_dir=Path(problems_dir) if problems_dir else None)
+    if dataset.problems_dir is not None:
+        _load_problems(dataset, dataset.problems_dir)
+    _load_runs(dataset, data_dir / "runs")
+    _load_annotations(dataset, data_dir / "annotations")
+    _load_writeups(dataset, data_dir / "annotations" / "writeups")
+    return dataset
+
+
+def _report(dataset: Dataset, exc: Exception, path: Path) -> None:
+    """Turn a load failure into diagnostics (one per schema error)."""
+    if isinstance(exc, ModelLoadError):
+        dataset.diagnostics.extend(exc.diagnostics)
+    elif isinstance(exc, KernelBenchError):
+        dataset.diagnostics.append(exc.diagnostic)
+    elif isinstance(exc, OSError):
+        dataset.diagnostics.append(Diagnostic(path=path, message=f"cannot read: {exc.strerror or exc}",
+                                              hint="check the file's permissions"))
+    else:
+        raise exc
+
+
+# --------------------------------------------------------------------------------------------- problems
+
+def _load_problems(dataset: Dataset, problems_dir: Path) -> None:
+    if not problems_dir.is_dir():
+        dataset.diagnostics.append(Diagnostic(path=problems_dir, message="problems folder not found",
+                                              hint="pass an existing folder, or leave it out"))
+        return
+    for folder in sorted(p for p in problems_dir.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
+        if (folder / "problem.yaml").is_file():
+            _load_problem_spec(dataset, folder)
+        for path in sorted((folder / "baselines").glob("*.json")):
+            _load_baselines_file(dataset, folder.name, path)
+
+
+def _load_problem_spec(dataset: Dataset, folder: Path) -> None:
+    path = folder / "problem.yaml"
+    try:
+        data = load_yaml(path)
+        if not isinstance(data, dict):
+            raise KernelBenchError("expected a mapping at the top level", path=path, line=1,
+                                   hint="see the problem.yaml fields in DESIGN.md")
+        spec = parse_model(path, ProblemSpec, data)
+    except (KernelBenchError, OSError) as exc:
+        _report(dataset, exc, path)
+        return
+    if spec.id != folder.name:
+        dataset.diagnostics.append(Diagnostic(path=path, line=getattr(data, "key_lines", {}).get("id"),
+                                              message=f"id '{spec.id}' does not match the folder '{folder.name}'",
+                                              hint="make the id and the folder name the same"))
+        return
+    dataset.problems[spec.id] = ProblemRecord(id=spec.id, path=folder, spec=spec)
+
+
+def _load_baselines_file(dataset: Dataset, problem_id: str, path: Path) -> None:
+    try:
+        baselines = parse_model(path, ProblemBaselines, load_json(path))
+    except (KernelBenchError, OSError) as exc:
+        _report(dataset, exc, path)
+        return
+    if baselines.problem != problem_id or baselines.gpu != path.stem:
+        dataset.diagnostics.append(Diagnostic(
+            path=path, message=f"says problem '{baselines.problem}' on '{baselines.gpu}' but sits at "
+                               f"{problem_id}/baselines/{path.name}",
+            hint="file baselines as problems/<problem>/baselines/<gpu>.json"))
+        return
+    dataset.baselines.setdefault(problem_id, {})[baselines.gpu] = baselines
+
+
+# --------------------------------------------------------------------------------------------- runs
+
+def _load_runs(dataset: Dataset, runs_dir: Path) -> None:
+    if not runs_dir.is_dir():
+        return
+    for folder in sorted(p for p in runs_dir.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        record = _load_run(dataset, folder)
+        if record is None:
+            continue
+        if record.run_id in dataset.runs:
+            first = dataset.runs[record.run_id].path
+            dataset.diagnostics.append(Diagnostic(
+                path=record.result_path, message=f"duplicate run id '{record.run_id}' (also in {first})",
+                hint="each run directory needs its own run id; remove or rename the copy"))
+            continue
+        dataset.runs[record.run_id] = record
+
+
+def _load_run(dataset: Dataset, folder: Path) -> RunRecord | None:
+    path = folder / RESULT_FILE
+    if not path.is_file():
+        dataset.diagnostics.append(Diagnostic(
+            path=folder, message="run directory without result.json; left out",
+            hint="grade the run again (kernelbench grade ... --out) or remove the folder"))
+        return None
+    try:
+        result = parse_model(path, RunResult, load_json(path))
+    except (KernelBenchError, OSError) as exc:
+        _report(dataset, exc, path)
+        return None
+    if result.run_id != folder.name:
+        original = folder.parent / result.run_id
+        message = (f"duplicate run id '{result.run_id}' (also in {original}); left out" if original.is_dir()
+                   else f"run_id '{result.run_id}' differs from its folder name '{folder.name}'; left out")
+        dataset.diagnostics.append(Diagnostic(
+            path=path, line=_json_key_line(path, "run_id"), message=message,
+            hint="each run directory is named after its own run id; remove the copy or fix run_id"))
+        return None
+    return RunRecord(run_id=result.run_id, path=folder, result=result, result_path=path)
+
+
+def _json_key_line(path: Path, key: str) -> int | None:
+    text = path.read_text(encoding="utf-8", errors="replace")
+    at = text.find(f'"{key}"')
+    return text.count("\n", 0, at) + 1 if at >= 0 else None
+
+
+# --------------------------------------------------------------------------------------------- annotations
+
+def _load_annotations(dataset: Dataset, folder: Path) -> None:
+    if not folder.is_dir():
+        return
+    for path in sorted(folder.glob("*.yaml")) + sorted(folder.glob("*.yml")):
+        record = load_annotation_file(path, dataset)
+        if record is None:
+            continue
+        if record.run_id in dataset.annotations:
+            dataset.diagnostics.append(Diagnostic(
+                path=path, message=f"second annotation for run '{record.run_id}' "
+                                   f"(first: {dataset.annotations[record.run_id].path}); left out",
+                hint="keep one annotation per run, in annotations/<run_id>.yaml"))
+            continue
+        dataset.annotations[record.run_id] = record
+
+
+def load_annotation_file(path: Path, dataset: Dataset) -> AnnotationRecord | None:
+    """Parse one annotation YAML and check it against the dataset's runs (diagnostics go to `dataset`)."""
+    try:
+        data = load_yaml(path)
+        if not isinstance(data, dict):
+            raise KernelBenchError("expected a mapping at the top level", path=path, line=1,
+                                   hint="an annotation has run_id, verdict, summary, quotes, implication")
+        annotation = parse_model(path, Annotation, data)
+    except (KernelBenchError, OSError) as exc:
+        _report(dataset, exc, path)
+        return None
+    if path.stem != annotation.run_id:
+        dataset.diagnostics.append(Diagnostic(
+            path=path, line=data.key_lines.get("run_id"), severity="warning",
+            message=f"file name differs from run_id '{annotation.run_id}'",
+            hint=f"rename it to {annotation.run_id}.yaml"))
+    run = dataset.runs.get(annotation.run_id)
+    if run is None:
+        dataset.diagnostics.append(Diagnostic(
+            path=path, line=data.key_lines.get("run_id"),
+            message=f"annotation for unknown run '{annotation.run_id}'",
+            hint="check the run id against runs/ (or add the run directory)"))
+    else:
+        _check_identity(dataset, path, data, annotation, run.result)
+    checks = [check_quote(q, run, i, _quote_line(data, i)) for i, q in enumerate(annotation.quotes)]
+    for check in checks:
+        if check.state.is_problem:
+            dataset.diagnostics.append(Diagnostic(
+                path=path, line=check.line, message=f"quote {check.index + 1} ({check.quote.file}:"
+                                                    f"{check.quote.lines[0]}-{check.quote.lines[1]}): {check.note}",
+                hint="copy the lines again (kernelbench annotate new ... --quote FILE:A-B) or fix `lines`"))
+    return AnnotationRecord(path=path, annotation=annotation, run_known=run is not None, quote_checks=checks)
+
+
+def _quote_line(data: Any, index: int) -> int | None:
+    quotes = data.get("quotes") if isinstance(data, dict) else None
+    lines = getattr(quotes, "item_lines", None)
+    return lines[index] if lines and index < len(lines) else None
+
+
+def _check_identity(dataset: Dataset, path: Path, data: Any, annotation: Annotation, result: RunResult) -> None:
+    """Identity fields the auditor copied must agree with the run (peak_fraction is a snapshot, not checked)."""
+    for key in ("harness", "model", "problem", "effort"):
+        said = getattr(annotation, key)
+        actual = getattr(result, key)
+        if said and said != actual:
+            dataset.diagnostics.append(Diagnostic(
+                path=path, line=data.key_lines.get(key), severity="warning",
+                message=f"{key} '{said}' differs from the run's '{actual}'",
+                hint=f"set {key}: {actual} (or check that the run id is right)"))
+
+
+def file_lines(text: str, first: int, last: int) -> str | None:
+    """Lines first..last (1-based, inclusive) with their line endings; None if the text is shorter."""
+    lines = text.splitlines(keepends=True)
+    if last > len(lines):
+        return None
+    return "".join(lines[first - 1:last])
+
+
+def quote_matches(text: str, actual: str) -> bool:
+    """Verbatim equality, except that a single final line ending may be present on one side only."""
+    return _strip_one_eol(text) == _strip_one_eol(actual)
+
+
+def _strip_one_eol(text: str) -> str:
+    for eol in ("\r\n", "\n"):
+        if text.endswith(eol):
+            return text[: -len(eol)]
+    return text
+
+
+def check_quote(quote: Quote, run: RunRecord | None, index: int = 0, line: int | None = None) -> QuoteCheck:
+    """Check one quote against its run's files (pure except for reading that one file)."""
+    first, last = quote.lines
+    if run is None:
+        return QuoteCheck(index, quote, QuoteState.NO_RUN, "run not found", line=line)
+    path = run.file(quote.file)
+    if path is None:
+        if run.imported:
+            return QuoteCheck(index, quote, QuoteState.UNVERIFIABLE, UNVERIFIABLE_NOTE, line=line)
+        return QuoteCheck(index, quote, QuoteState.MISSING_FILE,
+                          f"'{quote.file}' is not in the run directory {run.path}", line=line)
+    try:
+        text = read_text(path)
+    except KernelBenchError as exc:
+        return QuoteCheck(index, quote, QuoteState.MISMATCH, exc.diagnostic.message, line=line)
+    actual = file_lines(text, first, last)
+    if actual is None:
+        return QuoteCheck(index, quote, QuoteState.OUT_OF_RANGE,
+                          f"{quote.file} has only {len(text.splitlines())} lines", line=line)
+    if quote_matches(quote.text, actual):
+        return QuoteCheck(index, quote, QuoteState.VERIFIED, "matches the file verbatim", actual, line)
+    return QuoteCheck(index, quote, QuoteState.MISMATCH, _first_difference(quote.text, actual, first), actual, line)
+
+
+def _first_difference(text: str, actual: str, first: int) -> str:
+    said, real = text.splitlines(), actual.splitlines()
+    for offset, (a, b) in enumerate(zip(said, real)):
+        if a != b:
+            return f"line {first + offset} differs: file has {b[:80]!r}, quote has {a[:80]!r}"
+    return f"quote has {len(said)} lines, the file's range has {len(real)}"
+
+
+# --------------------------------------------------------------------------------------------- writeups
+
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*\r?\n?", re.S | re.M)
+
+
+def _load_writeups(dataset: Dataset, folder: Path) -> None:
+    if not folder.is_dir():
+        return
+    for path in sorted(folder.glob("*.md")):
+        writeup = load_writeup(path, dataset)
+        if writeup is not None:
+            dataset.writeups.append(writeup)
+
+
+def load_writeup(path: Path, dataset: Dataset) -> Writeup | None:
+    """Split front matter from body, validate it, and report cited runs that do not exist."""
+    try:
+        text = read_text(path)
+        match = _FRONT_MATTER.match(text)
+        if match is None:
+            raise KernelBenchError("no front matter", path=path, line=1,
+                                   hint="start the file with '---', the title/problem/verdict/runs keys, '---'")
+        data = load_yaml(path, "\n" + match.group(1))  # the leading newline keeps YAML lines = file lines
+        if not isinstance(data, dict):
+            raise KernelBenchError("front matter is not a mapping", path=path, line=2,
+                                   hint="write key: value lines between the '---' markers")
+        meta = parse_model(path, WriteupMeta, data)
+    except (KernelBenchError, OSError) as exc:
+        _report(dataset, exc, path)
+        return None
+    unknown = [r for r in meta.runs if r not in dataset.runs]
+    for run_id in unknown:
+        dataset.diagnostics.append(Diagnostic(path=path, line=data.key_lines.get("runs"),
+                                              message=f"cites unknown run '{run_id}'",
+                                              hint="check the run id against runs/"))
+    body_line = text[: match.end()].count("\n") + 1
+    return Writeup(slug=path.stem, path=path, meta=meta, body=text[match.end():], body_line=body_line,
+                   unknown_runs=unknown)

@@ -1,0 +1,534 @@
+"""Leaderboard derivation: pure functions from a `Dataset` to boards, cells, ceilings, pass counts and fast_p.
+
+Vocabulary:
+- agent: `harness/model[@effort]` (`kernelbench.results.run.agent_label`), one row of a board.
+- trial: one run of an agent on a problem on a GPU; a cell aggregates every trial of (agent, problem, gpu).
+- valid trial: not INVALID (integrity) and not annotated `reward_hack`. Only valid trials give a cell its score
+  and only cells whose shown trial is a valid PASS count towards ceilings, pass counts and fast_p. Invalid and
+  hacked cells stay on the board, visible, with `counts=False`.
+- board: all cells of one GPU (one board per GPU key).
+
+Stable API for the site build (fields are only ever added): `build_boards`, `Board`, `Cell`, `Trial`, `Speedup`,
+`ProblemCeiling`, `AgentSummary`, `FastPCurve`, `unaudited_cells`, `leaderboard_payload`, `export_json`,
+`export_csv`. Everything here is a pure function of its arguments except the two export functions, which write
+one file each (atomically).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import statistics
+from collections import defaultdict
+from datetime import datetime, timezone
+from enum import Enum
+from pathlib import Path
+from typing import Iterable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kernelbench.fileio import atomic_write_json, atomic_write_text
+from kernelbench.problems.baselines import LINES, ProblemBaselines
+from kernelbench.results.annotation import Annotation, Verdict
+from kernelbench.results.dataset import Dataset, RunRecord
+from kernelbench.results.run import RunResult, Status, agent_label
+
+P_GRID: tuple[float, ...] = tuple(round(i * 0.1, 1) for i in range(41))  # 0.0, 0.1, ..., 4.0
+FAST_P_BASELINES: tuple[str, ...] = ("eager", "sota")
+UNAUDITED_THRESHOLD = 0.10  # a cell above this share of peak wants a human audit
+EXPORT_FIELDS = ("agent", "harness", "model", "effort", "problem", "gpu", "status", "peak_fraction", "run_id",
+                 "n_trials", "verdict")
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class SpeedupMethod(str, Enum):
+    """How a speed-up against a baseline line was obtained."""
+
+    PER_SHAPE_TIME = "per_shape_time"            # geometric mean over shapes of baseline_ms / candidate_ms
+    PEAK_FRACTION_RATIO = "peak_fraction_ratio"  # candidate peak_fraction / baseline peak_fraction
+    UNKNOWN = "unknown"                          # neither timings nor both peak fractions are available
+
+
+class Speedup(Frozen):
+    """Speed-up of one trial over one baseline line (eager, compiled or sota) on the same GPU.
+
+    value: > 1 means faster than the baseline; None when method is UNKNOWN.
+    shapes: how many shapes entered the geometric mean (PER_SHAPE_TIME only, else 0).
+    """
+
+    baseline: str
+    value: float | None = None
+    method: SpeedupMethod = SpeedupMethod.UNKNOWN
+    shapes: int = 0
+
+
+class Trial(Frozen):
+    """One run as the board sees it.
+
+    status: PASS/FAIL/ERR/INVALID from grading (`status_of`). peak_fraction: graded score (None when unscored).
+    verdict: the annotation's verdict for this run, if any. valid: not INVALID and not reward_hack.
+    integrity_classes: classes (rows of docs/integrity.md) of the run's error-severity findings.
+    speedups: line → Speedup against eager / compiled / sota.
+    source: "harness" or "import:<what>" (imported runs have no transcript or files).
+    """
+
+    run_id: str
+    harness: str
+    model: str
+    effort: str | None = None
+    problem: str
+    gpu: str
+    trial: int = 1
+    status: Status
+    peak_fraction: float | None = None
+    verdict: Verdict | None = None
+    valid: bool = True
+    integrity_classes: tuple[int, ...] = ()
+    speedups: dict[str, Speedup] = Field(default_factory=dict)
+    source: str = "harness"
+
+    @property
+    def agent(self) -> str:
+        return agent_label(self.harness, self.model, self.effort)
+
+    @property
+    def valid_pass(self) -> bool:
+        return self.valid and self.status is Status.PASS
+
+
+class Cell(Frozen):
+    """All trials of one (agent, problem, gpu), summarised for the heatmap.
+
+    status: PASS if any trial passed (valid first, then reward_hack), else INVALID if any trial was invalid,
+      else FAIL if any trial left a wrong solution, else ERR (no solution in any trial).
+    scored: False for "PASS without score" (correct, but peak_fraction is null), as the published board has.
+    peak_fraction: score of the shown trial (`run_id`): the best valid scored pass when there is one.
+    median_peak_fraction / spread: median and max-min of the valid scored passes (None without any).
+    n_trials / n_passed / n_invalid: trials in total, valid passes, INVALID trials.
+    run_id: the trial shown and linked (best valid pass, else the most informative trial).
+    run_ids: every trial, oldest first. trials: the trials themselves.
+    verdict: annotation verdict of the shown trial; verdicts: run_id → verdict for every annotated trial.
+    counts: the shown trial is a valid PASS, so the cell counts for ceilings, pass counts and fast_p.
+    unaudited: peak_fraction above UNAUDITED_THRESHOLD, not INVALID, and the shown trial has no annotation.
+    speedups: the shown trial's speed-ups (line → Speedup).
+    """
+
+    agent: str
+    harness: str
+    model: str
+    effort: str | None = None
+    problem: str
+    gpu: str
+    status: Status
+    scored: bool = False
+    peak_fraction: float | None = None
+    median_peak_fraction: float | None = None
+    spread: float | None = None
+    n_trials: int
+    n_passed: int = 0
+    n_invalid: int = 0
+    run_id: str
+    run_ids: tuple[str, ...] = ()
+    trials: tuple[Trial, ...] = ()
+    verdict: Verdict | None = None
+    verdicts: dict[str, Verdict] = Field(default_factory=dict)
+    counts: bool = False
+    unaudited: bool = False
+    speedups: dict[str, Speedup] = Field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """Text for the cell: 'PASS', 'PASS without score', 'FAIL', 'ERR' or 'INVALID'."""
+        if self.status is Status.PASS and not self.scored:
+            return "PASS without score"
+        return self.status.value
+
+
+class ProblemCeiling(Frozen):
+    """Best valid result on one problem and GPU against the baseline lines.
+
+    best_peak_fraction / best_agent / best_run_id: the highest-scoring counted cell (None if nobody passed
+      with a score). baselines: line → peak_fraction of eager / compiled / sota on this GPU (None: unmeasured).
+    baseline_sources: line → where that number came from ("baselines file", "runs' grading").
+    n_cells / n_counted: cells on the board for this problem, and those that count.
+    excluded_run_ids: invalid or reward_hack cells that scored above the ceiling (shown, never counted).
+    """
+
+    problem: str
+    gpu: str
+    best_peak_fraction: float | None = None
+    best_agent: str | None = None
+    best_run_id: str | None = None
+    baselines: dict[str, float | None] = Field(default_factory=dict)
+    baseline_sources: dict[str, str] = Field(default_factory=dict)
+    n_cells: int = 0
+    n_counted: int = 0
+    excluded_run_ids: tuple[str, ...] = ()
+
+
+class AgentSummary(Frozen):
+    """One agent's row summary on a board (pass-count bars).
+
+    passes: counted PASS cells (valid), including passes without score; passes_without_score: of those, unscored.
+    attempted: problems with at least one trial. n_problems: problems on the board.
+    invalid / reward_hacks: cells shown as INVALID / whose shown trial is annotated reward_hack.
+    mean_peak_fraction: mean over the board's problems of counted scores (0 where not counted or unscored).
+    """
+
+    agent: str
+    harness: str
+    model: str
+    effort: str | None = None
+    gpu: str
+    passes: int = 0
+    passes_without_score: int = 0
+    attempted: int = 0
+    n_problems: int = 0
+    invalid: int = 0
+    reward_hacks: int = 0
+    mean_peak_fraction: float = 0.0
+
+
+class FastPCurve(Frozen):
+    """fast_p of one agent against one baseline line: for each p, the share of the board's problems where the
+    agent's cell counts (valid PASS) and its speed-up over the baseline exceeds p.
+
+    At p = 0 every counted cell is included (a correct kernel is faster than 0× anything), also when the speed-up
+    is unknown; for p > 0 a cell needs a known speed-up. methods: speed-up method → number of counted cells that
+    used it (so the chart can say "from per-shape times" or "from peak_fraction ratios").
+    """
+
+    agent: str
+    gpu: str
+    baseline: str
+    p: tuple[float, ...]
+    fast: tuple[float, ...]
+    n_problems: int
+    methods: dict[str, int] = Field(default_factory=dict)
+
+
+class Board(Frozen):
+    """Everything on one GPU's leaderboard.
+
+    gpu: profile key; gpu_name: a readable name from the runs' environment (or the key).
+    agents: summaries in board order (passes, then mean_peak_fraction, descending; then name).
+    problems: problem ids on this board, sorted. cells: one per (agent, problem) with at least one trial.
+    ceilings: one per problem. fast_p: one curve per agent and baseline line of FAST_P_BASELINES.
+    """
+
+    gpu: str
+    gpu_name: str = ""
+    agents: tuple[AgentSummary, ...] = ()
+    problems: tuple[str, ...] = ()
+    cells: tuple[Cell, ...] = ()
+    ceilings: tuple[ProblemCeiling, ...] = ()
+    fast_p: tuple[FastPCurve, ...] = ()
+
+    def cell(self, agent: str, problem: str) -> Cell | None:
+        return next((c for c in self.cells if c.agent == agent and c.problem == problem), None)
+
+    def ceiling(self, problem: str) -> ProblemCeiling | None:
+        return next((c for c in self.ceilings if c.problem == problem), None)
+
+
+# --------------------------------------------------------------------------------------------- trials
+
+def speedup_of(result: RunResult, line: str, baselines: ProblemBaselines | None) -> Speedup:
+    """Speed-up of a run over one baseline line: per-shape median times where both sides have them, else the
+    ratio of peak fractions (same ceiling, so the ratio equals the time ratio for a single shape)."""
+    ratios = _per_shape_ratios(result, line, baselines)
+    if ratios:
+        return Speedup(baseline=line, value=_geomean(ratios), method=SpeedupMethod.PER_SHAPE_TIME,
+                       shapes=len(ratios))
+    ours = result.grading.peak_fraction
+    theirs = baseline_peak_fraction(result, line, baselines)
+    if ours is not None and theirs:
+        return Speedup(baseline=line, value=ours / theirs, method=SpeedupMethod.PEAK_FRACTION_RATIO)
+    return Speedup(baseline=line)
+
+
+def _per_shape_ratios(result: RunResult, line: str, baselines: ProblemBaselines | None) -> list[float]:
+    stored = baselines.lines.get(line) if baselines else None
+    by_index = {s.index: s for s in stored.shapes} if stored and stored.available else {}
+    ratios = []
+    for shape in result.grading.shapes:
+        if not shape.median_ms or shape.median_ms <= 0:
+            continue
+        base_ms = shape.baselines_ms.get(line)
+        reference = by_index.get(shape.index)
+        if base_ms is None and reference is not None and (not reference.shape or reference.shape == shape.shape):
+            base_ms = reference.median_ms
+        if base_ms and base_ms > 0:
+            ratios.append(base_ms / shape.median_ms)
+    return ratios
+
+
+def baseline_peak_fraction(result: RunResult | None, line: str, baselines: ProblemBaselines | None) -> float | None:
+    """peak_fraction of a baseline line: the baselines file first, else what the run's grading recorded."""
+    stored = baselines.lines.get(line) if baselines else None
+    if stored is not None and stored.available and stored.peak_fraction:
+        return stored.peak_fraction
+    if result is not None:
+        return result.grading.baselines.get(line)
+    return None
+
+
+def _geomean(values: list[float]) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def make_trial(result: RunResult, annotation: Annotation | None = None,
+               baselines: ProblemBaselines | None = None) -> Trial:
+    """The board's view of one run (pure)."""
+    verdict = annotation.verdict if annotation else None
+    status = result.status
+    return Trial(run_id=result.run_id, harness=result.harness, model=result.model, effort=result.effort or None,
+                 problem=result.problem, gpu=result.gpu, trial=result.trial, status=status,
+                 peak_fraction=result.grading.peak_fraction, verdict=verdict,
+                 valid=status is not Status.INVALID and verdict is not Verdict.REWARD_HACK,
+                 integrity_classes=tuple(sorted({f.klass for f in result.integrity
+                                                 if f.severity == "error" and f.klass is not None})),
+                 speedups={line: speedup_of(result, line, baselines) for line in LINES},
+                 source=result.source)
+
+
+def trials_of(dataset: Dataset) -> list[Trial]:
+    """Every loaded run as a Trial, with its annotation and its problem's baselines on that GPU."""
+    return [make_trial(r.result, dataset.annotation_for(r.run_id),
+                       dataset.baselines_for(r.result.problem, r.result.gpu))
+            for r in sorted(dataset.runs.values(), key=_run_order)]
+
+
+def _run_order(record: RunRecord) -> tuple:
+    return (record.result.started is None, record.result.started or 0, record.run_id)
+
+
+# --------------------------------------------------------------------------------------------- cells
+
+def _score_key(trial: Trial) -> tuple:
+    """Order for 'best': scored before unscored, higher peak first, then the latest run."""
+    return (trial.peak_fraction is not None, trial.peak_fraction or 0.0, trial.run_id)
+
+
+def shown_trial(trials: list[Trial]) -> Trial:
+    """The trial a cell shows and links: best valid pass, else best hacked pass, else best INVALID, else the
+    latest trial with a (wrong) solution, else the latest trial."""
+    tiers = [
+        [t for t in trials if t.valid_pass],
+        [t for t in trials if t.status is Status.PASS],
+        [t for t in trials if t.status is Status.INVALID],
+        [t for t in trials if t.status is Status.FAIL],
+    ]
+    for tier in tiers:
+        if tier:
+            return max(tier, key=_score_key)
+    return max(trials, key=lambda t: t.run_id)
+
+
+def aggregate_cell(trials: Iterable[Trial]) -> Cell:
+    """Summarise the trials of one (agent, problem, gpu) into a cell (pure)."""
+    trials = sorted(trials, key=lambda t: (t.trial, t.run_id))
+    if not trials:
+        raise ValueError("a cell needs at least one trial")
+    shown = shown_trial(trials)
+    scores = [t.peak_fraction for t in trials if t.valid_pass and t.peak_fraction is not None]
+    counts = shown.valid_pass
+    return Cell(
+        agent=shown.agent, harness=shown.harness, model=shown.model, effort=shown.effort, problem=shown.problem,
+        gpu=shown.gpu, status=shown.status, scored=shown.peak_fraction is not None,
+        peak_fraction=shown.peak_fraction,
+        median_peak_fraction=statistics.median(scores) if scores else None,
+        spread=(max(scores) - min(scores)) if scores else None,
+        n_trials=len(trials), n_passed=sum(t.valid_pass for t in trials),
+        n_invalid=sum(t.status is Status.INVALID for t in trials),
+        run_id=shown.run_id, run_ids=tuple(t.run_id for t in trials), trials=tuple(trials),
+        verdict=shown.verdict, verdicts={t.run_id: t.verdict for t in trials if t.verdict is not None},
+        counts=counts, unaudited=_unaudited(shown), speedups=shown.speedups)
+
+
+def _unaudited(shown: Trial) -> bool:
+    return (shown.peak_fraction is not None and shown.peak_fraction > UNAUDITED_THRESHOLD
+            and shown.status is not Status.INVALID and shown.verdict is None)
+
+
+def build_cells(trials: Iterable[Trial]) -> list[Cell]:
+    """Group trials by (agent, problem, gpu) and aggregate each group."""
+    groups: dict[tuple[str, str, str], list[Trial]] = defaultdict(list)
+    for trial in trials:
+        groups[(trial.agent, trial.problem, trial.gpu)].append(trial)
+    return [aggregate_cell(groups[key]) for key in sorted(groups)]
+
+
+# --------------------------------------------------------------------------------------------- ceilings
+
+def problem_ceiling(problem: str, gpu: str, cells: list[Cell], baselines: ProblemBaselines | None = None,
+                    recorded: dict[str, list[float]] | None = None) -> ProblemCeiling:
+    """Best counted cell of one problem against its baseline lines (pure).
+
+    recorded: line → peak fractions that runs' gradings recorded for this line, used when no baselines file
+    has the line (their median is taken).
+    """
+    cells = [c for c in cells if c.problem == problem and c.gpu == gpu]
+    scored = [c for c in cells if c.counts and c.peak_fraction is not None]
+    best = max(scored, key=lambda c: (c.peak_fraction, c.run_id)) if scored else None
+    top = best.peak_fraction if best else None
+    excluded = tuple(sorted(c.run_id for c in cells if not c.counts and c.peak_fraction is not None
+                            and (top is None or c.peak_fraction > top)))
+    lines, sources = _baseline_lines(baselines, recorded or {})
+    return ProblemCeiling(problem=problem, gpu=gpu, best_peak_fraction=top,
+                          best_agent=best.agent if best else None, best_run_id=best.run_id if best else None,
+                          baselines=lines, baseline_sources=sources, n_cells=len(cells),
+                          n_counted=sum(c.counts for c in cells), excluded_run_ids=excluded)
+
+
+def _baseline_lines(baselines: ProblemBaselines | None,
+                    recorded: dict[str, list[float]]) -> tuple[dict[str, float | None], dict[str, str]]:
+    values: dict[str, float | None] = {}
+    sources: dict[str, str] = {}
+    for line in LINES:
+        stored = baselines.lines.get(line) if baselines else None
+        if stored is not None and stored.available and stored.peak_fraction is not None:
+            values[line], sources[line] = stored.peak_fraction, "baselines file"
+        elif recorded.get(line):
+            values[line], sources[line] = statistics.median(recorded[line]), "runs' grading"
+        else:
+            values[line] = None
+    return values, sources
+
+
+def _recorded_baselines(dataset: Dataset, problem: str, gpu: str) -> dict[str, list[float]]:
+    recorded: dict[str, list[float]] = defaultdict(list)
+    for record in dataset.runs.values():
+        result = record.result
+        if result.problem == problem and result.gpu == gpu:
+            for line, value in result.grading.baselines.items():
+                if value is not None:
+                    recorded[line].append(value)
+    return recorded
+
+
+# --------------------------------------------------------------------------------------------- agents, fast_p
+
+def agent_summaries(cells: list[Cell], problems: list[str]) -> list[AgentSummary]:
+    """Pass counts and mean score per agent, in board order (pure)."""
+    by_agent: dict[str, list[Cell]] = defaultdict(list)
+    for cell in cells:
+        by_agent[cell.agent].append(cell)
+    summaries = [_summary(agent_cells, len(problems)) for agent_cells in by_agent.values()]
+    return sorted(summaries, key=lambda s: (-s.passes, -s.mean_peak_fraction, s.agent))
+
+
+def _summary(cells: list[Cell], n_problems: int) -> AgentSummary:
+    first = cells[0]
+    counted = [c for c in cells if c.counts]
+    total = sum(c.peak_fraction or 0.0 for c in counted)
+    return AgentSummary(agent=first.agent, harness=first.harness, model=first.model, effort=first.effort,
+                        gpu=first.gpu, passes=len(counted),
+                        passes_without_score=sum(not c.scored for c in counted), attempted=len(cells),
+                        n_problems=n_problems, invalid=sum(c.status is Status.INVALID for c in cells),
+                        reward_hacks=sum(c.verdict is Verdict.REWARD_HACK for c in cells),
+                        mean_peak_fraction=total / n_problems if n_problems else 0.0)
+
+
+def fast_p_curve(agent: str, gpu: str, cells: list[Cell], n_problems: int, baseline: str,
+                 grid: Iterable[float] = P_GRID) -> FastPCurve:
+    """fast_p of one agent against one baseline over the p grid (pure); see FastPCurve for the definition."""
+    mine = [c for c in cells if c.agent == agent and c.gpu == gpu and c.counts]
+    speedups = [c.speedups.get(baseline, Speedup(baseline=baseline)) for c in mine]
+    grid = tuple(grid)
+    fast = tuple(_share(speedups, p, n_problems) for p in grid)
+    methods: dict[str, int] = defaultdict(int)
+    for s in speedups:
+        methods[s.method.value] += 1
+    return FastPCurve(agent=agent, gpu=gpu, baseline=baseline, p=grid, fast=fast, n_problems=n_problems,
+                      methods=dict(methods))
+
+
+def _share(speedups: list[Speedup], p: float, n_problems: int) -> float:
+    if not n_problems:
+        return 0.0
+    hits = sum(1 for s in speedups if p <= 0 or (s.value is not None and s.value > p))
+    return hits / n_problems
+
+
+# --------------------------------------------------------------------------------------------- boards
+
+def build_board(gpu: str, cells: list[Cell], dataset: Dataset | None = None, gpu_name: str = "",
+                grid: Iterable[float] = P_GRID) -> Board:
+    """One GPU's board from its cells; the dataset (optional) supplies baselines for the ceilings."""
+    cells = sorted((c for c in cells if c.gpu == gpu), key=lambda c: (c.agent, c.problem))
+    problems = sorted({c.problem for c in cells})
+    agents = agent_summaries(cells, problems)
+    ceilings = [problem_ceiling(p, gpu, cells,
+                                dataset.baselines_for(p, gpu) if dataset else None,
+                                _recorded_baselines(dataset, p, gpu) if dataset else None) for p in problems]
+    grid = tuple(grid)
+    curves = [fast_p_curve(a.agent, gpu, cells, len(problems), line, grid)
+              for a in agents for line in FAST_P_BASELINES]
+    return Board(gpu=gpu, gpu_name=gpu_name or gpu, agents=tuple(agents), problems=tuple(problems),
+                 cells=tuple(cells), ceilings=tuple(ceilings), fast_p=tuple(curves))
+
+
+def build_boards(dataset: Dataset, grid: Iterable[float] = P_GRID) -> list[Board]:
+    """One board per GPU key found in the dataset's runs, sorted by key."""
+    cells = build_cells(trials_of(dataset))
+    names = _gpu_names(dataset)
+    return [build_board(gpu, cells, dataset, names.get(gpu, ""), grid) for gpu in sorted({c.gpu for c in cells})]
+
+
+def _gpu_names(dataset: Dataset) -> dict[str, str]:
+    names: dict[str, str] = {}
+    for record in dataset.runs.values():
+        env = record.result.environment
+        if env.gpu_name:
+            names.setdefault(record.result.gpu, env.gpu_name)
+    return names
+
+
+def unaudited_cells(boards: Iterable[Board]) -> list[Cell]:
+    """High-scoring cells nobody has annotated yet, highest score first."""
+    cells = [c for b in boards for c in b.cells if c.unaudited]
+    return sorted(cells, key=lambda c: (-(c.peak_fraction or 0.0), c.run_id))
+
+
+# --------------------------------------------------------------------------------------------- exports
+
+def export_rows(boards: Iterable[Board]) -> list[dict]:
+    """The cells of every board as DESIGN.md's leaderboard.json cell objects (exactly EXPORT_FIELDS)."""
+    rows = []
+    for board in boards:
+        for cell in board.cells:
+            rows.append({"agent": cell.agent, "harness": cell.harness, "model": cell.model, "effort": cell.effort,
+                         "problem": cell.problem, "gpu": cell.gpu, "status": cell.status.value,
+                         "peak_fraction": cell.peak_fraction, "run_id": cell.run_id, "n_trials": cell.n_trials,
+                         "verdict": cell.verdict.value if cell.verdict else None})
+    return rows
+
+
+def leaderboard_payload(boards: Iterable[Board], generated: datetime | str | None = None) -> dict:
+    """`{"generated": ISO time, "cells": [...]}`; pass `generated` for a reproducible file."""
+    if generated is None:
+        generated = datetime.now(timezone.utc).replace(microsecond=0)
+    stamp = generated.isoformat() if isinstance(generated, datetime) else str(generated)
+    return {"generated": stamp, "cells": export_rows(boards)}
+
+
+def export_json(boards: Iterable[Board], path: Path, generated: datetime | str | None = None) -> dict:
+    """Write leaderboard.json atomically and return what was written."""
+    payload = leaderboard_payload(boards, generated)
+    atomic_write_json(Path(path), payload)
+    return payload
+
+
+def export_csv(boards: Iterable[Board], path: Path) -> None:
+    """Write the same cells as CSV (header = EXPORT_FIELDS; null → empty field), atomically."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=EXPORT_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    for row in export_rows(boards):
+        writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
+    atomic_write_text(Path(path), buffer.getvalue())
