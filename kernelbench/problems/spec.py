@@ -118,6 +118,9 @@ class ProblemSpec(Strict):
     stress: list[StressCase] = Field(default_factory=list)
     sota: list[SotaEntry] = Field(default_factory=list)
     leak_checks: list[str] = Field(default_factory=list)  # named algorithm checks (fp8_tensor_cores, kahan, ...)
+    # arch (sm_90, sm_100, sm_120) -> regexes over SASS mnemonics; a kernel launched in the timed region must
+    # contain at least one match, or the work did not run on the units the problem names (e.g. FP8 tensor cores)
+    required_sass: dict[str, list[str]] = Field(default_factory=dict)
     interface: dict[str, Any] = Field(default_factory=dict)  # module class name, init/forward argument names
 
     @field_validator("flops", "bytes")
