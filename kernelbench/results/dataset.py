@@ -175,21 +175,25 @@ class Dataset:
 
 # --------------------------------------------------------------------------------------------- entry point
 
-def load_dataset(data_dir: Path, problems_dir: Path | None = None) -> Dataset:
+def load_dataset(data_dir: Path, problems_dir: Path | None = None, *, runs_dir: Path | None = None,
+                 annotations_dir: Path | None = None) -> Dataset:
     """Load runs, annotations, writeups, problems and baselines; never raises for bad input.
 
     problems_dir defaults to `<data_dir>/problems` when that folder exists (an imported data directory keeps its
-    baselines there). Problems are loaded first so run/annotation checks can use them.
+    baselines there). runs_dir / annotations_dir override `<data_dir>/runs` and `<data_dir>/annotations`
+    (writeups are read from `<annotations_dir>/writeups`). Problems load first, then runs, then annotations
+    (checked against the runs), then writeups.
     """
     data_dir = Path(data_dir)
     if problems_dir is None and (data_dir / "problems").is_dir():
         problems_dir = data_dir / "problems"
+    annotations_dir = Path(annotations_dir) if annotations_dir else data_dir / "annotations"
     dataset = Dataset(data_dir=data_dir, problems_dir=Path(problems_dir) if problems_dir else None)
     if dataset.problems_dir is not None:
         _load_problems(dataset, dataset.problems_dir)
-    _load_runs(dataset, data_dir / "runs")
-    _load_annotations(dataset, data_dir / "annotations")
-    _load_writeups(dataset, data_dir / "annotations" / "writeups")
+    _load_runs(dataset, Path(runs_dir) if runs_dir else data_dir / "runs")
+    _load_annotations(dataset, annotations_dir)
+    _load_writeups(dataset, annotations_dir / "writeups")
     return dataset
 
 

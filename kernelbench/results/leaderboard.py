@@ -329,7 +329,7 @@ def shown_trial(trials: list[Trial]) -> Trial:
     return max(trials, key=lambda t: t.run_id)
 
 
-def aggregate_cell(trials: Iterable[Trial]) -> Cell:
+def aggregate_cell(trials: Iterable[Trial], unaudited_threshold: float = UNAUDITED_THRESHOLD) -> Cell:
     """Summarise the trials of one (agent, problem, gpu) into a cell (pure)."""
     trials = sorted(trials, key=lambda t: (t.trial, t.run_id))
     if not trials:
@@ -347,20 +347,20 @@ def aggregate_cell(trials: Iterable[Trial]) -> Cell:
         n_invalid=sum(t.status is Status.INVALID for t in trials),
         run_id=shown.run_id, run_ids=tuple(t.run_id for t in trials), trials=tuple(trials),
         verdict=shown.verdict, verdicts={t.run_id: t.verdict for t in trials if t.verdict is not None},
-        counts=counts, unaudited=_unaudited(shown), speedups=shown.speedups)
+        counts=counts, unaudited=_unaudited(shown, unaudited_threshold), speedups=shown.speedups)
 
 
-def _unaudited(shown: Trial) -> bool:
-    return (shown.peak_fraction is not None and shown.peak_fraction > UNAUDITED_THRESHOLD
+def _unaudited(shown: Trial, threshold: float) -> bool:
+    return (shown.peak_fraction is not None and shown.peak_fraction > threshold
             and shown.status is not Status.INVALID and shown.verdict is None)
 
 
-def build_cells(trials: Iterable[Trial]) -> list[Cell]:
+def build_cells(trials: Iterable[Trial], unaudited_threshold: float = UNAUDITED_THRESHOLD) -> list[Cell]:
     """Group trials by (agent, problem, gpu) and aggregate each group."""
     groups: dict[tuple[str, str, str], list[Trial]] = defaultdict(list)
     for trial in trials:
         groups[(trial.agent, trial.problem, trial.gpu)].append(trial)
-    return [aggregate_cell(groups[key]) for key in sorted(groups)]
+    return [aggregate_cell(groups[key], unaudited_threshold) for key in sorted(groups)]
 
 
 # --------------------------------------------------------------------------------------------- ceilings
@@ -473,9 +473,10 @@ def build_board(gpu: str, cells: list[Cell], dataset: Dataset | None = None, gpu
                  cells=tuple(cells), ceilings=tuple(ceilings), fast_p=tuple(curves))
 
 
-def build_boards(dataset: Dataset, grid: Iterable[float] = P_GRID) -> list[Board]:
+def build_boards(dataset: Dataset, grid: Iterable[float] = P_GRID,
+                 unaudited_threshold: float = UNAUDITED_THRESHOLD) -> list[Board]:
     """One board per GPU key found in the dataset's runs, sorted by key."""
-    cells = build_cells(trials_of(dataset))
+    cells = build_cells(trials_of(dataset), unaudited_threshold)
     names = _gpu_names(dataset)
     return [build_board(gpu, cells, dataset, names.get(gpu, ""), grid) for gpu in sorted({c.gpu for c in cells})]
 

@@ -1,0 +1,118 @@
+"""The formats published by KernelBench-Hard (Infatoshi/KernelBench-Hard), read as they are.
+
+- `leaderboard.json`: `{schema_version, hardware{name, sm, vram_gb, peak_bandwidth_gb_s}, problems[], models[{label,
+  harness, model, effort, results{problem: {run_id, correct, has_solution, peak_fraction, elapsed_seconds,
+  [annotation_verdict], [output_tokens]}}, pass_count, total_runs}], per_problem{...}}`. A cell is correct when
+  `correct` is true (PASS, with or without a score); `has_solution` without `correct` is FAIL; neither is ERR.
+- `problem_baselines.json`: `{_generated, _hardware, problems{id: {eager|compiled|sota|solution: {ms, tflops, gbps,
+  n_shapes}}}}` — geometric means over shapes.
+- `raw_baselines/<problem>.txt`: benchmark stdout, `shape=N variant=V tflops=.. gbps=.. ms=..` lines and
+  `shape=N solution_peak_fraction=F` (the "solution" variant is the problem's template solution).
+- `annotations/<run_id>.yaml`: close to our Annotation; `effort: ''` means none and a quote whose place was not
+  found is written `lines: [0]` with a placeholder text.
+Unknown extra keys are kept (extra="allow") so a later revision of the format still loads.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kernelbench.errors import KernelBenchError
+from kernelbench.fileio import load_json, parse_model, read_text
+
+
+class Published(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class PublishedHardware(Published):
+    name: str
+    sm: str | None = None
+    vram_gb: float | None = None
+    peak_bandwidth_gb_s: float | None = None
+
+
+class PublishedResult(Published):
+    run_id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")  # becomes a folder name
+    correct: bool = False
+    has_solution: bool = False
+    peak_fraction: float | None = None
+    elapsed_seconds: float | None = None
+    annotation_verdict: str | None = None
+    output_tokens: int | None = None
+
+
+class PublishedAgent(Published):
+    label: str = ""
+    harness: str
+    model: str
+    effort: str | None = None
+    results: dict[str, PublishedResult] = Field(default_factory=dict)
+    pass_count: int | None = None
+    total_runs: int | None = None
+
+
+class PublishedBoard(Published):
+    schema_version: int = 1
+    hardware: PublishedHardware
+    problems: list[str] = Field(default_factory=list)
+    models: list[PublishedAgent]
+    environment: str | None = None
+
+
+class BaselineFigures(Published):
+    ms: float
+    tflops: float | None = None
+    gbps: float | None = None
+    n_shapes: int | None = None
+
+
+class PublishedBaselines(Published):
+    generated: str | None = Field(None, alias="_generated")
+    hardware: str | None = Field(None, alias="_hardware")
+    problems: dict[str, dict[str, BaselineFigures]] = Field(default_factory=dict)
+
+
+def load_published_board(path: Path) -> PublishedBoard:
+    return parse_model(path, PublishedBoard, load_json(path))
+
+
+def load_published_baselines(path: Path) -> PublishedBaselines:
+    return parse_model(path, PublishedBaselines, load_json(path))
+
+
+# --------------------------------------------------------------------------------------------- raw baselines
+
+_VARIANT = re.compile(r"^shape=(\d+)\s+variant=(\w+)\s+(.*)$")
+_SOLUTION_FRACTION = re.compile(r"^shape=(\d+)\s+solution_peak_fraction=([-+0-9.eE]+)\s*$")
+_FIELD = re.compile(r"(\w+)=([-+0-9.eE]+)")
+
+
+class RawShape(BaseModel):
+    """One variant's timing of one shape from raw benchmark output."""
+
+    index: int
+    variant: str
+    ms: float
+    tflops: float | None = None
+    gbps: float | None = None
+
+
+def parse_raw_baselines(path: Path) -> tuple[list[RawShape], dict[int, float]]:
+    """Per-shape timings by variant, and the template solution's per-shape peak fraction."""
+    shapes: list[RawShape] = []
+    solution_fraction: dict[int, float] = {}
+    for number, line in enumerate(read_text(path).splitlines(), start=1):
+        if match := _VARIANT.match(line.strip()):
+            fields = {k: float(v) for k, v in _FIELD.findall(match.group(3))}
+            if "ms" not in fields:
+                raise KernelBenchError("variant line without ms=", path=path, line=number,
+                                       hint="each 'shape=N variant=V' line needs an ms= field")
+            shapes.append(RawShape(index=int(match.group(1)), variant=match.group(2), ms=fields["ms"],
+                                   tflops=fields.get("tflops"), gbps=fields.get("gbps")))
+        elif match := _SOLUTION_FRACTION.match(line.strip()):
+            solution_fraction[int(match.group(1))] = float(match.group(2))
+    return shapes, solution_fraction
