@@ -31,7 +31,16 @@ def load(path: Path | str) -> Session:
             for module in document_formats():
                 if module.detect_document(doc):
                     return module.parse_document(path, doc)
+            return _unknown_document(path, doc)
     return parse_unknown(path)
+
+
+def _unknown_document(path: Path, doc: object) -> Session:
+    builder = SessionBuilder(path, "unknown")
+    builder.issue("unknown_format", f"{path.name}: a JSON document no parser recognises; shown raw")
+    builder.session.records = 1
+    builder.unknown(doc, 1, record_type="document")
+    return builder.finish()
 
 
 def _empty(path: Path) -> Session:

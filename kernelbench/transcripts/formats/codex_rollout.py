@@ -1,0 +1,326 @@
+"""Codex CLI rollout: `~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`, every line `{timestamp, type, payload}`.
+
+The file says most things twice: `response_item`s (what the model saw and wrote) and `event_msg`s (what the UI
+showed). Messages and reasoning are taken from whichever comes first and the twin is skipped by its text.
+Token totals come from `token_count` (cumulative): per-response usage is the step between two of them, and the
+session total is the sum of steps, so a counter that restarts mid-file (a resumed session) is not lost.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from kernelbench.transcripts import diffs
+from kernelbench.transcripts.builder import SessionBuilder, to_epoch
+from kernelbench.transcripts.formats.claude_session import ends_with_answer
+from kernelbench.transcripts.model import Event, Kind, Session, Usage
+from kernelbench.transcripts.reader import iter_lines
+
+NAME = "codex-rollout"
+ROLLOUT_TYPES = {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
+# UI twins of response items, or progress ticks: understood, not shown twice
+IGNORED_EVENTS = {"exec_command_begin", "exec_command_end", "exec_command_output_delta", "patch_apply_begin",
+                  "patch_apply_end", "mcp_tool_call_begin", "mcp_tool_call_end", "web_search_begin",
+                  "web_search_end", "turn_diff", "agent_message_delta", "agent_reasoning_delta",
+                  "background_event", "get_history_entry_response", "mcp_list_tools_response",
+                  "list_custom_prompts_response", "plan_update", "view_image_tool_call", "item_started",
+                  "item_completed", "reasoning_content_delta", "agent_reasoning_section_break"}
+CONTEXT_PREFIXES = ("<environment_context", "<user_instructions", "# AGENTS.md instructions", "<permissions",
+                    "<INSTRUCTIONS", "<collaboration_mode", "<user_shell_command", "<turn_aborted")
+EXIT_RE = re.compile(r"(?:Process exited with code|Exit code:)\s*(-?\d+)")
+WALL_RE = re.compile(r"Wall time:\s*([0-9.]+)\s*seconds")
+PATCH_RE = re.compile(r"\*\*\* Begin Patch.*?(?:\*\*\* End Patch|$)", re.S)
+
+
+def detect(records: list[dict], head: bytes) -> bool:
+    hits = sum(1 for r in records[:10] if r.get("type") in ROLLOUT_TYPES and isinstance(r.get("payload"), dict))
+    return hits >= 1 and any(r.get("type") in ("session_meta", "response_item", "turn_context")
+                             for r in records[:10])
+
+
+def parse(path: Path) -> Session:
+    builder = SessionBuilder(path, NAME, harness="codex")
+    state = _State()
+    for line in iter_lines(path):
+        builder.session.records += 1
+        record = line.record
+        if line.problem:
+            builder.bad_line(line.number, line.raw, line.problem)
+        elif not isinstance(record, dict) or not isinstance(record.get("payload"), (dict, list, str)):
+            builder.unknown(record, line.number)
+        else:
+            _dispatch(builder, state, record, line.number)
+    _finish(builder, state)
+    return builder.finish()
+
+
+class _State:
+    def __init__(self) -> None:
+        self.twins: dict[str, Counter] = {"item": Counter(), "event": Counter()}
+        self.total: Usage | None = None      # last cumulative token_count
+        self.spent = Usage()                 # sum of steps: survives the counter restarting mid-file
+        self.task_status: str | None = None  # started | complete | aborted
+        self.effort: str | None = None
+
+
+def _dispatch(builder: SessionBuilder, state: _State, record: dict, line: int) -> None:
+    rtype, payload = record.get("type"), record.get("payload")
+    ts = to_epoch(record.get("timestamp"))
+    if rtype == "session_meta" and isinstance(payload, dict):
+        _session_meta(builder.session, payload)
+    elif rtype == "turn_context" and isinstance(payload, dict):
+        builder.note_model(payload.get("model"))
+        builder.ignore("turn_context")
+    elif rtype == "response_item" and isinstance(payload, dict):
+        _response_item(builder, state, payload, line, ts)
+    elif rtype == "event_msg" and isinstance(payload, dict):
+        _event_msg(builder, state, payload, line, ts)
+    elif rtype == "compacted":
+        message = payload.get("message") if isinstance(payload, dict) else payload
+        builder.add(Kind.COMPACTION, ts=ts, line=line, text=str(message or "Context compacted"))
+    else:
+        builder.unknown(record, line, ts=ts)
+
+
+def _session_meta(session: Session, payload: dict) -> None:
+    session.session_id = payload.get("id") or session.session_id
+    session.cwd = payload.get("cwd") or session.cwd
+    session.format_version = payload.get("cli_version") or session.format_version
+    session.start = to_epoch(payload.get("timestamp")) if session.start is None else session.start
+
+
+# ---------------------------------------------------------------------------------------------- response items
+
+def _response_item(builder: SessionBuilder, state: _State, item: dict, line: int, ts: float | None) -> None:
+    itype = item.get("type")
+    if itype == "message":
+        _message(builder, state, item, line, ts)
+    elif itype == "reasoning":
+        _reasoning(builder, state, item, line, ts)
+    elif itype in ("function_call", "local_shell_call"):
+        builder.add(Kind.TOOL_CALL, ts=ts, line=line, name=str(item.get("name") or itype),
+                    call_id=item.get("call_id") or item.get("id"), input=_arguments(item))
+    elif itype == "custom_tool_call":
+        builder.add(Kind.TOOL_CALL, ts=ts, line=line, name=str(item.get("name")), call_id=item.get("call_id"),
+                    input={"input": item.get("input")} if item.get("name") != "apply_patch"
+                    else {"patch": item.get("input")})
+    elif itype in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
+        _output(builder, item, line, ts)
+    elif itype == "web_search_call":
+        builder.add(Kind.TOOL_CALL, ts=ts, line=line, name="web_search", call_id=item.get("id"),
+                    input=item.get("action") if isinstance(item.get("action"), dict) else {})
+    else:
+        builder.unknown(item, line, record_type=f"response_item:{itype}", ts=ts)
+
+
+def _message(builder: SessionBuilder, state: _State, item: dict, line: int, ts: float | None) -> None:
+    text = "\n".join(str(part.get("text", "")) for part in item.get("content") or []
+                     if isinstance(part, dict) and "text" in part)
+    role = item.get("role")
+    if role == "assistant":
+        if _is_twin(state, "item", "a:" + text):
+            return
+        builder.add(Kind.ASSISTANT, ts=ts, line=line, text=text, model=_model(builder))
+    elif role in ("user", "developer", "system"):
+        if role == "user" and not text.lstrip().startswith(CONTEXT_PREFIXES):
+            if not _is_twin(state, "item", "u:" + text):
+                builder.add(Kind.USER, ts=ts, line=line, text=text)
+        else:
+            builder.add(Kind.SYSTEM, ts=ts, line=line, text=text, record_type=f"context:{role}")
+    else:
+        builder.unknown(item, line, record_type=f"message:{role}", ts=ts)
+
+
+def _reasoning(builder: SessionBuilder, state: _State, item: dict, line: int, ts: float | None) -> None:
+    parts = [str(p.get("text", "")) for p in item.get("summary") or [] if isinstance(p, dict)]
+    parts += [str(p.get("text", "")) for p in item.get("content") or [] if isinstance(p, dict)]
+    text = "\n\n".join(p for p in parts if p)
+    shown = [_is_twin(state, "item", "r:" + part) for part in parts if part]
+    if shown and all(shown):
+        return                      # the UI's agent_reasoning events already showed every part
+    if not text:
+        size = len(item.get("encrypted_content") or "")
+        text = f"(encrypted reasoning, {size} characters)" if size else "(reasoning without a summary)"
+    builder.add(Kind.THINKING, ts=ts, line=line, text=text, model=_model(builder))
+
+
+def _arguments(item: dict) -> Any:
+    args = item.get("arguments")
+    if isinstance(args, str):
+        try:
+            return orjson.loads(args)
+        except orjson.JSONDecodeError:
+            return {"arguments": args}
+    if item.get("action") is not None:
+        return item.get("action")
+    return args
+
+
+def _output(builder: SessionBuilder, item: dict, line: int, ts: float | None) -> None:
+    text, exit_code, duration = _split_output(item.get("output"))
+    result = builder.result(item.get("call_id"), ts=ts, line=line, output=text, exit_code=exit_code,
+                            is_error=exit_code not in (None, 0), duration_s=duration)
+    if not result.is_error:
+        _patch_edits(builder, result, line, ts)
+
+
+def _split_output(output: Any) -> tuple[str, int | None, float | None]:
+    """0.40 writes `{"output", "metadata": {exit_code, duration_seconds}}` as a JSON string; 0.104 plain text
+    with a header ("Process exited with code N", "Wall time", then "Output:")."""
+    if isinstance(output, dict):
+        output = orjson.dumps(output).decode()
+    if not isinstance(output, str):
+        return ("" if output is None else str(output)), None, None
+    if output.startswith("{"):
+        try:
+            data = orjson.loads(output)
+        except orjson.JSONDecodeError:
+            data = None
+        if isinstance(data, dict) and "output" in data:
+            meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+            return str(data["output"]), meta.get("exit_code"), meta.get("duration_seconds")
+    head = output[:400]
+    exit_match, wall_match = EXIT_RE.search(head), WALL_RE.search(head)
+    if exit_match and "\nOutput:\n" in output:
+        body = output.split("\nOutput:\n", 1)[1]
+    else:
+        body = output
+    return (body, int(exit_match.group(1)) if exit_match else None,
+            float(wall_match.group(1)) if wall_match else None)
+
+
+def _patch_edits(builder: SessionBuilder, result: Event, line: int, ts: float | None) -> None:
+    """apply_patch, as its own tool or inside a shell command, becomes one file edit per file."""
+    call = builder.calls.get(result.call_id or "")
+    if call is None or not isinstance(call.input, dict):
+        return
+    source = call.input.get("patch") if call.name == "apply_patch" else command_text(call.input)
+    if not isinstance(source, str) or "*** Begin Patch" not in source:
+        return
+    for match in PATCH_RE.finditer(source):
+        for path, diff in diffs.from_apply_patch(match.group(0)):
+            builder.add(Kind.FILE_EDIT, ts=ts, line=line, path=path, diff=diff, call_id=result.call_id)
+
+
+def command_text(args: dict) -> str | None:
+    command = args.get("command", args.get("cmd"))
+    if isinstance(command, list):
+        return " ".join(str(part) for part in command)
+    return command if isinstance(command, str) else None
+
+
+# ---------------------------------------------------------------------------------------------- event messages
+
+def _event_msg(builder: SessionBuilder, state: _State, msg: dict, line: int, ts: float | None) -> None:
+    mtype = msg.get("type")
+    if mtype == "user_message":
+        text = str(msg.get("message", ""))
+        if not _is_twin(state, "event", "u:" + text):
+            builder.add(Kind.USER, ts=ts, line=line, text=text)
+    elif mtype == "agent_message":
+        text = str(msg.get("message", ""))
+        if not _is_twin(state, "event", "a:" + text):
+            builder.add(Kind.ASSISTANT, ts=ts, line=line, text=text, model=_model(builder))
+    elif mtype in ("agent_reasoning", "agent_reasoning_raw_content"):
+        text = str(msg.get("text", ""))
+        if not _is_twin(state, "event", "r:" + text):
+            builder.add(Kind.THINKING, ts=ts, line=line, text=text, model=_model(builder))
+    elif mtype == "token_count":
+        _token_count(builder, state, msg)
+    else:
+        _lifecycle(builder, state, msg, line, ts)
+
+
+def _lifecycle(builder: SessionBuilder, state: _State, msg: dict, line: int, ts: float | None) -> None:
+    mtype = msg.get("type")
+    if mtype == "task_started":
+        state.task_status = "started"
+        builder.ignore("task_started")
+    elif mtype == "task_complete":
+        state.task_status = "complete"
+        if isinstance(msg.get("last_agent_message"), str):
+            builder.session.final_message = msg["last_agent_message"]
+        builder.ignore("task_complete")
+    elif mtype == "turn_aborted":
+        state.task_status = "aborted"
+        builder.add(Kind.SYSTEM, ts=ts, line=line, record_type="turn_aborted", is_error=True,
+                    text=f"Turn aborted: {msg.get('reason', 'unknown reason')}")
+    elif mtype in ("context_compacted", "compacted"):
+        builder.add(Kind.COMPACTION, ts=ts, line=line, text="Context compacted")
+    elif mtype in ("error", "stream_error", "warning"):
+        builder.add(Kind.SYSTEM, ts=ts, line=line, record_type=mtype, is_error=mtype != "warning",
+                    text=str(msg.get("message", mtype)))
+    elif mtype in IGNORED_EVENTS:
+        builder.ignore(f"event_msg:{mtype}")
+    else:
+        builder.unknown(msg, line, record_type=f"event_msg:{mtype}", ts=ts)
+
+
+def _token_count(builder: SessionBuilder, state: _State, msg: dict) -> None:
+    info = msg.get("info")
+    if not isinstance(info, dict) or not isinstance(info.get("total_token_usage"), dict):
+        builder.ignore("token_count:empty")
+        return
+    total = openai_usage(info["total_token_usage"])
+    step = _difference(total, state.total) if state.total is not None else total
+    if step is None and isinstance(info.get("last_token_usage"), dict):
+        step = openai_usage(info["last_token_usage"])   # the counter restarted (a resumed session)
+    state.total = total
+    if step is not None and not step.is_zero():
+        state.spent.add(step)
+        _attach_usage(builder.session.events, step)
+
+
+def openai_usage(raw: dict) -> Usage:
+    """OpenAI counts cached input inside input_tokens and reasoning inside output_tokens."""
+    cached = int(raw.get("cached_input_tokens") or 0)
+    return Usage(input=max(0, int(raw.get("input_tokens") or 0) - cached), cache_read=cached,
+                 output=int(raw.get("output_tokens") or 0), reasoning=int(raw.get("reasoning_output_tokens") or 0))
+
+
+def _difference(now: Usage, before: Usage) -> Usage | None:
+    fields = ("input", "output", "cache_read", "cache_write", "reasoning")
+    step = {name: getattr(now, name) - getattr(before, name) for name in fields}
+    if any(value < 0 for value in step.values()):
+        return None
+    return Usage(**step)
+
+
+def _attach_usage(events: list[Event], usage: Usage) -> None:
+    for event in reversed(events):
+        if event.kind in (Kind.ASSISTANT, Kind.THINKING, Kind.TOOL_CALL):
+            if event.usage is None:
+                event.usage = Usage()
+            event.usage.add(usage)
+            return
+
+
+# ---------------------------------------------------------------------------------------------- helpers
+
+def _is_twin(state: _State, source: str, key: str) -> bool:
+    """True when the other source already gave this text (then it is skipped); else remember it."""
+    other = state.twins["event" if source == "item" else "item"]
+    if other[key] > 0:
+        other[key] -= 1
+        return True
+    state.twins[source][key] += 1
+    return False
+
+
+def _model(builder: SessionBuilder) -> str | None:
+    return next(reversed(builder.models), None) if builder.models else None
+
+
+def _finish(builder: SessionBuilder, state: _State) -> None:
+    session = builder.session
+    if state.total is not None:
+        session.tokens = state.spent
+    if state.task_status is not None:
+        session.complete = state.task_status == "complete"
+    else:
+        session.complete = ends_with_answer(session.events)

@@ -1,0 +1,59 @@
+"""`opencode run --format json`: one `{type, timestamp (ms), sessionID, part}` object per line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kernelbench.transcripts.builder import SessionBuilder, to_epoch
+from kernelbench.transcripts.formats.opencode_common import add_part, opencode_usage
+from kernelbench.transcripts.model import Kind, Session
+from kernelbench.transcripts.reader import iter_lines
+
+NAME = "opencode-run"
+RUN_TYPES = {"step_start", "step_finish", "text", "tool_use", "reasoning", "error"}
+
+
+def detect(records: list[dict], head: bytes) -> bool:
+    return any(r.get("type") in RUN_TYPES and "sessionID" in r and isinstance(r.get("part"), dict)
+               for r in records[:10])
+
+
+def parse(path: Path) -> Session:
+    builder = SessionBuilder(path, NAME, harness="opencode")
+    session = builder.session
+    finish = {"reason": None, "cost": 0.0}
+    for line in iter_lines(path):
+        session.records += 1
+        record = line.record
+        if line.problem:
+            builder.bad_line(line.number, line.raw, line.problem)
+        elif not isinstance(record, dict):
+            builder.unknown(record, line.number)
+        else:
+            _record(builder, record, line.number, finish)
+    session.complete = finish["reason"] == "stop"
+    if finish["cost"] > 0:
+        session.cost_usd = finish["cost"]
+    return builder.finish()
+
+
+def _record(builder: SessionBuilder, record: dict, line: int, finish: dict) -> None:
+    rtype, part = record.get("type"), record.get("part")
+    ts = to_epoch(record.get("timestamp"))
+    builder.session.session_id = builder.session.session_id or record.get("sessionID")
+    if rtype == "step_finish" and isinstance(part, dict):
+        finish["reason"] = part.get("reason")
+        finish["cost"] += float(part.get("cost") or 0)
+        usage = opencode_usage(part.get("tokens"))
+        if usage is not None and not usage.is_zero():
+            builder.add(Kind.SYSTEM, ts=ts, line=line, record_type="step_finish", usage=usage,
+                        text=f"Step finished: {part.get('reason')}")
+    elif rtype == "error":
+        error = record.get("error") if isinstance(record.get("error"), dict) else record
+        builder.add(Kind.SYSTEM, ts=ts, line=line, record_type="error", is_error=True,
+                    text=str((error.get("data") or {}).get("message") if isinstance(error.get("data"), dict)
+                             else error.get("message") or error))
+    elif isinstance(part, dict):
+        add_part(builder, part, role="assistant", line=line, ts=ts, model=None)
+    else:
+        builder.unknown(record, line, ts=ts)
