@@ -1,0 +1,221 @@
+"""Plotly figures for the site, built in Python and drawn by the bundled plotly.js.
+
+Every figure is returned as plain JSON (`to_plotly_json`), embedded in its page, and rendered offline. Links
+inside figures (`customdata`) are already relative to the page that embeds them.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import plotly.graph_objects as go
+
+from kernelbench.results.leaderboard import Board
+
+STATUS_COLOURS = {"PASS": "#1d7f4e", "FAIL": "#b3541e", "ERR": "#7a7f8a", "INVALID": "#b0124b"}
+LINE_COLOURS = {"eager": "#7a7f8a", "compiled": "#c28f00", "sota": "#6a3fb5", "best": "#2456c9"}
+SYMBOLS = ["circle", "square", "diamond", "triangle-up", "x", "cross", "star", "triangle-down", "pentagon",
+           "hexagon", "hourglass", "bowtie"]
+Href = Callable[[str], str]
+
+
+def _layout(title: str, **extra) -> dict:
+    base = dict(title=dict(text=title, x=0.01), margin=dict(l=60, r=20, t=50, b=60), template="plotly_white",
+                font=dict(family="system-ui, sans-serif", size=12), hoverlabel=dict(namelength=-1))
+    base.update(extra)
+    return base
+
+
+def _plain(fig: go.Figure) -> dict:
+    data = fig.to_plotly_json()
+    return {"data": data["data"], "layout": data["layout"]}
+
+
+# ------------------------------------------------------------------------------------------------ heatmap
+
+def heatmap(rows: list[dict], problems: list[str], href: Href) -> dict:
+    """agent × problem, coloured by peak_fraction of counted cells; text says status and marks; click opens."""
+    z, text, hover, links = [], [], [], []
+    for row in rows:
+        z.append([c["peak_fraction"] if c and c["counts"] else None for c in row["cells"]])
+        text.append([_cell_text(c) for c in row["cells"]])
+        hover.append([_cell_hover(row["agent"], c) for c in row["cells"]])
+        links.append([href(c["url"]) if c else "" for c in row["cells"]])
+    fig = go.Figure(go.Heatmap(
+        z=z, x=problems, y=[r["agent"] for r in rows], text=text, texttemplate="%{text}",
+        hovertext=hover, hoverinfo="text", customdata=links, colorscale="Viridis", zmin=0,
+        zmax=max([v for r in z for v in r if v is not None] + [0.5]), xgap=2, ygap=2,
+        colorbar=dict(title=dict(text="peak fraction"), tickformat=".0%")))
+    height = 140 + 34 * max(1, len(rows))
+    fig.update_layout(**_layout("peak_fraction by agent and problem (grey: not counted)", height=height,
+                                plot_bgcolor="#e4e6eb", yaxis=dict(autorange="reversed", automargin=True),
+                                xaxis=dict(side="top", automargin=True)))
+    return _plain(fig)
+
+
+def _cell_text(cell: dict | None) -> str:
+    if not cell:
+        return ""
+    label = cell["status"]
+    if cell["peak_fraction"] is not None:
+        label += f" {100 * cell['peak_fraction']:.1f}%"
+    marks = {"rubric_leak": " ⚑leak", "reward_hack": " ⚑hack", "bug": " ⚑bug", "interesting": " ★"}
+    label += marks.get(cell["verdict"] or "", "")
+    if cell["unaudited"]:
+        label += " ?"
+    return label
+
+
+def _cell_hover(agent: str, cell: dict | None) -> str:
+    if not cell:
+        return f"{agent}: not run"
+    parts = [f"{agent} · {cell['problem']}", f"{cell['label']}"]
+    if cell["peak_fraction"] is not None:
+        parts.append(f"peak fraction {100 * cell['peak_fraction']:.2f}%")
+    parts.append(f"trials {cell['n_trials']} (valid passes {cell['n_passed']})")
+    if cell["verdict"]:
+        parts.append(f"verdict: {cell['verdict']}")
+    if cell["unaudited"]:
+        parts.append("unaudited (above 10% of peak, no annotation)")
+    return "<br>".join(_escape_hover(p) for p in parts)
+
+
+def _escape_hover(text: str) -> str:
+    # plotly renders a small HTML subset in hover text; agent names are untrusted, so neutralise markup
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+# ------------------------------------------------------------------------------------------------ bars
+
+def pass_counts(board: Board) -> dict:
+    agents = [a.agent for a in board.agents][::-1]
+    by_agent = {a.agent: a for a in board.agents}
+    scored = [by_agent[a].passes - by_agent[a].passes_without_score for a in agents]
+    unscored = [by_agent[a].passes_without_score for a in agents]
+    invalid = [by_agent[a].invalid for a in agents]
+    fig = go.Figure([
+        go.Bar(y=agents, x=scored, orientation="h", name="PASS", marker_color=STATUS_COLOURS["PASS"]),
+        go.Bar(y=agents, x=unscored, orientation="h", name="PASS without score", marker_color="#8fc7a8"),
+        go.Bar(y=agents, x=invalid, orientation="h", name="INVALID (not counted)",
+               marker_color=STATUS_COLOURS["INVALID"]),
+    ])
+    fig.update_layout(**_layout(f"Problems passed (of {len(board.problems)})", barmode="stack",
+                                height=140 + 26 * max(1, len(agents)), yaxis=dict(automargin=True),
+                                xaxis=dict(dtick=1, range=[0, max(1, len(board.problems))])))
+    return _plain(fig)
+
+
+def ceilings(board: Board) -> dict:
+    problems = [c.problem for c in board.ceilings]
+    traces = [go.Bar(x=problems, y=[c.best_peak_fraction for c in board.ceilings], name="best valid cell",
+                     marker_color=LINE_COLOURS["best"],
+                     hovertext=[_escape_hover(c.best_agent or "nobody") for c in board.ceilings])]
+    for line in ("eager", "compiled", "sota"):
+        values = [c.baselines.get(line) for c in board.ceilings]
+        if any(v is not None for v in values):
+            traces.append(go.Bar(x=problems, y=values, name=line, marker_color=LINE_COLOURS[line]))
+    fig = go.Figure(traces)
+    fig.update_layout(**_layout("Per problem: best valid cell vs baselines", barmode="group",
+                                yaxis=dict(title="peak fraction", tickformat=".0%"), height=420))
+    return _plain(fig)
+
+
+# ------------------------------------------------------------------------------------------------ fast_p
+
+def fast_p(board: Board) -> dict:
+    traces = []
+    for curve in board.fast_p:
+        traces.append(go.Scatter(
+            x=list(curve.p), y=list(curve.fast), mode="lines", name=f"{curve.agent} vs {curve.baseline}",
+            line=dict(dash="solid" if curve.baseline == "eager" else "dash", shape="hv"),
+            legendgroup=curve.agent, hovertemplate="p=%{x}: %{y:.0%}<extra>%{fullData.name}</extra>"))
+    fig = go.Figure(traces)
+    fig.update_layout(**_layout("fast_p: correct and faster than baseline × p (solid: eager, dashed: SOTA)",
+                                xaxis=dict(title="p (speed-up factor)"), height=420,
+                                yaxis=dict(title="share of problems", tickformat=".0%", range=[0, 1.05])))
+    return _plain(fig)
+
+
+# ------------------------------------------------------------------------------------------------ efficiency
+
+def efficiency(runs: list[dict], href: Href) -> dict:
+    """Score against tokens, cost or time (a menu switches the x axis); one point per scored run."""
+    scored = [r for r in runs if r["peak_fraction"] is not None]
+    axes = [("tokens", "tokens_total", "tokens used"), ("cost", "cost_usd", "cost (USD)"),
+            ("time", "elapsed_s", "wall time (s)")]
+    usable = [a for a in axes if any(r.get(a[1]) for r in scored)] or axes[2:]
+    first = usable[0]
+    traces = []
+    for agent in sorted({r["agent"] for r in scored}):
+        mine = [r for r in scored if r["agent"] == agent]
+        traces.append(go.Scatter(
+            x=[r.get(first[1]) or None for r in mine], y=[r["peak_fraction"] for r in mine], mode="markers",
+            name=agent, customdata=[href(r["url"]) for r in mine],
+            marker=dict(symbol=["x" if r["status"] != "PASS" else "circle" for r in mine], size=9),
+            hovertext=[_escape_hover(f"{r['problem']} · {r['status']}") for r in mine]))
+    buttons = [dict(label=label, method="update",
+                    args=[{"x": [[r.get(key) or None for r in scored if r["agent"] == t.name] for t in traces]},
+                          {"xaxis.title.text": title}]) for label, key, title in usable]
+    fig = go.Figure(traces)
+    fig.update_layout(**_layout("Efficiency: score against effort (x = not PASS)", height=420,
+                                xaxis=dict(title=first[2], type="log"),
+                                yaxis=dict(title="peak fraction", tickformat=".0%"),
+                                updatemenus=[dict(buttons=buttons, direction="right", x=1, xanchor="right",
+                                                  y=1.15, type="buttons")] if len(buttons) > 1 else []))
+    return _plain(fig)
+
+
+# ------------------------------------------------------------------------------------------------ roofline
+
+def roofline(points: list[dict], peak_tflops: float | None, dram_gbps: float | None, title: str,
+             href: Href) -> dict:
+    """Arithmetic intensity (FLOP/byte) against achieved TFLOP/s under the compute and bandwidth roofs.
+
+    points: one per (attempt, shape) with keys intensity, tflops, shape_index, shape, agent, status, url.
+    """
+    traces = []
+    shapes = sorted({p["shape_index"] for p in points})
+    for index in shapes:
+        mine = [p for p in points if p["shape_index"] == index]
+        traces.append(go.Scatter(
+            x=[p["intensity"] for p in mine], y=[p["tflops"] for p in mine], mode="markers",
+            name=f"shape {index}: {mine[0]['shape']}"[:60], customdata=[href(p["url"]) for p in mine],
+            marker=dict(symbol=SYMBOLS[index % len(SYMBOLS)], size=10, line=dict(width=1, color="#222"),
+                        color=[STATUS_COLOURS.get(p["status"], "#444") for p in mine]),
+            hovertext=[_escape_hover(f"{p['agent']} · {p['status']} · {p['tflops']:.3g} TFLOP/s") for p in mine]))
+    traces += _roofs(points, peak_tflops, dram_gbps)
+    fig = go.Figure(traces)
+    fig.update_layout(**_layout(title, height=460, xaxis=dict(title="arithmetic intensity (FLOP/byte)", type="log"),
+                                yaxis=dict(title="achieved TFLOP/s", type="log"),
+                                legend=dict(title=dict(text="symbol = shape, colour = status"))))
+    return _plain(fig)
+
+
+def _roofs(points: list[dict], peak_tflops: float | None, dram_gbps: float | None) -> list[go.Scatter]:
+    xs = [p["intensity"] for p in points if p["intensity"] > 0] or [1.0]
+    lo, hi = min(xs) / 4, max(xs) * 4
+    if peak_tflops and dram_gbps:
+        ridge = peak_tflops * 1e3 / dram_gbps  # FLOP/byte where the two roofs meet
+        lo, hi = min(lo, ridge / 4), max(hi, ridge * 4)
+    grid = [lo * (hi / lo) ** (i / 60) for i in range(61)]
+    roofs = []
+    if dram_gbps:
+        roofs.append(go.Scatter(x=grid, y=[x * dram_gbps / 1e3 for x in grid], mode="lines",
+                                name=f"bandwidth roof {dram_gbps:.0f} GB/s", line=dict(color="#999", dash="dot")))
+    if peak_tflops:
+        roofs.append(go.Scatter(x=[grid[0], grid[-1]], y=[peak_tflops, peak_tflops], mode="lines",
+                                name=f"compute roof {peak_tflops:.0f} TFLOP/s", line=dict(color="#444", dash="dash")))
+    if peak_tflops and dram_gbps:
+        roofs.append(go.Scatter(x=grid, y=[min(peak_tflops, x * dram_gbps / 1e3) for x in grid], mode="lines",
+                                name="attainable", line=dict(color="#2456c9", width=1)))
+    return roofs
+
+
+def roofline_point(shape: dict, run: dict) -> dict | None:
+    """A shape result as a roofline point, or None without FLOPs, bytes and a time."""
+    flops, nbytes, ms = shape.get("flops"), shape.get("bytes"), shape.get("median_ms")
+    if not flops or not nbytes or not ms or ms <= 0 or math.isnan(ms):
+        return None
+    return {"intensity": flops / nbytes, "tflops": flops / (ms * 1e-3) / 1e12, "shape_index": shape["index"],
+            "shape": shape["label"], "agent": run["agent"], "status": run["status"], "url": run["url"]}

@@ -1,0 +1,78 @@
+"""`python build.py`: build the site from runs/, annotations/ and problems/ (see --help)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from kernelbench.errors import Diagnostic, KernelBenchError
+from kernelbench.sitegen.pipeline import REPO, BuildConfig, BuildReport, build_site
+
+EXAMPLES = """examples:
+  python build.py                                   # site/ from this repository's runs/ and annotations/
+  python build.py --strict                          # fail (exit 1) if any input has a problem
+  python build.py --data /tmp/imported --out /tmp/site   # a data folder written by `kernelbench import`
+  python build.py --serve                           # http://127.0.0.1:8000, rebuilt and reloaded on every edit
+"""
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python build.py", description=__doc__.splitlines()[0], epilog=EXAMPLES,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=REPO, metavar="DIR",
+                        help="folder holding runs/ and annotations/ (and optionally problems/); default: the repository")
+    parser.add_argument("--out", type=Path, default=None, metavar="DIR", help="output folder (default: site/)")
+    parser.add_argument("--problems", type=Path, default=None, metavar="DIR",
+                        help="problem deck (default: DATA/problems when it exists)")
+    parser.add_argument("--strict", action="store_true", help="exit non-zero if any input problem is reported")
+    parser.add_argument("--watch", action="store_true", help="rebuild whenever an input changes")
+    parser.add_argument("--serve", nargs="?", type=int, const=8000, default=None, metavar="PORT",
+                        help="serve on 127.0.0.1:PORT (default 8000), rebuild on changes, reload the open page")
+    parser.add_argument("--jobs", type=int, default=None, help="worker processes for run pages (default: CPUs)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    return parser.parse_args(argv)
+
+
+def config_from(args: argparse.Namespace) -> BuildConfig:
+    config = BuildConfig(data_dir=args.data.resolve(), out_dir=(args.out or REPO / "site").resolve(),
+                         problems_dir=args.problems.resolve() if args.problems else None, strict=args.strict,
+                         progress=not args.quiet and sys.stderr.isatty())
+    if args.jobs:
+        config.jobs = args.jobs
+    return config
+
+
+def print_report(report: BuildReport, strict: bool) -> None:
+    from rich.console import Console
+
+    console = Console(stderr=True, markup=False, highlight=False)
+    for diag in report.diagnostics:
+        console.print(f"{diag.severity}: {diag}", style="red" if diag.severity == "error" else "yellow")
+    summary = (f"built {report.out_dir} in {report.seconds:.2f} s: {report.pages} pages, "
+               f"{report.rendered} rendered, {report.pages - report.rendered} unchanged")
+    if report.diagnostics:
+        summary += f"; {len(report.diagnostics)} problem(s) reported" + (" (--strict: failing)" if strict else "")
+    console.print(summary, style="bold")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    config = config_from(args)
+    try:
+        if args.serve is not None or args.watch:
+            from kernelbench.sitegen.server import run_dev_loop
+
+            return run_dev_loop(config, port=args.serve, print_report=print_report)
+        report = build_site(config)
+    except KernelBenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted; the previous site is untouched", file=sys.stderr)
+        return 130
+    print_report(report, config.strict)
+    return 1 if config.strict and report.diagnostics else 0
+
+
+__all__ = ["main", "Diagnostic"]

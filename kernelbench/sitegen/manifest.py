@@ -1,0 +1,94 @@
+"""The build manifest: which page was rendered from which inputs, kept in the output directory.
+
+A page is re-rendered only when the content hash of its inputs changed (never by modification time). File
+contents are hashed once and cached under their (size, mtime, inode) like git's index does, so an unchanged
+200 KB transcript is not re-read on every rebuild; a changed file always gets a new content hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+MANIFEST_NAME = ".kernelbench-manifest.json"
+MANIFEST_VERSION = 1
+
+
+def hash_data(data: Any) -> str:
+    """A stable content hash of JSON-able data (keys sorted, so dict order never matters)."""
+    blob = orjson.dumps(data, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=_fallback)
+    return hashlib.blake2b(blob, digest_size=16).hexdigest()
+
+
+def _fallback(value: Any) -> Any:
+    if isinstance(value, Path):
+        return str(value)
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json", by_alias=True)
+    if isinstance(value, (set, frozenset)):
+        return sorted(value)
+    return repr(value)
+
+
+@dataclass
+class Manifest:
+    pages: dict[str, list] = field(default_factory=dict)     # url -> [inputs hash, diagnostics]
+    static: dict[str, str] = field(default_factory=dict)     # url -> content hash
+    file_hashes: dict[str, list] = field(default_factory=dict)  # path -> [size, mtime_ns, inode, hash]
+    rendered: int = 0                                          # pages rendered by this build (not stored)
+
+    @classmethod
+    def load(cls, out_dir: Path) -> "Manifest":
+        """The previous build's manifest, or an empty one (anything unreadable means: render everything)."""
+        try:
+            data = orjson.loads((Path(out_dir) / MANIFEST_NAME).read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            return cls()
+        if not isinstance(data, dict) or data.get("version") != MANIFEST_VERSION:
+            return cls()
+        return cls(pages=data.get("pages", {}), static=data.get("static", {}),
+                   file_hashes=data.get("file_hashes", {}))
+
+    def dump(self) -> bytes:
+        return orjson.dumps({"version": MANIFEST_VERSION, "pages": self.pages, "static": self.static,
+                             "file_hashes": self.file_hashes}, option=orjson.OPT_SORT_KEYS)
+
+
+class FileHasher:
+    """Content hashes of files, re-reading a file only when its stat signature changed."""
+
+    def __init__(self, cache: dict[str, list] | None = None):
+        self.previous = cache or {}
+        self.seen: dict[str, list] = {}
+
+    def __call__(self, path: Path | None) -> str | None:
+        if path is None:
+            return None
+        key = str(path)
+        if key in self.seen:
+            return self.seen[key][3]
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        signature = [st.st_size, st.st_mtime_ns, st.st_ino]
+        cached = self.previous.get(key)
+        if cached and cached[:3] == signature:
+            digest = cached[3]
+        else:
+            digest = hash_file(Path(path))
+        self.seen[key] = [*signature, digest]
+        return digest
+
+
+def hash_file(path: Path) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()

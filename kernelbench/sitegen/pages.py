@@ -1,0 +1,58 @@
+"""A page of the site: where it comes from, where it goes, and what decides whether it must be re-rendered."""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from kernelbench.sitegen.manifest import hash_data
+
+
+@dataclass
+class Page:
+    """One HTML file of the site.
+
+    `inputs` is the JSON-able data the page is a function of (plus the templates): its hash decides whether
+    the page is rendered again. `context` turns it into the template's variables; expensive work (reading
+    solutions, parsing the transcript) happens there, only for pages that are actually rendered.
+    """
+
+    url: str                                   # path inside the site, e.g. "runs/<run_id>/index.html"
+    template: str
+    title: str
+    inputs: Any
+    sources: tuple[str, ...] = ()              # input files, for diagnostics and the page footer
+    context: Callable[["Page", dict], dict] | None = None  # (page, {"staging", "diagnostics_out"})
+    kind: str = "page"
+    parallel: bool = False                     # heavy enough to be worth a worker process
+    digest: str = field(default="", init=False)
+
+    def fingerprint(self, templates_hash: str) -> str:
+        if not self.digest:
+            self.digest = hash_data([templates_hash, self.url, self.template, self.title, self.inputs])
+        return self.digest
+
+    def href(self, target: str) -> str:
+        """A link from this page to `target` (a site path), relative so the site works from file://."""
+        return relative_url(self.url, target)
+
+
+def relative_url(from_url: str, to_url: str) -> str:
+    fragment = ""
+    if "#" in to_url:
+        to_url, fragment = to_url.split("#", 1)
+        fragment = "#" + fragment
+    base = posixpath.dirname(from_url) or "."
+    return posixpath.relpath(to_url or from_url, base) + fragment
+
+
+def slug(text: str) -> str:
+    """A file-name-safe, readable slug; distinct labels stay distinct through a short hash of the original."""
+    import hashlib
+    import re
+
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")[:80] or "x"
+    if cleaned == text:
+        return cleaned
+    return f"{cleaned}-{hashlib.blake2b(text.encode(), digest_size=3).hexdigest()}"

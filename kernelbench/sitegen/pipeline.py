@@ -1,0 +1,215 @@
+"""The build: gather and validate everything → derive → plan pages → render what changed → swap in.
+
+Nothing is written before every input has been read and checked, and nothing is written outside the staging
+folder until the final swap; runs/ and annotations/ are only ever read.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import shutil
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kernelbench.errors import Diagnostic
+from kernelbench.fileio import atomic_write_bytes
+from kernelbench.sitegen import output
+from kernelbench.sitegen.assets import asset_sources, copy_assets
+from kernelbench.sitegen.manifest import MANIFEST_NAME, FileHasher, Manifest
+from kernelbench.sitegen.pages import Page
+from kernelbench.sitegen.render import make_environment, render_page, templates_hash
+
+REPO = Path(__file__).resolve().parents[2]
+PARALLEL_THRESHOLD = 8  # below this many heavy pages a worker pool costs more than it saves
+
+
+@dataclass
+class BuildConfig:
+    data_dir: Path = REPO
+    out_dir: Path = REPO / "site"
+    problems_dir: Path | None = None
+    templates_dir: Path = REPO / "templates"
+    static_dir: Path = REPO / "static"
+    strict: bool = False
+    jobs: int = field(default_factory=lambda: max(1, len(os.sched_getaffinity(0))))
+    progress: bool = False
+
+    def resolved_problems_dir(self) -> Path | None:
+        if self.problems_dir:
+            return self.problems_dir
+        candidate = Path(self.data_dir) / "problems"
+        return candidate if candidate.is_dir() else None
+
+
+@dataclass
+class BuildReport:
+    diagnostics: list[Diagnostic]
+    pages: int
+    rendered: int
+    seconds: float
+    out_dir: Path
+
+    @property
+    def failed_strict(self) -> bool:
+        return bool(self.diagnostics)
+
+
+def build_site(config: BuildConfig) -> BuildReport:
+    """Build the whole site into `config.out_dir`; the previous site stays in place until the very end."""
+    from kernelbench.sitegen.plan import plan_site
+
+    start = time.perf_counter()
+    out_dir = Path(config.out_dir).resolve()
+    _refuse_output_inside_inputs(config, out_dir)
+    previous = Manifest.load(out_dir)
+    hasher = FileHasher(previous.file_hashes)
+    site = plan_site(config, hasher)                     # gather + validate + derive, all in memory
+    env = make_environment(config.templates_dir)
+    tpl_hash = templates_hash(config.templates_dir)
+    staging = output.new_staging_dir(out_dir)
+    try:
+        output.claim(staging)
+        output.seed_from_previous(out_dir, staging)
+        manifest = Manifest(file_hashes={})
+        manifest.static = copy_assets(asset_sources(config.static_dir), staging, previous.static, hasher)
+        render_diags = _render_changed(site.pages, env, tpl_hash, staging, previous, manifest, config)
+        _prune(staging, site.pages, manifest)
+        site.write_exports(staging)
+        manifest.file_hashes = hasher.seen
+        atomic_write_bytes(staging / MANIFEST_NAME, manifest.dump())
+        output.swap_in(staging, out_dir)
+    except BaseException:
+        output.abandon(staging)
+        raise
+    diagnostics = site.diagnostics + render_diags
+    return BuildReport(diagnostics, len(site.pages), manifest.rendered, time.perf_counter() - start, out_dir)
+
+
+def _refuse_output_inside_inputs(config: BuildConfig, out_dir: Path) -> None:
+    from kernelbench.errors import KernelBenchError
+
+    for name in ("runs", "annotations", "problems"):
+        source = (Path(config.data_dir) / name).resolve()
+        if out_dir == source or source in out_dir.parents:
+            raise KernelBenchError(f"the output folder {out_dir} is inside the input folder {source}",
+                                   hint="choose another --out; the build never writes into its inputs")
+
+
+# ------------------------------------------------------------------------------------------------ rendering
+
+def _render_changed(pages: list[Page], env, tpl_hash: str, staging: Path, previous: Manifest,
+                    manifest: Manifest, config: BuildConfig) -> list[Diagnostic]:
+    """Render pages whose input hash changed (or whose file is missing); reuse the rest as they are."""
+    todo: list[Page] = []
+    diagnostics: list[Diagnostic] = []
+    for page in pages:
+        digest = page.fingerprint(tpl_hash)
+        old = previous.pages.get(page.url)
+        if old and old[0] == digest and (staging / page.url).exists():
+            manifest.pages[page.url] = old
+            diagnostics += [_diag_from_json(d) for d in old[1]]
+        else:
+            todo.append(page)
+    manifest.rendered = len(todo)
+    for url, digest, diags in _render_all(todo, env, staging, config):
+        manifest.pages[url] = [digest, [_diag_to_json(d) for d in diags]]
+        diagnostics += diags
+    return diagnostics
+
+
+def _render_all(todo: list[Page], env, staging: Path, config: BuildConfig):
+    heavy = [p for p in todo if p.parallel]
+    light = [p for p in todo if not p.parallel]
+    progress = _Progress(len(todo), enabled=config.progress)
+    with progress:
+        if config.jobs > 1 and len(heavy) >= PARALLEL_THRESHOLD:
+            yield from _render_in_pool(heavy, env, staging, config.jobs, progress)
+        else:
+            light = heavy + light
+        for page in light:
+            yield _render_one(page, env, staging)
+            progress.advance()
+
+
+_POOL_STATE: dict = {}
+
+
+def _render_in_pool(pages: list[Page], env, staging: Path, jobs: int, progress: "_Progress"):
+    # Workers are forked after the plan exists, so each inherits the pages (closures included) for free.
+    _POOL_STATE.update(pages=pages, env=env, staging=staging)
+    context = multiprocessing.get_context("fork")
+    try:
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+            chunk = max(1, len(pages) // (jobs * 8))
+            for result in pool.map(_render_indexed, range(len(pages)), chunksize=chunk):
+                progress.advance()
+                yield result
+    finally:
+        _POOL_STATE.clear()
+
+
+def _render_indexed(index: int):
+    return _render_one(_POOL_STATE["pages"][index], _POOL_STATE["env"], _POOL_STATE["staging"])
+
+
+def _render_one(page: Page, env, staging: Path) -> tuple[str, str, list[Diagnostic]]:
+    target = staging / page.url
+    if page.kind == "run":  # the run folder also holds the transcript viewer's chunks: start it afresh
+        shutil.rmtree(target.parent, ignore_errors=True)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    diagnostics: list[Diagnostic] = []
+    html = render_page(env, page, {"diagnostics_out": diagnostics, "staging": staging})
+    target.unlink(missing_ok=True)
+    target.write_text(html, encoding="utf-8")
+    return page.url, page.digest, diagnostics
+
+
+def _prune(staging: Path, pages: list[Page], manifest: Manifest) -> None:
+    """Delete pages of the previous site that no longer exist (a run removed, a problem renamed)."""
+    keep = {p.url for p in pages}
+    run_dirs = {str(Path(p.url).parent) for p in pages if p.kind == "run"}
+    for path in list(staging.rglob("*.html")):
+        url = path.relative_to(staging).as_posix()
+        if url not in keep and not any(url.startswith(d + "/") for d in run_dirs):
+            path.unlink()
+    runs_root = staging / "runs"
+    if runs_root.is_dir():
+        for child in runs_root.iterdir():
+            if child.is_dir() and f"runs/{child.name}" not in run_dirs:
+                shutil.rmtree(child, ignore_errors=True)
+
+
+def _diag_to_json(d: Diagnostic) -> dict:
+    return {"path": str(d.path) if d.path is not None else None, "message": d.message, "line": d.line,
+            "hint": d.hint, "severity": d.severity}
+
+
+def _diag_from_json(data: dict) -> Diagnostic:
+    return Diagnostic(**data)
+
+
+class _Progress:
+    """A rich progress bar over rendered pages (quiet in tests and in the dev server)."""
+
+    def __init__(self, total: int, enabled: bool):
+        self.total, self.enabled, self._bar, self._task = total, enabled and total > 0, None, None
+
+    def __enter__(self):
+        if self.enabled:
+            from rich.progress import Progress
+
+            self._bar = Progress(transient=True)
+            self._bar.__enter__()
+            self._task = self._bar.add_task("rendering pages", total=self.total)
+        return self
+
+    def advance(self) -> None:
+        if self._bar is not None:
+            self._bar.advance(self._task)
+
+    def __exit__(self, *exc):
+        if self._bar is not None:
+            self._bar.__exit__(*exc)

@@ -1,0 +1,118 @@
+"""Problem pages: description, shapes, regime, ceilings per GPU, a roofline per GPU, every attempt."""
+
+from __future__ import annotations
+
+from kernelbench.problems.spec import ProblemSpec
+from kernelbench.sitegen import charts, urls
+from kernelbench.sitegen.pages import Page
+from kernelbench.sitegen.views import shape_label
+
+
+def problem_pages(data) -> list[Page]:
+    ids = sorted(set(data.dataset.problems) | {r["problem"] for r in data.runs.values()})
+    pages, summaries = [], []
+    for problem_id in ids:
+        page, summary = _problem_page(data, problem_id)
+        pages.append(page)
+        summaries.append(summary)
+    inputs = {"problems": summaries}
+    index = Page(urls.PROBLEMS_INDEX, "problems.html", "Problems", inputs, context=lambda p, e: inputs, kind="index")
+    return [index, *pages]
+
+
+def _problem_page(data, problem_id: str) -> tuple[Page, dict]:
+    record = data.dataset.problems.get(problem_id)
+    spec = record.spec if record else None
+    runs = data.runs_of(problem=problem_id)
+    ceilings = [_ceiling_view(c) for b in data.boards for c in b.ceilings if c.problem == problem_id]
+    view = {"id": problem_id, "title": spec.title if spec else "", "description": spec.description if spec else "",
+            "spec": _spec_view(spec), "shapes": _shapes_view(spec), "ceilings": ceilings}
+    rooflines = _roofline_inputs(spec, runs)
+    inputs = {"problem": view, "runs": runs, "rooflines": rooflines}
+
+    def context(page: Page, extra: dict) -> dict:
+        figures = [{"gpu": r["gpu"], "figure": charts.roofline(r["points"], r["peak_tflops"], r["dram_gbps"],
+                                                               f"{problem_id} on {r['gpu']}", page.href)}
+                   for r in rooflines]
+        return {"problem": view, "runs": runs, "charts": {"rooflines": figures}}
+
+    summary = {"id": problem_id, "url": urls.problem_url(problem_id), "title": view["title"],
+               "regime": spec.regime if spec else None, "attempts": len(runs),
+               "passes": sum(r["status"] == "PASS" for r in runs),
+               "best": max((c["best"] for c in ceilings if c["best"] is not None), default=None)}
+    sources = (str(record.path / "problem.yaml"),) if record else ()
+    return Page(urls.problem_url(problem_id), "problem.html", problem_id, inputs, sources=sources, context=context,
+                kind="problem"), summary
+
+
+def _spec_view(spec: ProblemSpec | None) -> dict | None:
+    if spec is None:
+        return None
+    return {"regime": spec.regime, "ceiling": spec.ceiling, "flops": spec.flops, "bytes": spec.bytes,
+            "forbidden": list(spec.forbidden), "leak_checks": list(spec.leak_checks)}
+
+
+def _shapes_view(spec: ProblemSpec | None) -> list[dict]:
+    if spec is None:
+        return []
+    shapes = []
+    for shape in spec.shapes:
+        try:
+            flops, nbytes = spec.flops_of(shape), spec.bytes_of(shape)
+        except (ArithmeticError, KeyError, ValueError):
+            flops = nbytes = None
+        shapes.append({"label": shape_label(shape), "gflop": flops / 1e9 if flops else None,
+                       "mbytes": nbytes / 1e6 if nbytes else None,
+                       "intensity": flops / nbytes if flops and nbytes else None})
+    return shapes
+
+
+def _ceiling_view(ceiling) -> dict:
+    return {"gpu": ceiling.gpu, "best": ceiling.best_peak_fraction, "best_agent": ceiling.best_agent,
+            "best_url": urls.run_url(ceiling.best_run_id) if ceiling.best_run_id else None,
+            "baselines": dict(ceiling.baselines)}
+
+
+def _roofline_inputs(spec: ProblemSpec | None, runs: list[dict]) -> list[dict]:
+    """Per GPU: every attempt's shapes as points, and the roofs (from the runs' ceilings, else the profile)."""
+    by_gpu: dict[str, list[dict]] = {}
+    for run in runs:
+        by_gpu.setdefault(run["gpu"], []).append(run)
+    result = []
+    for gpu, gpu_runs in sorted(by_gpu.items()):
+        points = [p for run in gpu_runs for p in _points(run, spec)]
+        if not points:
+            continue
+        peak, bandwidth = _roofs(gpu, gpu_runs, spec)
+        result.append({"gpu": gpu, "points": points, "peak_tflops": peak, "dram_gbps": bandwidth})
+    return result
+
+
+def _points(run: dict, spec: ProblemSpec | None) -> list[dict]:
+    points = []
+    for shape in run["shapes"]:
+        shape = dict(shape)
+        if spec is not None and (not shape["flops"] or not shape["bytes"]):
+            try:
+                shape["flops"], shape["bytes"] = spec.flops_of(shape["shape"]), spec.bytes_of(shape["shape"])
+            except (ArithmeticError, KeyError, ValueError):
+                continue
+        point = charts.roofline_point(shape, run)
+        if point:
+            points.append(point)
+    return points
+
+
+def _roofs(gpu: str, runs: list[dict], spec: ProblemSpec | None) -> tuple[float | None, float | None]:
+    for run in runs:
+        ceiling = run["ceiling"]
+        if ceiling and (ceiling.get("peak_tflops") or ceiling.get("dram_gbps")):
+            return ceiling.get("peak_tflops"), ceiling.get("dram_gbps")
+    try:
+        from kernelbench.hardware import get_profile
+
+        profile = get_profile(gpu)
+    except Exception:  # noqa: BLE001 - an unknown GPU key simply means no roofs to draw
+        return None, None
+    dtype = spec.ceiling if spec and spec.ceiling in profile.peak_tflops else "fp32"
+    return profile.peak_tflops.get(dtype), profile.dram_gbps

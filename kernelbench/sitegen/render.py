@@ -1,0 +1,98 @@
+"""Jinja2 rendering: one environment per build, autoescaping on, links made relative to the page."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import orjson
+from markupsafe import Markup
+
+from kernelbench.sitegen.pages import Page
+
+
+def make_environment(templates_dir: Path) -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir)),
+        autoescape=True,                       # every template, whatever its suffix
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["pct"] = format_percent
+    env.filters["num"] = format_number
+    env.filters["tokens"] = format_tokens
+    env.filters["duration"] = format_duration
+    env.filters["json_script"] = json_script
+    return env
+
+
+def templates_hash(templates_dir: Path) -> str:
+    """One hash over every template and the site code: an edit to either re-renders every page (templates
+    include each other, and the code decides what they are given)."""
+    return code_hash(Path(templates_dir), Path(__file__).parent)
+
+
+def code_hash(*folders: Path) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    for folder in folders:
+        for path in sorted(Path(folder).rglob("*")):
+            if path.is_file() and path.suffix != ".pyc":
+                h.update(str(path.relative_to(folder)).encode())
+                h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def render_page(env: jinja2.Environment, page: Page, extra: dict[str, Any] | None = None) -> str:
+    extra = extra or {}
+    context = page.context(page, extra) if page.context else {}
+    template = env.get_template(page.template)
+    return template.render(page=page, url=page.href, **extra, **context)
+
+
+# ------------------------------------------------------------------------------------------------ filters
+
+def json_script(value: Any) -> Markup:
+    """JSON safe to place inside <script type="application/json">: no '<', '>' or '&' survive literally,
+    so no string in the data can close the script element."""
+    text = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY).decode()
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return Markup(text)
+
+
+def format_percent(value: float | None, digits: int = 1) -> str:
+    return "—" if value is None else f"{100 * value:.{digits}f}%"
+
+
+def format_number(value: float | int | None, digits: int = 3) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return f"{value:.{digits}g}"
+
+
+def format_tokens(value: int | None) -> str:
+    if not value:
+        return "—"
+    if value >= 1_000_000:
+        return f"{value / 1e6:.2f}M"
+    if value >= 1_000:
+        return f"{value / 1e3:.1f}k"
+    return str(value)
+
+
+def format_duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "—"
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes, sec = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes}m{sec:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"

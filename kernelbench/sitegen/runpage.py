@@ -1,0 +1,171 @@
+"""The run page's tabs: transcript, solution, logs, result.json and the annotation with its quotes in place."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from markupsafe import Markup
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import JsonLexer, PythonLexer, TextLexer
+
+from kernelbench.errors import Diagnostic, KernelBenchError
+from kernelbench.results.dataset import RunRecord
+
+MAX_SHOWN_BYTES = 1 << 20      # a log bigger than this is cut for the page (the run folder keeps it whole)
+MAX_RAW_TRANSCRIPT = 4 << 20   # the raw fallback embeds at most this much of a transcript
+FILE_TABS = (("solution", "solution.py", "solution.py", PythonLexer),
+             ("check", "check.log", "check.log", TextLexer),
+             ("benchmark", "benchmark.log", "benchmark.log", TextLexer))
+
+
+def run_tabs(record: RunRecord, annotation: dict | None, run_dir: Path, static_prefix: str,
+             diagnostics: list[Diagnostic]) -> tuple[list[dict], dict]:
+    """The tabs in order, and what the transcript tab needs in the page head (its css/js or nothing)."""
+    quoted = _quoted_lines(annotation)
+    transcript_tab, transcript_info = _transcript_tab(record, run_dir, static_prefix, diagnostics)
+    tabs = [transcript_tab]
+    for tab_id, label, name, lexer in FILE_TABS:
+        tabs.append(_file_tab(record, tab_id, label, name, lexer, quoted.get(name, []), diagnostics))
+    tabs.append(_file_tab(record, "result", "result.json", "result.json", JsonLexer, quoted.get("result.json", []),
+                          diagnostics))
+    tabs.append({"id": "annotation", "label": _annotation_label(annotation), "partial": "_annotation.html",
+                 "html": None, "text": None, "note": ""})
+    return tabs, transcript_info
+
+
+def _annotation_label(annotation: dict | None) -> str:
+    if not annotation:
+        return "annotation (none)"
+    bad = sum(not q["ok"] for q in annotation["quotes"])
+    return f"annotation ({annotation['verdict']}{', %d quote mismatch' % bad + ('es' if bad > 1 else '') if bad else ''})"
+
+
+def _quoted_lines(annotation: dict | None) -> dict[str, list[int]]:
+    lines: dict[str, list[int]] = {}
+    for quote in (annotation or {}).get("quotes", []):
+        first, last = quote["lines"]
+        lines.setdefault(quote["file"], []).extend(range(first, last + 1))
+    return lines
+
+
+def _tab(tab_id: str, label: str, *, html: Any = None, text: str | None = None, note: str = "") -> dict:
+    return {"id": tab_id, "label": label, "html": html, "text": text, "note": note, "partial": None}
+
+
+# ------------------------------------------------------------------------------------------------ files
+
+def _file_tab(record: RunRecord, tab_id: str, label: str, name: str, lexer_cls, highlighted: list[int],
+              diagnostics: list[Diagnostic]) -> dict:
+    path = record.file(name)
+    if path is None:
+        why = "Imported from a published board: its files were not published." if record.imported else \
+            f"This run has no {name}."
+        return _tab(tab_id, label, note=why)
+    text, note = _read_for_page(path, diagnostics)
+    return _tab(tab_id, label, html=highlight_source(text, lexer_cls(), tab_id, highlighted), note=note)
+
+
+def _read_for_page(path: Path, diagnostics: list[Diagnostic]) -> tuple[str, str]:
+    """Text of a run file for display: invalid UTF-8 is shown with replacement marks and reported."""
+    data = path.read_bytes()
+    note = ""
+    if len(data) > MAX_SHOWN_BYTES:
+        note = f"Showing the first {MAX_SHOWN_BYTES // 1024} KiB of {len(data) // 1024} KiB."
+        data = data[:MAX_SHOWN_BYTES]
+    try:
+        return data.decode("utf-8"), note
+    except UnicodeDecodeError as exc:
+        if exc.start < len(data) - 4:  # not just a multi-byte character cut by the size limit
+            line = data[: exc.start].count(b"\n") + 1
+            diagnostics.append(Diagnostic(path=path, line=line, severity="warning",
+                                          message=f"not valid UTF-8 (byte {exc.start}); shown with replacement marks",
+                                          hint="the file is shown as is; re-save it as UTF-8 if it is yours"))
+        return data.decode("utf-8", errors="replace"), note
+
+
+def highlight_source(text: str, lexer, anchor: str, highlighted: list[int], first_line: int = 1) -> Markup:
+    """Pygments HTML (escaped by pygments) with line numbers, line anchors `<anchor>-L<n>` and quoted lines
+    highlighted in place."""
+    formatter = HtmlFormatter(linenos="inline", lineanchors=f"{anchor}-L", anchorlinenos=True,
+                              hl_lines=[n - first_line + 1 for n in highlighted], linenostart=first_line,
+                              cssclass="highlight", wrapcode=True)
+    return Markup(highlight(text, lexer, formatter))
+
+
+# ------------------------------------------------------------------------------------------------ transcript
+
+def _transcript_tab(record: RunRecord, run_dir: Path, static_prefix: str,
+                    diagnostics: list[Diagnostic]) -> tuple[dict, dict]:
+    none = {"assets": False}
+    if record.imported:
+        return _tab("transcript", "transcript", note="Imported from a published board: this run has no "
+                                                     "transcript (it was not published)."), none
+    path = transcript_path(record)
+    if path is None:
+        return _tab("transcript", "transcript", note="No transcript was recorded for this run."), none
+    html = _viewer_html(path, run_dir, static_prefix, diagnostics)
+    if html is not None:
+        return _tab("transcript", "transcript", html=html), {"assets": True}
+    return _raw_transcript_tab(path, diagnostics), none
+
+
+def transcript_path(record: RunRecord) -> Path | None:
+    name = record.result.session.transcript
+    if name:
+        return record.file(name)
+    return record.file("transcript.jsonl")
+
+
+def _viewer_html(path: Path, run_dir: Path, static_prefix: str, diagnostics: list[Diagnostic]) -> Markup | None:
+    """The transcripts stage's viewer (parses the file once); None when it is not available."""
+    try:
+        from kernelbench.transcripts import load
+        from kernelbench.transcripts.viewer import write_viewer
+    except ImportError:
+        return None
+    try:
+        session = load(path)
+        return Markup(write_viewer(session, run_dir / "transcript", asset_prefix=static_prefix))
+    except KernelBenchError as exc:
+        diagnostics.append(exc.diagnostic)
+        return None
+
+
+def _raw_transcript_tab(path: Path, diagnostics: list[Diagnostic]) -> dict:
+    data = path.read_bytes()
+    note = "The transcript as recorded (raw)."
+    if len(data) > MAX_RAW_TRANSCRIPT:
+        note += f" Showing the first {MAX_RAW_TRANSCRIPT >> 20} MiB of {len(data) >> 20} MiB."
+        data = data[:MAX_RAW_TRANSCRIPT]
+    return _tab("transcript", "transcript", text=data.decode("utf-8", errors="replace"), note=note)
+
+
+# ------------------------------------------------------------------------------------------------ quotes
+
+def quote_excerpts(annotation: dict | None) -> None:
+    """Give each quote an HTML excerpt: the file's lines when they match, both versions when they do not."""
+    for quote in (annotation or {}).get("quotes", []):
+        first = quote["lines"][0]
+        lines = list(range(first, quote["lines"][1] + 1))
+        if quote["ok"]:
+            quote["html"] = highlight_source(quote["text"], _lexer_for(quote["file"]), "q", lines, first)
+        else:
+            said = highlight_source(quote["text"], _lexer_for(quote["file"]), "q", [], first)
+            actual = quote.get("actual")
+            real = highlight_source(actual, _lexer_for(quote["file"]), "q", lines, first) if actual else \
+                Markup("<p class='muted'>(no such lines in the run's files)</p>")
+            quote["html"] = Markup("<p>The annotation quotes:</p>") + said + \
+                Markup("<p>The file has:</p>") + real
+        quote["link"] = _quote_anchor(quote["file"], first)
+
+
+def _lexer_for(name: str):
+    return PythonLexer() if name.endswith(".py") else JsonLexer() if name.endswith(".json") else TextLexer()
+
+
+def _quote_anchor(name: str, line: int) -> str | None:
+    tabs = {file: tab_id for tab_id, _, file, _ in FILE_TABS} | {"result.json": "result"}
+    return f"#{tabs[name]}-L-{line}" if name in tabs else None
+
