@@ -1,0 +1,119 @@
+"""Which inputs a solution is checked on: every shape x public seed (each mixed with a secret seed), the
+problem's numeric-stress cases, and property-based cases drawn by hypothesis from a seeded, bounded set.
+
+The secret seed comes from KERNELBENCH_SECRET_SEED (an integer), or KERNELBENCH_SECRET_SEED_FILE (a file
+outside the workspace holding one), or is drawn at random for every grading. The same secret gives the same
+cases, so a grading can be reproduced by whoever holds it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from kernelbench.errors import KernelBenchError
+from kernelbench.problems.spec import ProblemSpec
+
+SECRET_ENV = "KERNELBENCH_SECRET_SEED"
+SECRET_FILE_ENV = "KERNELBENCH_SECRET_SEED_FILE"
+PROPERTY_DRAWS = {"full": 4, "smoke": 2}
+
+
+class Case(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str                      # file-name safe
+    shape_index: int
+    shape: dict[str, Any]
+    public_seed: int
+    seed: int                    # the public seed mixed with the secret one
+    case: str = "base"           # passed to get_inputs: base or a stress distribution
+    scale: float = 1.0
+    label: str = "base"          # base | stress:<name> | property:<distribution>
+    oracle: bool = False         # compute an fp64 oracle for the error-size detector
+
+
+def secret_seed() -> int:
+    if os.environ.get(SECRET_ENV):
+        try:
+            return int(os.environ[SECRET_ENV])
+        except ValueError:
+            raise KernelBenchError(f"{SECRET_ENV} must be an integer") from None
+    if os.environ.get(SECRET_FILE_ENV):
+        path = Path(os.environ[SECRET_FILE_ENV])
+        try:
+            return int(path.read_text().strip())
+        except (OSError, ValueError) as exc:
+            raise KernelBenchError(f"cannot read a secret seed: {exc}", path=path,
+                                   hint="the file must hold one integer") from None
+    return secrets.randbits(62)
+
+
+def mix_seed(public: int, secret: int, *salt: Any) -> int:
+    """A seed that neither the public seed nor the secret alone predicts; fits a torch.Generator."""
+    text = "|".join(str(x) for x in (public, secret, *salt))
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") % (2**31 - 1)
+
+
+def build_cases(spec: ProblemSpec, shapes: list[dict[str, Any]], secret: int, mode: str) -> list[Case]:
+    cases = _base_cases(spec, shapes, secret) + _stress_cases(spec, shapes, secret)
+    return cases + _property_cases(spec, shapes, secret, PROPERTY_DRAWS.get(mode, 2))
+
+
+def _base_cases(spec: ProblemSpec, shapes: list[dict], secret: int) -> list[Case]:
+    cases = []
+    for i, shape in enumerate(shapes):
+        for j, public in enumerate(spec.seeds):
+            cases.append(Case(id=f"s{i}_base_{public}", shape_index=i, shape=shape, public_seed=public,
+                              seed=mix_seed(public, secret, i), oracle=(j == 0)))
+    return cases
+
+
+def _stress_cases(spec: ProblemSpec, shapes: list[dict], secret: int) -> list[Case]:
+    cases = []
+    public = spec.seeds[0]
+    for i, shape in enumerate(shapes):
+        for k, stress in enumerate(spec.stress):
+            cases.append(Case(id=f"s{i}_stress{k}", shape_index=i, shape=shape, public_seed=public,
+                              seed=mix_seed(public, secret, i, stress.name),
+                              case="base" if stress.distribution == "normal" else stress.distribution,
+                              scale=stress.scale, label=f"stress:{stress.name}"))
+    return cases
+
+
+def _property_cases(spec: ProblemSpec, shapes: list[dict], secret: int, n: int) -> list[Case]:
+    draws = draw_properties(spec, len(shapes), secret, n)
+    return [Case(id=f"s{i}_prop{k}", shape_index=i, shape=shapes[i], public_seed=-1,
+                 seed=mix_seed(seed, secret, i, "property"), case=dist,
+                 scale=scale, label=f"property:{dist}@{scale:g}")
+            for k, (i, dist, scale, seed) in enumerate(draws)]
+
+
+def draw_properties(spec: ProblemSpec, n_shapes: int, secret: int, n: int) -> list[tuple[int, str, float, int]]:
+    """n (shape index, distribution, scale, seed) draws; hypothesis explores, the secret makes it repeatable."""
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as fixed_seed
+    from hypothesis import strategies as st
+
+    distributions = sorted({s.distribution for s in spec.stress if s.distribution != "normal"}) or ["base"]
+    distributions = ["base" if d == "normal" else d for d in distributions]
+    scales = sorted({1.0, *(s.scale for s in spec.stress)})
+    strategy = st.tuples(st.integers(0, n_shapes - 1), st.sampled_from(distributions), st.sampled_from(scales),
+                         st.integers(0, 2**31 - 2))
+    draws: list[tuple[int, str, float, int]] = []
+
+    @fixed_seed(secret % (2**32))
+    @settings(max_examples=max(n, 1) * 3, phases=[Phase.generate], database=None, deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(strategy)
+    def collect(draw: tuple[int, str, float, int]) -> None:
+        if len(draws) < n and draw not in draws:
+            draws.append(draw)
+
+    collect()
+    return draws

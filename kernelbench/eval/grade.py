@@ -1,0 +1,329 @@
+"""The trusted grading entry point (contract 3).
+
+Order: integrity lint → check stage (candidate, fresh process) → reference stage (fresh process) → the parent
+compares → bench stage (candidate, fresh process, every timed output validated) → roofline → integrity gates.
+The parent never imports the solution; it decides the verdict from files the stages saved.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kernelbench.eval import verdict
+from kernelbench.eval.cases import Case, build_cases, mix_seed, secret_seed
+from kernelbench.eval.environment import collect_environment, grading_profile
+from kernelbench.eval.process import StageRun, run_stage
+from kernelbench.eval.roofline import ceiling_of, faster_than_light, geometric_mean, score_shape
+from kernelbench.errors import KernelBenchError
+from kernelbench.fileio import atomic_write_text
+from kernelbench.problems.loader import PROBLEM_FILES, file_hashes, pristine_copy, problem_hash, shapes_for
+from kernelbench.problems.spec import ProblemSpec, load_problem_spec
+from kernelbench.results.run import Environment, Finding, Grading, Outcome, SeedResult, ShapeResult
+
+STAGE_LIMITS_S = {"check": 300.0, "reference": 300.0, "bench": 420.0}
+WORKSPACE_TEMPLATES = ("check.py", "benchmark.py", "reference.py", "problem.yaml", "PROMPT.txt")
+
+
+class GradeReport(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    grading: Grading
+    integrity: list[Finding] = Field(default_factory=list)
+    environment: Environment = Field(default_factory=Environment)
+    check_log: str = ""
+    benchmark_log: str = ""
+
+    def dump_json(self) -> str:
+        return self.model_dump_json(indent=2, by_alias=True) + "\n"
+
+
+class Grader:
+    """State of one grading; each method is one stage of the order above."""
+
+    def __init__(self, solution: Path, problem_dir: Path, device: str, shapes_mode: str, line: str,
+                 limits: dict[str, float], lint: bool, workdir: Path):
+        self.solution, self.problem_dir, self.device, self.mode, self.line = solution, problem_dir, device, \
+            shapes_mode, line
+        self.limits, self.lint, self.workdir = limits, lint, workdir
+        self.spec: ProblemSpec = load_problem_spec(problem_dir)
+        self.grading = Grading(device=device, shapes_mode=shapes_mode, has_solution=True)
+        self.findings: list[Finding] = []
+        self.check_log: list[str] = []
+        self.bench_log: list[str] = []
+        self.secret = secret_seed()
+        self.shapes = shapes_for(self.spec, shapes_mode)
+        self.cases = build_cases(self.spec, self.shapes, self.secret, shapes_mode)
+        self.profile = grading_profile(device)
+        self.pristine = pristine_copy(problem_dir, workdir / "problem")
+        self.module = self._copy_solution()
+
+    def _copy_solution(self) -> Path:
+        target = self.workdir / "solution" / self.solution.name
+        target.parent.mkdir(parents=True)
+        shutil.copy2(self.solution, target)
+        return target
+
+    def job(self, stage: str, cases: list[Case], **extra: Any) -> dict[str, Any]:
+        return {"problem_dir": str(self.pristine), "module": str(self.module), "line": self.line,
+                "device": self.device, "cases": [c.model_dump() for c in cases],
+                "out_dir": str(self.workdir / stage), "prefix": "expected" if stage == "reference" else "out",
+                "model_seeds": {str(i): mix_seed(0, self.secret, i, "weights") for i in range(len(self.shapes))},
+                "tolerance": {k: v.model_dump() for k, v in self.spec.tolerance.items()},
+                "timing": self.spec.timing.model_dump(), "l2_bytes": self.profile.l2_bytes if self.profile else None,
+                **extra}
+
+    def stage(self, name: str, cases: list[Case], role: str | None = None, **extra: Any) -> StageRun:
+        run = run_stage(role or name, self.job(name, cases, **extra), device=self.device,
+                        timeout_s=self.limits[name], cwd=self.workdir)
+        log = self.bench_log if name == "bench" else self.check_log
+        log.append(f"[{name} stage: {run.elapsed_s:.1f} s, exit {run.returncode}]")
+        if run.output.strip():
+            log.append(f"[{name} stage output, ignored by the grader]\n{run.output.rstrip()}")
+        if run.error:
+            log.append(f"[{name} stage] {run.error}")
+        return run
+
+    # ------------------------------------------------------------------------------------------- stages
+
+    def run_lint(self) -> None:
+        if not self.lint:
+            return
+        try:
+            from kernelbench.eval.integrity import lint_solution
+        except ImportError as exc:
+            self.check_log.append(f"[lint] static checks unavailable: {exc}")
+            return
+        found = lint_solution(self.solution, self.spec)
+        self.findings += found
+        for f in found:
+            self.check_log.append(f"[lint] {f.severity.upper()} class {f.klass}: {f.message} ({f.evidence})")
+
+    def run_correctness(self) -> bool:
+        check = self.stage("check", self.cases)
+        reference = self.stage("reference", self.cases)
+        if reference.result is None:
+            raise KernelBenchError(f"the reference failed to run: {reference.error}", path=self.problem_dir,
+                                   hint="run `kernelbench problem check` on this problem")
+        if check.result is None:
+            self.grading.reasons.append(check.error)
+            self._check_stage_findings(check)
+            return False
+        ctx = self._compare_context()
+        dirs = {"check": self.workdir / "check", "reference": self.workdir / "reference"}
+        for case in self.cases:
+            seed_result, found = verdict.judge_case(case, check.result["cases"].get(case.id),
+                                                    reference.result["cases"].get(case.id), dirs, ctx)
+            self.grading.checks.append(seed_result)
+            self.findings += found
+            self._log_case(case, seed_result)
+        failed = [c for c in self.grading.checks if not c.passed]
+        if failed:
+            self.grading.reasons.append(f"{len(failed)} of {len(self.grading.checks)} checks failed; first: "
+                                        f"shape {failed[0].shape_index} {failed[0].case}: {failed[0].message}")
+        return not failed
+
+    def _check_stage_findings(self, run: StageRun) -> None:
+        if run.result is None and "signature" in run.error:
+            self.findings.append(verdict.finding("trusted_channel", 11, run.error))
+
+    def _compare_context(self) -> dict[str, Any]:
+        import torch
+
+        from kernelbench.eval.portable.compare import compare_outputs
+        from kernelbench.problems.loader import load_module
+
+        reference = load_module(self.pristine / "reference.py", "reference_hooks")
+        hook = getattr(reference, "compare", None)
+        tolerances = {k: v.model_dump() for k, v in self.spec.tolerance.items()}
+        compare_device = "cuda" if self.device == "cuda" and torch.cuda.is_available() else "cpu"
+
+        def compare(out: Any, expected: Any, case: Case):
+            result = compare_outputs(out, expected, tolerances)
+            if result.ok and hook is not None:
+                inputs = reference.get_inputs(case.shape, case.seed, compare_device, case=case.case,
+                                              scale=case.scale)
+                for message in hook(out, expected, inputs, tolerances) or []:
+                    result.fail(message)
+            return result
+
+        return {"compare": compare, "compare_device": compare_device, "device": self.device}
+
+    def _log_case(self, case: Case, result: SeedResult) -> None:
+        status = "PASS" if result.passed else "FAIL"
+        err = f" max_abs_err={result.max_abs_err:.3g}" if result.max_abs_err is not None else ""
+        self.check_log.append(f"{status} shape {case.shape_index} {case.shape} {case.label} seed {case.public_seed}"
+                              f"{err}" + (f"\n    {result.message}" if result.message else ""))
+
+    def timing_cases(self) -> list[Case]:
+        base = [c for c in self.cases if c.label == "base"]
+        per_shape = self.spec.timing.input_sets
+        return [c for i in range(len(self.shapes)) for c in [b for b in base if b.shape_index == i][:per_shape]]
+
+    def run_timing(self) -> None:
+        bench = self.stage("bench", self.timing_cases(), expected_dir=str(self.workdir / "check"),
+                           expected_prefix="out")
+        if bench.result is None:
+            self.grading.reasons.append(bench.error)
+            return
+        for index, shape in enumerate(self.shapes):
+            self.grading.shapes.append(self._shape_result(index, shape, bench.result["shapes"].get(str(index), {})))
+
+    def _shape_result(self, index: int, shape: dict, raw: dict[str, Any]) -> ShapeResult:
+        result = ShapeResult(index=index, shape=shape, flops=self.spec.flops_of(shape),
+                             bytes=self.spec.bytes_of(shape))
+        if "error" in raw or not raw.get("samples_ms"):
+            self._timing_failure(index, raw.get("error", "no samples"))
+            return result
+        from kernelbench.eval.portable.timing import Timing
+
+        timing = Timing(samples_ms=raw["samples_ms"], method=raw["method"])
+        result.median_ms, result.spread_ms, result.samples_ms = timing.median_ms, timing.iqr_ms, timing.samples_ms
+        result.timing_method = raw["method"]
+        score_shape(result, self.spec, self.profile)
+        self._timing_guards(index, raw)
+        self.bench_log.append(_shape_line(result, raw))
+        return result
+
+    def _timing_failure(self, index: int, error: str) -> None:
+        first = error.splitlines()[0] if error else "unknown error"
+        if "TimedOutputInvalid" in error:
+            self.findings.append(verdict.finding("timed_output", 8, f"shape {index}: a timed call returned a "
+                                                 "wrong output though the checked calls were right", first))
+        self.grading.reasons.append(f"timing failed on shape {index}: {first}")
+        self.bench_log.append(f"shape {index}: timing failed: {error}")
+
+    def _timing_guards(self, index: int, raw: dict[str, Any]) -> None:
+        if raw.get("memo_probe", "").startswith("failed"):
+            self.findings.append(verdict.finding("memo_probe", 7, f"shape {index}: after its input was overwritten "
+                                                 "in place the output did not change", raw["memo_probe"][:500]))
+        for msg in raw.get("flags", []):
+            self.findings.append(verdict.finding("flag_pinning", 14, f"during timing: backend flag {msg}"))
+        for note in raw.get("notes", []):
+            self.bench_log.append(f"shape {index}: {note}")
+
+    def run_gates(self) -> None:
+        if self.profile is None:
+            return
+        for shape in self.grading.shapes:
+            message = faster_than_light(shape, self.spec, self.profile)
+            if message:
+                self.findings.append(verdict.finding("speed_of_light", 15, message,
+                                                     f"{shape.median_ms:.4g} ms measured"))
+
+    # ------------------------------------------------------------------------------------------- verdict
+
+    def attach_baselines(self) -> None:
+        from kernelbench.problems.baselines import baselines_path, load_baselines
+
+        if self.profile is None:
+            return
+        path = baselines_path(self.problem_dir, self.profile.key)
+        if not path.is_file() or self.mode != "full":
+            return
+        baselines = load_baselines(path)
+        for name, line in baselines.lines.items():
+            self.grading.baselines[name] = line.peak_fraction if line.available else None
+            by_index = line.median_ms_by_shape()
+            for shape in self.grading.shapes:
+                if shape.index in by_index:
+                    shape.baselines_ms[name] = by_index[shape.index]
+
+    def decide(self, correct: bool) -> None:
+        g = self.grading
+        g.correct = correct
+        g.peak_fraction = geometric_mean([s.fraction for s in g.shapes]) if g.shapes else None
+        if self.profile is not None:
+            g.ceiling = ceiling_of(self.spec, self.profile)
+        if any(f.severity == "error" for f in self.findings):
+            g.outcome = Outcome.INVALID
+            g.reasons.insert(0, "integrity: " + "; ".join(f"class {f.klass} ({f.class_name}): {f.message}"
+                                                          for f in self.findings if f.severity == "error"))
+        elif not correct:
+            g.outcome = Outcome.CHECK_FAILED
+        elif len(g.shapes) != len(self.shapes) or any(s.median_ms is None for s in g.shapes):
+            g.outcome = Outcome.BENCHMARK_FAILED
+        else:
+            g.outcome = Outcome.PASS
+
+
+def _shape_line(result: ShapeResult, raw: dict[str, Any]) -> str:
+    parts = [f"shape {result.index} {result.shape}: median {result.median_ms:.4g} ms, IQR {result.spread_ms:.3g} ms "
+             f"over {len(result.samples_ms)} trials ({result.timing_method})"]
+    if result.tflops is not None:
+        parts.append(f"{result.tflops:.4g} TFLOP/s")
+    if result.gbps is not None:
+        parts.append(f"{result.gbps:.4g} GB/s")
+    if result.fraction is not None:
+        parts.append(f"{100 * result.fraction:.2f}% of ceiling")
+    if raw.get("sync_overhead_ms") is not None:
+        parts.append(f"sync overhead {raw['sync_overhead_ms'] * 1e3:.1f} us")
+    parts.append(f"memo probe {raw.get('memo_probe')}")
+    return ", ".join(parts)
+
+
+def template_paths(solution: Path, problem_dir: Path) -> list[Path]:
+    """Files a solution must not edit: the problem's own and the workspace copies beside the solution."""
+    return [problem_dir / n for n in PROBLEM_FILES] + [solution.parent / n for n in WORKSPACE_TEMPLATES]
+
+
+def _snapshot(paths: list[Path]) -> dict[Path, bytes | None]:
+    return {p: p.read_bytes() if p.is_file() else None for p in paths}
+
+
+def _restore_edits(before: dict[Path, bytes | None], hashes: dict[str, str]) -> list[Finding]:
+    """Compare template files with their state before grading; restore and report any edit."""
+    findings = []
+    after = file_hashes(list(before))
+    for path, content in before.items():
+        if after[str(path)] != hashes[str(path)]:
+            if content is not None:
+                path.write_bytes(content)
+            findings.append(verdict.finding("template_hashes", 12, f"{path.name} was modified during grading "
+                                            "(restored)", str(path)))
+    return findings
+
+
+def grade_solution(solution: Path, problem_dir: Path, *, device: str = "cuda", shapes: str = "full",
+                   out_dir: Path | None = None, line: str = "candidate", lint: bool = True,
+                   limits: dict[str, float] | None = None) -> GradeReport:
+    """Grade one solution file against one problem; see the module docstring for the order of stages."""
+    started = time.monotonic()
+    solution, problem_dir = Path(solution).resolve(), Path(problem_dir).resolve()
+    if not solution.is_file():
+        report = GradeReport(grading=Grading(has_solution=False, outcome=Outcome.NO_SOLUTION, device=device,
+                                             shapes_mode=shapes, reasons=[f"no solution file at {solution}"]))
+        return _finish(report, out_dir)
+    watched = template_paths(solution, problem_dir)
+    before, hashes = _snapshot(watched), file_hashes(watched)
+    with tempfile.TemporaryDirectory(prefix="kb-grade-") as tmp:
+        grader = Grader(solution, problem_dir, device, shapes, line, {**STAGE_LIMITS_S, **(limits or {})}, lint,
+                        Path(tmp))
+        grader.run_lint()
+        correct = grader.run_correctness()
+        if correct:
+            grader.run_timing()
+            grader.run_gates()
+            grader.attach_baselines()
+        grader.findings += _restore_edits(before, hashes)
+        grader.decide(correct)
+    grader.grading.elapsed_s = time.monotonic() - started
+    environment = collect_environment(device, grader.profile, problem_hash(problem_dir))
+    report = GradeReport(grading=grader.grading, integrity=grader.findings, environment=environment,
+                         check_log="\n".join(grader.check_log) + "\n",
+                         benchmark_log="\n".join(grader.bench_log) + "\n")
+    return _finish(report, out_dir)
+
+
+def _finish(report: GradeReport, out_dir: Path | None) -> GradeReport:
+    if out_dir is not None:
+        out_dir = Path(out_dir)
+        atomic_write_text(out_dir / "check.log", report.check_log)
+        atomic_write_text(out_dir / "benchmark.log", report.benchmark_log)
+        atomic_write_text(out_dir / "grade.json", report.dump_json())
+    return report

@@ -1,0 +1,467 @@
+"""Static lint of a solution: forbidden ops however they are spelled, and the tools of grader gaming.
+
+`lint_solution(solution_path, spec)` parses `solution.py` (and the local Python modules it imports, and its
+C++/CUDA sources, inline or beside it) and returns one Finding per distinct problem, with file:line evidence.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kernelbench.eval.integrity import tables
+from kernelbench.eval.integrity.catalogue import finding
+from kernelbench.eval.integrity.names import Symbols, collect_symbols, fold_string, is_string_built, qualname
+from kernelbench.eval.integrity.rules import AMBIGUOUS_METHODS, LIBRARY_ROOTS, Rules, rules_for_spec
+from kernelbench.eval.integrity.sidecar import inline_sources, lint_cpp, lint_link_flags, sidecar_files
+from kernelbench.results.run import Finding
+
+CHECK = "ast_lint"
+REFERENCE_MODULES = {"reference", "sota"}
+TENSOR_KEYWORDS = {"dim", "descending", "stable", "largest", "sorted", "k", "out"}
+MAX_LOCAL_MODULES = 20
+
+
+@dataclass
+class Linter:
+    path: Path
+    source: str
+    tree: ast.Module
+    rules: Rules
+    symbols: Symbols
+    parents: dict[ast.AST, ast.AST]
+    findings: list[Finding] = field(default_factory=list)
+    seen: set[tuple[int, str]] = field(default_factory=set)
+
+    def report(self, node: ast.AST, klass: int, severity: str, message: str, key: str = "") -> None:
+        line = getattr(node, "lineno", 0)
+        if (line, key or message) in self.seen:
+            return
+        self.seen.add((line, key or message))
+        text = self.source.splitlines()[line - 1].strip() if 0 < line <= len(self.source.splitlines()) else ""
+        self.findings.append(finding(CHECK, klass, message, severity=severity,  # type: ignore[arg-type]
+                                     evidence=f"{self.path.name}:{line}: {text[:160]}", file=self.path.name,
+                                     line=line))
+
+    def resolve(self, node: ast.AST | None) -> str | None:
+        return qualname(node, self.symbols)
+
+    def string(self, node: ast.AST | None) -> str | None:
+        return fold_string(node, self.symbols)
+
+
+def lint_solution(solution_path: Path, spec) -> list[Finding]:
+    """Lint a solution file against a problem spec (anything with `forbidden` / `forbidden_kernels`)."""
+    solution_path = Path(solution_path)
+    rules = rules_for_spec(spec)
+    findings: list[Finding] = []
+    for path in _python_files(solution_path):
+        findings.extend(lint_python_file(path, rules))
+    for path in sidecar_files(solution_path.parent):
+        findings.extend(lint_cpp(path.read_text(errors="replace"), path.name, 1, rules))
+    return findings
+
+
+def lint_source(source: str, spec, name: str = "solution.py") -> list[Finding]:
+    """Lint Python source text (unit tests and tools); local imports are not followed."""
+    return _lint_text(Path(name), source, rules_for_spec(spec))
+
+
+def lint_python_file(path: Path, rules: Rules) -> list[Finding]:
+    return _lint_text(path, path.read_text(errors="replace"), rules)
+
+
+def _lint_text(path: Path, source: str, rules: Rules) -> list[Finding]:
+    try:
+        tree = ast.parse(source, filename=str(path))
+    except SyntaxError as exc:
+        return [finding(CHECK, 16, f"{path.name} does not parse: {exc.msg}", severity="warning",
+                        evidence=f"{path.name}:{exc.lineno}", file=path.name, line=exc.lineno)]
+    parents = {child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
+    linter = Linter(path, source, tree, rules, collect_symbols(tree), parents)
+    docstrings = _docstring_nodes(tree)
+    for node in ast.walk(tree):
+        _visit(linter, node, docstrings)
+    for text, line in inline_sources(tree, linter.symbols):
+        linter.findings.extend(lint_cpp(text, path.name, line, rules))
+    linter.findings.extend(lint_link_flags(tree, linter.symbols, rules, path.name))
+    return linter.findings
+
+
+def _python_files(solution_path: Path) -> list[Path]:
+    """The solution and the local modules it imports (a helper module must not launder a forbidden call)."""
+    todo, done = [solution_path], []
+    while todo and len(done) < MAX_LOCAL_MODULES:
+        path = todo.pop()
+        if path in done or not path.is_file():
+            continue
+        done.append(path)
+        try:
+            tree = ast.parse(path.read_text(errors="replace"))
+        except SyntaxError:
+            continue
+        for module in _imported_modules(tree):
+            if module.split(".")[0] in REFERENCE_MODULES:
+                continue
+            candidate = solution_path.parent / (module.replace(".", "/") + ".py")
+            if candidate.is_file():
+                todo.append(candidate)
+    return done
+
+
+def _imported_modules(tree: ast.AST) -> list[str]:
+    modules = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            modules.append(node.module)
+    return modules
+
+
+def _docstring_nodes(tree: ast.AST) -> set[ast.AST]:
+    nodes = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                nodes.add(first.value)
+    return nodes
+
+
+# --------------------------------------------------------------------------------------------- visitors
+
+def _visit(linter: Linter, node: ast.AST, docstrings: set[ast.AST]) -> None:
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        _check_import(linter, node)
+    elif isinstance(node, ast.Call):
+        _check_call(linter, node)
+    elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+        _check_assignment(linter, node)
+    elif isinstance(node, ast.ClassDef):
+        _check_class(linter, node)
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        _check_function(linter, node)
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult) and linter.rules.matmul_operator:
+        linter.report(node, 1, "error", "uses the @ operator, a library matmul the problem forbids", "@")
+    elif isinstance(node, ast.Raise):
+        _check_raise(linter, node)
+    elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node not in docstrings:
+        _check_string(linter, node)
+    if isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) and not _is_store(node):
+        _check_reference(linter, node)
+    if isinstance(node, ast.Attribute):
+        _check_attribute(linter, node)
+
+
+def _is_store(node: ast.AST) -> bool:
+    return isinstance(getattr(node, "ctx", None), (ast.Store, ast.Del))
+
+
+def _check_reference(linter: Linter, node: ast.AST) -> None:
+    """Any expression that resolves to a forbidden, reference or sensitive name."""
+    name = linter.resolve(node)
+    if not name:
+        return
+    parent = linter.parents.get(node)
+    if isinstance(parent, ast.Attribute) and parent.value is node and linter.resolve(parent):
+        return  # judge the longest chain only (torch.cuda, then torch.cuda.synchronize)
+    reason = _forbidden_reason(linter.rules, name)
+    if reason:
+        where = " in an except-handler fallback" if _inside_handler(linter, node) else ""
+        linter.report(node, 1, "error", f"uses {name}{where} ({reason})", name)
+    root = name.split(".")[0]
+    if root in REFERENCE_MODULES:
+        linter.report(node, 1, "error", f"uses the problem's {root} module ({name})", name)
+    if name in tables.SENSITIVE:
+        klass, severity, why = tables.SENSITIVE[name]
+        linter.report(node, klass, severity, f"{name}: {why}", name)
+    elif name.startswith("torch.backends.") and isinstance(parent, ast.Call) and parent.func is node:
+        linter.report(node, 14, "warning", f"calls {name} (backend flags are pinned by the grader)", name)
+
+
+def _forbidden_reason(rules: Rules, name: str) -> str | None:
+    for listed in rules.names:
+        if name == listed or name.startswith(listed + "."):
+            return f"forbidden by problem.yaml: {listed}"
+    for package, why in rules.packages.items():
+        if name == package or name.startswith(package + "."):
+            return why
+    leaf = name.rsplit(".", 1)[-1]
+    if leaf in rules.leaves and any(name == r or name.startswith(r + ".") for r in LIBRARY_ROOTS):
+        return rules.leaves[leaf]
+    return None
+
+
+def _inside_handler(linter: Linter, node: ast.AST) -> bool:
+    while node in linter.parents:
+        node = linter.parents[node]
+        if isinstance(node, ast.ExceptHandler):
+            return True
+    return False
+
+
+def _check_import(linter: Linter, node: ast.Import | ast.ImportFrom) -> None:
+    modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+    if isinstance(node, ast.ImportFrom):
+        modules += [f"{node.module}.{a.name}" for a in node.names if node.module]
+    for module in modules:
+        root = module.split(".")[0]
+        if root in REFERENCE_MODULES:
+            linter.report(node, 1, "error", f"imports the problem's {root} module", module)
+        reason = _forbidden_reason(linter.rules, module)
+        if reason:
+            linter.report(node, 1, "error", f"imports {module} ({reason})", module)
+        for noted in (module, root):
+            if noted in tables.IMPORT_NOTES:
+                klass, severity, why = tables.IMPORT_NOTES[noted]
+                linter.report(node, klass, severity, why, noted)
+
+
+def _check_call(linter: Linter, node: ast.Call) -> None:
+    name = linter.resolve(node.func)
+    if name in ("builtins.getattr", "builtins.setattr", "builtins.delattr", "builtins.hasattr"):
+        _check_dynamic_attr(linter, node, name)
+    elif name in ("builtins.__import__", "importlib.import_module", "importlib.util.spec_from_file_location",
+                  "importlib.machinery.SourceFileLoader", "runpy.run_path", "runpy.run_module"):
+        _check_dynamic_import(linter, node, name)
+    elif name in ("builtins.open", "io.open", "os.open", "pathlib.Path.open", "codecs.open"):
+        _check_open(linter, node)
+    elif name == "torch.set_float32_matmul_precision":
+        mode = linter.string(node.args[0]) if node.args else None
+        if mode != "highest":
+            linter.report(node, 14, "error", f"torch.set_float32_matmul_precision({mode!r}) lowers float32 "
+                          "matmul precision (TF32/bf16)")
+    elif name in ("builtins.print",) or (name or "").endswith("stdout.write"):
+        _check_print(linter, node)
+    elif name and (name.startswith("os.environ") or name in ("os.putenv", "os.unsetenv", "os.getenv")):
+        _check_env_call(linter, node, name)
+    elif name in ("torch.library.Library", "torch.library.impl", "torch.library.register_kernel"):
+        _check_library(linter, node, name)
+    elif name and name.startswith(("subprocess.", "os.exec", "os.spawn")):
+        _check_subprocess(linter, node, name)
+    elif name is None and isinstance(node.func, ast.Attribute):
+        _check_method(linter, node, node.func.attr)
+
+
+def _check_dynamic_attr(linter: Linter, node: ast.Call, name: str) -> None:
+    if len(node.args) < 2:
+        return
+    base = linter.resolve(node.args[0])
+    attr = linter.string(node.args[1])
+    if name in ("builtins.setattr", "builtins.delattr") and base:
+        linter.report(node, 11, "error", f"{name.split('.')[1]}() on {base} (monkeypatching a module)")
+        return
+    if attr is not None or base is None:
+        return  # a constant attribute resolves like a plain one; non-module objects are not the concern
+    built = is_string_built(node.args[1])
+    linter.report(node, 1, "error" if built else "warning",
+                  f"getattr on {base} with a name computed at run time"
+                  + (" from string pieces (hides which op is called)" if built else ""))
+
+
+def _check_dynamic_import(linter: Linter, node: ast.Call, name: str) -> None:
+    target = [linter.string(a) for a in node.args]
+    if name.startswith(("importlib.util", "importlib.machinery", "runpy")):
+        text = " ".join(t for t in target if t)
+        if not text or tables.TEMPLATE_FILES_RE.search(text):
+            linter.report(node, 1, "error", f"{name} loads {text or 'a computed path'} (the reference or the "
+                          "grader's files)")
+        return
+    if not target or target[0] is None:
+        linter.report(node, 1, "error", f"{name} of a module name computed at run time")
+
+
+def _check_open(linter: Linter, node: ast.Call) -> None:
+    path = linter.string(node.args[0]) if node.args else None
+    mode_node = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "mode"),
+                                                             None)
+    mode = linter.string(mode_node) if mode_node is not None else "r"
+    if path and tables.TEMPLATE_FILES_RE.search(path):
+        writing = mode is None or any(c in mode for c in "wax+")
+        klass = 12 if writing else (1 if "reference" in path or "sota" in path else 8)
+        linter.report(node, klass, "error", f"opens the grading template file {path!r} (mode {mode!r})")
+    elif mode is None or any(c in mode for c in "wax+"):
+        _report_write(linter, node, f"opens a file for writing (mode {mode!r})")
+
+
+def _report_write(linter: Linter, node: ast.AST, what: str) -> None:
+    """File writes are errors, unless the function visibly works inside a temporary directory."""
+    scope = _enclosing_function(linter, node)
+    text = ast.unparse(scope) if scope is not None else ""
+    temporary = any(t in text for t in ("tempfile", "mkdtemp", "gettempdir", "TemporaryDirectory", "'/tmp"))
+    linter.report(node, 12, "warning" if temporary else "error",
+                  what + (" in a temporary directory" if temporary else
+                          " (solutions must not write files; the grader hashes and restores its templates)"))
+
+
+def _enclosing_function(linter: Linter, node: ast.AST) -> ast.AST | None:
+    while node in linter.parents:
+        node = linter.parents[node]
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return node
+    return linter.tree
+
+
+def _check_print(linter: Linter, node: ast.Call) -> None:
+    for arg in node.args:
+        text = linter.string(arg)
+        if text and tables.VERDICT_TEXT_RE.search(text):
+            linter.report(node, 12, "warning", f"prints a verdict-like message {text[:60]!r} (ignored by the "
+                          "grader, which owns the verdict)")
+
+
+def _check_env_call(linter: Linter, node: ast.Call, name: str) -> None:
+    key = linter.string(node.args[0]) if node.args else None
+    writing = name.endswith(("setdefault", "update", "putenv", "unsetenv", "pop", "__setitem__", "clear"))
+    if writing:
+        keys = [key] if key else [linter.string(k) for k in getattr(node.args[0], "keys", [])] if node.args else []
+        for k in keys:
+            _report_env_write(linter, node, k)
+        if not keys or None in keys:
+            _report_env_write(linter, node, key)
+    elif key and tables.GRADER_ENV_RE.search(key):
+        linter.report(node, 8, "error", f"reads the environment variable {key!r} (detects the grader)")
+
+
+def _report_env_write(linter: Linter, node: ast.AST, key: str | None) -> None:
+    if key in tables.TAMPER_ENV:
+        klass, why = tables.TAMPER_ENV[key]
+        linter.report(node, klass, "error", f"sets {key}: {why}", f"env:{key}")
+    elif key and tables.GRADER_ENV_RE.search(key):
+        linter.report(node, 11, "error", f"sets the grader's environment variable {key!r}", f"env:{key}")
+    elif key is None:
+        linter.report(node, 11, "warning", "changes an environment variable whose name is computed", "env:?")
+
+
+def _check_library(linter: Linter, node: ast.Call, name: str) -> None:
+    texts = [linter.string(a) or "" for a in node.args]
+    if any(t == "aten" or t.startswith("aten::") for t in texts):
+        linter.report(node, 11, "error", f"{name} overrides an aten operator ({', '.join(t for t in texts if t)})")
+
+
+def _check_subprocess(linter: Linter, node: ast.Call, name: str) -> None:
+    first = node.args[0] if node.args else None
+    program = linter.string(first.elts[0]) if isinstance(first, (ast.List, ast.Tuple)) and first.elts else \
+        linter.string(first)
+    if program and program.split()[0].rsplit("/", 1)[-1] in ("nvcc", "ptxas", "cuobjdump", "nvdisasm"):
+        linter.report(node, 12, "warning", f"{name} runs the CUDA toolchain ({program.split()[0]})",
+                      "toolchain")
+
+
+def _check_method(linter: Linter, node: ast.Call, method: str) -> None:
+    reason = linter.rules.leaf_reason(method)
+    if reason and method not in _defined_functions(linter):
+        if method in AMBIGUOUS_METHODS and not _looks_like_tensor_call(linter, node):
+            linter.report(node, 1, "warning", f".{method}() on an object the lint cannot type ({reason})",
+                          method)
+        else:
+            linter.report(node, 1, "error", f"calls the tensor method .{method}() ({reason})", method)
+    if method in tables.WRITE_METHODS:
+        _report_write(linter, node, f"calls .{method}()")
+    elif method == "as_subclass":
+        linter.report(node, 10, "error", ".as_subclass() returns a Tensor subclass")
+    elif method in ("register_forward_hook", "register_forward_pre_hook") and _module_level(linter, node):
+        linter.report(node, 11, "warning", f".{method}() at import time (hooks into the grader's modules)")
+
+
+def _defined_functions(linter: Linter) -> set[str]:
+    """Functions the solution defines itself: `self.matmul(...)` may be its own Triton wrapper."""
+    return {n.name for n in ast.walk(linter.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+def _looks_like_tensor_call(linter: Linter, node: ast.Call) -> bool:
+    if any(k.arg in TENSOR_KEYWORDS for k in node.keywords):
+        return True
+    return not isinstance(linter.parents.get(node), ast.Expr)  # list.sort() returns None: its value is unused
+
+
+def _module_level(linter: Linter, node: ast.AST) -> bool:
+    return _enclosing_function(linter, node) is linter.tree
+
+
+def _check_assignment(linter: Linter, node: ast.AST) -> None:
+    targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+    value = getattr(node, "value", None)
+    for target in targets:
+        for sub in ast.walk(target) if isinstance(target, (ast.Tuple, ast.List)) else [target]:
+            if isinstance(sub, (ast.Attribute, ast.Subscript)):
+                _check_store(linter, node, sub, value)
+
+
+def _check_store(linter: Linter, node: ast.AST, target: ast.Attribute | ast.Subscript, value) -> None:
+    base = linter.resolve(target.value)
+    if base is None:
+        return
+    if isinstance(target, ast.Subscript):
+        if base == "os.environ":
+            _report_env_write(linter, node, linter.string(target.slice))
+        else:
+            linter.report(node, 11, "error", f"writes into {base}[...] (patches a module's namespace)")
+        return
+    name = f"{base}.{target.attr}"
+    if name.startswith("torch.backends.") or name.startswith("torch.set_"):
+        lowered = isinstance(value, ast.Constant) and value.value in (False, None, "highest", "ieee")
+        linter.report(node, 14, "warning" if lowered else "error", f"sets the backend flag {name} (the grader "
+                      "pins backend flags; reduced-precision modes are a precision downgrade)", name)
+    elif name.startswith(("torch._dynamo.config.", "torch._inductor.config.", "triton.knobs.")):
+        linter.report(node, 11, "warning", f"changes compiler configuration {name}", name)
+    elif name in ("sys.stdout", "sys.stderr", "sys.__stdout__"):
+        linter.report(node, 12, "error", f"replaces {name} (forges or hides the grader's output)", name)
+    else:
+        linter.report(node, 11, "error", f"assigns to {name} (monkeypatches a module the grader uses)", name)
+
+
+def _check_class(linter: Linter, node: ast.ClassDef) -> None:
+    for base_node in node.bases:
+        base = linter.resolve(base_node) or ""
+        if base.split(".")[0] in REFERENCE_MODULES:
+            linter.report(node, 1, "error", f"class {node.name} subclasses the reference ({base})")
+        elif base in ("torch.Tensor", "torch.nn.Parameter", "torch._C.TensorBase", "torch._C._TensorBase",
+                      "torch.nn.parameter.Parameter") or base.endswith(".Tensor"):
+            linter.report(node, 10, "error", f"class {node.name} subclasses {base} (outputs must be plain "
+                          "torch.Tensor)")
+        elif base in tables.SENSITIVE:
+            klass, severity, why = tables.SENSITIVE[base]
+            linter.report(node, klass, severity, f"class {node.name} subclasses {base}: {why}")
+
+
+def _check_function(linter: Linter, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+    if node.name in ("__torch_function__", "__torch_dispatch__"):
+        linter.report(node, 10, "error", f"defines {node.name} (intercepts torch calls on its outputs)")
+    for decorator in node.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        name = linter.resolve(target) or ""
+        if name in ("functools.lru_cache", "functools.cache", "functools.cached_property"):
+            linter.report(decorator, 7, "warning", f"{node.name} is memoised with {name} (the grader feeds "
+                          "fresh inputs and re-checks after in-place overwrites)")
+
+
+def _check_raise(linter: Linter, node: ast.Raise) -> None:
+    exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+    name = linter.resolve(exc) if exc is not None else None
+    if name in ("builtins.SystemExit", "builtins.KeyboardInterrupt", "builtins.GeneratorExit"):
+        linter.report(node, 12, "error", f"raises {name.split('.')[1]} (exits the grader's process)")
+
+
+def _check_string(linter: Linter, node: ast.Constant) -> None:
+    text = node.value
+    if tables.L2_PERSIST_RE.search(text):
+        linter.report(node, 13, "error", "names the persisting-L2 access-policy API "
+                      f"({tables.L2_PERSIST_RE.search(text).group(0)})", "l2")
+    if len(text) < 400 and tables.TEMPLATE_FILES_RE.search(text):
+        linter.report(node, 8, "warning", f"names a grading template file ({text[:60]!r})", "template")
+    if len(text) < 400 and "kernelbench" in text.lower():
+        linter.report(node, 8, "warning", f"names the grader's package ({text[:60]!r})", "kernelbench")
+    if len(text) > 200_000:
+        linter.report(node, 6, "warning", f"embeds a {len(text)}-character string (stored answers?)", "blob")
+
+
+def _check_attribute(linter: Linter, node: ast.Attribute) -> None:
+    if node.attr in tables.FRAME_ATTRIBUTES:
+        linter.report(node, 8, "error", f"reads the frame attribute .{node.attr} (walks the caller's stack)")
+    elif node.attr == "_version" and not _is_store(node):
+        linter.report(node, 7, "error", "reads a tensor's ._version counter (only memoisation needs it)")
+    elif tables.L2_PERSIST_RE.fullmatch(node.attr):
+        linter.report(node, 13, "error", f"uses .{node.attr} (persisting-L2 access policy)", "l2")

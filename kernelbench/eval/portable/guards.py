@@ -1,0 +1,106 @@
+"""Runtime guards around a candidate call: pinned backend flags, poisoned allocations, launch errors."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import torch
+
+# Each flag: (getter, setter, pinned value or None to keep the value found at pin time).
+_FLAGS: dict[str, tuple[Callable[[], Any], Callable[[Any], None], Any]] = {
+    "torch.backends.cuda.matmul.allow_tf32": (
+        lambda: torch.backends.cuda.matmul.allow_tf32,
+        lambda v: setattr(torch.backends.cuda.matmul, "allow_tf32", v), False),
+    "torch.backends.cudnn.allow_tf32": (
+        lambda: torch.backends.cudnn.allow_tf32, lambda v: setattr(torch.backends.cudnn, "allow_tf32", v), False),
+    "torch.float32_matmul_precision": (
+        torch.get_float32_matmul_precision, torch.set_float32_matmul_precision, "highest"),
+    "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction": (
+        lambda: torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction,
+        lambda v: setattr(torch.backends.cuda.matmul, "allow_fp16_reduced_precision_reduction", v), None),
+    "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction": (
+        lambda: torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction,
+        lambda v: setattr(torch.backends.cuda.matmul, "allow_bf16_reduced_precision_reduction", v), None),
+    "torch.backends.cudnn.benchmark": (
+        lambda: torch.backends.cudnn.benchmark, lambda v: setattr(torch.backends.cudnn, "benchmark", v), False),
+    "torch.default_dtype": (torch.get_default_dtype, torch.set_default_dtype, torch.float32),
+    "torch.autocast(cuda)": (lambda: torch.is_autocast_enabled("cuda"),
+                             lambda v: torch.set_autocast_enabled("cuda", v), False),
+    "torch.autocast(cpu)": (lambda: torch.is_autocast_enabled("cpu"),
+                            lambda v: torch.set_autocast_enabled("cpu", v), False),
+}
+
+
+def pin_backend_flags() -> dict[str, Any]:
+    """Set the flags that change numerics to their strict values; returns the pinned state to verify later."""
+    state = {}
+    for name, (get, set_, pinned) in _FLAGS.items():
+        if pinned is not None:
+            set_(pinned)
+        state[name] = get()
+    return state
+
+
+def changed_flags(pinned: dict[str, Any]) -> list[str]:
+    """Flags that differ from the pinned state (a candidate switched TF32, autocast, ...); re-pins them."""
+    changed = []
+    for name, value in pinned.items():
+        get, set_, _ = _FLAGS[name]
+        now = get()
+        if now != value:
+            changed.append(f"{name} changed from {value!r} to {now!r}")
+            set_(value)
+    return changed
+
+
+def fill_uninitialized(enabled: bool) -> None:
+    """Make torch.empty & co. return NaN-filled (or max-int) memory instead of whatever was there before."""
+    torch.use_deterministic_algorithms(enabled, warn_only=True)
+    torch.utils.deterministic.fill_uninitialized_memory = enabled
+
+
+def poison_free_memory(device: torch.device, max_bytes: int = 2 << 30) -> None:
+    """Empty the caching allocator, then hand it back blocks filled with 0xFF (NaN in every float format).
+
+    A later allocation that is not written before it is read then sees NaN, not a stale result. On the CPU
+    the allocator does not cache, so this only seeds malloc's free lists (best effort).
+    """
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+        torch.cuda.empty_cache()
+        free, _ = torch.cuda.mem_get_info(device)
+        sizes = [min(max_bytes, free // 4)] + [1 << 20] * 16 + [4096] * 64
+    else:
+        sizes = [1 << 20] * 8 + [4096] * 64
+    blocks = [torch.empty(n, dtype=torch.uint8, device=device).fill_(0xFF) for n in sizes if n > 0]
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    del blocks  # back into the allocator's cache, still poisoned
+
+
+def synchronize(device: torch.device) -> None:
+    """Wait for all streams; raises on an asynchronous launch error (illegal address, bad launch, ...)."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def clone_inputs(inputs: list[Any]) -> list[Any]:
+    return [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+
+
+def inputs_changed(before: list[Any], after: list[Any]) -> list[str]:
+    """Inputs that differ bitwise from their pristine copy (NaN equal to NaN)."""
+    changed = []
+    for i, (a, b) in enumerate(zip(before, after)):
+        if isinstance(a, torch.Tensor):
+            if a.shape != b.shape or a.dtype != b.dtype or not _bitwise_equal(a, b):
+                changed.append(f"input {i} was modified by the candidate")
+        elif a != b:
+            changed.append(f"input {i} was modified by the candidate")
+    return changed
+
+
+def _bitwise_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if a.is_floating_point() or a.is_complex():
+        return bool(torch.equal(a.contiguous().view(torch.uint8), b.contiguous().view(torch.uint8)))
+    return bool(torch.equal(a, b))

@@ -1,0 +1,136 @@
+"""Running one worker stage in a fresh process: a time limit, a process group killed as a whole, output kept
+to a bounded head and tail (a flood cannot fill the disk or memory), and a result accepted only when signed."""
+
+from __future__ import annotations
+
+import hmac
+import json
+import os
+import resource
+import secrets
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kernelbench.eval.worker import RESULT, SIGNATURE, sign
+
+KEEP_BYTES = 32 * 1024
+SCRUBBED_ENV = ("KERNELBENCH_SECRET_SEED", "KERNELBENCH_SECRET_SEED_FILE")
+
+
+@dataclass
+class StageRun:
+    role: str
+    result: dict[str, Any] | None = None
+    error: str = ""
+    timed_out: bool = False
+    returncode: int | None = None
+    elapsed_s: float = 0.0
+    output: str = ""             # what the process printed (head and tail), for the log only
+    notes: list[str] = field(default_factory=list)
+
+
+class _BoundedReader(threading.Thread):
+    """Drains a pipe, keeping the first and last KEEP_BYTES and counting the rest."""
+
+    def __init__(self, stream):
+        super().__init__(daemon=True)
+        self.stream, self.head, self.tail, self.total = stream, b"", b"", 0
+
+    def run(self) -> None:
+        while chunk := self.stream.read(65536):
+            self.total += len(chunk)
+            if len(self.head) < KEEP_BYTES:
+                self.head += chunk[: KEEP_BYTES - len(self.head)]
+            self.tail = (self.tail + chunk)[-KEEP_BYTES:]
+
+    def text(self) -> str:
+        if self.total <= 2 * KEEP_BYTES:
+            body = self.head + self.tail[len(self.head) - self.total:] if self.total > KEEP_BYTES else self.head
+            return body.decode(errors="replace")
+        skipped = self.total - 2 * KEEP_BYTES
+        return (self.head.decode(errors="replace") + f"\n[... {skipped} bytes of output not kept ...]\n"
+                + self.tail.decode(errors="replace"))
+
+
+def worker_env(device: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in SCRUBBED_ENV}
+    env.update({"PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1", "CUBLAS_WORKSPACE_CONFIG": ":4096:8"})
+    repo = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = repo + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    if device == "cpu":
+        env["TRITON_INTERPRET"] = "1"  # Triton kernels run in the interpreter on the CPU
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    return env
+
+
+def _limits() -> None:
+    """In the child: no core dumps, bounded file sizes and process count (a fork bomb or a disk flood stops)."""
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (8 << 30, 8 << 30))
+    soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
+    cap = 4096 if hard == resource.RLIM_INFINITY else min(hard, 4096)
+    resource.setrlimit(resource.RLIMIT_NPROC, (cap, hard))
+
+
+def run_stage(role: str, job: dict[str, Any], *, device: str, timeout_s: float, cwd: Path) -> StageRun:
+    out_dir = Path(job["out_dir"])
+    out_dir.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_bytes(32)
+    payload = json.dumps({**job, "role": role, "key": key.hex()}).encode()
+    run = StageRun(role=role)
+    started = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-m", "kernelbench.eval.worker"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=cwd, env=worker_env(device),
+                            start_new_session=True, preexec_fn=_limits)
+    reader = _BoundedReader(proc.stdout)
+    reader.start()
+    try:
+        proc.stdin.write(payload)
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass
+    try:
+        run.returncode = proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        run.timed_out = True
+        run.error = f"{role} stage exceeded its limit of {timeout_s:g} s and was killed"
+    _kill_group(proc)
+    reader.join(timeout=5)
+    run.elapsed_s = time.monotonic() - started
+    run.output = reader.text()
+    if not run.timed_out:
+        _read_result(run, out_dir, key)
+    return run
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """Kill the stage's whole process group (children it forked included)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def _read_result(run: StageRun, out_dir: Path, key: bytes) -> None:
+    data_path, sig_path = out_dir / RESULT, out_dir / SIGNATURE
+    if not data_path.is_file() or not sig_path.is_file():
+        run.error = (f"{run.role} stage ended (exit status {run.returncode}) without a result: the process was "
+                     "killed or crashed")
+        return
+    data = data_path.read_bytes()
+    if not hmac.compare_digest(sign(key, data), sig_path.read_text().strip()):
+        run.error = f"{run.role} stage result failed its signature check (written by something else)"
+        return
+    run.result = json.loads(data)
+    if "fatal" in run.result:
+        run.error = f"{run.role} stage failed: {run.result['fatal']}"

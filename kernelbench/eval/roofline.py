@@ -1,0 +1,67 @@
+"""Roofline scoring: per-shape throughput, the fraction of the governing ceiling, and the speed-of-light gate."""
+
+from __future__ import annotations
+
+import math
+
+from kernelbench.hardware import GpuProfile, ceiling_for
+from kernelbench.problems.spec import ProblemSpec
+from kernelbench.results.run import Ceiling, ShapeResult
+
+# a measurement this much under the physical minimum time is impossible, not fast (timer resolution slack)
+SPEED_OF_LIGHT_SLACK = 0.98
+
+
+def ceiling_of(spec: ProblemSpec, profile: GpuProfile) -> Ceiling:
+    value, unit = ceiling_for(profile, spec.regime, spec.ceiling)
+    peak = profile.peak_tflops.get(_compute_key(spec, profile))
+    return Ceiling(regime=spec.regime, dtype=spec.ceiling, value=value, unit=unit, peak_tflops=peak,
+                   dram_gbps=profile.dram_gbps, source=f"{profile.name} datasheet ({profile.source})")
+
+
+def _compute_key(spec: ProblemSpec, profile: GpuProfile) -> str:
+    from kernelbench.hardware import normalize_dtype
+
+    key = normalize_dtype(spec.ceiling)
+    if key in profile.peak_tflops:
+        return key
+    return max(profile.peak_tflops, key=profile.peak_tflops.get)  # memory-bound: the most generous compute roof
+
+
+def score_shape(result: ShapeResult, spec: ProblemSpec, profile: GpuProfile | None) -> ShapeResult:
+    """Fill tflops, gbps and fraction from median_ms, flops and bytes."""
+    if result.median_ms is None or result.median_ms <= 0:
+        return result
+    seconds = result.median_ms * 1e-3
+    result.tflops = result.flops / seconds / 1e12 if result.flops else None
+    result.gbps = result.bytes / seconds / 1e9 if result.bytes else None
+    if profile is not None:
+        achieved = result.tflops if spec.regime == "compute" else result.gbps
+        value, _ = ceiling_for(profile, spec.regime, spec.ceiling)
+        result.fraction = achieved / value if achieved is not None else None
+    return result
+
+
+def minimum_time_ms(flops: float, nbytes: float, spec: ProblemSpec, profile: GpuProfile) -> float:
+    """The physical floor: the larger of compute time at the datasheet peak and DRAM time at full bandwidth."""
+    peak = profile.peak_tflops[_compute_key(spec, profile)]
+    return max(flops / (peak * 1e12), nbytes / (profile.dram_gbps * 1e9)) * 1e3
+
+
+def faster_than_light(result: ShapeResult, spec: ProblemSpec, profile: GpuProfile) -> str | None:
+    """A message when the shape ran faster than the hardware can possibly run it."""
+    if result.median_ms is None:
+        return None
+    floor = minimum_time_ms(result.flops or 0.0, result.bytes or 0.0, spec, profile)
+    if result.median_ms < floor * SPEED_OF_LIGHT_SLACK:
+        return (f"shape {result.index} {result.shape}: median {result.median_ms:.4g} ms is below the physical "
+                f"minimum {floor:.4g} ms ({(result.flops or 0):.3g} FLOP at {profile.name} peak, "
+                f"{(result.bytes or 0):.3g} B at {profile.dram_gbps:g} GB/s)")
+    return None
+
+
+def geometric_mean(values: list[float]) -> float | None:
+    values = [v for v in values if v is not None]
+    if not values or any(v <= 0 for v in values):
+        return None
+    return math.exp(sum(math.log(v) for v in values) / len(values))
