@@ -8,13 +8,21 @@ from kernelbench.errors import KernelBenchError
 from kernelbench.transcripts.builder import SessionBuilder
 from kernelbench.transcripts.formats import document_formats, line_formats
 from kernelbench.transcripts.model import Session
+from kernelbench.transcripts.pricing import estimate_cost
 from kernelbench.transcripts.reader import head_records, iter_lines, load_document, read_head
 
 
-def load(path: Path | str) -> Session:
+def load(path: Path | str, *, estimate: bool = True) -> Session:
     """Parse any supported transcript. Unreadable parts become counted issues and unknown events, never errors;
-    only a missing file (or a directory) raises `KernelBenchError`."""
-    path = Path(path)
+    only a missing file (or a directory) raises `KernelBenchError`. Without a cost in the log, the cost is
+    estimated from the dated price table and marked as an estimate."""
+    session = _parse(Path(path))
+    if estimate:
+        estimate_cost(session)
+    return session
+
+
+def _parse(path: Path) -> Session:
     if not path.is_file():
         raise KernelBenchError(f"no transcript file at {path}", path=path,
                                hint="pass the session log (.jsonl or .json) the agent CLI wrote")
