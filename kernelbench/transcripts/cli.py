@@ -1,0 +1,101 @@
+"""`kernelbench transcript show|convert`: read any agent CLI's log through the normalized model."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from kernelbench.transcripts.loader import load
+from kernelbench.transcripts.normalized import write_session
+from kernelbench.transcripts.redact import redact_session
+from kernelbench.transcripts.summary import summarize
+
+SHOW_EXAMPLE = """examples:
+  kernelbench transcript show runs/<run_id>/transcript.jsonl
+  kernelbench transcript show ~/.codex/sessions/2025/09/24/rollout-....jsonl --json | jq .tokens
+"""
+CONVERT_EXAMPLE = """examples:
+  kernelbench transcript convert ~/.claude/projects/-work/1e75cbed.jsonl -o transcript.jsonl
+  kernelbench transcript convert session.json -o shared.jsonl --redact --redact-base64
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("transcript", help="inspect or convert an agent transcript",
+                                   description="Read an agent CLI's log (Claude Code, Codex, opencode, Gemini, "
+                                               "Kimi, Cursor or normalized JSONL; detected by content).")
+    commands = parser.add_subparsers(dest="transcript_command", metavar="COMMAND")
+    show = commands.add_parser("show", help="summarize a transcript", epilog=SHOW_EXAMPLE,
+                               formatter_class=argparse.RawDescriptionHelpFormatter,
+                               description="Format and version, models, events by kind, tool calls by name, tokens, "
+                                           "duration, completeness and the records that were not understood.")
+    show.add_argument("file", type=Path, help="the transcript file")
+    show.add_argument("--json", action="store_true", help="print the summary as JSON")
+    show.set_defaults(func=run_show)
+    convert = commands.add_parser("convert", help="write the normalized JSONL form", epilog=CONVERT_EXAMPLE,
+                                  formatter_class=argparse.RawDescriptionHelpFormatter,
+                                  description="Parse any supported transcript and write it as normalized JSONL.")
+    convert.add_argument("file", type=Path, help="the transcript file")
+    convert.add_argument("-o", "--output", type=Path, required=True, help="where to write the .jsonl")
+    convert.add_argument("--redact", action="store_true",
+                         help="mask API keys, bearer tokens, secrets assigned in text and home-directory paths")
+    convert.add_argument("--redact-base64", action="store_true",
+                         help="with --redact, also replace base64 blobs of 200+ characters by their length")
+    convert.set_defaults(func=run_convert)
+    parser.set_defaults(func=lambda args: (parser.print_help(), 2)[1])
+
+
+def run_show(args: argparse.Namespace) -> int:
+    summary = summarize(load(args.file))
+    if args.json:
+        try:
+            sys.stdout.write(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+            sys.stdout.flush()
+        except BrokenPipeError:       # `| head` closed the pipe: not an error of ours
+            sys.stderr.close()
+    else:
+        print_summary(summary)
+    return 0
+
+
+def run_convert(args: argparse.Namespace) -> int:
+    session = load(args.file)
+    if args.redact or args.redact_base64:
+        redact_session(session, base64=args.redact_base64)
+    write_session(session, args.output)
+    print(f"wrote {args.output} ({sum(1 for _ in session.walk())} events, format {session.format})",
+          file=sys.stderr)
+    return 0
+
+
+def print_summary(summary: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    table = Table(show_header=False, box=None, pad_edge=False)
+    tokens = summary["tokens"]
+    cost = summary["cost_usd"]
+    rows = [
+        ("file", summary["path"]),
+        ("format", f"{summary['format']} {summary['version'] or ''}".strip()),
+        ("models", ", ".join(summary["models"]) or "-"),
+        ("complete", "yes" if summary["complete"] else "NO (incomplete session)"),
+        ("duration", f"{summary['duration_s']:.1f} s" if summary["duration_s"] is not None else "-"),
+        ("events", f"{summary['events_total']}  " + _pairs(summary["events_by_kind"])),
+        ("tool calls", f"{summary['tool_calls_total']}  " + _pairs(summary["tool_calls_by_name"])),
+        ("tokens", f"input {tokens['input']:,}  output {tokens['output']:,}  cache read {tokens['cache_read']:,}  "
+                   f"cache write {tokens['cache_write']:,}  (reasoning {tokens['reasoning']:,})"),
+        ("cost", "-" if cost is None else f"${cost:.4f}" + (" (estimate)" if summary["cost_is_estimate"] else "")),
+        ("unknown records", f"{summary['unknown_records_total']}  " + _pairs(summary["unknown_records"])),
+        ("parse issues", _pairs(summary["issues"]) or "none"),
+    ]
+    for key, value in rows:
+        table.add_row(f"[bold]{key}[/bold]", str(value), )
+    console.print(table, markup=True, highlight=False)
+
+
+def _pairs(counts: dict) -> str:
+    return ", ".join(f"{key} {value}" for key, value in counts.items())
