@@ -1,0 +1,173 @@
+"""Unit tests of the static lint: forbidden ops through aliases, getattr, importlib and string building; the
+tools of grader gaming; and no findings on honest code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from kernelbench.eval.integrity import lint_solution, lint_source
+
+GEMM = SimpleNamespace(forbidden=["torch.mm", "torch.matmul"], forbidden_kernels=["cutlass"])
+SOFTMAX = SimpleNamespace(forbidden=["torch.softmax", "torch.nn.functional.softmax"], forbidden_kernels=[])
+TOPK = SimpleNamespace(forbidden=["torch.topk"], forbidden_kernels=[])
+REPO = Path(__file__).resolve().parents[2]
+
+
+def errors(source: str, spec=GEMM) -> list[tuple[int, str]]:
+    return [(f.klass, f.message) for f in lint_source(source, spec) if f.severity == "error"]
+
+
+def classes(source: str, spec=GEMM, severity: str = "error") -> set[int]:
+    return {f.klass for f in lint_source(source, spec) if f.severity == severity}
+
+
+@pytest.mark.parametrize("source", [
+    "import torch\ny = torch.mm(a, b)",
+    "from torch import mm as m\ny = m(a, b)",
+    "import torch as t\nmm = t.mm\ny = mm(a, b)",
+    "import torch\ndef f(a, b, op=torch.matmul):\n    return op(a, b)",
+    "import torch\ny = getattr(torch, 'm' + 'm')(a, b)",
+    "import torch\ny = getattr(torch, ''.join(['mat', 'mul']))(a, b)",
+    "import torch\nname = 'mm'\ny = getattr(torch, name)(a, b)",
+    "import torch\ny = getattr(torch, 'mm'[::-1][::-1])(a, b)",
+    "import torch\ny = getattr(torch, f'{\"m\"}m')(a, b)",
+    "import importlib\ny = importlib.import_module('torch').mm(a, b)",
+    "y = __import__('torch').matmul(a, b)",
+    "import sys\ny = sys.modules['torch'].mm(a, b)",
+    "import torch\ny = vars(torch)['mm'](a, b)",
+    "import torch\ny = torch.__dict__['mm'](a, b)",
+    "y = a @ b",
+    "y = a.matmul(b)",
+    "import torch\ny = torch.einsum('ij,jk->ik', a, b)",
+    "import torch.nn.functional as F\ny = F.linear(a, b)",
+    "import torch\ny = torch.bmm(a[None], b[None])[0]",
+    "import numpy as np\ny = np.matmul(a, b)",
+    "import torch\ntry:\n    import triton\nexcept ImportError:\n    y = torch.mm(a, b)",
+    "import torch\n(a, b), op = (a, b), torch.mm\ny = op(a, b)",
+    "import torch\nif (op := torch.mm):\n    y = op(a, b)",
+])
+def test_forbidden_gemm_is_seen_through_tricks(source):
+    assert 1 in classes(source), lint_source(source, GEMM)
+
+
+@pytest.mark.parametrize("source, klass", [
+    ("import reference\nclass Model(reference.Model):\n    pass", 1),
+    ("from reference import Model as Ref", 1),
+    ("import importlib\nref = importlib.import_module('refer' + 'ence')", 1),
+    ("import importlib\nm = importlib.import_module(name)", 1),
+    ("eval('1')", 1),
+    ("exec(code)", 1),
+    ("import sys\nf = sys._getframe(1)", 8),
+    ("import inspect\nst = inspect.stack()", 8),
+    ("import gc\nobjs = gc.get_objects()", 8),
+    ("import traceback\ns = traceback.extract_stack()", 8),
+    ("import os\nif os.environ.get('KERNELBENCH_STAGE'): pass", 8),
+    ("def f(fr):\n    return fr.f_back.f_locals", 8),
+    ("import torch\ntorch.cuda.synchronize = lambda *a: None", 11),
+    ("from torch.cuda import Event\nEvent.elapsed_time = lambda s, e: 1e-3", 11),
+    ("import torch\nsetattr(torch.cuda, 'synchronize', lambda: None)", 11),
+    ("import torch\ntorch.allclose = lambda *a, **k: True", 11),
+    ("import torch\nlib = torch.library.Library('aten', 'IMPL')", 11),
+    ("import torch\ntorch.backends.cuda.matmul.allow_tf32 = True", 14),
+    ("import torch\ntorch.set_float32_matmul_precision('high')", 14),
+    ("import torch\nwith torch.autocast('cuda', dtype=torch.bfloat16):\n    pass", 14),
+    ("import os\nos.environ['NVIDIA_TF32_OVERRIDE'] = '1'", 14),
+    ("import os\nos.environ['TRITON_CACHE_DIR'] = '/tmp/x'", 11),
+    ("import sys\nsys.exit(0)", 12),
+    ("raise SystemExit(0)", 12),
+    ("import os\nos._exit(0)", 12),
+    ("open('check.py', 'w').write('print(1)')", 12),
+    ("from pathlib import Path\nPath('problem.yaml').write_text('x')", 12),
+    ("import os\nos.remove('benchmark.py')", 12),
+    ("import shutil\nshutil.rmtree('..')", 12),
+    ("import subprocess\nsubprocess.run(['sh', '-c', 'x'])", 12),
+    ("import os\npid = os.fork()", 12),
+    ("import threading\nthreading.Thread(target=f).start()", 9),
+    ("import torch\nclass Lazy(torch.Tensor):\n    pass", 10),
+    ("class W:\n    def __torch_function__(self, *a):\n        pass", 10),
+    ("def f(x):\n    return x._version", 7),
+    ("import torch\nx = torch.load('answers.pt')", 6),
+    ("import torch\ns = torch.initial_seed()", 6),
+    ("S = 'cudaStreamAttributeAccessPolicyWindow'", 13),
+    ("import torch\ntorch.cuda.memory.change_current_allocator(a)", 2),
+])
+def test_gaming_tools_are_errors(source, klass):
+    assert klass in classes(source), lint_source(source, GEMM)
+
+
+def test_inline_cuda_library_calls_and_l2_windows():
+    source = '''
+from torch.utils.cpp_extension import load_inline
+CPP = """
+#include <cublas_v2.h>
+// cublasGemmEx in a comment is fine
+torch::Tensor f(torch::Tensor a, torch::Tensor b) { return at::matmul(a, b); }
+void g(cudaStream_t s) { cudaStreamAttrValue v; v.accessPolicyWindow.hitRatio = 1.0; }
+"""
+mod = load_inline("m", cpp_sources=CPP, extra_ldflags=["-lcublas"])
+'''
+    found = {(f.klass, f.check) for f in lint_source(source, GEMM) if f.severity == "error"}
+    assert (1, "sidecar_lint") in found and (13, "sidecar_lint") in found
+    lines = {f.line for f in lint_source(source, GEMM) if f.check == "sidecar_lint" and f.klass == 1}
+    assert 5 not in lines  # the comment line
+
+
+def test_sidecar_files_and_local_helper_modules(tmp_path):
+    (tmp_path / "solution.py").write_text("import helper\nclass Model:\n    pass\n")
+    (tmp_path / "helper.py").write_text("import torch\ndef go(a, b):\n    return torch.mm(a, b)\n")
+    (tmp_path / "kernel.cu").write_text("#include <cublasLt.h>\n")
+    found = lint_solution(tmp_path / "solution.py", GEMM)
+    assert {f.file for f in found if f.severity == "error"} == {"helper.py", "kernel.cu"}
+
+
+@pytest.mark.parametrize("source", [
+    "import torch\ncfgs = [3, 1]\ncfgs.sort()",
+    "import torch\nclass M(torch.nn.Module):\n    def matmul(self, a, b):\n        return a\n"
+    "    def forward(self, a, b):\n        return self.matmul(a, b)",
+    "import torch\ntorch.backends.cuda.matmul.allow_tf32 = False",
+    "import torch\ntorch.set_float32_matmul_precision('highest')",
+    "import re\np = re.compile('x')",
+    "import torch\nfn = torch.compile(f)",
+    "import os\nos.environ['TORCH_CUDA_ARCH_LIST'] = '9.0a'",
+    "import triton.language as tl\ndef k(p):\n    x = tl.load(p, eviction_policy='evict_last')\n    return tl.dot(x, x)",
+    "import torch\nlinear = torch.nn.Linear(4, 4)\nw = linear.weight",
+    "import torch\ny = torch.exp(x - x.amax(dim=-1, keepdim=True))\nz = y / y.sum(-1, keepdim=True)",
+])
+def test_honest_code_has_no_errors(source):
+    assert not errors(source), lint_source(source, GEMM)
+
+
+def test_topk_family_and_ambiguous_sort():
+    assert 1 in classes("import torch\nv, i = x.sort(dim=-1, descending=True)", TOPK)
+    assert 1 in classes("import torch\nv = torch.argsort(x)", TOPK)
+    assert 1 not in classes("items = [2, 1]\nitems.sort()", TOPK)
+
+
+def test_softmax_family_method_and_functional():
+    assert 1 in classes("y = x.softmax(-1)", SOFTMAX)
+    assert 1 in classes("import torch\ny = torch.special.softmax(x, -1)", SOFTMAX)
+    assert 1 in classes("from torch.nn import functional\ny = functional.log_softmax(x, -1)", SOFTMAX)
+
+
+def test_findings_carry_file_line_and_class_name():
+    [f] = [f for f in lint_source("import torch\n\ny = torch.mm(a, b)\n", GEMM) if f.severity == "error"]
+    assert (f.check, f.klass, f.class_name, f.line) == ("ast_lint", 1, "library bypass", 3)
+    assert f.evidence == "solution.py:3: y = torch.mm(a, b)"
+
+
+def test_deck_honest_solutions_are_clean():
+    from kernelbench.problems.spec import load_problem_spec
+
+    checked = 0
+    for kind in ("eager", "triton"):
+        for path in sorted((REPO / "solutions" / kind).glob("*.py")):
+            problem = REPO / "problems" / path.stem
+            if (problem / "problem.yaml").is_file():
+                found = [f for f in lint_solution(path, load_problem_spec(problem)) if f.severity == "error"]
+                assert not found, f"{path}: {found}"
+                checked += 1
+    if not checked:
+        pytest.skip("no honest solutions in the deck yet")
