@@ -1,0 +1,245 @@
+"""What every agent adapter provides, and the pieces they share.
+
+An adapter knows one CLI: how to find it and say how to install it, its command line (model, effort, prompt),
+its environment and config (copied into a per-run home, never the real one), where its transcript lands, how
+completion is detected, and which of its structured events or stderr lines report a provider error.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Iterator
+
+import orjson
+
+from kernelbench.errors import KernelBenchError
+from kernelbench.harness.agentspec import AgentSpec
+from kernelbench.harness.process import ProcessResult
+from kernelbench.results.run import ProviderError, Tokens
+
+PROXY_VARS = ("HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy",
+              "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS")
+STDERR_NAME = "stderr.log"
+
+
+@dataclass
+class AgentContext:
+    """Everything an adapter needs to launch and read back one session."""
+
+    spec: AgentSpec
+    prompt: str
+    workspace: Path
+    home: Path                    # the agent's own home: copies of its config, its session files
+    run_dir: Path                 # where stdout, stderr and the transcript are written (the staging run dir)
+    problem_dir: Path
+    problem_id: str
+    budget_s: float
+    options: dict[str, Any] = field(default_factory=dict)   # per-agent settings from the sweep file
+    env: dict[str, str] = field(default_factory=dict)       # from the harness: CUDA_VISIBLE_DEVICES, ...
+
+    @property
+    def stdout_path(self) -> Path:
+        return self.run_dir / "stdout.jsonl"
+
+    @property
+    def stderr_path(self) -> Path:
+        return self.run_dir / STDERR_NAME
+
+
+@dataclass
+class AgentReport:
+    """What the adapter read back after the process ended."""
+
+    transcript: str | None = None          # file name in the run dir
+    transcript_format: str | None = None
+    session_id: str | None = None
+    complete: bool = False
+    provider_error: ProviderError | None = None
+    tokens: Tokens = field(default_factory=Tokens)
+    cost_usd: float | None = None
+    cost_is_estimate: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+class AgentAdapter(ABC):
+    name: ClassVar[str]
+    executable: ClassVar[str]
+    install_hint: ClassVar[str]
+    efforts: ClassVar[tuple[str, ...] | None] = None   # None: any value is passed on; (): no effort setting
+    config_files: ClassVar[tuple[str, ...]] = ()      # relative to the real home: copied into the agent's home
+    env_keys: ClassVar[tuple[str, ...]] = ()          # credentials and settings passed through when set
+    scripted: ClassVar[bool] = False
+
+    # ------------------------------------------------------------------ before the run
+
+    def find_executable(self) -> Path:
+        path = shutil.which(self.executable)
+        if not path:
+            raise KernelBenchError(f"the {self.name} agent needs `{self.executable}`, which is not on PATH",
+                                   hint=f"install it: {self.install_hint}")
+        return Path(path)
+
+    def validate(self, spec: AgentSpec, options: dict[str, Any]) -> None:
+        if spec.effort is None or self.efforts is None:
+            return
+        if not self.efforts:
+            raise KernelBenchError(f"{self.name} has no reasoning-effort setting, but '@{spec.effort}' was given",
+                                   hint=f"drop '@{spec.effort}' (choose a model variant instead)")
+        if spec.effort not in self.efforts:
+            raise KernelBenchError(f"{self.name} does not know effort '{spec.effort}'",
+                                   hint=f"use one of: {', '.join(self.efforts)}")
+
+    def prepare_home(self, ctx: AgentContext) -> None:
+        """Copy this CLI's own config and credentials (nothing else of the real home) into the agent's home."""
+        real_home = Path(os.environ.get("HOME") or Path.home())
+        for rel in self.config_files:
+            source = real_home / rel
+            if source.is_file():
+                target = ctx.home / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(source, target)
+                target.chmod(0o600)
+
+    @abstractmethod
+    def command(self, ctx: AgentContext) -> list[str]:
+        """The argv that starts one non-interactive session on `ctx.prompt`."""
+
+    def stdin(self, ctx: AgentContext) -> str | None:
+        return None
+
+    def environment(self, ctx: AgentContext) -> dict[str, str]:
+        """Exactly the variables the agent sees: no inherited secrets besides its own credentials."""
+        exe_dirs = [str(p.parent) for p in self.runtime_executables()]
+        path = _unique(exe_dirs + [str(Path(sys.executable).parent), "/usr/local/cuda/bin", "/usr/local/bin",
+                                   "/usr/bin", "/bin"])
+        env = {"HOME": str(ctx.home), "PATH": os.pathsep.join(path), "TMPDIR": "/tmp", "LANG": "C.UTF-8",
+               "LC_ALL": "C.UTF-8", "TERM": "dumb", "USER": os.environ.get("USER", "agent"), "NO_COLOR": "1",
+               "XDG_CONFIG_HOME": str(ctx.home / ".config"), "XDG_DATA_HOME": str(ctx.home / ".local/share"),
+               "XDG_CACHE_HOME": str(ctx.home / ".cache"), "XDG_STATE_HOME": str(ctx.home / ".local/state")}
+        for key in (*PROXY_VARS, *self.env_keys, "CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES"):
+            if os.environ.get(key):
+                env[key] = os.environ[key]
+        env.update(ctx.env)
+        env.update(self.extra_env(ctx))
+        return env
+
+    def extra_env(self, ctx: AgentContext) -> dict[str, str]:
+        return {}
+
+    def runtime_executables(self) -> list[Path]:
+        """Executables the CLI needs on PATH (itself and, for npm packages, node)."""
+        found = [self.find_executable()]
+        node = shutil.which("node")
+        if node:
+            found.append(Path(node))
+        return found
+
+    def runtime_paths(self) -> list[Path]:
+        """Folders to mount read-only so the CLI can run inside the sandbox (its install, its runtime)."""
+        paths = []
+        for exe in self.runtime_executables():
+            paths.append(exe.parent)
+            paths.append(_install_root(Path(os.path.realpath(exe))))
+        return paths
+
+    # ------------------------------------------------------------------ after the run
+
+    @abstractmethod
+    def collect(self, ctx: AgentContext, proc: ProcessResult) -> AgentReport:
+        """Place the transcript in the run dir and read completion, provider errors and usage."""
+
+    # ------------------------------------------------------------------ shared helpers
+
+    def usage_from(self, report: AgentReport, ctx: AgentContext) -> None:
+        """Fill tokens, cost and format from the transcript, through the transcripts stage's parsers."""
+        if not report.transcript:
+            return
+        from kernelbench.transcripts import load
+
+        try:
+            session = load(ctx.run_dir / report.transcript)
+        except Exception as exc:  # a parser bug must not lose the run; it is noted instead
+            report.notes.append(f"transcript could not be read for usage: {type(exc).__name__}: {exc}")
+            return
+        report.transcript_format = session.format
+        report.tokens = Tokens(**session.tokens.model_dump())
+        if session.cost_usd is not None:
+            report.cost_usd, report.cost_is_estimate = session.cost_usd, session.cost_is_estimate
+        report.session_id = report.session_id or session.session_id
+
+
+def _install_root(real: Path) -> Path:
+    """An npm package needs its whole node_modules tree; a single binary needs its folder."""
+    parts = real.parts
+    if "node_modules" in parts:
+        return Path(*parts[: parts.index("node_modules") + 1])
+    if real.parent.name == "bin":
+        return real.parent.parent if real.parent.parent != Path("/usr") else real.parent
+    return real.parent
+
+
+def _unique(items: list[str]) -> list[str]:
+    seen: dict[str, None] = {}
+    for item in items:
+        seen.setdefault(item, None)
+    return list(seen)
+
+
+# ---------------------------------------------------------------------------------------------- streams
+
+def read_events(path: Path) -> Iterator[dict[str, Any]]:
+    """The JSON objects of a JSONL stream; banner lines and half-written last lines are skipped."""
+    if not path.is_file():
+        return
+    with open(path, "rb") as handle:
+        for line in handle:
+            line = line.strip()
+            if not line.startswith(b"{"):
+                continue
+            try:
+                record = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(record, dict):
+                yield record
+
+
+RETRYABLE = re.compile(r"\b(429|500|502|503|504|529)\b|rate.?limit|overloaded|too many requests|timed? ?out|"
+                       r"ECONNRESET|ETIMEDOUT|ECONNREFUSED|socket hang up|service unavailable|"
+                       r"internal server error|temporarily unavailable|RESOURCE_EXHAUSTED|UNAVAILABLE|"
+                       r"connection (reset|error|refused)|network error", re.I)
+FATAL = re.compile(r"\b(401|403)\b|invalid.{0,20}api.?key|authenticat|unauthori[sz]ed|insufficient_quota|"
+                   r"billing|credit balance|not_found_error|model.{0,40}not (found|exist|available|supported)|"
+                   r"no (allowed|available) providers?|permission denied|PERMISSION_DENIED|forbidden", re.I)
+ERROR_WORD = re.compile(r"error|fail|exception|denied|refused|unavailable|exceeded|overloaded|limit", re.I)
+
+
+def classify_error_text(message: str, source: str, retryable: bool | None = None) -> ProviderError:
+    """A provider error from a structured event or a stderr line; `retryable` from the event when it says."""
+    if retryable is None:
+        retryable = bool(RETRYABLE.search(message)) and not FATAL.search(message)
+    return ProviderError(message=message[:2000], retryable=retryable, source=source)
+
+
+def stderr_provider_error(path: Path, tail_bytes: int = 256 << 10) -> ProviderError | None:
+    """The last stderr line that reports an API/provider failure (the agent's own tools do not write here)."""
+    if not path.is_file():
+        return None
+    with open(path, "rb") as handle:
+        size = handle.seek(0, os.SEEK_END)
+        handle.seek(max(0, size - tail_bytes))
+        lines = handle.read().decode("utf-8", "replace").splitlines()
+    for number, line in reversed(list(enumerate(lines))):
+        if ERROR_WORD.search(line) and (RETRYABLE.search(line) or FATAL.search(line)):
+            return classify_error_text(line.strip(), f"{STDERR_NAME} (line {number + 1} of the tail)")
+    return None
+
+
+def first_error(*candidates: ProviderError | None) -> ProviderError | None:
+    return next((c for c in candidates if c is not None), None)

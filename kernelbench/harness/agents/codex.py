@@ -1,0 +1,86 @@
+"""Codex CLI: `codex exec --json PROMPT`, then its session rollout located by the thread id it printed.
+
+The rollout (`~/.codex/sessions/YYYY/MM/DD/rollout-<stamp>-<id>.jsonl`, here under the agent's own home) is the
+transcript: it has timestamps, the model and token counts that the exec stream lacks. It is found by the id in
+`thread.started`, never by modification time, so parallel runs cannot pick up each other's sessions. The exec
+stream is kept beside it as `events.jsonl`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kernelbench.harness.agents.base import (AgentAdapter, AgentContext, AgentReport, classify_error_text,
+                                             first_error, read_events, stderr_provider_error)
+from kernelbench.harness.process import ProcessResult
+
+EVENTS = "events.jsonl"
+TRANSCRIPT = "transcript.jsonl"
+
+
+class CodexAdapter(AgentAdapter):
+    name = "codex"
+    executable = "codex"
+    install_hint = "npm install -g @openai/codex"
+    efforts = ("minimal", "low", "medium", "high", "xhigh")
+    config_files = (".codex/auth.json",)
+    env_keys = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_API_KEY")
+
+    def command(self, ctx: AgentContext) -> list[str]:
+        argv = [str(self.find_executable()), "exec", "--json", "--model", ctx.spec.model,
+                "--skip-git-repo-check", "--cd", str(ctx.workspace),
+                # the harness's bubblewrap sandbox confines it; codex's own would block the GPU
+                "--dangerously-bypass-approvals-and-sandbox"]
+        if ctx.spec.effort:
+            argv += ["-c", f"model_reasoning_effort={ctx.spec.effort}"]
+        return argv + [ctx.prompt]
+
+    def extra_env(self, ctx: AgentContext) -> dict[str, str]:
+        return {"CODEX_HOME": str(ctx.home / ".codex")}
+
+    def collect(self, ctx: AgentContext, proc: ProcessResult) -> AgentReport:
+        report = AgentReport()
+        events_path = ctx.run_dir / EVENTS
+        if ctx.stdout_path.is_file():
+            ctx.stdout_path.rename(events_path)
+        completed, failed, error = False, False, None
+        for event in read_events(events_path):
+            kind = event.get("type")
+            if kind == "thread.started":
+                report.session_id = event.get("thread_id")
+            elif kind == "turn.completed":
+                completed = True
+            elif kind == "turn.failed":
+                failed = True
+                error = classify_error_text(_message(event.get("error")), "turn.failed")
+            elif kind == "error":
+                error = classify_error_text(_message(event), "error event")
+        report.complete = completed and not failed
+        report.provider_error = first_error(error, stderr_provider_error(ctx.stderr_path))
+        rollout = find_rollout(ctx.home / ".codex" / "sessions", report.session_id)
+        if rollout is not None:
+            (ctx.run_dir / TRANSCRIPT).write_bytes(rollout.read_bytes())
+            report.transcript = TRANSCRIPT
+        elif events_path.is_file():
+            report.transcript = EVENTS
+            report.notes.append(f"no rollout for session {report.session_id} under ~/.codex/sessions: "
+                                "the exec stream is the transcript")
+        self.usage_from(report, ctx)
+        return report
+
+
+def find_rollout(sessions: Path, session_id: str | None) -> Path | None:
+    """The rollout file whose name ends with the session id (exactly one is expected)."""
+    if not session_id or not sessions.is_dir():
+        return None
+    matches = sorted(sessions.rglob(f"rollout-*{session_id}.jsonl"))
+    return matches[0] if len(matches) == 1 else None
+
+
+def _message(payload: object) -> str:
+    if isinstance(payload, dict):
+        return str(payload.get("message") or payload.get("error") or payload)
+    return str(payload)
+
+
+ADAPTER = CodexAdapter()

@@ -1,0 +1,51 @@
+"""Cursor agent: `cursor-agent -p --output-format stream-json --model MODEL --force PROMPT`.
+
+The stream is the transcript (`system/init`, `user`, `thinking`, `assistant`, `tool_call`, `result`); a final
+`result` that is not an error marks completion and carries the usage.
+"""
+
+from __future__ import annotations
+
+from kernelbench.harness.agents.base import (AgentAdapter, AgentContext, AgentReport, classify_error_text,
+                                             first_error, read_events, stderr_provider_error)
+from kernelbench.harness.process import ProcessResult
+
+TRANSCRIPT = "transcript.jsonl"
+
+
+class CursorAdapter(AgentAdapter):
+    name = "cursor"
+    executable = "cursor-agent"
+    install_hint = "curl https://cursor.com/install -fsS | bash"
+    efforts = ()   # effort is part of Cursor's model names (e.g. gpt-5-high)
+    config_files = (".cursor/cli-config.json", ".config/cursor/auth.json")
+    env_keys = ("CURSOR_API_KEY",)
+
+    def command(self, ctx: AgentContext) -> list[str]:
+        return [str(self.find_executable()), "-p", "--output-format", "stream-json", "--model", ctx.spec.model,
+                "--force", ctx.prompt]
+
+    def collect(self, ctx: AgentContext, proc: ProcessResult) -> AgentReport:
+        report = AgentReport()
+        if ctx.stdout_path.is_file():
+            ctx.stdout_path.rename(ctx.run_dir / TRANSCRIPT)
+            report.transcript = TRANSCRIPT
+        result, error = None, None
+        for event in read_events(ctx.run_dir / TRANSCRIPT):
+            kind = event.get("type")
+            if kind == "system" and event.get("subtype") == "init":
+                report.session_id = event.get("session_id")
+            elif kind == "result":
+                result = event
+                if event.get("is_error"):
+                    error = classify_error_text(str(event.get("result") or event.get("subtype")), "result.is_error")
+            elif kind == "error":
+                error = classify_error_text(str(event.get("message") or event.get("error") or event),
+                                            "error event")
+        report.complete = result is not None and not result.get("is_error")
+        report.provider_error = first_error(error, stderr_provider_error(ctx.stderr_path))
+        self.usage_from(report, ctx)
+        return report
+
+
+ADAPTER = CursorAdapter()

@@ -1,0 +1,85 @@
+"""Kimi Code CLI: `kimi --print -p PROMPT --output-format stream-json -m MODEL`.
+
+Print mode streams `{role, content, tool_calls}` messages and ends with a `meta` record holding the session id
+(`session.resume_hint`). The session's wire log under the agent's home (`~/.kimi*/sessions/.../session_<id>/
+agents/main/wire.jsonl`, located by that id) is the transcript, with per-step usage; the stream is kept as
+`events.jsonl`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kernelbench.harness.agents.base import (AgentAdapter, AgentContext, AgentReport, classify_error_text,
+                                             first_error, read_events, stderr_provider_error)
+from kernelbench.harness.process import ProcessResult
+
+EVENTS = "events.jsonl"
+TRANSCRIPT = "transcript.jsonl"
+
+
+class KimiAdapter(AgentAdapter):
+    name = "kimi"
+    executable = "kimi"
+    install_hint = "uv tool install kimi-cli (or pip install kimi-cli)"
+    efforts = ("off", "on")   # Kimi's thinking switch
+    config_files = (".kimi/config.toml", ".kimi/credentials.json", ".kimi-code/config.toml",
+                    ".kimi-code/credentials.json")
+    env_keys = ("MOONSHOT_API_KEY", "KIMI_API_KEY", "KIMI_BASE_URL", "KIMI_MODEL_NAME")
+
+    def command(self, ctx: AgentContext) -> list[str]:
+        argv = [str(self.find_executable()), "--print", "-p", ctx.prompt, "--output-format", "stream-json",
+                "-m", ctx.spec.model, "--work-dir", str(ctx.workspace)]
+        if ctx.spec.effort == "on":
+            argv.append("--thinking")
+        elif ctx.spec.effort == "off":
+            argv.append("--no-thinking")
+        return argv
+
+    def collect(self, ctx: AgentContext, proc: ProcessResult) -> AgentReport:
+        report = AgentReport()
+        events_path = ctx.run_dir / EVENTS
+        if ctx.stdout_path.is_file():
+            ctx.stdout_path.rename(events_path)
+        last, error = None, None
+        for event in read_events(events_path):
+            if event.get("role") == "meta":
+                report.session_id = event.get("session_id") or report.session_id
+            elif event.get("type") == "error" or event.get("role") == "error":
+                error = classify_error_text(str(event.get("message") or event.get("content") or event),
+                                            "error event")
+            elif event.get("role") in ("assistant", "tool"):
+                last = event
+        # a finished print-mode session ends on an assistant message that calls no more tools
+        report.complete = (proc.exit_code == 0 and error is None and last is not None
+                           and last.get("role") == "assistant" and not last.get("tool_calls"))
+        report.provider_error = first_error(error, stderr_provider_error(ctx.stderr_path))
+        wire = find_wire(ctx.home, report.session_id)
+        if wire is not None:
+            (ctx.run_dir / TRANSCRIPT).write_bytes(wire.read_bytes())
+            report.transcript = TRANSCRIPT
+        elif events_path.is_file():
+            report.transcript = EVENTS
+            report.notes.append(f"no wire log for session {report.session_id}: the stream is the transcript")
+        self.usage_from(report, ctx)
+        return report
+
+
+def find_wire(home: Path, session_id: str | None) -> Path | None:
+    """The main agent's wire.jsonl inside the session folder named after `session_id`."""
+    if not session_id:
+        return None
+    bare = session_id.removeprefix("session_")
+    for root in (home / ".kimi-code" / "sessions", home / ".kimi" / "sessions"):
+        if not root.is_dir():
+            continue
+        for folder in sorted(root.rglob(f"*{bare}*")):
+            if not folder.is_dir():
+                continue
+            for candidate in (folder / "agents" / "main" / "wire.jsonl", folder / "wire.jsonl"):
+                if candidate.is_file():
+                    return candidate
+    return None
+
+
+ADAPTER = KimiAdapter()

@@ -1,0 +1,110 @@
+"""`scripted:<plan>`: an offline agent that follows a fixed plan, for baselines and for testing the pipeline.
+
+It goes through the same workspace, sandbox, budget and grading path as the real CLIs: its program runs inside
+the sandbox and streams events on stdout, which the adapter writes as this project's normalized transcript
+(`NormalizedWriter`). A stream without its final `done` record is an incomplete session.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import shutil
+import sys
+from pathlib import Path
+
+from kernelbench.harness.agents.base import AgentAdapter, AgentContext, AgentReport, read_events
+from kernelbench.harness.plans import find_plan, load_plan, resolve_plan
+from kernelbench.harness.process import ProcessResult
+from kernelbench.transcripts.normalized import NormalizedWriter
+
+PROGRAM = Path(__file__).resolve().parents[1] / "scripted_program.py"
+AGENT_DIR = ".scripted-agent"
+TRANSCRIPT = "transcript.jsonl"
+
+
+class ScriptedAdapter(AgentAdapter):
+    name = "scripted"
+    executable = "python"
+    install_hint = "nothing to install: it runs with the current Python"
+    efforts = ()
+    scripted = True
+
+    def find_executable(self) -> Path:
+        return Path(sys.executable)
+
+    def runtime_executables(self) -> list[Path]:
+        return [Path(sys.executable)]
+
+    def validate(self, spec, options) -> None:
+        super().validate(spec, options)
+        load_plan(find_plan(spec.model, options.get("plan_search")))
+
+    def prepare_home(self, ctx: AgentContext) -> None:
+        plan_path = find_plan(ctx.spec.model, ctx.options.get("plan_search"))
+        root = Path(ctx.options.get("project_root") or ctx.problem_dir.resolve().parent.parent)
+        resolved = resolve_plan(load_plan(plan_path), plan_path, ctx.problem_id, root)
+        folder = ctx.home / AGENT_DIR
+        folder.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(PROGRAM, folder / "agent.py")
+        (folder / "plan.json").write_text(json.dumps(resolved), encoding="utf-8")
+
+    def command(self, ctx: AgentContext) -> list[str]:
+        folder = ctx.home / AGENT_DIR
+        # -I: isolated mode, so nothing from the environment or the current folder is imported by accident
+        return [str(self.find_executable()), "-I", str(folder / "agent.py"), str(folder / "plan.json")]
+
+    def stdin(self, ctx: AgentContext) -> str | None:
+        return ctx.prompt
+
+    def collect(self, ctx: AgentContext, proc: ProcessResult) -> AgentReport:
+        report = AgentReport(transcript=TRANSCRIPT, transcript_format="normalized")
+        events = list(read_events(ctx.stdout_path))
+        done = any(e.get("type") == "done" for e in events)
+        writer = NormalizedWriter(ctx.run_dir / TRANSCRIPT, harness=self.name, model=ctx.spec.model,
+                                  session_id=ctx.run_dir.name, cwd=str(ctx.workspace))
+        writer.open()
+        call_ids: dict[str, str] = {}  # the program's ids → the writer's
+        try:
+            for event in events:
+                _write_event(writer, event, call_ids)
+        finally:
+            writer.close(complete=done, error=None if done else _why_incomplete(proc))
+        ctx.stdout_path.replace(ctx.run_dir / "events.jsonl")
+        report.complete = done and proc.exit_code == 0
+        self.usage_from(report, ctx)
+        return report
+
+
+def _write_event(writer: NormalizedWriter, event: dict, call_ids: dict[str, str]) -> None:
+    kind = event.get("type")
+    if kind == "user":
+        writer.user(event.get("text", ""))
+    elif kind == "assistant":
+        writer.assistant(event.get("text", ""))
+    elif kind == "thinking":
+        writer.thinking(event.get("text", ""))
+    elif kind == "tool_call":
+        call_ids[str(event.get("id"))] = writer.tool_call(event.get("name", "?"), event.get("input") or {})
+    elif kind == "tool_result":
+        call_id = call_ids.get(str(event.get("id")), str(event.get("id")))
+        writer.tool_result(call_id, event.get("output", ""), is_error=bool(event.get("is_error")),
+                           exit_code=event.get("exit_code"))
+    elif kind == "file_edit":
+        path = event.get("path", "?")
+        diff = difflib.unified_diff(event.get("before", "").splitlines(keepends=True),
+                                    event.get("after", "").splitlines(keepends=True), f"a/{path}", f"b/{path}")
+        writer.file_edit(path, "".join(diff))
+    elif kind == "start":
+        writer.system(f"scripted agent, plan '{event.get('plan')}', in {event.get('cwd')}")
+
+
+def _why_incomplete(proc: ProcessResult) -> str:
+    if proc.timed_out:
+        return "stopped at the end of its time budget"
+    if proc.flooded:
+        return "stopped: its output passed the size limit"
+    return f"the plan did not finish (exit code {proc.exit_code})"
+
+
+ADAPTER = ScriptedAdapter()

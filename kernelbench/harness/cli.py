@@ -1,0 +1,90 @@
+"""`kernelbench run` and `kernelbench sweep`: agents on problems, once or as a grid."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+
+from kernelbench.harness.agentspec import AgentSpec
+from kernelbench.harness.runner import DEFAULT_BUDGET_S
+
+RUN_EXAMPLES = """examples:
+  kernelbench run --agent claude:claude-opus-4-7@max --problem problems/04_kahan_softmax
+  kernelbench run --agent codex:gpt-5.5@high --problem problems/01_fp8_gemm --trials 3 --budget 1800
+  kernelbench run --agent scripted:eager --problem problems/04_kahan_softmax --device cpu --shapes smoke
+  kernelbench run --agent opencode:openrouter/moonshotai/kimi-k2 --provider-order moonshotai --problem ...
+"""
+SWEEP_EXAMPLES = """examples:
+  kernelbench sweep sweeps/demo-h100.yaml                  # one run per GPU of this machine
+  kernelbench sweep sweeps/demo-h100.yaml --resume         # carry on after Ctrl-C or a crash
+  kernelbench sweep sweeps/demo-h100.yaml --backend ray --address auto
+"""
+
+
+def register(subparsers) -> None:
+    run = subparsers.add_parser("run", help="run one agent on one problem (sandboxed, budgeted, graded)",
+                                description=__doc__, epilog=RUN_EXAMPLES,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    run.add_argument("--agent", required=True, help="HARNESS:MODEL[@EFFORT], e.g. claude:claude-opus-4-7@max")
+    run.add_argument("--problem", required=True, type=Path, help="problem folder, e.g. problems/01_fp8_gemm")
+    run.add_argument("--budget", type=float, default=DEFAULT_BUDGET_S, help="wall-clock seconds (default 2700)")
+    run.add_argument("--trials", type=int, default=1, help="independent runs, one after another")
+    run.add_argument("--runs", type=Path, default=Path("runs"), help="runs folder (default runs/)")
+    run.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    run.add_argument("--shapes", choices=("full", "smoke"), default="full")
+    run.add_argument("--gpu", help="GPU profile key to record (default: detected)")
+    run.add_argument("--no-sandbox", action="store_true", help="run without bubblewrap (recorded in result.json)")
+    run.add_argument("--unshare-net", action="store_true", help="no network inside the sandbox")
+    run.add_argument("--provider-order", help="comma-separated providers a routed model is pinned to")
+    run.set_defaults(func=run_command)
+
+    sweep = subparsers.add_parser("sweep", help="run agents × problems × trials from a sweep file",
+                                  description="Run a sweep file; finished runs stay when interrupted.",
+                                  epilog=SWEEP_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sweep.add_argument("sweep_file", type=Path, metavar="SWEEP.yaml")
+    sweep.add_argument("--backend", choices=("local", "ray"), default="local")
+    sweep.add_argument("--address", help="Ray cluster address (default: RAY_ADDRESS or auto)")
+    sweep.add_argument("--resume", action="store_true", help="skip runs that already exist")
+    sweep.add_argument("--no-sandbox", action="store_true",
+                       help="run every agent without bubblewrap (recorded in each result.json)")
+    sweep.set_defaults(func=sweep_command)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    from kernelbench.errors import KernelBenchError
+    from kernelbench.harness.jobs import JobSummary
+    from kernelbench.harness.progress import describe
+    from kernelbench.harness.runner import RunRequest, execute_run
+
+    if args.trials < 1:
+        raise KernelBenchError(f"--trials {args.trials} runs nothing", hint="give --trials 1 or more")
+    options = {"provider_order": args.provider_order.split(",")} if args.provider_order else {}
+    console, worst = Console(stderr=True), 0
+    for trial in range(1, args.trials + 1):
+        request = RunRequest(agent=AgentSpec.parse(args.agent), problem_dir=args.problem, runs_dir=args.runs,
+                             budget_s=args.budget, trial=trial, device=args.device, shapes=args.shapes,
+                             sandboxed=not args.no_sandbox, network=not args.unshare_net, gpu=args.gpu,
+                             options=options)
+        with console.status(f"trial {trial}/{args.trials}: {args.agent} on {args.problem.name}"):
+            summary = JobSummary.of_run(execute_run(request))
+        console.print(f"trial {trial}: {describe(summary)}")
+        print(summary.run_dir)
+        worst = max(worst, 0 if summary.status == "PASS" else 1)
+    return worst
+
+
+def sweep_command(args: argparse.Namespace) -> int:
+    from kernelbench.harness.sweep import Sweep, run_sweep
+
+    sweep = Sweep.load(args.sweep_file)
+    if args.no_sandbox:
+        sweep.spec.sandbox = False
+    finished = run_sweep(sweep, backend=args.backend, resume=args.resume, address=args.address)
+    errors = [s for s in finished if s.error]
+    console = Console(stderr=True)
+    for summary in errors:
+        console.print(f"[red]harness error:[/red] {summary.error}")
+    console.print(f"{len(finished)} runs finished in {sweep.runs_dir}")
+    return 1 if errors else 0

@@ -1,0 +1,202 @@
+"""One run: workspace → sandboxed agent under its budget → collect → grade → classify → run directory."""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import tempfile
+import traceback
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import kernelbench
+from kernelbench.errors import KernelBenchError
+from kernelbench.fileio import atomic_write_text
+from kernelbench.harness import sandbox
+from kernelbench.harness.agents import AgentContext, AgentReport, get_adapter
+from kernelbench.harness.agentspec import AgentSpec
+from kernelbench.harness.outcome import classify, template_findings
+from kernelbench.harness.process import ProcessResult, run_budgeted
+from kernelbench.harness.rundir import create_staging, publish, unique_run_id
+from kernelbench.harness.workspace import Workspace, collect_submission, copy_workspace, prepare_workspace
+from kernelbench.problems.loader import problem_hash
+from kernelbench.problems.spec import load_problem_spec
+from kernelbench.results.run import Environment, Finding, RunResult, Session
+
+DEFAULT_BUDGET_S = 45 * 60
+
+
+@dataclass
+class RunRequest:
+    agent: AgentSpec
+    problem_dir: Path
+    runs_dir: Path = Path("runs")
+    budget_s: float = DEFAULT_BUDGET_S
+    trial: int = 1
+    device: str = "cuda"
+    shapes: str = "full"
+    sandboxed: bool = True
+    network: bool = True
+    gpu: str | None = None                                   # profile key; detected when None
+    options: dict[str, Any] = field(default_factory=dict)    # per-agent settings (provider order, plan search)
+    env: dict[str, str] = field(default_factory=dict)        # e.g. CUDA_VISIBLE_DEVICES from the pool
+
+
+def validate_request(request: RunRequest) -> None:
+    """Everything that can be checked before a workspace exists; each failure names the thing and the fix."""
+    if not request.budget_s or request.budget_s <= 0:
+        raise KernelBenchError(f"a budget of {request.budget_s} s leaves the agent no time",
+                               hint="give --budget a positive number of seconds (default 2700 = 45 min)")
+    if not Path(request.problem_dir).is_dir():
+        raise KernelBenchError("no such problem folder", path=request.problem_dir,
+                               hint="point --problem at a folder such as problems/01_fp8_gemm")
+    load_problem_spec(request.problem_dir)
+    adapter = get_adapter(request.agent.harness)
+    adapter.find_executable()
+    adapter.validate(request.agent, request.options)
+    if request.sandboxed:
+        sandbox.probe()
+    if request.device not in ("cuda", "cpu") or request.shapes not in ("full", "smoke"):
+        raise KernelBenchError(f"unknown device/shapes '{request.device}'/'{request.shapes}'",
+                               hint="use --device cuda|cpu and --shapes full|smoke")
+
+
+def execute_run(request: RunRequest) -> Path:
+    """Run the agent once and write `runs/<run_id>/`; returns that folder."""
+    validate_request(request)
+    spec = load_problem_spec(request.problem_dir)
+    started = datetime.now(timezone.utc)
+    run_id = unique_run_id(request.runs_dir, started, request.agent, spec.id, request.trial)
+    staging = create_staging(request.runs_dir, run_id)
+    scratch = Path(tempfile.mkdtemp(prefix=f"kernelbench-{run_id}-"))
+    try:
+        result = _run_in(request, run_id, started, staging, scratch)
+        atomic_write_text(staging / "result.json", result.dump_json())
+        return publish(staging, request.runs_dir, run_id)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)  # holds the copies of the agent's credentials
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _run_in(request: RunRequest, run_id: str, started: datetime, staging: Path, scratch: Path) -> RunResult:
+    profile = _profile(request)
+    result = RunResult(run_id=run_id, harness=request.agent.harness, model=request.agent.model,
+                       effort=request.agent.effort, problem=Path(request.problem_dir).name,
+                       gpu=profile.key if profile else (request.gpu or "cpu"), trial=request.trial,
+                       started=started, scripted=get_adapter(request.agent.harness).scripted,
+                       session=Session(budget_s=request.budget_s, sandboxed=request.sandboxed,
+                                       sandbox_note=_sandbox_note(request)),
+                       environment=_environment(request))
+    ws = prepare_workspace(request.problem_dir, scratch / "workspace", scratch / "pristine", profile=profile,
+                           device=request.device, shapes=request.shapes)
+    proc, report, error = None, None, None
+    try:
+        proc, report = _run_agent(request, ws, scratch / "home", staging)
+    except KernelBenchError:
+        raise
+    except Exception as exc:  # the run is still written, as a harness error with its traceback
+        error = f"{type(exc).__name__}: {exc}"
+        (staging / "harness_error.txt").write_text(traceback.format_exc())
+    _record_session(result.session, proc, report)
+    _grade_and_classify(request, ws, staging, result, proc, report, error)
+    skipped = copy_workspace(ws, staging / "workspace")
+    if skipped:
+        (staging / "workspace" / ".left_out.txt").write_text("\n".join(skipped) + "\n")
+    result.finished = datetime.now(timezone.utc)
+    return result
+
+
+def _run_agent(request: RunRequest, ws: Workspace, home: Path,
+               staging: Path) -> tuple[ProcessResult, AgentReport]:
+    adapter = get_adapter(request.agent.harness)
+    home.mkdir(parents=True)
+    ctx = AgentContext(spec=request.agent, prompt=ws.prompt, workspace=ws.root, home=home, run_dir=staging,
+                       problem_dir=Path(request.problem_dir), problem_id=ws.spec.id, budget_s=request.budget_s,
+                       options=request.options, env=dict(request.env))
+    adapter.prepare_home(ctx)
+    argv, env = adapter.command(ctx), adapter.environment(ctx)
+    if request.sandboxed:
+        box = sandbox.SandboxSpec(workspace=ws.root, home=home, network=request.network,
+                                  extra_ro=adapter.runtime_paths(), hidden=[Path(request.runs_dir).resolve(),
+                                                                            Path(request.problem_dir).resolve()])
+        argv, env = sandbox.wrap(argv, box, env), {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    proc = run_budgeted(argv, cwd=ws.root, env=env, budget_s=request.budget_s, stdout_path=ctx.stdout_path,
+                        stderr_path=ctx.stderr_path, stdin_text=adapter.stdin(ctx))
+    return proc, adapter.collect(ctx, proc)
+
+
+def _record_session(session: Session, proc: ProcessResult | None, report: AgentReport | None) -> None:
+    if proc is not None:
+        session.exit_code, session.timed_out, session.elapsed_s = proc.exit_code, proc.timed_out, proc.elapsed_s
+    if report is not None:
+        session.complete = report.complete and not (proc and proc.stopped)
+        session.tokens, session.cost_usd = report.tokens, report.cost_usd
+        session.cost_is_estimate = report.cost_is_estimate
+        session.transcript, session.transcript_format = report.transcript, report.transcript_format
+        session.provider_error = report.provider_error
+        if proc is not None and proc.flooded:
+            session.sandbox_note = (session.sandbox_note + "; " if session.sandbox_note else "") + \
+                "stopped: output passed the size limit"
+
+
+def _grade_and_classify(request: RunRequest, ws: Workspace, staging: Path, result: RunResult,
+                        proc: ProcessResult | None, report: AgentReport | None, error: str | None) -> None:
+    findings: list[Finding] = template_findings(ws.template_changes())
+    submission = collect_submission(ws, staging / "submission")
+    grade = None
+    if submission is not None and error is None:
+        shutil.copyfile(submission, staging / "solution.py")
+        try:
+            grade = _grade(submission, request)
+        except Exception as exc:  # a grader failure is the harness's, not the agent's
+            error = f"grading failed: {type(exc).__name__}: {exc}"
+            (staging / "harness_error.txt").write_text(traceback.format_exc())
+    if grade is not None:
+        findings = [*grade.integrity, *findings]
+        result.environment = grade.environment.model_copy(update={"host": result.environment.host})
+        atomic_write_text(staging / "check.log", grade.check_log)
+        atomic_write_text(staging / "benchmark.log", grade.benchmark_log)
+    result.integrity = findings
+    result.grading = classify(proc, report, grade, findings, has_solution=submission is not None,
+                              harness_error=error)
+    _sidecars_only(staging / "submission")
+
+
+def _grade(submission: Path, request: RunRequest):
+    from kernelbench.eval.grade import grade_solution
+
+    return grade_solution(submission, Path(request.problem_dir), device=request.device, shapes=request.shapes)
+
+
+def _sidecars_only(folder: Path) -> None:
+    """Keep the solution's sidecar sources under `sources/`; solution.py already sits at the top."""
+    if not folder.is_dir():
+        return
+    (folder / "solution.py").unlink(missing_ok=True)
+    if any(folder.rglob("*")):
+        folder.rename(folder.parent / "sources")
+    else:
+        folder.rmdir()
+
+
+def _profile(request: RunRequest):
+    from kernelbench import hardware
+
+    if request.gpu:
+        return hardware.get_profile(request.gpu)
+    return hardware.detect_profile() if request.device == "cuda" else None
+
+
+def _sandbox_note(request: RunRequest) -> str:
+    if not request.sandboxed:
+        return "not sandboxed (--no-sandbox): the agent could read the whole machine"
+    return "bubblewrap; network " + ("on" if request.network else "off")
+
+
+def _environment(request: RunRequest) -> Environment:
+    return Environment(python=platform.python_version(), kernelbench=kernelbench.__version__,
+                       host=platform.node(), problem_hash=problem_hash(Path(request.problem_dir)))

@@ -1,0 +1,166 @@
+"""The bubblewrap sandbox an agent runs in.
+
+Inside, the agent sees: its workspace (writable), its own home (a per-run folder holding copies of its CLI's
+config, writable), a private /tmp, the toolchain read-only (system directories, the Python environment with
+torch and triton, CUDA, compilers, the agent CLI's own install), the GPU device nodes — and nothing else. The
+grader's package source, the hardware tables, the problems and runs folders and the real home directory are
+either never mounted or covered with an empty file or folder where they sit inside something that is.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kernelbench.errors import KernelBenchError
+
+BWRAP = "bwrap"
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt")
+# /etc holds credentials and host config; the toolchain needs only these entries from it
+ETC_ENTRIES = ("resolv.conf", "hosts", "nsswitch.conf", "host.conf", "ssl", "ca-certificates",
+               "ca-certificates.conf", "pki", "passwd", "group", "localtime", "ld.so.cache", "ld.so.conf",
+               "ld.so.conf.d", "alternatives", "os-release", "gai.conf", "mime.types", "timezone")
+INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap), allow unprivileged user "
+                "namespaces (sysctl -w kernel.unprivileged_userns_clone=1 or "
+                "kernel.apparmor_restrict_unprivileged_userns=0), or pass --no-sandbox to run unsandboxed "
+                "(recorded in result.json as session.sandboxed=false)")
+
+
+@dataclass
+class SandboxSpec:
+    """What one sandboxed process may see."""
+
+    workspace: Path
+    home: Path
+    network: bool = True
+    gpu: bool = True
+    extra_ro: list[Path] = field(default_factory=list)      # the agent CLI's install, its runtime (node, ...)
+    hidden: list[Path] = field(default_factory=list)        # paths to cover if a mounted folder holds them
+
+
+class SandboxUnavailable(KernelBenchError):
+    pass
+
+
+def bwrap_path() -> str:
+    path = shutil.which(BWRAP)
+    if not path:
+        raise SandboxUnavailable("bubblewrap (bwrap) is not installed", hint=INSTALL_HINT)
+    return path
+
+
+@functools.lru_cache(maxsize=1)
+def probe() -> str:
+    """Check once that bwrap can create its namespaces here; returns the bwrap path."""
+    path = bwrap_path()
+    argv = [path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--unshare-ipc",
+            "--die-with-parent", "true"]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+    if proc.returncode != 0:
+        raise SandboxUnavailable(f"bubblewrap cannot create namespaces on this machine: "
+                                 f"{proc.stderr.strip() or f'exit code {proc.returncode}'}", hint=INSTALL_HINT)
+    return path
+
+
+def wrap(argv: list[str], spec: SandboxSpec, env: dict[str, str]) -> list[str]:
+    """The bwrap command line that runs `argv` inside the sandbox with exactly `env`."""
+    args = [probe(), "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+            "--unshare-cgroup-try", "--hostname", "kernelbench"]
+    if not spec.network:
+        args.append("--unshare-net")
+    mounted = _toolchain_paths() + [p for p in map(_real, spec.extra_ro) if p.exists()]
+    for path in _outermost(mounted):
+        args += ["--ro-bind", str(path), str(path)]
+    args += _symlinks() + _etc_binds()
+    args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run", "--tmpfs", "/var/tmp"]
+    if Path("/sys").exists():
+        args += ["--ro-bind", "/sys", "/sys"]
+    if spec.gpu:
+        for node in sorted(glob.glob("/dev/nvidia*")) + sorted(glob.glob("/dev/dri/*")):
+            args += ["--dev-bind", node, node]
+    args += _cover(mounted, hidden_paths() + [_real(p) for p in spec.hidden])
+    for path in (spec.home, spec.workspace):
+        args += ["--bind", str(_real(path)), str(_real(path))]
+    args += ["--chdir", str(_real(spec.workspace)), "--clearenv"]
+    for key, value in sorted(env.items()):
+        args += ["--setenv", key, value]
+    return args + ["--"] + list(argv)
+
+
+def _real(path: Path | str) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def _toolchain_paths() -> list[Path]:
+    """System folders, the Python environment and CUDA, as real (symlink-free) paths."""
+    paths = [Path(p) for p in SYSTEM_DIRS if Path(p).exists() and not Path(p).is_symlink()]
+    for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix}:
+        paths.append(_real(prefix))
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        if os.environ.get(var):
+            paths.append(_real(os.environ[var]))
+    return [p for p in paths if p.exists()]
+
+
+def _etc_binds() -> list[str]:
+    args = []
+    for name in ETC_ENTRIES:
+        path = Path("/etc") / name
+        if path.exists():
+            args += ["--ro-bind", str(path), str(path)]
+    return args
+
+
+def _outermost(paths: list[Path]) -> list[Path]:
+    """Drop paths that sit inside another one of the list (one mount covers them)."""
+    result: list[Path] = []
+    for path in sorted(set(paths), key=lambda p: len(p.parts)):
+        if not any(path.is_relative_to(kept) for kept in result):
+            result.append(path)
+    return result
+
+
+# symlinked system folders (/bin → usr/bin on merged-/usr systems) must stay symlinks inside
+def _symlinks() -> list[str]:
+    args = []
+    for name in SYSTEM_DIRS:
+        path = Path(name)
+        if path.is_symlink():
+            args += ["--symlink", os.readlink(path), name]
+    return args
+
+
+def _cover(mounted: list[Path], hidden: list[Path]) -> list[str]:
+    """Mount an empty folder (or /dev/null) over every hidden path that a mounted folder would show."""
+    args: list[str] = []
+    for path in sorted(set(hidden)):
+        if not path.exists() or not any(path.is_relative_to(m) for m in mounted):
+            continue
+        if path.is_dir():
+            args += ["--tmpfs", str(path)]
+        else:
+            args += ["--ro-bind", "/dev/null", str(path)]
+    return args
+
+
+def hidden_paths() -> list[Path]:
+    """Where the grader's own code lives: the kernelbench package, its repository, its editable-install hooks."""
+    paths = []
+    spec = importlib.util.find_spec("kernelbench")
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        package = _real(location)
+        paths.append(package)
+        if (package.parent / "pyproject.toml").exists():
+            paths.append(package.parent)  # a source checkout: problems/, runs/, solutions/ sit beside it
+    for site_dir in {_real(p) for p in sys.path if p and Path(p).is_dir()}:
+        for pattern in ("__editable__*kernelbench*", "kernelbench-*.dist-info", "kernelbench.egg-link",
+                        "kernelbench.pth", "kernelbench"):
+            paths.extend(_real(p) for p in site_dir.glob(pattern))
+    return paths

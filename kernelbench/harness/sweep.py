@@ -1,0 +1,199 @@
+"""Sweep files: agents × problems × trials, with resume and retries.
+
+A sweep file is YAML (one pydantic model; a typo is an error naming the file and line). Relative paths are
+relative to the sweep file. Resume skips every (agent, problem, trial) that already has a run directory;
+without `--resume` a sweep refuses to start over runs it already has, so nothing is duplicated by accident.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from kernelbench.errors import KernelBenchError
+from kernelbench.fileio import load_json, load_yaml_model
+from kernelbench.harness.agentspec import AgentSpec
+from kernelbench.harness.jobs import Job
+from kernelbench.harness.rundir import RETRIED_DIR
+from kernelbench.harness.runner import DEFAULT_BUDGET_S
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class AgentEntry(Strict):
+    agent: str                                  # HARNESS:MODEL[@EFFORT]
+    options: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("agent")
+    @classmethod
+    def _parses(cls, value: str) -> str:
+        try:
+            AgentSpec.parse(value)
+        except KernelBenchError as exc:
+            raise ValueError(exc.diagnostic.message) from None
+        return value
+
+
+class SweepFile(Strict):
+    name: str
+    description: str = ""
+    agents: list[AgentEntry | str] = Field(min_length=1)
+    problems: list[str] | Literal["all"] = "all"
+    problems_dir: str = "../problems"
+    runs: str = "../runs"
+    trials: int = Field(1, ge=1)
+    budget_s: float = Field(DEFAULT_BUDGET_S, gt=0)
+    device: Literal["cuda", "cpu"] = "cuda"
+    shapes: Literal["full", "smoke"] = "full"
+    gpu: str | None = None                      # profile key; detected on the machine when absent
+    sandbox: bool = True
+    network: bool = True
+    retries: int = Field(2, ge=0)               # extra attempts for retryable provider errors
+    slots: int | None = Field(None, ge=1)       # local pool size on a CPU machine (GPUs: one run per GPU)
+    gpus: list[int] | None = None               # which GPUs the local pool uses (default: all)
+
+    def entries(self) -> list[AgentEntry]:
+        return [e if isinstance(e, AgentEntry) else AgentEntry(agent=e) for e in self.agents]
+
+
+class Sweep:
+    """A loaded sweep file with its paths resolved."""
+
+    def __init__(self, path: Path, spec: SweepFile):
+        self.path, self.spec = path, spec
+        base = path.parent
+        self.problems_dir = (base / spec.problems_dir).resolve()
+        self.runs_dir = (base / spec.runs).resolve()
+
+    @classmethod
+    def load(cls, path: Path) -> "Sweep":
+        path = Path(path)
+        if not path.is_file():
+            raise KernelBenchError("no such sweep file", path=path, hint="see sweeps/demo-h100.yaml for an example")
+        return cls(path, load_yaml_model(path, SweepFile))
+
+    def problem_dirs(self) -> list[Path]:
+        if not self.problems_dir.is_dir():
+            raise KernelBenchError(f"problems folder {self.problems_dir} does not exist", path=self.path,
+                                   hint="fix problems_dir (relative to the sweep file)")
+        if self.spec.problems == "all":
+            found = sorted(p for p in self.problems_dir.iterdir() if (p / "problem.yaml").is_file())
+            if not found:
+                raise KernelBenchError(f"no problems under {self.problems_dir}", path=self.path)
+            return found
+        missing = [p for p in self.spec.problems if not (self.problems_dir / p / "problem.yaml").is_file()]
+        if missing:
+            raise KernelBenchError(f"no problem folder for {', '.join(missing)} under {self.problems_dir}",
+                                   path=self.path, hint="check the names in `problems:`")
+        return [self.problems_dir / p for p in self.spec.problems]
+
+    def jobs(self) -> list[Job]:
+        spec, jobs = self.spec, []
+        for entry in spec.entries():
+            options = {"plan_search": [str(self.path.parent.parent)], **entry.options}
+            for problem in self.problem_dirs():
+                for trial in range(1, spec.trials + 1):
+                    jobs.append(Job(agent=entry.agent, options=options, problem_dir=str(problem), trial=trial,
+                                    runs_dir=str(self.runs_dir), budget_s=spec.budget_s, device=spec.device,
+                                    shapes=spec.shapes, sandboxed=spec.sandbox, network=spec.network,
+                                    gpu=spec.gpu))
+        return jobs
+
+
+def finished_keys(runs_dir: Path) -> set[tuple[str, str, int]]:
+    """(agent, problem, trial) of every run directory already in `runs_dir` (set-aside retries excluded)."""
+    keys = set()
+    if not runs_dir.is_dir():
+        return keys
+    for result in runs_dir.glob("*/result.json"):
+        if result.parent.name.startswith(".") or result.parent.name == RETRIED_DIR:
+            continue
+        try:
+            data = load_json(result)
+            spec = AgentSpec(harness=data["harness"], model=data["model"], effort=data.get("effort"))
+            keys.add((str(spec), data["problem"], int(data.get("trial", 1))))
+        except (KernelBenchError, KeyError, TypeError, ValueError):
+            continue
+    return keys
+
+
+def pending_jobs(sweep: Sweep, resume: bool) -> tuple[list[Job], int]:
+    """The jobs still to run, and how many were already done."""
+    jobs = sweep.jobs()
+    done = finished_keys(sweep.runs_dir)
+    todo = [j for j in jobs if _key(j) not in done]
+    if len(todo) < len(jobs) and not resume:
+        raise KernelBenchError(f"{len(jobs) - len(todo)} runs of this sweep already exist in {sweep.runs_dir}",
+                               path=sweep.path, hint="pass --resume to carry on from them (finished runs are "
+                                                     "skipped), or point `runs:` at another folder")
+    return todo, len(jobs) - len(todo)
+
+
+def _key(job: Job) -> tuple[str, str, int]:
+    return (str(AgentSpec.parse(job.agent)), Path(job.problem_dir).name, job.trial)
+
+
+# ---------------------------------------------------------------------------------------------- running
+
+def check_sweep(sweep: Sweep) -> None:
+    """Fail before the first run: every CLI installed, every effort known, every plan's files present."""
+    from kernelbench.harness import sandbox
+    from kernelbench.harness.agents import get_adapter
+    from kernelbench.harness.plans import find_plan, load_plan, resolve_plan
+
+    problems = sweep.problem_dirs()
+    for entry in sweep.spec.entries():
+        spec = AgentSpec.parse(entry.agent)
+        adapter = get_adapter(spec.harness)
+        adapter.find_executable()
+        adapter.validate(spec, entry.options)
+        if adapter.scripted:
+            plan_path = find_plan(spec.model, [str(sweep.path.parent.parent)])
+            plan = load_plan(plan_path)
+            for problem in problems:
+                resolve_plan(plan, plan_path, problem.name, problem.parent.parent)
+    if sweep.spec.sandbox:
+        sandbox.probe()
+
+
+def run_sweep(sweep: Sweep, *, backend: str = "local", resume: bool = False, address: str | None = None,
+              progress: bool = True) -> list:
+    """Run what is left of a sweep; returns the summaries of the runs it finished."""
+    import queue
+
+    from kernelbench.harness.backends import LocalPool, RayBackend, local_slots
+    from kernelbench.harness.progress import SweepProgress
+    from kernelbench.harness.rundir import remove_stale_staging, set_aside
+
+    check_sweep(sweep)
+    remove_stale_staging(sweep.runs_dir)
+    todo, skipped = pending_jobs(sweep, resume)
+    jobs: queue.Queue = queue.Queue()
+    for job in todo:
+        jobs.put(job)
+    finished: list = []
+    view = SweepProgress(todo, sweep.spec.trials, skipped)
+
+    def on_done(job: Job, summary) -> None:
+        retry = summary.retryable and job.attempt <= sweep.spec.retries and summary.run_dir
+        if retry:
+            set_aside(Path(summary.run_dir))
+            jobs.put(job.model_copy(update={"attempt": job.attempt + 1}))
+        else:
+            finished.append(summary)
+        view.done(job, summary, retrying=bool(retry))
+
+    if backend == "ray":
+        runner = RayBackend(address, sweep.spec.device)
+    else:
+        runner = LocalPool(local_slots(sweep.spec.device, sweep.spec.gpus, sweep.spec.slots))
+    if progress:
+        with view:
+            runner.run(jobs, view.start, on_done)
+    else:
+        runner.run(jobs, view.start, on_done)
+    return finished
