@@ -429,7 +429,7 @@ def _first_difference(text: str, actual: str, first: int) -> str:
 
 # --------------------------------------------------------------------------------------------- writeups
 
-_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*\r?\n?", re.S | re.M)
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*\r?\n?", re.DOTALL | re.MULTILINE)
 
 
 def _load_writeups(dataset: Dataset, folder: Path) -> None:

@@ -19,9 +19,16 @@ from pathlib import Path
 from kernelbench.errors import Diagnostic, KernelBenchError
 from kernelbench.fileio import atomic_write_text, load_yaml, parse_model
 from kernelbench.problems.baselines import LINES, Line, ProblemBaselines, ShapeTiming, baselines_path
-from kernelbench.results.annotation import Annotation, Quote
-from kernelbench.results.published import (BaselineFigures, PublishedAgent, PublishedBoard, PublishedResult,
-                                           load_published_baselines, load_published_board, parse_raw_baselines)
+from kernelbench.results.annotation import Annotation
+from kernelbench.results.published import (
+    BaselineFigures,
+    PublishedAgent,
+    PublishedBoard,
+    PublishedResult,
+    load_published_baselines,
+    load_published_board,
+    parse_raw_baselines,
+)
 from kernelbench.results.run import RESULT_FILE, Environment, Grading, Outcome, RunResult, Session, Tokens
 from kernelbench.results.yamlout import dump_annotation
 

@@ -21,10 +21,10 @@ import io
 import math
 import statistics
 from collections import defaultdict
-from datetime import datetime, timezone
+from collections.abc import Iterable
+from datetime import UTC, datetime
 from enum import Enum
 from pathlib import Path
-from typing import Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -230,6 +230,10 @@ class Board(Frozen):
 
     def cell(self, agent: str, problem: str) -> Cell | None:
         return next((c for c in self.cells if c.agent == agent and c.problem == problem), None)
+
+    def cells_by_key(self) -> dict[tuple[str, str], Cell]:
+        """(agent, problem) → cell, for rendering the heatmap without repeated scans."""
+        return {(c.agent, c.problem): c for c in self.cells}
 
     def ceiling(self, problem: str) -> ProblemCeiling | None:
         return next((c for c in self.ceilings if c.problem == problem), None)
@@ -513,7 +517,7 @@ def export_rows(boards: Iterable[Board]) -> list[dict]:
 def leaderboard_payload(boards: Iterable[Board], generated: datetime | str | None = None) -> dict:
     """`{"generated": ISO time, "cells": [...]}`; pass `generated` for a reproducible file."""
     if generated is None:
-        generated = datetime.now(timezone.utc).replace(microsecond=0)
+        generated = datetime.now(UTC).replace(microsecond=0)
     stamp = generated.isoformat() if isinstance(generated, datetime) else str(generated)
     return {"generated": stamp, "cells": export_rows(boards)}
 

@@ -20,8 +20,8 @@ def result(run_id: str = "20260101_000000_claude_opus_01_demo", *, harness: str 
     """A RunResult whose grading matches `status` (pass | fail | err | invalid)."""
     outcome = {"pass": Outcome.PASS, "fail": Outcome.CHECK_FAILED, "err": Outcome.NO_SOLUTION,
                "invalid": Outcome.INVALID}[status]
-    fields = dict(has_solution=status != "err", correct=status in ("pass", "invalid"), outcome=outcome,
-                  peak_fraction=peak if status in ("pass", "invalid") else None)
+    fields = {"has_solution": status != "err", "correct": status in ("pass", "invalid"), "outcome": outcome,
+              "peak_fraction": peak if status in ("pass", "invalid") else None}
     fields.update(grading)
     return RunResult(run_id=run_id, harness=harness, model=model, effort=effort, problem=problem, gpu=gpu,
                      trial=trial, source=source, grading=Grading(**fields))

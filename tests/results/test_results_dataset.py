@@ -8,8 +8,14 @@ import pytest
 from results_builders import SOLUTION
 
 from kernelbench.problems.baselines import Line, ProblemBaselines
-from kernelbench.results.dataset import UNVERIFIABLE_NOTE, QuoteState, check_quote, load_dataset, quote_matches
 from kernelbench.results.annotation import Quote
+from kernelbench.results.dataset import (
+    UNVERIFIABLE_NOTE,
+    QuoteState,
+    check_quote,
+    load_dataset,
+    quote_matches,
+)
 
 RUN = "20260101_000000_claude_opus_01_demo"
 
@@ -219,8 +225,9 @@ def test_quote_match_tolerates_only_one_final_newline():
 def test_quote_never_reads_outside_the_run(tmp_path, make_run):
     folder = make_run(RUN)
     (tmp_path / "secret.txt").write_text("x\n")
-    from kernelbench.results.dataset import RunRecord
     from results_builders import result
+
+    from kernelbench.results.dataset import RunRecord
     record = RunRecord(RUN, folder, result(RUN), folder / "result.json")
     quote = Quote.model_construct(file="../../secret.txt", lines=[1, 1], label="", text="x\n")
     assert check_quote(quote, record).state is QuoteState.MISSING_FILE

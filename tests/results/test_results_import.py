@@ -9,7 +9,7 @@ import pytest
 
 from kernelbench.cli import main
 from kernelbench.results.dataset import QuoteState, load_dataset
-from kernelbench.results.importer import convert_annotation, gpu_key_for, ImportReport
+from kernelbench.results.importer import ImportReport, convert_annotation, gpu_key_for
 from kernelbench.results.leaderboard import build_boards, export_rows
 from kernelbench.results.published import parse_raw_baselines
 from kernelbench.results.run import Status

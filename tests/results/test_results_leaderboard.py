@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -14,9 +13,21 @@ from results_builders import result, shapes
 from kernelbench.problems.baselines import Line, ProblemBaselines, ShapeTiming
 from kernelbench.results.annotation import Annotation, Verdict
 from kernelbench.results.dataset import load_dataset
-from kernelbench.results.leaderboard import (EXPORT_FIELDS, SpeedupMethod, aggregate_cell, build_board,
-                                             build_boards, build_cells, export_csv, export_json, fast_p_curve,
-                                             make_trial, problem_ceiling, speedup_of, unaudited_cells)
+from kernelbench.results.leaderboard import (
+    EXPORT_FIELDS,
+    SpeedupMethod,
+    aggregate_cell,
+    build_board,
+    build_boards,
+    build_cells,
+    export_csv,
+    export_json,
+    fast_p_curve,
+    make_trial,
+    problem_ceiling,
+    speedup_of,
+    unaudited_cells,
+)
 from kernelbench.results.run import Finding, Status
 
 
