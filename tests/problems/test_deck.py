@@ -1,0 +1,125 @@
+"""Every problem of the deck: its spec loads, its reference runs on the CPU, its inputs are seeded, its stress
+cases are valid, and both honest solutions (eager PyTorch, Triton under TRITON_INTERPRET=1) match it."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from kernelbench.problems.spec import load_problem_spec
+from tests.problems.conftest import PROBLEM_IDS, PROBLEMS, SOLUTIONS, load_reference, load_solution, tolerance_of
+
+EXPECTED = 9
+
+
+def test_the_deck_has_nine_problems_with_all_their_files():
+    assert len(PROBLEM_IDS) == EXPECTED, PROBLEM_IDS
+    for pid in PROBLEM_IDS:
+        for name in ("problem.yaml", "reference.py", "PROMPT.txt", "README.md"):
+            assert (PROBLEMS / pid / name).is_file(), f"{pid} lacks {name}"
+        for kind in ("eager", "triton"):
+            assert (SOLUTIONS / kind / f"{pid}.py").is_file(), f"{pid} lacks its {kind} solution"
+
+
+def as_tuple(out):
+    return (out,) if isinstance(out, torch.Tensor) else tuple(out)
+
+
+def build(reference, shape, seed=0):
+    torch.manual_seed(seed)
+    return reference.Model(**reference.get_init_kwargs(shape))
+
+
+def cases(spec):
+    """(case, scale) pairs: the base case, then every stress entry."""
+    out = [("base", 1.0)]
+    for stress in spec.stress:
+        out.append((stress.distribution if stress.distribution != "normal" else "base", stress.scale))
+    return out
+
+
+def mismatches(reference, spec, got, want, inputs) -> list[str]:
+    tol = tolerance_of(spec)
+    if hasattr(reference, "compare"):
+        return reference.compare(got, want, inputs, tol)
+    problems = []
+    for i, (g, w) in enumerate(zip(as_tuple(got), as_tuple(want), strict=True)):
+        if g.shape != w.shape or g.dtype != w.dtype:
+            problems.append(f"output {i}: {g.dtype}{tuple(g.shape)} vs {w.dtype}{tuple(w.shape)}")
+        elif w.is_floating_point():
+            t = tol[str(w.dtype).removeprefix("torch.")]
+            if not torch.allclose(g.double(), w.double(), atol=t["atol"], rtol=t["rtol"]):
+                problems.append(f"output {i}: max abs error {(g.double() - w.double()).abs().max().item():.3g}")
+        elif not torch.equal(g, w):
+            problems.append(f"output {i}: integer values differ")
+    return problems
+
+
+@pytest.mark.parametrize("pid", PROBLEM_IDS)
+def test_spec_loads_with_shapes_formulas_and_tolerances(pid):
+    spec = load_problem_spec(PROBLEMS / pid)
+    assert 3 <= len(spec.shapes) <= 5 and spec.smoke_shapes
+    assert spec.tolerance and spec.forbidden and spec.stress
+    for shape in spec.shapes + spec.smoke_shapes:
+        assert spec.flops_of(shape) > 0 and spec.bytes_of(shape) > 0
+    if spec.sota:
+        assert all((PROBLEMS / pid / entry.module).is_file() for entry in spec.sota)
+
+
+@pytest.mark.parametrize("pid", PROBLEM_IDS)
+def test_reference_runs_on_smoke_shapes_and_is_seeded(pid):
+    spec = load_problem_spec(PROBLEMS / pid)
+    reference = load_reference(pid)
+    for shape in spec.smoke_shapes:
+        a = reference.get_inputs(shape, 42, "cpu")
+        b = reference.get_inputs(shape, 42, "cpu")
+        c = reference.get_inputs(shape, 123, "cpu")
+        assert all(torch.equal(x, y) for x, y in zip(a, b) if isinstance(x, torch.Tensor))
+        assert any(not torch.equal(x, y) for x, y in zip(a, c) if isinstance(x, torch.Tensor) and x.is_floating_point()
+                   or isinstance(x, torch.Tensor) and x.dtype == torch.float8_e4m3fn)
+        out = as_tuple(build(reference, shape)(*a))
+        again = as_tuple(build(reference, shape)(*b))
+        other = as_tuple(build(reference, shape)(*c))
+        assert all(torch.equal(x.float(), y.float()) for x, y in zip(out, again))
+        assert any(not torch.equal(x.float(), y.float()) for x, y in zip(out, other))
+        for t in out:
+            if t.is_floating_point():
+                assert torch.isfinite(t.float()).all()
+                assert t.float().abs().max() > 0, "a reference output is all zeros"
+
+
+@pytest.mark.parametrize("pid", PROBLEM_IDS)
+def test_every_stress_case_produces_valid_inputs(pid):
+    spec = load_problem_spec(PROBLEMS / pid)
+    reference = load_reference(pid)
+    shape = spec.smoke_shapes[0]
+    base = reference.get_inputs(shape, 42, "cpu")
+    for case, scale in cases(spec)[1:]:
+        inputs = reference.get_inputs(shape, 42, "cpu", case, scale)
+        assert len(inputs) == len(base)
+        for x, y in zip(inputs, base):
+            if isinstance(x, torch.Tensor):
+                assert x.shape == y.shape and x.dtype == y.dtype, f"{case}: {x.dtype}{tuple(x.shape)}"
+                if x.is_floating_point():
+                    assert torch.isfinite(x.float()).all(), case
+        out = as_tuple(build(reference, shape)(*inputs))
+        assert all(torch.isfinite(t.float()).all() for t in out if t.is_floating_point()), case
+    with pytest.raises(ValueError):
+        reference.get_inputs(shape, 42, "cpu", "no_such_case")
+
+
+@pytest.mark.parametrize("kind", ["eager", "triton"])
+@pytest.mark.parametrize("pid", PROBLEM_IDS)
+def test_honest_solution_matches_the_reference(pid, kind):
+    spec = load_problem_spec(PROBLEMS / pid)
+    reference = load_reference(pid)
+    solution = load_solution(kind, pid)
+    for i, shape in enumerate(spec.smoke_shapes):
+        for case, scale in cases(spec) if i == 0 else cases(spec)[:1]:
+            inputs = reference.get_inputs(shape, 42, "cpu", case, scale)
+            ref_model = build(reference, shape)
+            candidate = solution.Model(**reference.get_init_kwargs(shape))
+            candidate.load_state_dict(ref_model.state_dict(), strict=True)
+            got = candidate(*[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs])
+            want = ref_model(*inputs)
+            assert mismatches(reference, spec, got, want, inputs) == [], (shape, case, scale)
