@@ -1,0 +1,94 @@
+"""`kernelbench baselines`: the eager, torch.compile and SOTA lines of a problem, timed under the grader's own
+protocol on this GPU, written to problems/<id>/baselines/<gpu>.json."""
+
+from __future__ import annotations
+
+import importlib.util
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+from kernelbench.errors import KernelBenchError
+from kernelbench.eval.environment import collect_environment
+from kernelbench.eval.grade import STAGE_LIMITS_S, Grader
+from kernelbench.eval.roofline import geometric_mean
+from kernelbench.fileio import atomic_write_text
+from kernelbench.problems.baselines import Line, ProblemBaselines, ShapeTiming, baselines_path
+from kernelbench.problems.loader import problem_hash
+
+
+def _line_source(line: str, torch_version: str, sota_source: str) -> str:
+    return {"eager": f"torch {torch_version} eager", "compiled": f"torch {torch_version} torch.compile"}.get(
+        line, sota_source)
+
+
+def _missing_requirements(requires: list[str]) -> list[str]:
+    return [r for r in requires if importlib.util.find_spec(r.split("==")[0].replace("-", "_")) is None]
+
+
+def measure_line(grader: Grader, line: str, module: Path, expected_dir: Path) -> Line:
+    bench = grader.stage("bench", grader.timing_cases(), line=line, module=str(module),
+                         expected_dir=str(expected_dir), expected_prefix="expected")
+    if bench.result is None:
+        return Line(available=False, reason=bench.error[:2000])
+    shapes, errors = [], []
+    for index, shape in enumerate(grader.shapes):
+        raw = bench.result["shapes"].get(str(index), {})
+        result = grader._shape_result(index, shape, raw)
+        if result.median_ms is None:
+            errors.append(f"shape {index}: {raw.get('error', 'no samples')[:500]}")
+            continue
+        shapes.append(ShapeTiming(index=index, shape=shape, median_ms=result.median_ms, spread_ms=result.spread_ms,
+                                  samples_ms=result.samples_ms, timing_method=result.timing_method,
+                                  tflops=result.tflops, gbps=result.gbps, fraction=result.fraction))
+    if errors:
+        return Line(available=False, reason="; ".join(errors), shapes=shapes)
+    return Line(shapes=shapes, peak_fraction=geometric_mean([s.fraction for s in shapes]))
+
+
+def measure_baselines(problem_dir: Path, device: str = "cuda", lines: tuple[str, ...] = ("eager", "compiled", "sota"),
+                      shapes: str = "full") -> ProblemBaselines:
+    import torch
+
+    problem_dir = Path(problem_dir).resolve()
+    with tempfile.TemporaryDirectory(prefix="kb-baselines-") as tmp:
+        grader = Grader(problem_dir / "reference.py", problem_dir, device, shapes, "eager", dict(STAGE_LIMITS_S),
+                        False, Path(tmp))
+        if grader.profile is None and device == "cuda":
+            raise KernelBenchError("this GPU matches no hardware profile", hint="see kernelbench/hardware.py")
+        reference = grader.stage("reference", grader.timing_cases())
+        if reference.result is None:
+            raise KernelBenchError(f"the reference failed: {reference.error}", path=problem_dir / "reference.py")
+        expected_dir = Path(tmp) / "reference"
+        result = ProblemBaselines(problem=grader.spec.id, gpu=grader.profile.key if grader.profile else device,
+                                  gpu_name=torch.cuda.get_device_name(0) if device == "cuda" else "cpu",
+                                  measured_at=datetime.now(timezone.utc), problem_hash=problem_hash(problem_dir))
+        for line in lines:
+            result.lines[line] = _measure_named(grader, line, expected_dir, torch.__version__)
+        env = collect_environment(device, grader.profile, result.problem_hash)
+        result.environment = {k: str(v) for k, v in env.model_dump().items() if v}
+    return result
+
+
+def _measure_named(grader: Grader, line: str, expected_dir: Path, torch_version: str) -> Line:
+    if line != "sota":
+        measured = measure_line(grader, line, grader.pristine / "reference.py", expected_dir)
+        measured.source = _line_source(line, torch_version, "")
+        return measured
+    if not grader.spec.sota:
+        return Line(available=False, reason="the problem names no SOTA implementation")
+    entry = grader.spec.sota[0]
+    missing = _missing_requirements(entry.requires)
+    module = grader.pristine / entry.module
+    if missing or not module.is_file():
+        return Line(available=False, source=entry.source,
+                    reason=f"not available here: missing {', '.join(missing) or entry.module}")
+    measured = measure_line(grader, "sota", module, expected_dir)
+    measured.source = f"{entry.name} ({entry.source})" if entry.source else entry.name
+    return measured
+
+
+def write_baselines(problem_dir: Path, baselines: ProblemBaselines) -> Path:
+    path = baselines_path(problem_dir, baselines.gpu)
+    atomic_write_text(path, baselines.model_dump_json(indent=2) + "\n")
+    return path

@@ -1,0 +1,140 @@
+"""Commands of the evaluation stage: `kernelbench grade`, `kernelbench hardware ...`, `kernelbench baselines`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from kernelbench.errors import KernelBenchError
+
+GRADE_EXAMPLE = """example:
+  kernelbench grade solution.py --problem problems/04_kahan_softmax --device cpu --shapes smoke --json
+exit status: 0 only when the outcome is pass."""
+CALIBRATE_EXAMPLE = """example:
+  kernelbench hardware calibrate --json > calibration.json"""
+BASELINES_EXAMPLE = """example:
+  kernelbench baselines --problem all
+  kernelbench baselines --problem problems/01_fp8_gemm --lines eager sota"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    _register_grade(subparsers)
+    _register_hardware(subparsers)
+    _register_baselines(subparsers)
+
+
+def _register_grade(subparsers) -> None:
+    p = subparsers.add_parser("grade", help="grade a solution against a problem (trusted, fresh processes)",
+                              epilog=GRADE_EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("solution", type=Path, help="the candidate's solution.py")
+    p.add_argument("--problem", type=Path, required=True, help="problem folder, e.g. problems/01_fp8_gemm")
+    p.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
+    p.add_argument("--shapes", choices=["full", "smoke"], default="full")
+    p.add_argument("--json", action="store_true", help="print the GradeReport as JSON on stdout")
+    p.add_argument("--out", type=Path, help="write check.log, benchmark.log and grade.json here")
+    p.set_defaults(func=grade_command)
+
+
+def grade_command(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from kernelbench.eval.grade import grade_solution
+    from kernelbench.results.run import Outcome
+
+    console = Console(stderr=True)
+    with console.status(f"grading {args.solution} on {args.problem.name} ({args.device}, {args.shapes})"):
+        report = grade_solution(args.solution, args.problem, device=args.device, shapes=args.shapes, out_dir=args.out)
+    g = report.grading
+    if args.json:
+        sys.stdout.write(report.dump_json())
+    else:
+        pf = f"{g.peak_fraction:.4f}" if g.peak_fraction is not None else "n/a"
+        print(f"{g.outcome.value.upper()}  correct={g.correct}  peak_fraction={pf}  ({g.elapsed_s:.1f} s)")
+        for reason in g.reasons:
+            print(f"  {reason}")
+        for f in report.integrity:
+            print(f"  [{f.severity}] class {f.klass} {f.class_name}: {f.message} {f.evidence}")
+    return 0 if g.outcome is Outcome.PASS else 1
+
+
+def _register_hardware(subparsers) -> None:
+    p = subparsers.add_parser("hardware", help="GPU profiles: show them, detect this GPU, calibrate ceilings")
+    sub = p.add_subparsers(dest="hardware_command", metavar="COMMAND")
+    show = sub.add_parser("show", help="print the profiles and the detected GPU")
+    show.set_defaults(func=hardware_show)
+    cal = sub.add_parser("calibrate", help="measure bf16/fp8 GEMM and copy ceilings beside the datasheet",
+                         epilog=CALIBRATE_EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
+    cal.add_argument("--json", action="store_true")
+    cal.set_defaults(func=hardware_calibrate)
+    p.set_defaults(func=lambda a: p.print_help() or 2)
+
+
+def hardware_show(args: argparse.Namespace) -> int:
+    from kernelbench.hardware import PROFILES, detect_profile
+
+    for profile in PROFILES.values():
+        peaks = ", ".join(f"{k} {v:g}" for k, v in profile.peak_tflops.items())
+        print(f"{profile.key:13} {profile.name}: {profile.sm_count} SMs, L2 {profile.l2_bytes / 2**20:g} MiB, "
+              f"{profile.dram_gbps:g} GB/s, TFLOP/s: {peaks}")
+    detected = detect_profile()
+    print(f"detected: {detected.key if detected else 'none (no CUDA GPU that matches a profile)'}")
+    return 0
+
+
+def hardware_calibrate(args: argparse.Namespace) -> int:
+    from kernelbench.eval.calibrate import calibrate
+    from kernelbench.hardware import detect_profile
+
+    profile = detect_profile()
+    if profile is None:
+        raise KernelBenchError("no CUDA GPU matching a hardware profile", hint="run this on the GPU machine")
+    rows = calibrate(profile)
+    if args.json:
+        print(json.dumps({"gpu": profile.key, "l2_bytes": profile.l2_bytes, "rows": rows}, indent=2))
+        return 0
+    print(f"{profile.name} (detected L2 {profile.l2_bytes / 2**20:g} MiB)")
+    for r in rows:
+        measured = f"{r['measured']:.1f}" if r["measured"] else f"failed: {r.get('error')}"
+        ratio = f"{r['ratio']:.3f}" if r["ratio"] else "-"
+        print(f"  {r['what']:42} measured {measured} {r['unit']}, datasheet {r['datasheet']}, ratio {ratio}")
+    return 0
+
+
+def _register_baselines(subparsers) -> None:
+    p = subparsers.add_parser("baselines", help="time eager / torch.compile / SOTA lines on this GPU",
+                              epilog=BASELINES_EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--problem", required=True, help="a problem folder, or 'all' for every folder in --problems")
+    p.add_argument("--problems", type=Path, default=Path("problems"), help="the deck (default: problems)")
+    p.add_argument("--lines", nargs="+", default=["eager", "compiled", "sota"], choices=["eager", "compiled", "sota"])
+    p.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
+    p.set_defaults(func=baselines_command)
+
+
+def problem_dirs(value: str, deck: Path) -> list[Path]:
+    if value != "all":
+        return [Path(value)]
+    dirs = sorted(p for p in deck.iterdir() if (p / "problem.yaml").is_file())
+    if not dirs:
+        raise KernelBenchError("no problem folders found", path=deck)
+    return dirs
+
+
+def baselines_command(args: argparse.Namespace) -> int:
+    from kernelbench.eval.baselines import measure_baselines, write_baselines
+
+    failures = 0
+    for problem in problem_dirs(args.problem, args.problems):
+        try:
+            result = measure_baselines(problem, device=args.device, lines=tuple(args.lines),
+                                       shapes="full" if args.device == "cuda" else "smoke")
+        except KernelBenchError as exc:
+            print(f"{problem.name}: {exc}", file=sys.stderr)
+            failures += 1
+            continue
+        path = write_baselines(problem, result)
+        summary = ", ".join(f"{k} {v.peak_fraction:.4f}" if v.peak_fraction is not None else f"{k} n/a ({v.reason[:80]})"
+                            for k, v in result.lines.items())
+        print(f"{problem.name}: {summary} → {path}")
+    return 1 if failures else 0

@@ -1,0 +1,86 @@
+"""`kernelbench problem check`: a problem is usable when its spec is valid, its reference passes its own grading
+and a perturbed or degenerate output is rejected by the comparison (so the tolerance can fail at all)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kernelbench.problems.loader import load_problem, shapes_for
+
+
+@dataclass
+class CheckReport:
+    problem: str
+    passed: bool = True
+    lines: list[str] = field(default_factory=list)
+
+    def record(self, ok: bool, text: str) -> None:
+        self.passed &= ok
+        self.lines.append(f"{'ok  ' if ok else 'FAIL'} {text}")
+
+
+def perturbations(expected: Any, tolerances: dict[str, Any]) -> dict[str, Any]:
+    """Outputs that must fail: one element pushed far past the tolerance, and an all-zeros output."""
+    import torch
+
+    from kernelbench.eval.portable.compare import as_tuple, tolerance_for
+
+    items = as_tuple(expected)
+    single = isinstance(expected, torch.Tensor)
+
+    def pack(values):
+        return values[0] if single else tuple(values)
+
+    bumped = []
+    for t in items:
+        t = t.clone()
+        flat = t.view(-1)
+        if flat.numel():
+            atol, rtol = tolerance_for(t.dtype, tolerances)
+            value = float(flat[flat.numel() // 2])
+            bump = 100 * (atol + rtol * abs(value)) + 1.0
+            flat[flat.numel() // 2] = value + bump if t.is_floating_point() else int(value) + 1
+        bumped.append(t)
+    return {"one element perturbed": pack(bumped), "all zeros": pack([torch.zeros_like(t) for t in items])}
+
+
+def check_perturbations(problem, device: str, shape: dict[str, Any], report: CheckReport) -> None:
+    import torch
+
+    from kernelbench.eval.portable.compare import compare_outputs
+
+    ref = problem.reference
+    tolerances = {k: v.model_dump() for k, v in problem.spec.tolerance.items()}
+    torch.manual_seed(0)
+    model = ref.Model(**ref.get_init_kwargs(shape)).to(device).eval()
+    inputs = ref.get_inputs(shape, 42, device)
+    with torch.no_grad():
+        expected = model(*inputs)
+    hook = getattr(ref, "compare", None)
+    for label, wrong in perturbations(expected, tolerances).items():
+        result = compare_outputs(wrong, expected, tolerances)
+        messages = result.messages or (list(hook(wrong, expected, inputs, tolerances) or []) if hook else [])
+        report.record(bool(messages), f"{label} is rejected" + (f": {messages[0][:160]}" if messages else
+                                                                 " — NOT rejected, the tolerance cannot fail"))
+
+
+def check_problem(problem_dir: Path, device: str = "cpu") -> CheckReport:
+    from kernelbench.eval.grade import grade_solution
+    from kernelbench.results.run import Outcome
+
+    problem = load_problem(problem_dir)
+    report = CheckReport(problem=problem.spec.id)
+    report.record(True, f"problem.yaml valid ({len(problem.spec.shapes)} shapes, "
+                        f"{len(problem.spec.smoke_shapes)} smoke shapes)")
+    mode = "smoke" if device == "cpu" else "full"
+    graded = grade_solution(problem_dir / "reference.py", problem_dir, device=device, shapes=mode, lint=False,
+                            timing=False)
+    g = graded.grading
+    report.record(g.outcome is Outcome.PASS, f"reference passes its own check on {len(g.checks)} cases "
+                  f"({mode} shapes): {g.outcome.value}" + (f" — {g.reasons[0][:300]}" if g.reasons else ""))
+    for f in graded.integrity:
+        report.record(f.severity != "error", f"finding on the reference: class {f.klass} {f.message} {f.evidence}")
+    check_perturbations(problem, device, shapes_for(problem.spec, mode)[0], report)
+    return report
