@@ -7,6 +7,8 @@
       var target = document.getElementById(node.getAttribute("data-chart"));
       if (!target || typeof Plotly === "undefined") return;
       var fig = JSON.parse(node.textContent);
+      // the container takes the figure's height, so responsive width changes never overlap the next chart
+      target.style.height = ((fig.layout && fig.layout.height) || 420) + "px";
       var config = { displaylogo: false, responsive: true, modeBarButtonsToRemove: ["sendDataToCloud"] };
       Plotly.newPlot(target, fig.data, fig.layout, config).then(function () {
         target.setAttribute("data-rendered", "true");

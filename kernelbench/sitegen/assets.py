@@ -35,9 +35,11 @@ def asset_sources(static_dir: Path) -> dict[str, Path]:
 
 
 def copy_assets(sources: dict[str, Path], staging: Path, previous: dict[str, str],
-                hasher: FileHasher) -> dict[str, str]:
-    """Copy assets whose content changed since the last build; return the new asset manifest."""
+                hasher: FileHasher) -> tuple[dict[str, str], int]:
+    """Copy assets whose content changed since the last build; return the new asset manifest and how many
+    files were copied."""
     current: dict[str, str] = {}
+    copied = 0
     for url, source in sources.items():
         digest = hasher(source) or ""
         current[url] = digest
@@ -47,6 +49,8 @@ def copy_assets(sources: dict[str, Path], staging: Path, previous: dict[str, str
         target.parent.mkdir(parents=True, exist_ok=True)
         target.unlink(missing_ok=True)  # it may be a hard link into the previous site
         shutil.copyfile(source, target)
+        copied += 1
     for url in set(previous) - set(current):
         (staging / url).unlink(missing_ok=True)
-    return current
+        copied += 1
+    return current, copied

@@ -47,17 +47,17 @@ def heatmap(rows: list[dict], problems: list[str], href: Href) -> dict:
         hovertext=hover, hoverinfo="text", customdata=links, colorscale="Viridis", zmin=0,
         zmax=max([v for r in z for v in r if v is not None] + [0.5]), xgap=2, ygap=2,
         colorbar=dict(title=dict(text="peak fraction"), tickformat=".0%")))
-    height = 140 + 34 * max(1, len(rows))
+    height = 160 + 30 * max(1, len(rows))
     fig.update_layout(**_layout("peak_fraction by agent and problem (grey: not counted)", height=height,
                                 plot_bgcolor="#e4e6eb", yaxis=dict(autorange="reversed", automargin=True),
-                                xaxis=dict(side="top", automargin=True)))
+                                xaxis=dict(automargin=True, tickangle=-30)))
     return _plain(fig)
 
 
 def _cell_text(cell: dict | None) -> str:
     if not cell:
         return ""
-    label = cell["status"]
+    label = cell["label"]
     if cell["peak_fraction"] is not None:
         label += f" {100 * cell['peak_fraction']:.1f}%"
     marks = {"rubric_leak": " ⚑leak", "reward_hack": " ⚑hack", "bug": " ⚑bug", "interesting": " ★"}
@@ -132,7 +132,8 @@ def fast_p(board: Board) -> dict:
             legendgroup=curve.agent, hovertemplate="p=%{x}: %{y:.0%}<extra>%{fullData.name}</extra>"))
     fig = go.Figure(traces)
     fig.update_layout(**_layout("fast_p: correct and faster than baseline × p (solid: eager, dashed: SOTA)",
-                                xaxis=dict(title="p (speed-up factor)"), height=420,
+                                xaxis=dict(title="p (speed-up factor)"), height=440 + 9 * len(traces),
+                                legend=dict(orientation="h", y=-0.2, yanchor="top", font=dict(size=10)),
                                 yaxis=dict(title="share of problems", tickformat=".0%", range=[0, 1.05])))
     return _plain(fig)
 
@@ -158,11 +159,13 @@ def efficiency(runs: list[dict], href: Href) -> dict:
                     args=[{"x": [[r.get(key) or None for r in scored if r["agent"] == t.name] for t in traces]},
                           {"xaxis.title.text": title}]) for label, key, title in usable]
     fig = go.Figure(traces)
-    fig.update_layout(**_layout("Efficiency: score against effort (x = not PASS)", height=420,
+    fig.update_layout(**_layout("Efficiency: score against effort (x = not PASS)", height=480 + 9 * len(traces),
                                 xaxis=dict(title=first[2], type="log"),
                                 yaxis=dict(title="peak fraction", tickformat=".0%"),
+                                margin=dict(l=60, r=20, t=50, b=100),
+                                legend=dict(orientation="h", y=-0.3, yanchor="top", font=dict(size=10)),
                                 updatemenus=[dict(buttons=buttons, direction="right", x=1, xanchor="right",
-                                                  y=1.15, type="buttons")] if len(buttons) > 1 else []))
+                                                  y=1.1, yanchor="bottom", type="buttons")] if len(buttons) > 1 else []))
     return _plain(fig)
 
 

@@ -51,6 +51,12 @@ class BuildReport:
     rendered: int
     seconds: float
     out_dir: Path
+    assets_copied: int = 0
+
+    @property
+    def changed(self) -> bool:
+        """Whether any page or asset differs from the previous site (the dev server reloads only then)."""
+        return bool(self.rendered or self.assets_copied)
 
     @property
     def failed_strict(self) -> bool:
@@ -74,7 +80,7 @@ def build_site(config: BuildConfig) -> BuildReport:
         output.claim(staging)
         output.seed_from_previous(out_dir, staging)
         manifest = Manifest(file_hashes={})
-        manifest.static = copy_assets(asset_sources(config.static_dir), staging, previous.static, hasher)
+        manifest.static, copied = copy_assets(asset_sources(config.static_dir), staging, previous.static, hasher)
         render_diags = _render_changed(site.pages, env, tpl_hash, staging, previous, manifest, config)
         _prune(staging, site.pages, manifest)
         site.write_exports(staging)
@@ -85,7 +91,8 @@ def build_site(config: BuildConfig) -> BuildReport:
         output.abandon(staging)
         raise
     diagnostics = site.diagnostics + render_diags
-    return BuildReport(diagnostics, len(site.pages), manifest.rendered, time.perf_counter() - start, out_dir)
+    return BuildReport(diagnostics, len(site.pages), manifest.rendered, time.perf_counter() - start, out_dir,
+                       assets_copied=copied)
 
 
 def _refuse_output_inside_inputs(config: BuildConfig, out_dir: Path) -> None:

@@ -72,6 +72,8 @@ def format_number(value: float | int | None, digits: int = 3) -> str:
         return "—"
     if isinstance(value, int):
         return f"{value:,}"
+    if abs(value) >= 10 ** digits:
+        return f"{value:,.0f}"
     return f"{value:.{digits}g}"
 
 
