@@ -56,10 +56,12 @@ class RunRecord:
 
     def file(self, name: str) -> Path | None:
         """A file of the run directory by relative name, or None when absent (never escapes the folder)."""
-        candidate = (self.path / name).resolve()
-        if not candidate.is_relative_to(self.path.resolve()) or not candidate.is_file():
+        try:
+            candidate = (self.path / name).resolve()
+            inside = candidate.is_relative_to(self.path.resolve()) and candidate.is_file()
+        except (OSError, ValueError):  # loops of links, NUL bytes in the name
             return None
-        return candidate
+        return candidate if inside else None
 
 
 class QuoteState(str, Enum):

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from results_builders import SOLUTION
 
 from kernelbench.problems.baselines import Line, ProblemBaselines
@@ -231,3 +233,18 @@ def test_quote_never_reads_outside_the_run(tmp_path, make_run):
     record = RunRecord(RUN, folder, result(RUN), folder / "result.json")
     quote = Quote.model_construct(file="../../secret.txt", lines=[1, 1], label="", text="x\n")
     assert check_quote(quote, record).state is QuoteState.MISSING_FILE
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(result_bytes=st.binary(max_size=300), annotation_text=st.text(max_size=300),
+       writeup_text=st.text(max_size=200))
+def test_loading_never_raises_on_garbage(tmp_path, result_bytes, annotation_text, writeup_text):
+    root = tmp_path / "garbage"
+    (root / "runs" / RUN).mkdir(parents=True, exist_ok=True)
+    (root / "runs" / RUN / "result.json").write_bytes(result_bytes)
+    (root / "annotations" / "writeups").mkdir(parents=True, exist_ok=True)
+    (root / "annotations" / f"{RUN}.yaml").write_text(annotation_text, encoding="utf-8", errors="surrogatepass")
+    (root / "annotations" / "writeups" / "w.md").write_text("---\n" + writeup_text, encoding="utf-8",
+                                                            errors="surrogatepass")
+    dataset = load_dataset(root)
+    assert all(d.path is not None for d in dataset.diagnostics)
