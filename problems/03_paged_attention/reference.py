@@ -1,0 +1,78 @@
+"""Paged-attention decode with grouped-query heads: one new query token per sequence against a paged KV cache.
+
+The KV cache is a pool of fixed-size pages; each sequence owns a list of pages (its row of `block_table`, in
+shuffled order, as a serving engine's allocator leaves them) and a length (`seq_lens`, ragged). Query head h reads
+KV head h // (num_heads // num_kv_heads).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+
+class Model(torch.nn.Module):
+    def __init__(self, num_heads: int, num_kv_heads: int, head_dim: int, page_size: int):
+        super().__init__()
+        self.num_heads, self.num_kv_heads = num_heads, num_kv_heads
+        self.head_dim, self.page_size = head_dim, page_size
+        self.scale = 1.0 / math.sqrt(head_dim)
+
+    def forward(self, q, k_cache, v_cache, block_table, seq_lens):
+        """q (B, H, D) bf16; k/v_cache (num_pages, page_size, H_kv, D) bf16; block_table (B, max_pages) int32;
+        seq_lens (B,) int32. Returns (B, H, D) bf16."""
+        group = self.num_heads // self.num_kv_heads
+        out = torch.empty_like(q)
+        for b in range(q.shape[0]):
+            length = int(seq_lens[b])
+            pages = block_table[b, : -(-length // self.page_size)].long()
+            k = k_cache[pages].reshape(-1, self.num_kv_heads, self.head_dim)[:length].float()
+            v = v_cache[pages].reshape(-1, self.num_kv_heads, self.head_dim)[:length].float()
+            k = k.repeat_interleave(group, dim=1)  # (L, H, D)
+            v = v.repeat_interleave(group, dim=1)
+            scores = torch.einsum("hd,lhd->hl", q[b].float(), k) * self.scale
+            out[b] = torch.einsum("hl,lhd->hd", torch.softmax(scores, dim=-1), v).to(q.dtype)
+        return out
+
+
+def get_init_kwargs(shape: dict) -> dict:
+    return {k: shape[k] for k in ("num_heads", "num_kv_heads", "head_dim", "page_size")}
+
+
+def get_inputs(shape: dict, seed: int, device, case: str = "base", scale: float = 1.0) -> list:
+    """Lengths average exactly `seq_len` (so bytes are fixed per shape); pages are shuffled across the pool."""
+    gen = torch.Generator().manual_seed(seed)
+    B, H, Hkv, D, P = (shape[k] for k in ("batch", "num_heads", "num_kv_heads", "head_dim", "page_size"))
+    L = shape["seq_len"]
+    seq_lens = _lengths(B, L, case, gen)
+    max_pages = -(-int(seq_lens.max()) // P)
+    num_pages = B * max_pages + 7
+    block_table = torch.randperm(num_pages, generator=gen)[: B * max_pages].reshape(B, max_pages).int()
+    q = torch.randn(B, H, D, generator=gen)
+    k_cache = torch.randn(num_pages, P, Hkv, D, generator=gen)
+    v_cache = torch.randn(num_pages, P, Hkv, D, generator=gen)
+    if case == "clustered":
+        # keys aligned with the query direction in a few positions: sharply peaked attention
+        k_cache = k_cache + 4.0 * (torch.rand(num_pages, P, Hkv, 1, generator=gen) < 0.01)
+        q = q.abs()
+    bf = torch.bfloat16
+    return [(q * scale).to(bf).to(device), (k_cache * scale).to(bf).to(device), v_cache.to(bf).to(device),
+            block_table.to(device), seq_lens.to(device)]
+
+
+def _lengths(batch: int, mean: int, case: str, gen: torch.Generator) -> torch.Tensor:
+    """Ragged lengths in [1, 2*mean) summing to batch*mean; 'ragged' puts half the tokens in one sequence."""
+    if case == "ragged" and batch > 1:
+        long = batch * mean // 2
+        rest = torch.full((batch - 1,), (batch * mean - long) // (batch - 1))
+        rest[: (batch * mean - long) - int(rest.sum())] += 1
+        lengths = torch.cat([torch.tensor([long]), rest])
+        return lengths[torch.randperm(batch, generator=gen)].int()
+    if case not in ("base", "normal", "ragged", "clustered"):
+        raise ValueError(f"unknown case {case!r} (base, ragged, clustered)")
+    spread = torch.linspace(-(mean - 1), mean - 1, batch).round().long()
+    spread = spread - spread.sum() // batch  # centre exactly (linspace is symmetric; guard rounding)
+    lengths = (mean + spread).clamp(min=1)
+    lengths[0] += batch * mean - int(lengths.sum())
+    return lengths[torch.randperm(batch, generator=gen)].int()
