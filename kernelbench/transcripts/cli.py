@@ -20,6 +20,9 @@ CONVERT_EXAMPLE = """examples:
   kernelbench transcript convert ~/.claude/projects/-work/1e75cbed.jsonl -o transcript.jsonl
   kernelbench transcript convert session.json -o shared.jsonl --redact --redact-base64
 """
+HTML_EXAMPLE = """examples:
+  kernelbench transcript html runs/<run_id>/transcript.jsonl -o /tmp/view && python -m http.server -d /tmp/view
+"""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -44,6 +47,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     convert.add_argument("--redact-base64", action="store_true",
                          help="with --redact, also replace base64 blobs of 200+ characters by their length")
     convert.set_defaults(func=run_convert)
+    html = commands.add_parser("html", help="write a standalone viewer page", epilog=HTML_EXAMPLE,
+                               formatter_class=argparse.RawDescriptionHelpFormatter,
+                               description="Render the transcript viewer into a folder (index.html, assets, "
+                                           "chunk files); open index.html or serve the folder.")
+    html.add_argument("file", type=Path, help="the transcript file")
+    html.add_argument("-o", "--output", type=Path, required=True, help="folder to write")
+    html.add_argument("--budget", type=float, default=None, help="wall-clock budget in seconds, for the time axis")
+    html.set_defaults(func=run_html)
     parser.set_defaults(func=lambda args: (parser.print_help(), 2)[1])
 
 
@@ -67,6 +78,14 @@ def run_convert(args: argparse.Namespace) -> int:
     write_session(session, args.output)
     print(f"wrote {args.output} ({sum(1 for _ in session.walk())} events, format {session.format})",
           file=sys.stderr)
+    return 0
+
+
+def run_html(args: argparse.Namespace) -> int:
+    from kernelbench.transcripts.viewer import write_page
+
+    page = write_page(load(args.file), args.output, budget_s=args.budget)
+    print(f"wrote {page}", file=sys.stderr)
     return 0
 
 

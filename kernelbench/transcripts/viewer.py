@@ -1,0 +1,281 @@
+"""The transcript viewer: the first screen as HTML, the rest as chunk files the page loads while the reader scrolls.
+
+`write_viewer(session, out_dir, asset_prefix=..., budget_s=...)` writes into `out_dir`
+    c-0001.js, c-0002.js ...  `KBT.chunk(n, "<html>")`: later events, as one JSON string of escaped markup
+    b-<key>.js                `KBT.blob("<key>", "<text>")`: the full text of a body cut to a preview
+and returns the first screen's HTML. Chunk and blob files are scripts that call a registration function, so the
+page loads them with a script tag, which works over http and from file:// alike (fetch() does not on file://).
+Their payload is data: chunk markup was escaped here, blob text is inserted by the page as text.
+
+The page that embeds the HTML must also load `transcript.css` and `transcript.js` (from `asset_prefix`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import orjson
+
+from kernelbench.transcripts.model import Event, Kind, Session, Usage
+from kernelbench.transcripts.render import (RenderContext, esc, fmt_duration, fmt_tokens, render_event,
+                                            render_subagent, usage_title)
+from kernelbench.transcripts.timeline import timeline_html
+
+VIEWER_VERSION = 1
+FIRST_SCREEN_BYTES = 120_000   # markup of events in the page itself
+CHUNK_BYTES = 300_000          # markup per chunk file
+CHUNK_FILE = re.compile(r"^(c-\d{4,}|b-[A-Za-z0-9_-]+)\.js$")
+
+
+def write_viewer(session: Session, out_dir: Path, *, asset_prefix: str, budget_s: float | None = None,
+                 chunk_prefix: str | None = None) -> str:
+    """Write the chunk and blob files into `out_dir` and return the first screen's HTML.
+
+    `chunk_prefix` is the URL of `out_dir` relative to the page; by default the page sits in out_dir's parent
+    (the run page `runs/<id>/index.html` with `out_dir = runs/<id>/transcript`). `asset_prefix` is where
+    transcript.css/js are served from, relative to the page (recorded on the root element for standalone use).
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    _remove_old_files(out_dir)
+    prefix = chunk_prefix if chunk_prefix is not None else f"{out_dir.name}/"
+    blobs = _BlobWriter(out_dir)
+    ctx = RenderContext(results=_results(session), cwd=session.cwd, write_blob=blobs.write)
+    first, ranges = _write_chunks(_pieces(session, ctx), out_dir)
+    total = sum(1 for _ in session.walk())
+    index = {"v": VIEWER_VERSION, "prefix": prefix, "chunks": ranges, "events": total}
+    return "".join([
+        f'<div class="kbt" data-assets="{esc(asset_prefix)}">',
+        _header(session), _banners(session), timeline_html(session, budget_s), _toolbar(),
+        f'<div class="kbt-events">{first}</div>',
+        _sentinel(ranges, total),
+        f'<script type="application/json" class="kbt-index">{_json_for_html(index)}</script>',
+        "</div>",
+    ])
+
+
+# ---------------------------------------------------------------------------------------------- chunks
+
+@dataclass
+class _Piece:
+    html: str
+    first_id: int
+    last_id: int
+
+
+def _write_chunks(pieces: Iterator[_Piece], out_dir: Path) -> tuple[str, list[list[int]]]:
+    """The first screen's markup, and [first_id, last_id] of every chunk (the first screen is chunk 0)."""
+    ranges: list[list[int]] = []
+    buffer: list[str] = []
+    size, first_id, last_id = 0, None, 0
+    first_html = ""
+    for piece in pieces:
+        if first_id is None:
+            first_id = piece.first_id
+        buffer.append(piece.html)
+        size += len(piece.html)
+        last_id = piece.last_id
+        limit = FIRST_SCREEN_BYTES if not ranges else CHUNK_BYTES
+        if size >= limit:
+            first_html = _flush(buffer, len(ranges), out_dir) or first_html
+            ranges.append([first_id, last_id])
+            buffer, size, first_id = [], 0, None
+    if buffer:
+        first_html = _flush(buffer, len(ranges), out_dir) or first_html
+        ranges.append([first_id, last_id])
+    return first_html, ranges
+
+
+def _flush(buffer: list[str], number: int, out_dir: Path) -> str | None:
+    html = "".join(buffer)
+    if number == 0:
+        return html
+    (out_dir / f"c-{number:04d}.js").write_bytes(
+        b"KBT.chunk(" + str(number).encode() + b"," + _js_string(html) + b");\n")
+    return None
+
+
+class _BlobWriter:
+    def __init__(self, out_dir: Path):
+        self.out_dir = out_dir
+
+    def write(self, key: str, text: str) -> str:
+        safe = re.sub(r"[^A-Za-z0-9_-]", "_", key)
+        name = f"b-{safe}.js"
+        (self.out_dir / name).write_bytes(b'KBT.blob("' + safe.encode() + b'",' + _js_string(text) + b");\n")
+        return safe
+
+
+def _js_string(text: str) -> bytes:
+    try:
+        return orjson.dumps(text)
+    except TypeError:                      # lone surrogates: keep what can be kept
+        return orjson.dumps(text.encode("utf-8", "replace").decode("utf-8"))
+
+
+def _json_for_html(value: object) -> str:
+    return orjson.dumps(value).decode().replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _remove_old_files(out_dir: Path) -> None:
+    for path in out_dir.iterdir():
+        if path.is_file() and CHUNK_FILE.match(path.name):
+            path.unlink()
+
+
+# ---------------------------------------------------------------------------------------------- events and turns
+
+def _results(session: Session) -> dict[str, Event]:
+    return {e.call_id: e for e in session.walk() if e.kind is Kind.TOOL_RESULT and e.call_id}
+
+
+def _pieces(session: Session, ctx: RenderContext) -> Iterator[_Piece]:
+    turns = _turn_starts(session.events)
+    number = 0
+    for index, event in enumerate(session.events):
+        html = _render(event, ctx)
+        if index in turns:
+            number += 1
+            html = _turn_header(number, session.events[index:turns[index]]) + html
+        yield _Piece(html, event.id, _last_id(event))
+
+
+def _turn_starts(events: list[Event]) -> dict[int, int]:
+    """Index of each turn's first event → index after its last. A turn starts at each user prompt."""
+    # consecutive prompts (an IDE selection, then the question) open one turn together
+    starts = [i for i, e in enumerate(events)
+              if e.kind is Kind.USER and (i == 0 or events[i - 1].kind is not Kind.USER)]
+    if not starts or starts[0] != 0:
+        starts.insert(0, 0)
+    return {start: end for start, end in zip(starts, starts[1:] + [len(events)])} if events else {}
+
+
+def _turn_header(number: int, events: list[Event]) -> str:
+    usage, counts = _totals(events)
+    times = [e.ts for e in events if e.ts is not None]
+    parts = [f"{counts['events']} events", f"{counts.get('tool_call', 0)} tool calls"]
+    if not usage.is_zero():
+        parts.append(f'<span title="{esc(usage_title(usage))}">{fmt_tokens(usage.total)} tokens</span>')
+    if len(times) > 1:
+        parts.append(fmt_duration(max(times) - min(times)))
+    return f'<div class="kbt-turn" id="t-{number}"><strong>Turn {number}</strong> · {" · ".join(parts)}</div>'
+
+
+def _totals(events: list[Event]) -> tuple[Usage, dict[str, int]]:
+    usage, counts = Usage(), {"events": 0}
+    stack = list(events)
+    while stack:
+        event = stack.pop()
+        counts["events"] += 1
+        counts[event.kind.value] = counts.get(event.kind.value, 0) + 1
+        usage.add(event.usage)
+        if event.events:
+            stack.extend(event.events)
+    return usage, counts
+
+
+def _render(event: Event, ctx: RenderContext) -> str:
+    if event.kind is Kind.SUBAGENT:
+        inner = "".join(_render(child, ctx) for child in event.events or [])
+        usage, counts = _totals(event.events or [])
+        return render_subagent(event, ctx, inner, counts, usage)
+    return render_event(event, ctx)
+
+
+def _last_id(event: Event) -> int:
+    while event.events:
+        event = event.events[-1]
+    return event.id
+
+
+# ---------------------------------------------------------------------------------------------- page parts
+
+def _header(session: Session) -> str:
+    usage, counts = _totals(session.events)
+    tokens = session.tokens
+    cost = "—" if session.cost_usd is None else f"${session.cost_usd:,.2f}" + (
+        ' <span class="kbt-b warn" title="{}">estimate</span>'.format(esc(session.cost_note or ""))
+        if session.cost_is_estimate else "")
+    facts = [
+        ("format", f"{session.format} {session.format_version or ''}".strip()),
+        ("model", ", ".join(session.models) or "—"),
+        ("duration", fmt_duration(session.duration_s) if session.duration_s is not None else "—"),
+        ("events", f"{counts['events']:,} ({counts.get('tool_call', 0):,} tool calls, "
+                   f"{counts.get('file_edit', 0):,} edits)"),
+    ]
+    rows = "".join(f"<div><dt>{esc(k)}</dt><dd>{esc(v)}</dd></div>" for k, v in facts)
+    rows += (f'<div><dt>tokens</dt><dd title="{esc(usage_title(tokens))}">{fmt_tokens(tokens.total)} '
+             f'(in {fmt_tokens(tokens.input)}, out {fmt_tokens(tokens.output)}, cache read '
+             f'{fmt_tokens(tokens.cache_read)}, cache write {fmt_tokens(tokens.cache_write)})</dd></div>')
+    rows += f"<div><dt>cost</dt><dd>{cost}</dd></div>"
+    unknown = sum(session.unknown_records.values())
+    if unknown:
+        detail = ", ".join(f"{k} {v}" for k, v in sorted(session.unknown_records.items()))
+        rows += f'<div><dt>not understood</dt><dd title="{esc(detail)}">{unknown} records</dd></div>'
+    return f'<dl class="kbt-head">{rows}</dl>'
+
+
+def _banners(session: Session) -> str:
+    out = []
+    if not session.complete:
+        out.append('<div class="kbt-banner" role="alert"><strong>Incomplete session.</strong> The log ends '
+                   'before the agent finished (no final answer or end record): it was cut off, aborted or is '
+                   'still running. Everything recorded is shown.</div>')
+    if session.issue_counts:
+        detail = ", ".join(f"{k.replace('_', ' ')} ×{v}" for k, v in sorted(session.issue_counts.items()))
+        out.append(f'<div class="kbt-banner warn">Parsed around problems in the file: {esc(detail)}.</div>')
+    return "".join(out)
+
+
+def _toolbar() -> str:
+    filters = "".join(f'<button type="button" data-filter="{key}" aria-pressed="{str(key == "all").lower()}">'
+                      f'{label}</button>' for key, label in (("all", "all"), ("tools", "tool calls"),
+                                                             ("errors", "errors"), ("edits", "edits"),
+                                                             ("thinking", "thinking")))
+    return ('<div class="kbt-bar" role="toolbar">'
+            '<input type="search" class="kbt-q" placeholder="search the transcript" aria-label="search">'
+            '<button type="button" class="kbt-prev" title="previous match (Shift+Enter)">↑</button>'
+            '<button type="button" class="kbt-next" title="next match (Enter)">↓</button>'
+            '<span class="kbt-count" aria-live="polite"></span>'
+            f'<span class="kbt-filters">{filters}</span>'
+            '<button type="button" class="kbt-expand">expand all</button>'
+            '<button type="button" class="kbt-collapse">collapse all</button></div>')
+
+
+def _sentinel(ranges: list[list[int]], total: int) -> str:
+    if len(ranges) <= 1:
+        return '<div class="kbt-sentinel" data-done="1"></div>'
+    left = total - ranges[0][1]
+    return (f'<div class="kbt-sentinel"><button type="button" class="kbt-load">load more ({left:,} events '
+            f'left)</button> <button type="button" class="kbt-load-all">load all</button></div>')
+
+
+# ---------------------------------------------------------------------------------------------- standalone page
+
+STATIC_DIR = Path(__file__).resolve().parents[2] / "static"
+PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title><link rel="stylesheet" href="transcript.css"></head>
+<body style="max-width:1100px;margin:1rem auto;padding:0 1rem">
+<h1 style="font:600 18px system-ui">{title}</h1>
+{viewer}
+<script src="transcript.js"></script></body></html>
+"""
+
+
+def write_page(session: Session, out_dir: Path, *, budget_s: float | None = None) -> Path:
+    """A self-contained viewer page (`index.html`, assets and chunks) in `out_dir`, for `transcript html`."""
+    from kernelbench.fileio import atomic_write_text
+
+    out_dir = Path(out_dir)
+    html = write_viewer(session, out_dir / "transcript", asset_prefix="", budget_s=budget_s)
+    for name in ("transcript.css", "transcript.js"):
+        (out_dir / name).write_bytes((STATIC_DIR / name).read_bytes())
+    title = f"Transcript · {Path(session.source).name if session.source else session.session_id or ''}"
+    page = out_dir / "index.html"
+    atomic_write_text(page, PAGE.format(title=esc(title), viewer=html))
+    page.chmod(0o644)
+    return page

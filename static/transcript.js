@@ -1,0 +1,366 @@
+// KernelBench Hard transcript viewer: chunks loaded while scrolling, search, filters, deep links, copy buttons.
+// Chunk and blob files are scripts calling KBT.chunk / KBT.blob (script tags work over http and from file://).
+// Chunk markup was escaped by the site build; blob text is only ever inserted as text.
+(function () {
+  "use strict";
+
+  var viewer = null;            // one viewer per page
+  var pendingBlobs = {};        // key -> [resolve callbacks]
+  var blobs = {};               // key -> full text
+
+  function $(root, selector) { return root.querySelector(selector); }
+  function all(root, selector) { return Array.prototype.slice.call(root.querySelectorAll(selector)); }
+  function pad(n) { var s = String(n); while (s.length < 4) s = "0" + s; return s; }
+
+  function addScript(src, onError) {
+    var tag = document.createElement("script");
+    tag.src = src;
+    tag.async = true;
+    tag.onerror = onError;
+    document.head.appendChild(tag);
+  }
+
+  // ------------------------------------------------------------------------------------------ chunks
+
+  function Viewer(root) {
+    this.root = root;
+    this.index = JSON.parse($(root, "script.kbt-index").textContent);
+    this.events = $(root, ".kbt-events");
+    this.sentinel = $(root, ".kbt-sentinel");
+    this.next = 1;              // the next chunk to insert
+    this.arrived = {};
+    this.requested = {};
+    this.waiters = [];          // [chunk number, resolve]
+    this.hits = [];
+    this.current = -1;
+    this.query = "";
+  }
+
+  Viewer.prototype.total = function () { return this.index.chunks.length; };
+
+  Viewer.prototype.request = function (n) {
+    if (n >= this.total() || n < this.next || this.requested[n]) return;
+    this.requested[n] = true;
+    var self = this;
+    addScript(this.index.prefix + "c-" + pad(n) + ".js", function () {
+      self.requested[n] = false;
+      self.status("could not load part " + n + " of the transcript (" + self.index.prefix + "c-" + pad(n) +
+                  ".js)");
+    });
+  };
+
+  Viewer.prototype.receive = function (n, html) {
+    if (typeof html !== "string" || n < this.next) return;
+    this.arrived[n] = html;
+    while (this.arrived.hasOwnProperty(this.next)) {
+      this.events.insertAdjacentHTML("beforeend", this.arrived[this.next]);
+      delete this.arrived[this.next];
+      this.next += 1;
+    }
+    this.updateSentinel();
+    var self = this;
+    this.waiters = this.waiters.filter(function (w) {
+      if (self.next > w[0]) { w[1](); return false; }
+      return true;
+    });
+    this.fillScreen();
+  };
+
+  // Resolves once every chunk up to n is in the page.
+  Viewer.prototype.loadUpTo = function (n) {
+    var self = this;
+    n = Math.min(n, this.total() - 1);
+    if (this.next > n) return Promise.resolve();
+    for (var i = this.next; i <= n; i++) this.request(i);
+    return new Promise(function (resolve) { self.waiters.push([n, resolve]); });
+  };
+
+  Viewer.prototype.loadAll = function () { return this.loadUpTo(this.total() - 1); };
+
+  Viewer.prototype.done = function () { return this.next >= this.total(); };
+
+  Viewer.prototype.updateSentinel = function () {
+    if (!this.sentinel) return;
+    if (this.done()) {
+      this.sentinel.setAttribute("data-done", "1");
+      this.sentinel.textContent = "";
+    } else {
+      var left = this.index.events - this.index.chunks[this.next - 1][1];
+      var button = $(this.sentinel, ".kbt-load");
+      if (button) button.textContent = "load more (" + left.toLocaleString() + " events left)";
+    }
+  };
+
+  // Keep loading while the bottom of what is loaded is on screen (filters can hide whole chunks).
+  Viewer.prototype.fillScreen = function () {
+    if (this.done() || !this.sentinel || this.root.offsetParent === null) return;
+    var rect = this.sentinel.getBoundingClientRect();
+    if (rect.top < window.innerHeight + 600) this.loadUpTo(this.next);
+  };
+
+  Viewer.prototype.status = function (text) {
+    var count = $(this.root, ".kbt-count");
+    if (count) count.textContent = text;
+  };
+
+  // ------------------------------------------------------------------------------------------ blobs
+
+  function loadBlob(key) {
+    if (!/^[A-Za-z0-9_-]+$/.test(key)) return Promise.reject(new Error("bad blob key"));
+    if (blobs.hasOwnProperty(key)) return Promise.resolve(blobs[key]);
+    return new Promise(function (resolve, reject) {
+      var first = !pendingBlobs[key];
+      (pendingBlobs[key] = pendingBlobs[key] || []).push(resolve);
+      if (first) addScript(viewer.index.prefix + "b-" + key + ".js", function () {
+        delete pendingBlobs[key];
+        reject(new Error("could not load " + key));
+      });
+    });
+  }
+
+  function expandBody(button) {
+    var pre = button.parentNode.querySelector("pre");
+    button.disabled = true;
+    button.textContent = "loading…";
+    return loadBlob(button.getAttribute("data-blob")).then(function (text) {
+      pre.textContent = text;                  // text, never markup
+      pre.classList.remove("is-cut");
+      pre.classList.remove("hl");
+      button.parentNode.removeChild(button);
+    }, function () {
+      button.disabled = false;
+      button.textContent = "could not load the rest (the page needs its transcript/ folder)";
+    });
+  }
+
+  // ------------------------------------------------------------------------------------------ reveal / deep links
+
+  function openAncestors(node) {
+    for (var el = node; el; el = el.parentElement) {
+      if (el.tagName === "DETAILS") el.open = true;
+      if (el.getAttribute && el.getAttribute("role") === "tabpanel" && el.hidden) {
+        var tab = document.querySelector('[role="tab"][aria-controls="' + el.id + '"]');
+        if (tab) tab.click(); else el.hidden = false;
+      }
+    }
+  }
+
+  function chunkOf(id) {
+    var chunks = viewer.index.chunks;
+    for (var i = 0; i < chunks.length; i++) if (id >= chunks[i][0] && id <= chunks[i][1]) return i;
+    return -1;
+  }
+
+  function reveal(id) {
+    var chunk = chunkOf(id);
+    if (chunk < 0) return Promise.resolve(false);
+    return viewer.loadUpTo(chunk).then(function () {
+      var el = document.getElementById("e-" + id);
+      if (!el) return false;
+      if (getComputedStyle(el).display === "none") setFilter("all");
+      openAncestors(el);
+      all(document, ".kbt-target").forEach(function (t) { t.classList.remove("kbt-target"); });
+      el.classList.add("kbt-target");
+      el.scrollIntoView({ block: "center" });
+      return true;
+    });
+  }
+
+  function followHash() {
+    var match = /^#e-(\d+)$/.exec(location.hash);
+    if (match) reveal(parseInt(match[1], 10));
+  }
+
+  // ------------------------------------------------------------------------------------------ search
+
+  function clearMarks() {
+    viewer.hits.forEach(function (mark) {
+      var parent = mark.parentNode;
+      if (!parent) return;
+      parent.replaceChild(document.createTextNode(mark.textContent), mark);
+      parent.normalize();
+    });
+    viewer.hits = [];
+    viewer.current = -1;
+  }
+
+  function markMatches(query) {
+    var needle = query.toLowerCase(), hits = [], limit = 5000;
+    var walker = document.createTreeWalker(viewer.events, NodeFilter.SHOW_TEXT, {
+      acceptNode: function (node) {
+        var parent = node.parentNode;
+        if (!parent || parent.closest("button, .kbt-a")) return NodeFilter.FILTER_REJECT;
+        return node.nodeValue.toLowerCase().indexOf(needle) >= 0 ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_SKIP;
+      }
+    });
+    var nodes = [];
+    while (walker.nextNode()) nodes.push(walker.currentNode);
+    for (var i = 0; i < nodes.length && hits.length < limit; i++) {
+      var node = nodes[i], lower = node.nodeValue.toLowerCase(), at = lower.indexOf(needle), pieces = [];
+      while (at >= 0) { pieces.push(at); at = lower.indexOf(needle, at + needle.length); }
+      for (var j = pieces.length - 1; j >= 0; j--) {
+        var tail = node.splitText(pieces[j]);
+        tail.splitText(needle.length);
+        var mark = document.createElement("mark");
+        mark.className = "kbt-hit";
+        tail.parentNode.replaceChild(mark, tail);
+        mark.appendChild(tail);
+        hits.push({ mark: mark, order: i * 1e6 + pieces[j] });
+      }
+    }
+    hits.sort(function (a, b) { return a.order - b.order; });
+    return hits.map(function (h) { return h.mark; });
+  }
+
+  function search(query) {
+    viewer.query = query;
+    clearMarks();
+    if (!query) { viewer.status(""); return Promise.resolve(); }
+    var ready = viewer.done() ? Promise.resolve() : (viewer.status("loading the whole transcript…"), viewer.loadAll());
+    return ready.then(function () {
+      if (viewer.query !== query) return;
+      viewer.hits = markMatches(query);
+      if (viewer.hits.length) go(0); else viewer.status("no match");
+    });
+  }
+
+  function go(index) {
+    var hits = viewer.hits;
+    if (!hits.length) return;
+    if (viewer.current >= 0 && hits[viewer.current]) hits[viewer.current].classList.remove("cur");
+    viewer.current = (index + hits.length) % hits.length;
+    var mark = hits[viewer.current];
+    mark.classList.add("cur");
+    if (getComputedStyle(mark.closest(".ev") || mark).display === "none") setFilter("all");
+    openAncestors(mark);
+    mark.scrollIntoView({ block: "center" });
+    viewer.status((viewer.current + 1) + " / " + hits.length + (hits.length >= 5000 ? "+" : ""));
+  }
+
+  // ------------------------------------------------------------------------------------------ toolbar
+
+  function setFilter(key) {
+    viewer.root.setAttribute("data-filter", key);
+    all(viewer.root, ".kbt-filters button").forEach(function (b) {
+      b.setAttribute("aria-pressed", b.getAttribute("data-filter") === key ? "true" : "false");
+    });
+    viewer.fillScreen();
+  }
+
+  function copyText(text, button) {
+    function done(ok) {
+      var label = button.textContent;
+      button.textContent = ok ? "copied" : "copy failed";
+      setTimeout(function () { button.textContent = label === "copied" ? "copy" : label; }, 1500);
+    }
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(function () { done(true); }, function () { done(fallbackCopy(text)); });
+    } else {
+      done(fallbackCopy(text));
+    }
+  }
+
+  function fallbackCopy(text) {
+    var area = document.createElement("textarea");
+    area.value = text;
+    area.setAttribute("readonly", "");
+    area.style.position = "fixed";
+    area.style.opacity = "0";
+    document.body.appendChild(area);
+    area.select();
+    var ok = false;
+    try { ok = document.execCommand("copy"); } catch (e) { ok = false; }
+    document.body.removeChild(area);
+    return ok;
+  }
+
+  function onCopy(button) {
+    var box = button.parentNode, pre = box.querySelector("pre"), more = box.querySelector(".kbt-more-text");
+    if (more) {
+      loadBlob(more.getAttribute("data-blob")).then(function (text) { copyText(text, button); });
+    } else {
+      copyText(pre.textContent, button);
+    }
+  }
+
+  function onClick(event) {
+    var target = event.target;
+    if (!(target instanceof Element)) return;
+    var button = target.closest("button");
+    if (button && viewer.root.contains(button)) {
+      if (button.classList.contains("kbt-copy")) { event.preventDefault(); onCopy(button); }
+      else if (button.classList.contains("kbt-more-text")) { event.preventDefault(); expandBody(button); }
+      else if (button.classList.contains("kbt-load")) viewer.loadUpTo(viewer.next);
+      else if (button.classList.contains("kbt-load-all")) viewer.loadAll();
+      else if (button.hasAttribute("data-filter")) setFilter(button.getAttribute("data-filter"));
+      else if (button.classList.contains("kbt-next")) go(viewer.current + 1);
+      else if (button.classList.contains("kbt-prev")) go(viewer.current - 1);
+      else if (button.classList.contains("kbt-expand")) toggleAll(true);
+      else if (button.classList.contains("kbt-collapse")) toggleAll(false);
+      return;
+    }
+    var anchor = target.closest("a.kbt-a");
+    if (anchor && viewer.root.contains(anchor)) {
+      event.preventDefault();      // a link inside <summary> would also fold the event
+      if (history.pushState) history.pushState(null, "", anchor.getAttribute("href"));
+      followHash();
+    }
+  }
+
+  function toggleAll(open) {
+    all(viewer.events, "details").forEach(function (d) { d.open = open; });
+  }
+
+  function setupSearch() {
+    var input = $(viewer.root, ".kbt-q"), timer = null;
+    if (!input) return;
+    input.addEventListener("input", function () {
+      clearTimeout(timer);
+      timer = setTimeout(function () { search(input.value.trim()); }, 250);
+    });
+    input.addEventListener("keydown", function (e) {
+      if (e.key !== "Enter") return;
+      e.preventDefault();
+      var query = input.value.trim();
+      if (query !== viewer.query) search(query);
+      else go(viewer.current + (e.shiftKey ? -1 : 1));
+    });
+  }
+
+  function setupScrolling() {
+    if (!viewer.sentinel || viewer.done()) return;
+    if ("IntersectionObserver" in window) {
+      new IntersectionObserver(function (entries) {
+        if (entries.some(function (e) { return e.isIntersecting; })) viewer.loadUpTo(viewer.next);
+      }, { rootMargin: "600px 0px" }).observe(viewer.sentinel);
+    }
+  }
+
+  function init() {
+    var root = document.querySelector(".kbt");
+    if (!root || viewer) return;
+    viewer = new Viewer(root);
+    root.setAttribute("data-filter", "all");
+    root.addEventListener("click", onClick);
+    setupSearch();
+    setupScrolling();
+    window.addEventListener("hashchange", followHash);
+    followHash();
+    root.setAttribute("data-ready", "1");
+  }
+
+  window.KBT = {
+    chunk: function (n, html) { if (viewer) viewer.receive(n, html); },
+    blob: function (key, text) {
+      if (typeof text !== "string") return;
+      blobs[key] = text;
+      (pendingBlobs[key] || []).forEach(function (resolve) { resolve(text); });
+      delete pendingBlobs[key];
+    },
+    reveal: function (id) { return reveal(id); },
+    search: function (q) { return search(q); }
+  };
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
+  else init();
+})();
