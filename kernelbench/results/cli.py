@@ -42,7 +42,8 @@ def _register_import(subparsers: argparse._SubParsersAction) -> None:
     kinds = parser.add_subparsers(dest="import_kind", metavar="FORMAT", required=True)
     hard = kinds.add_parser("kernelbench-hard", help="a KernelBench-Hard leaderboard.json",
                             description="Write runs/, annotations/ and problems/*/baselines/ for a published "
-                                        "KernelBench-Hard board. Imported runs have no transcript.",
+                                        "KernelBench-Hard board. Imported runs have no transcript. Exits 1 when "
+                                        "some input was left out (each is listed), 2 when nothing could be read.",
                             epilog=IMPORT_EXAMPLE, formatter_class=RAW)
     hard.add_argument("leaderboard", type=Path, metavar="LEADERBOARD.json")
     hard.add_argument("--annotations", type=Path, metavar="DIR", help="folder of published annotation YAMLs")
@@ -66,7 +67,7 @@ def _run_import(args: argparse.Namespace) -> int:
     print(f"imported to {args.out} (gpu {report.gpu}): {report.runs} runs, {report.annotations} annotations, "
           f"{report.baselines} baselines files written; {report.unchanged} unchanged; "
           f"{len(report.kept)} differing files kept")
-    return 0
+    return 1 if any(d.severity == "error" for d in report.diagnostics) else 0
 
 
 # --------------------------------------------------------------------------------------------- annotate

@@ -70,7 +70,7 @@ def import_kernelbench_hard(leaderboard: Path, out: Path, *, annotations_dir: Pa
             _write(report, baselines_path(Path(out) / "problems" / baselines.problem, report.gpu),
                    baselines.model_dump_json(indent=2) + "\n", force, "baselines")
             lines_by_problem[baselines.problem] = {k: v.peak_fraction for k, v in baselines.lines.items()}
-    results = {r.run_id: r for r in convert_board(board, report.gpu, lines_by_problem)}
+    results = _unique_runs(convert_board(board, report.gpu, lines_by_problem), Path(leaderboard), report)
     for result in results.values():
         _write(report, Path(out) / "runs" / result.run_id / RESULT_FILE, result.dump_json(), force, "runs")
     annotations = _annotations(board, results, annotations_dir, report)
@@ -110,6 +110,18 @@ def _write(report: ImportReport, path: Path, text: str, force: bool, counter: st
             return
     atomic_write_text(path, text)
     setattr(report, counter, getattr(report, counter) + 1)
+
+
+def _unique_runs(results: list[RunResult], path: Path, report: ImportReport) -> dict[str, RunResult]:
+    unique: dict[str, RunResult] = {}
+    for result in results:
+        if result.run_id in unique:
+            report.diagnostics.append(Diagnostic(
+                path=path, message=f"run id '{result.run_id}' appears in two cells; the second is left out",
+                hint="every published cell should name its own run"))
+            continue
+        unique[result.run_id] = result
+    return unique
 
 
 def _check_pass_counts(board: PublishedBoard, path: Path, report: ImportReport) -> None:

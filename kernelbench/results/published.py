@@ -18,14 +18,23 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kernelbench.errors import KernelBenchError
 from kernelbench.fileio import load_json, parse_model, read_text
 
+SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")  # run ids and problem ids become folder names
+
 
 class Published(BaseModel):
     model_config = ConfigDict(extra="allow")
+
+
+def _safe_keys(value: dict) -> dict:
+    for key in value:
+        if not SAFE_NAME.match(key):
+            raise ValueError(f"problem id {key!r} is not a plain name (letters, digits, . _ -)")
+    return value
 
 
 class PublishedHardware(Published):
@@ -54,6 +63,8 @@ class PublishedAgent(Published):
     pass_count: int | None = None
     total_runs: int | None = None
 
+    _problems_are_names = field_validator("results")(_safe_keys)
+
 
 class PublishedBoard(Published):
     schema_version: int = 1
@@ -74,6 +85,8 @@ class PublishedBaselines(Published):
     generated: str | None = Field(None, alias="_generated")
     hardware: str | None = Field(None, alias="_hardware")
     problems: dict[str, dict[str, BaselineFigures]] = Field(default_factory=dict)
+
+    _problems_are_names = field_validator("problems")(_safe_keys)
 
 
 def load_published_board(path: Path) -> PublishedBoard:

@@ -172,3 +172,24 @@ def test_published_annotation_with_unlocated_quote(tmp_path: Path):
     annotation = convert_annotation(path, report)
     assert annotation.effort is None and annotation.quotes == [] and "somewhere" in annotation.summary
     assert report.diagnostics[0].line == 6
+
+
+def test_duplicate_runs_bad_annotations_and_unsafe_names(tmp_path: Path, capsys):
+    cell = {"run_id": "20260101_000000_x_y_01_a", "correct": True, "has_solution": True, "peak_fraction": 0.2}
+    board = {"hardware": {"name": "NVIDIA H100 PCIe"},
+             "models": [{"harness": "x", "model": "y", "results": {"01_a": cell, "02_b": cell}}]}
+    (tmp_path / "lb.json").write_text(json.dumps(board))
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "broken.yaml").write_text("run_id: [\n")
+    (notes / "ghost.yaml").write_text("run_id: ghost\nverdict: clean\nsummary: s\n")
+    out = tmp_path / "out"
+    assert main(["import", "kernelbench-hard", str(tmp_path / "lb.json"), "--annotations", str(notes),
+                 "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "appears in two cells" in err and "broken.yaml:" in err and "not on this board" in err
+    assert [p.name for p in (out / "runs").iterdir()] == [cell["run_id"]]
+    board["models"][0]["results"] = {"../escape": cell}
+    (tmp_path / "lb.json").write_text(json.dumps(board))
+    assert main(["import", "kernelbench-hard", str(tmp_path / "lb.json"), "--out", str(tmp_path / "o2")]) == 2
+    assert "not a plain name" in capsys.readouterr().err and not (tmp_path / "o2").exists()
