@@ -47,8 +47,21 @@ def launch_findings(launches: dict[str, float], spec, build_root: Path | None = 
     if device == "cuda" and build_root is not None and needs_sass_check(spec):
         kernels, errors = collect_sass([Path(build_root), *(extra_binaries or [])])
         gpu_only = {n: t for n, t in launches.items() if not n.startswith("aten::")}
-        findings += fp8_sass_check(gpu_only, kernels, errors)
+        findings += fp8_sass_check(gpu_only, kernels, errors, required=required_mnemonics(spec))
     return findings
+
+
+def required_mnemonics(spec, arch: str | None = None) -> list[str] | None:
+    """`required_sass` entries for the current GPU's arch (sm_90 on an H100), None when the problem names none."""
+    table = getattr(spec, "required_sass", None) or {}
+    if not table:
+        return None
+    if arch is None:
+        import torch
+
+        major, minor = torch.cuda.get_device_capability() if torch.cuda.is_available() else (9, 0)
+        arch = f"sm_{major}{minor}"
+    return table.get(arch) or table.get(arch.rstrip("a")) or None
 
 
 def kahan_findings(spec, problem_dir: Path, out, oracle, case_id: str = "") -> list[Finding]:

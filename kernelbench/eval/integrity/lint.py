@@ -237,6 +237,8 @@ def _check_call(linter: Linter, node: ast.Call) -> None:
         _check_print(linter, node)
     elif name and (name.startswith("os.environ") or name in ("os.putenv", "os.unsetenv", "os.getenv")):
         _check_env_call(linter, node, name)
+    elif name == "builtins.type" and len(node.args) == 3 and isinstance(node.args[1], (ast.Tuple, ast.List)):
+        _check_bases(linter, node, "a class built with type()", node.args[1].elts)
     elif name in ("torch.library.Library", "torch.library.impl", "torch.library.register_kernel"):
         _check_library(linter, node, name)
     elif name and name.startswith(("subprocess.", "os.exec", "os.spawn")):
@@ -253,8 +255,11 @@ def _check_dynamic_attr(linter: Linter, node: ast.Call, name: str) -> None:
     if name in ("builtins.setattr", "builtins.delattr") and base:
         linter.report(node, 11, "error", f"{name.split('.')[1]}() on {base} (monkeypatching a module)")
         return
+    if attr is not None and base is None:
+        _check_method(linter, node, attr)  # getattr(path, "write_" + "text") is still a write
+        return
     if attr is not None or base is None:
-        return  # a constant attribute resolves like a plain one; non-module objects are not the concern
+        return  # a constant attribute on a module resolves like a plain one
     built = is_string_built(node.args[1])
     linter.report(node, 1, "error" if built else "warning",
                   f"getattr on {base} with a name computed at run time"
@@ -264,10 +269,11 @@ def _check_dynamic_attr(linter: Linter, node: ast.Call, name: str) -> None:
 def _check_dynamic_import(linter: Linter, node: ast.Call, name: str) -> None:
     target = [linter.string(a) for a in node.args]
     if name.startswith(("importlib.util", "importlib.machinery", "runpy")):
-        text = " ".join(t for t in target if t)
-        if not text or tables.TEMPLATE_FILES_RE.search(text):
-            linter.report(node, 1, "error", f"{name} loads {text or 'a computed path'} (the reference or the "
-                          "grader's files)")
+        location = target[1:] if name.endswith(("spec_from_file_location", "SourceFileLoader")) else target
+        text = " ".join(t for t in location if t)
+        if not location or None in location or tables.TEMPLATE_FILES_RE.search(text):
+            linter.report(node, 1, "error", f"{name} loads {text or 'a path computed at run time'} (code the "
+                          "lint cannot read, or the reference / grader's files)")
         return
     if not target or target[0] is None:
         linter.report(node, 1, "error", f"{name} of a module name computed at run time")
@@ -414,17 +420,20 @@ def _check_store(linter: Linter, node: ast.AST, target: ast.Attribute | ast.Subs
 
 
 def _check_class(linter: Linter, node: ast.ClassDef) -> None:
-    for base_node in node.bases:
+    _check_bases(linter, node, f"class {node.name}", node.bases)
+
+
+def _check_bases(linter: Linter, node: ast.AST, label: str, bases: list[ast.expr]) -> None:
+    for base_node in bases:
         base = linter.resolve(base_node) or ""
         if base.split(".")[0] in REFERENCE_MODULES:
-            linter.report(node, 1, "error", f"class {node.name} subclasses the reference ({base})")
+            linter.report(node, 1, "error", f"{label} subclasses the reference ({base})")
         elif base in ("torch.Tensor", "torch.nn.Parameter", "torch._C.TensorBase", "torch._C._TensorBase",
                       "torch.nn.parameter.Parameter") or base.endswith(".Tensor"):
-            linter.report(node, 10, "error", f"class {node.name} subclasses {base} (outputs must be plain "
-                          "torch.Tensor)")
+            linter.report(node, 10, "error", f"{label} subclasses {base} (outputs must be plain torch.Tensor)")
         elif base in tables.SENSITIVE:
             klass, severity, why = tables.SENSITIVE[base]
-            linter.report(node, klass, severity, f"class {node.name} subclasses {base}: {why}")
+            linter.report(node, klass, severity, f"{label} subclasses {base}: {why}")
 
 
 def _check_function(linter: Linter, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
@@ -451,11 +460,24 @@ def _check_string(linter: Linter, node: ast.Constant) -> None:
         linter.report(node, 13, "error", "names the persisting-L2 access-policy API "
                       f"({tables.L2_PERSIST_RE.search(text).group(0)})", "l2")
     if len(text) < 400 and tables.TEMPLATE_FILES_RE.search(text):
-        linter.report(node, 8, "warning", f"names a grading template file ({text[:60]!r})", "template")
+        if _searches_files(linter):
+            linter.report(node, 8, "error", f"searches the file system for the grading file {text[:60]!r}",
+                          "template")
+        else:
+            linter.report(node, 8, "warning", f"names a grading template file ({text[:60]!r})", "template")
     if len(text) < 400 and "kernelbench" in text.lower():
         linter.report(node, 8, "warning", f"names the grader's package ({text[:60]!r})", "kernelbench")
     if len(text) > 200_000:
         linter.report(node, 6, "warning", f"embeds a {len(text)}-character string (stored answers?)", "blob")
+
+
+FILE_SEARCH = {"glob", "rglob", "iglob", "walk", "iterdir", "listdir", "scandir", "spec_from_file_location",
+               "SourceFileLoader", "run_path", "fwalk"}
+
+
+def _searches_files(linter: Linter) -> bool:
+    return any((isinstance(n, ast.Attribute) and n.attr in FILE_SEARCH) or (isinstance(n, ast.Name) and
+               linter.symbols.aliases.get(n.id, "").rsplit(".", 1)[-1] in FILE_SEARCH) for n in ast.walk(linter.tree))
 
 
 def _check_attribute(linter: Linter, node: ast.Attribute) -> None:

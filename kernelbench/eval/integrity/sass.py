@@ -41,7 +41,10 @@ class KernelCode:
 
     @property
     def fp8_mma(self) -> list[str]:
-        return sorted(set(m.group(0) for m in FP8_MMA_RE.finditer(self.text)))[:4]
+        return self.required(FP8_MMA_RE)
+
+    def required(self, pattern: re.Pattern[str]) -> list[str]:
+        return sorted(set(m.group(0) for m in pattern.finditer(self.text)))[:4]
 
     @property
     def mma(self) -> list[str]:
@@ -134,9 +137,19 @@ def match_kernel(launched: str, kernels: list[KernelCode]) -> list[KernelCode]:
     return exact or [k for k in kernels if re.search(rf"(?<![A-Za-z]){re.escape(ident)}(?![a-z])", k.name)]
 
 
+def required_pattern(mnemonics: list[str] | None) -> re.Pattern[str]:
+    """problem.yaml's `required_sass` regexes for one arch (matched as SASS mnemonics), or the FP8 default."""
+    if not mnemonics:
+        return FP8_MMA_RE
+    return re.compile("|".join(rf"(?<![A-Z])(?:{m})(?=[.\s]|$)" for m in mnemonics), re.M)
+
+
 def fp8_sass_check(launched: Mapping[str, float] | Iterable[str], kernels: list[KernelCode],
-                   errors: list[str] | None = None) -> list[Finding]:
-    """Judge the launched kernels (name -> device time, or names) against their disassembly."""
+                   errors: list[str] | None = None, required: list[str] | None = None) -> list[Finding]:
+    """Judge the launched kernels (name -> device time, or names) against their disassembly.
+
+    `required`: the problem's `required_sass` mnemonics for this GPU's arch (default: any FP8 MMA form)."""
+    pattern = required_pattern(required)
     times = dict(launched) if isinstance(launched, Mapping) else {n: 1.0 for n in launched}
     if not times:
         return [finding(CHECK, 14, "no kernel launch was recorded, so FP8 tensor-core use cannot be shown",
@@ -146,8 +159,8 @@ def fp8_sass_check(launched: Mapping[str, float] | Iterable[str], kernels: list[
         code = match_kernel(name, kernels)
         if not code:
             unknown[name] = t
-        elif any(k.fp8_mma for k in code):
-            fp8[name] = (t, sorted({i for k in code for i in k.fp8_mma}))
+        elif any(k.required(pattern) for k in code):
+            fp8[name] = (t, sorted({i for k in code for i in k.required(pattern)}))
         elif any(k.mma for k in code):
             other_mma[name] = (t, sorted({i for k in code for i in k.mma}))
     return _verdict(times, fp8, other_mma, unknown, errors or [])
