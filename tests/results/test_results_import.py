@@ -50,6 +50,8 @@ def test_all_84_cells_match_the_published_board(rtx_import: Path, shared_fixture
                 agent["harness"], agent["model"], agent["effort"] or None, problem)
             assert row["status"] == published_status(cell), cell["run_id"]
             assert row["peak_fraction"] == cell["peak_fraction"]
+            outcome = dataset.runs[cell["run_id"]].result.grading.outcome.value
+            assert outcome == {"PASS": "pass", "FAIL": "check_failed", "ERR": "no_solution"}[row["status"]]
             statuses.add((row["status"], row["peak_fraction"] is None))
     assert statuses == {("PASS", False), ("PASS", True), ("FAIL", True), ("ERR", True)}
     for summary in board.agents:
