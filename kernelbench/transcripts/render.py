@@ -110,10 +110,10 @@ def tool_target(event: Event, ctx: RenderContext) -> str:
     if isinstance(command, str):
         return one_line(command)
     for key in ("file_path", "filePath", "path", "notebook_path", "pattern", "query", "url", "description",
-                "prompt", "patch", "input"):
+                "prompt", "patch", "patchText", "input"):
         value = args.get(key)
         if isinstance(value, str) and value:
-            if key == "patch":
+            if key in ("patch", "patchText"):
                 return one_line(", ".join(p for p, _ in diffs.from_apply_patch(value)) or value)
             return one_line(ctx.shorten(value) if "path" in key.lower() else value)
     first = next((v for v in args.values() if isinstance(v, (str, int, float))), "")
@@ -138,8 +138,9 @@ def tool_input_body(event: Event, ctx: RenderContext) -> str:
             rest = {k: v for k, v in args.items() if k not in ("command", "cmd")}
             extra = body(_json(rest), ctx, f"{event.id}-args") if rest else ""
             return body(command, ctx, f"{event.id}-cmd", lexer=_BASH) + extra
-        if isinstance(args.get("patch"), str):
-            return body(args["patch"], ctx, f"{event.id}-patch", lexer=_DIFF)
+        patch = args.get("patch", args.get("patchText"))
+        if isinstance(patch, str):
+            return body(patch, ctx, f"{event.id}-patch", lexer=_DIFF)
     if args is None:
         return ""
     return body(args if isinstance(args, str) else _json(args), ctx, f"{event.id}-in")

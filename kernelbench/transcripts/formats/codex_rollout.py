@@ -32,8 +32,10 @@ IGNORED_EVENTS = {"exec_command_begin", "exec_command_end", "exec_command_output
                   "item_completed", "reasoning_content_delta", "agent_reasoning_section_break"}
 CONTEXT_PREFIXES = ("<environment_context", "<user_instructions", "# AGENTS.md instructions", "<permissions",
                     "<INSTRUCTIONS", "<collaboration_mode", "<user_shell_command", "<turn_aborted")
-EXIT_RE = re.compile(r"(?:Process exited with code|Exit code:)\s*(-?\d+)")
+EXIT_RE = re.compile(r"(?:Process exited with code|exit code:)\s*(-?\d+)", re.I)
 WALL_RE = re.compile(r"Wall time:\s*([0-9.]+)\s*seconds")
+# plain-text outputs of a command that never ran (no exit code): the CLI refused or the sandbox failed it
+REFUSALS = ("patch rejected", "failed in sandbox", "execution error", "command rejected", "aborted", "error:")
 PATCH_RE = re.compile(r"\*\*\* Begin Patch.*?(?:\*\*\* End Patch|$)", re.S)
 
 
@@ -163,8 +165,9 @@ def _arguments(item: dict) -> Any:
 
 def _output(builder: SessionBuilder, item: dict, line: int, ts: float | None) -> None:
     text, exit_code, duration = _split_output(item.get("output"))
+    refused = exit_code is None and text.lstrip().lower().startswith(REFUSALS)
     result = builder.result(item.get("call_id"), ts=ts, line=line, output=text, exit_code=exit_code,
-                            is_error=exit_code not in (None, 0), duration_s=duration)
+                            is_error=exit_code not in (None, 0) or refused, duration_s=duration)
     if not result.is_error:
         _patch_edits(builder, result, line, ts)
 
