@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +60,19 @@ class SessionBuilder:
         counts[kind] = counts.get(kind, 0) + 1
         if len(self.session.issues) < MAX_STORED_ISSUES:
             self.session.issues.append(ParseIssue(line=line, kind=kind, message=message))
+
+    def accept(self, line) -> dict | None:
+        """The record of one line when it is a JSON object; anything else is counted and kept as unknown."""
+        self.session.records += 1
+        if line.problem:
+            self.bad_line(line.number, line.raw, line.problem)
+            return None
+        if line.repaired:
+            self.issue(line.repaired, f"line {line.number}: invalid UTF-8 replaced by U+FFFD", line.number)
+        if not isinstance(line.record, dict):
+            self.unknown(line.record, line.number)
+            return None
+        return line.record
 
     def bad_line(self, number: int, raw: bytes, problem: str) -> None:
         """A line that is not JSON: counted, and kept as an unknown event so nothing is lost."""
@@ -154,5 +167,5 @@ def to_epoch(value: Any) -> float | None:
         except ValueError:
             return None
         # a time without a zone is taken as UTC, never as this machine's local time
-        return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).timestamp()
+        return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
     return None

@@ -62,9 +62,7 @@ def parse_unknown(path: Path) -> Session:
     builder = SessionBuilder(path, "unknown")
     builder.issue("unknown_format", f"{path.name}: no parser recognises this format; records are shown raw")
     for line in iter_lines(path):
-        builder.session.records += 1
-        if line.problem:
-            builder.bad_line(line.number, line.raw, line.problem)
-        else:
-            builder.unknown(line.record, line.number)
+        record = builder.accept(line)
+        if record is not None:
+            builder.unknown(record, line.number)
     return builder.finish()

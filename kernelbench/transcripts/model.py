@@ -42,7 +42,7 @@ class Usage(BaseModel):
     def total(self) -> int:
         return self.input + self.output + self.cache_read + self.cache_write
 
-    def add(self, other: "Usage | None") -> None:
+    def add(self, other: Usage | None) -> None:
         if other is None:
             return
         self.input += other.input
@@ -79,7 +79,7 @@ class Event(BaseModel):
     usage: Usage | None = None      # tokens of the API response this event closes (counted once)
     record_type: str | None = None  # unknown: the record's type; system: its subtype
     raw: str | None = None          # unknown: the record as JSON text
-    events: list["Event"] | None = None  # subagent: its own events
+    events: list[Event] | None = None  # subagent: its own events
 
 
 class ParseIssue(BaseModel):

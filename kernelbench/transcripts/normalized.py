@@ -48,7 +48,7 @@ class NormalizedWriter:
 
     # ------------------------------------------------------------------ context manager
 
-    def __enter__(self) -> "NormalizedWriter":
+    def __enter__(self) -> NormalizedWriter:
         self.open()
         return self
 
@@ -146,13 +146,10 @@ def parse(path: Path) -> Session:
     usage_seen = Usage()
     ended = False
     for line in iter_lines(path):
-        session.records += 1
-        record = line.record
-        if line.problem:
-            builder.bad_line(line.number, line.raw, line.problem)
-        elif not isinstance(record, dict):
-            builder.unknown(record, line.number)
-        elif record.get("type") == HEADER_TYPE:
+        record = builder.accept(line)
+        if record is None:
+            continue
+        if record.get("type") == HEADER_TYPE:
             _read_header(builder, record)
         elif record.get("type") == "event":
             _read_event(builder, record, line.number)

@@ -5,9 +5,10 @@ Nothing raises here: every line is yielded either as a parsed record or as a pro
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import orjson
 
@@ -19,7 +20,8 @@ class Line:
     number: int            # 1-based
     record: Any            # the parsed JSON value, or None when `problem` is set
     raw: bytes             # the line without its line ending
-    problem: str | None = None  # bad_json | invalid_utf8 | truncated_last_line
+    problem: str | None = None  # bad_json | truncated_last_line: `record` is None
+    repaired: str | None = None  # invalid_utf8: bytes were replaced, `record` is usable
 
 
 def parse_json_bytes(raw: bytes) -> tuple[Any, str | None]:
@@ -51,7 +53,7 @@ def iter_lines(path: Path) -> Iterator[Line]:
             if not raw.strip():
                 continue
             record, problem = parse_json_bytes(raw)
-            line = Line(number, record, raw, problem)
+            line = Line(number, record, raw, None, problem) if record is not None else Line(number, None, raw, problem)
             if previous is not None:
                 yield previous
             previous = line
@@ -65,7 +67,7 @@ def iter_lines(path: Path) -> Iterator[Line]:
 def read_head(path: Path, size: int = 256 * 1024) -> bytes:
     with open(path, "rb") as handle:
         head = handle.read(size)
-    return head[len(BOM):] if head.startswith(BOM) else head
+    return head.removeprefix(BOM)
 
 
 def head_records(path: Path, limit: int = 40) -> list[dict]:
@@ -84,6 +86,5 @@ def head_records(path: Path, limit: int = 40) -> list[dict]:
 def load_document(path: Path) -> tuple[Any, str | None]:
     """The whole file as one JSON document (opencode export, Gemini session JSON)."""
     data = path.read_bytes()
-    if data.startswith(BOM):
-        data = data[len(BOM):]
+    data = data.removeprefix(BOM)
     return parse_json_bytes(data)

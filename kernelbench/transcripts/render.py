@@ -8,9 +8,10 @@ that the page loads on demand and inserts as text (never as HTML).
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from html import escape
-from typing import Any, Callable
+from typing import Any
 
 import orjson
 from pygments import highlight

@@ -13,15 +13,22 @@ The page that embeds the HTML must also load `transcript.css` and `transcript.js
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import orjson
 
 from kernelbench.transcripts.model import Event, Kind, Session, Usage
-from kernelbench.transcripts.render import (RenderContext, esc, fmt_duration, fmt_tokens, render_event,
-                                            render_subagent, usage_title)
+from kernelbench.transcripts.render import (
+    RenderContext,
+    esc,
+    fmt_duration,
+    fmt_tokens,
+    render_event,
+    render_subagent,
+    usage_title,
+)
 from kernelbench.transcripts.timeline import timeline_html
 
 VIEWER_VERSION = 1

@@ -27,15 +27,11 @@ def parse(path: Path, *, with_subagents: bool = True) -> Session:
     messages = ClaudeMessages(builder)
     state = _State()
     for line in iter_lines(path):
-        builder.session.records += 1
-        if line.problem:
-            builder.bad_line(line.number, line.raw, line.problem)
-        elif not isinstance(line.record, dict):
-            builder.unknown(line.record, line.number)
-        else:
-            _note_session_facts(builder.session, line.record, state)
-            _track_sidechain(builder, line.record, state)
-            _dispatch(builder, messages, line.record, line.number)
+        record = builder.accept(line)
+        if record is not None:
+            _note_session_facts(builder.session, record, state)
+            _track_sidechain(builder, record, state)
+            _dispatch(builder, messages, record, line.number)
     builder.close_subagent()
     if with_subagents and not state.is_agent_file:
         attach_subagent_files(builder, path, messages.agent_results)

@@ -30,13 +30,8 @@ def parse(path: Path) -> Session:
     messages = ClaudeMessages(builder)
     parent: list[str | None] = [None]
     for line in iter_lines(path):
-        builder.session.records += 1
-        record = line.record
-        if line.problem:
-            builder.bad_line(line.number, line.raw, line.problem)
-        elif not isinstance(record, dict):
-            builder.unknown(record, line.number)
-        else:
+        record = builder.accept(line)
+        if record is not None:
             _dispatch(builder, messages, record, line.number, parent)
     builder.close_subagent()
     return builder.finish()

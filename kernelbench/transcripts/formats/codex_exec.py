@@ -25,13 +25,8 @@ def parse(path: Path) -> Session:
     builder = SessionBuilder(path, NAME, harness="codex")
     status = {"turn": None}
     for line in iter_lines(path):
-        builder.session.records += 1
-        record = line.record
-        if line.problem:
-            builder.bad_line(line.number, line.raw, line.problem)
-        elif not isinstance(record, dict):
-            builder.unknown(record, line.number)
-        else:
+        record = builder.accept(line)
+        if record is not None:
             _dispatch(builder, record, line.number, status)
     builder.session.complete = status["turn"] == "completed"
     return builder.finish()

@@ -32,11 +32,11 @@ IGNORED_EVENTS = {"exec_command_begin", "exec_command_end", "exec_command_output
                   "item_completed", "reasoning_content_delta", "agent_reasoning_section_break"}
 CONTEXT_PREFIXES = ("<environment_context", "<user_instructions", "# AGENTS.md instructions", "<permissions",
                     "<INSTRUCTIONS", "<collaboration_mode", "<user_shell_command", "<turn_aborted")
-EXIT_RE = re.compile(r"(?:Process exited with code|exit code:)\s*(-?\d+)", re.I)
+EXIT_RE = re.compile(r"(?:Process exited with code|exit code:)\s*(-?\d+)", re.IGNORECASE)
 WALL_RE = re.compile(r"Wall time:\s*([0-9.]+)\s*seconds")
 # plain-text outputs of a command that never ran (no exit code): the CLI refused or the sandbox failed it
 REFUSALS = ("patch rejected", "failed in sandbox", "execution error", "command rejected", "aborted", "error:")
-PATCH_RE = re.compile(r"\*\*\* Begin Patch.*?(?:\*\*\* End Patch|$)", re.S)
+PATCH_RE = re.compile(r"\*\*\* Begin Patch.*?(?:\*\*\* End Patch|$)", re.DOTALL)
 
 
 def detect(records: list[dict], head: bytes) -> bool:
@@ -49,11 +49,10 @@ def parse(path: Path) -> Session:
     builder = SessionBuilder(path, NAME, harness="codex")
     state = _State()
     for line in iter_lines(path):
-        builder.session.records += 1
-        record = line.record
-        if line.problem:
-            builder.bad_line(line.number, line.raw, line.problem)
-        elif not isinstance(record, dict) or not isinstance(record.get("payload"), (dict, list, str)):
+        record = builder.accept(line)
+        if record is None:
+            continue
+        if not isinstance(record.get("payload"), (dict, list, str)):
             builder.unknown(record, line.number)
         else:
             _dispatch(builder, state, record, line.number)

@@ -28,13 +28,8 @@ def parse(path: Path) -> Session:
     builder = SessionBuilder(path, NAME, harness="cursor")
     last: list[Event | None] = [None]
     for line in iter_lines(path):
-        builder.session.records += 1
-        record = line.record
-        if line.problem:
-            builder.bad_line(line.number, line.raw, line.problem)
-        elif not isinstance(record, dict):
-            builder.unknown(record, line.number)
-        else:
+        record = builder.accept(line)
+        if record is not None:
             _record(builder, record, line.number, last)
     return builder.finish()
 
@@ -85,7 +80,7 @@ def _tool_call(builder: SessionBuilder, record: dict, line: int, ts: float | Non
     wrapper = record.get("tool_call") if isinstance(record.get("tool_call"), dict) else {}
     key = next(iter(wrapper), "tool")
     body = wrapper.get(key) if isinstance(wrapper.get(key), dict) else {}
-    name = key[:-len("ToolCall")] if key.endswith("ToolCall") else key
+    name = key.removesuffix("ToolCall")
     if record.get("subtype") == "started" or call_id not in builder.calls:
         builder.add(Kind.TOOL_CALL, ts=ts, line=line, name=name, call_id=call_id, input=body.get("args"),
                     model=_model(builder))

@@ -28,7 +28,7 @@ def parse(path: Path) -> Session:
     odd: list[tuple[int, object, str | None, bytes]] = []
     for line in iter_lines(path):
         record = line.record
-        if line.problem or not isinstance(record, dict):
+        if line.problem or not isinstance(record, dict) or line.repaired:
             odd.append((line.number, record, line.problem, line.raw))
         elif "$set" in record and isinstance(record["$set"], dict):
             doc.update({k: v for k, v in record["$set"].items() if k != "messages"})

@@ -21,13 +21,8 @@ def parse(path: Path) -> Session:
     builder = SessionBuilder(path, NAME, harness="gemini")
     last: list[Event | None] = [None]
     for line in iter_lines(path):
-        builder.session.records += 1
-        record = line.record
-        if line.problem:
-            builder.bad_line(line.number, line.raw, line.problem)
-        elif not isinstance(record, dict):
-            builder.unknown(record, line.number)
-        else:
+        record = builder.accept(line)
+        if record is not None:
             _record(builder, record, line.number, last)
     return builder.finish()
 

@@ -25,13 +25,10 @@ def parse(path: Path) -> Session:
     builder = SessionBuilder(path, NAME, harness="kimi")
     state = {"open_turn": False, "turns": 0}
     for line in iter_lines(path):
-        builder.session.records += 1
-        record = line.record
-        if line.problem:
-            builder.bad_line(line.number, line.raw, line.problem)
-        elif not isinstance(record, dict):
-            builder.unknown(record, line.number)
-        elif isinstance(record.get("message"), dict):
+        record = builder.accept(line)
+        if record is None:
+            continue
+        if isinstance(record.get("message"), dict):
             _message(builder, record["message"], line.number, to_epoch(record.get("timestamp")), state)
         elif record.get("type") == "metadata" or "protocol_version" in record:
             builder.session.format_version = str(record.get("protocol_version") or record.get("version"))
@@ -97,4 +94,4 @@ def _text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-__all__ = ["Event", "NAME", "detect", "parse"]
+__all__ = ["NAME", "Event", "detect", "parse"]

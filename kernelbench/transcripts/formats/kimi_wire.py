@@ -29,13 +29,8 @@ def parse(path: Path, *, with_subagents: bool = True) -> Session:
     builder = SessionBuilder(path, NAME, harness="kimi")
     state = {"ended": None, "step_usage": Usage(), "record_usage": Usage()}
     for line in iter_lines(path):
-        builder.session.records += 1
-        record = line.record
-        if line.problem:
-            builder.bad_line(line.number, line.raw, line.problem)
-        elif not isinstance(record, dict):
-            builder.unknown(record, line.number)
-        else:
+        record = builder.accept(line)
+        if record is not None:
             _dispatch(builder, record, line.number, state)
     session = builder.session
     session.tokens = state["step_usage"] if not state["step_usage"].is_zero() else state["record_usage"]

@@ -23,14 +23,10 @@ def parse(path: Path) -> Session:
     session = builder.session
     finish = {"reason": None, "cost": 0.0}
     for line in iter_lines(path):
-        session.records += 1
-        record = line.record
-        if line.problem:
-            builder.bad_line(line.number, line.raw, line.problem)
-        elif not isinstance(record, dict):
-            builder.unknown(record, line.number)
-        else:
-            _record(builder, record, line.number, finish)
+        record = builder.accept(line)
+        if record is None:
+            continue
+        _record(builder, record, line.number, finish)
     session.complete = finish["reason"] == "stop"
     if finish["cost"] > 0:
         session.cost_usd = finish["cost"]

@@ -1,0 +1,73 @@
+"""The project's own format: the writer a scripted agent uses, and convert → load round trips."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kernelbench.transcripts import Kind, NormalizedWriter, load, write_session
+from kernelbench.transcripts.summary import summarize
+
+
+def test_writer_round_trip(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    with NormalizedWriter(path, harness="scripted", model="none", session_id="s-1", cwd="/w") as log:
+        log.user("write a softmax")
+        log.thinking("use a two-pass kernel")
+        call = log.tool_call("Bash", {"command": "nvcc -O3 kernel.cu"})
+        log.tool_result(call, "ok", exit_code=0)
+        log.file_edit("solution.py", "--- a/solution.py\n+++ b/solution.py\n@@ -1 +1 @@\n-x\n+y\n")
+        log.assistant("done")
+        log.usage(input=100, output=20, cache_read=5)
+    session = load(path)
+    assert session.format == "normalized" and session.complete
+    assert (session.harness, session.models, session.session_id, session.cwd) == ("scripted", ["none"], "s-1", "/w")
+    assert [e.kind for e in session.events] == [Kind.USER, Kind.THINKING, Kind.TOOL_CALL, Kind.TOOL_RESULT,
+                                                Kind.FILE_EDIT, Kind.ASSISTANT]
+    assert session.events[3].name == "Bash" and session.events[3].exit_code == 0
+    assert (session.tokens.input, session.tokens.output, session.tokens.cache_read) == (100, 20, 5)
+    assert session.events[-1].usage.input == 100       # the usage belongs to the response it followed
+    assert session.final_message == "done"
+
+
+def test_writer_leaving_through_an_exception_is_incomplete(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    with pytest.raises(TimeoutError), NormalizedWriter(path, harness="scripted") as log:
+        log.user("go")
+        raise TimeoutError("budget exhausted")
+    end = json.loads(path.read_text().splitlines()[-1])
+    assert end["type"] == "end" and end["complete"] is False and "TimeoutError" in end["error"]
+    assert not load(path).complete
+
+
+def test_killed_writer_leaves_a_readable_incomplete_file(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    log = NormalizedWriter(path, harness="scripted")
+    log.open()
+    log.user("go")
+    log.tool_call("Bash", {"command": "sleep 1000"})
+    # no close(): the process was killed; every line so far was flushed
+    session = load(path)
+    assert not session.complete and [e.kind for e in session.events] == [Kind.USER, Kind.TOOL_CALL]
+
+
+@pytest.mark.parametrize("relative", [
+    "claude-session/claude-35b94415-dd5e-4481-b179-5ae683b817cd.jsonl",
+    "codex-rollout/rollout-2025-09-24T19-22-20-01997e76-d124-7592-9cac-2ec05abbca08.jsonl",
+    "opencode-export/session__quiet-meadow__ses_39c0a3da8ffeFQWvKTGUJWivpv.json",
+    "gemini-session/session-2025-10-27T19-55-981c87cb.json",
+    "kimi-wire/subagent_agent-0.jsonl",
+    "claude-stream/claude-stream-json-simple.jsonl",
+])
+def test_convert_round_trip_keeps_everything(tx: Path, tmp_path: Path, relative: str) -> None:
+    original = load(tx / relative)
+    out = tmp_path / "n.jsonl"
+    write_session(original, out)
+    again = load(out)
+    before, after = summarize(original), summarize(again)
+    for key in ("events_by_kind", "tool_calls_by_name", "tokens", "complete", "models", "files_edited"):
+        assert after[key] == before[key], key
+    assert [e.model_dump(exclude={"line"}) for e in again.walk()] == \
+        [e.model_dump(exclude={"line"}) for e in original.walk()]
