@@ -36,9 +36,12 @@ class ProcessResult:
 
 
 def run_budgeted(argv: list[str], *, cwd: Path, env: dict[str, str], budget_s: float, stdout_path: Path,
-                 stderr_path: Path, stdin_text: str | None = None, grace_s: float = GRACE_S,
-                 max_stdout: int = MAX_STDOUT_BYTES, max_stderr: int = MAX_STDERR_BYTES) -> ProcessResult:
+                 stderr_path: Path, stdin_text: str | None = None, grace_s: float | None = None,
+                 max_stdout: int | None = None, max_stderr: int | None = None) -> ProcessResult:
     """Start `argv`, wait until it exits or the budget runs out, and stop its whole process group."""
+    grace_s = GRACE_S if grace_s is None else grace_s
+    max_stdout = MAX_STDOUT_BYTES if max_stdout is None else max_stdout
+    max_stderr = MAX_STDERR_BYTES if max_stderr is None else max_stderr
     start = time.monotonic()
     with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
         proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=err,
@@ -93,7 +96,7 @@ def _size(path: Path) -> int:
         return 0
 
 
-def stop_group(proc: subprocess.Popen, grace_s: float = GRACE_S) -> None:
+def stop_group(proc: subprocess.Popen, grace_s: float) -> None:
     """SIGTERM the process group, give it `grace_s` to exit, then SIGKILL what is left."""
     _signal_group(proc.pid, signal.SIGTERM)
     try:

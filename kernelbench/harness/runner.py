@@ -16,7 +16,7 @@ import kernelbench
 from kernelbench.errors import KernelBenchError
 from kernelbench.fileio import atomic_write_text
 from kernelbench.harness import sandbox
-from kernelbench.harness.agents import AgentContext, AgentReport, get_adapter
+from kernelbench.harness.agents import AgentAdapter, AgentContext, AgentReport, get_adapter
 from kernelbench.harness.agentspec import AgentSpec
 from kernelbench.harness.outcome import classify, template_findings
 from kernelbench.harness.process import ProcessResult, run_budgeted
@@ -95,7 +95,7 @@ def _run_in(request: RunRequest, run_id: str, started: datetime, staging: Path, 
                            device=request.device, shapes=request.shapes)
     proc, report, error = None, None, None
     try:
-        proc, report = _run_agent(request, ws, scratch / "home", staging)
+        proc, report = _run_agent(request, run_id, ws, scratch / "home", staging)
     except KernelBenchError:
         raise
     except Exception as exc:  # the run is still written, as a harness error with its traceback
@@ -110,22 +110,29 @@ def _run_in(request: RunRequest, run_id: str, started: datetime, staging: Path, 
     return result
 
 
-def _run_agent(request: RunRequest, ws: Workspace, home: Path,
+def _run_agent(request: RunRequest, run_id: str, ws: Workspace, home: Path,
                staging: Path) -> tuple[ProcessResult, AgentReport]:
     adapter = get_adapter(request.agent.harness)
     home.mkdir(parents=True)
     ctx = AgentContext(spec=request.agent, prompt=ws.prompt, workspace=ws.root, home=home, run_dir=staging,
                        problem_dir=Path(request.problem_dir), problem_id=ws.spec.id, budget_s=request.budget_s,
-                       options=request.options, env=dict(request.env))
+                       run_id=run_id, options=request.options, env=dict(request.env))
+    hidden = [Path(request.runs_dir).resolve(), Path(request.problem_dir).resolve()]
+    return launch_agent(adapter, ctx, sandboxed=request.sandboxed, network=request.network, hidden=hidden)
+
+
+def launch_agent(adapter: AgentAdapter, ctx: AgentContext, *, sandboxed: bool = True, network: bool = True,
+                 hidden: list[Path] | None = None) -> tuple[ProcessResult, AgentReport]:
+    """Prepare the agent's home, start its CLI (in the sandbox) under the budget, and read back its session."""
     adapter.prepare_home(ctx)
     argv, env = adapter.command(ctx), adapter.environment(ctx)
-    if request.sandboxed:
-        box = sandbox.SandboxSpec(workspace=ws.root, home=home, network=request.network,
-                                  extra_ro=adapter.runtime_paths(), hidden=[Path(request.runs_dir).resolve(),
-                                                                            Path(request.problem_dir).resolve()])
+    if sandboxed:
+        box = sandbox.SandboxSpec(workspace=ctx.workspace, home=ctx.home, network=network,
+                                  extra_ro=adapter.runtime_paths(), hidden=list(hidden or []))
         argv, env = sandbox.wrap(argv, box, env), {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-    proc = run_budgeted(argv, cwd=ws.root, env=env, budget_s=request.budget_s, stdout_path=ctx.stdout_path,
-                        stderr_path=ctx.stderr_path, stdin_text=adapter.stdin(ctx))
+    with adapter.live(ctx):
+        proc = run_budgeted(argv, cwd=ctx.workspace, env=env, budget_s=ctx.budget_s,
+                            stdout_path=ctx.stdout_path, stderr_path=ctx.stderr_path, stdin_text=adapter.stdin(ctx))
     return proc, adapter.collect(ctx, proc)
 
 

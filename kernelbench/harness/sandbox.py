@@ -75,11 +75,16 @@ def wrap(argv: list[str], spec: SandboxSpec, env: dict[str, str]) -> list[str]:
             "--unshare-cgroup-try", "--hostname", "kernelbench"]
     if not spec.network:
         args.append("--unshare-net")
-    mounted = _toolchain_paths() + [p for p in map(_real, spec.extra_ro) if p.exists()]
-    for path in _outermost(mounted):
+    toolchain = _outermost(_toolchain_paths())
+    extra = [p for p in _outermost([p for p in map(_real, spec.extra_ro) if p.exists()])
+             if not any(p.is_relative_to(t) for t in toolchain)]
+    for path in toolchain:
         args += ["--ro-bind", str(path), str(path)]
     args += _symlinks() + _etc_binds()
     args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run", "--tmpfs", "/var/tmp"]
+    for path in extra:  # after the private /tmp, so a CLI installed under /tmp stays visible
+        args += ["--ro-bind", str(path), str(path)]
+    mounted = toolchain + extra
     if Path("/sys").exists():
         args += ["--ro-bind", "/sys", "/sys"]
     if spec.gpu:

@@ -96,7 +96,7 @@ def _read_prompt(problem_dir: Path) -> str:
 def prompt_fields(profile: Any) -> dict[str, str]:
     """The `{field}`s a PROMPT.txt may use, from the GPU profile the run is graded on."""
     if profile is None:
-        return {"hardware": "a CPU (no GPU)", "gpu": "a CPU (no GPU)", "gpu_name": "CPU"}
+        return {"hardware": "CPU", "gpu": "CPU", "gpu_name": "CPU"}
     fields = {"hardware": profile.name, "gpu": profile.name, "gpu_name": profile.name, "gpu_key": profile.key,
               "arch": profile.arch, "sm_count": str(profile.sm_count),
               "l2_mb": f"{profile.l2_bytes / 2**20:g}", "dram_gbps": f"{profile.dram_gbps:g}",

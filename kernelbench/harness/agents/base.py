@@ -12,6 +12,7 @@ import re
 import shutil
 import sys
 from abc import ABC, abstractmethod
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Iterator
@@ -40,6 +41,7 @@ class AgentContext:
     problem_dir: Path
     problem_id: str
     budget_s: float
+    run_id: str = ""
     options: dict[str, Any] = field(default_factory=dict)   # per-agent settings from the sweep file
     env: dict[str, str] = field(default_factory=dict)       # from the harness: CUDA_VISIBLE_DEVICES, ...
 
@@ -112,6 +114,10 @@ class AgentAdapter(ABC):
 
     def stdin(self, ctx: AgentContext) -> str | None:
         return None
+
+    def live(self, ctx: AgentContext) -> AbstractContextManager:
+        """Entered while the agent runs (e.g. to write a transcript as its events arrive)."""
+        return nullcontext()
 
     def environment(self, ctx: AgentContext) -> dict[str, str]:
         """Exactly the variables the agent sees: no inherited secrets besides its own credentials."""

@@ -11,9 +11,12 @@ import difflib
 import json
 import shutil
 import sys
+import threading
 from pathlib import Path
 
-from kernelbench.harness.agents.base import AgentAdapter, AgentContext, AgentReport, read_events
+import orjson
+
+from kernelbench.harness.agents.base import AgentAdapter, AgentContext, AgentReport
 from kernelbench.harness.plans import find_plan, load_plan, resolve_plan
 from kernelbench.harness.process import ProcessResult
 from kernelbench.transcripts.normalized import NormalizedWriter
@@ -29,6 +32,9 @@ class ScriptedAdapter(AgentAdapter):
     install_hint = "nothing to install: it runs with the current Python"
     efforts = ()
     scripted = True
+
+    def __init__(self) -> None:
+        self._live: dict[Path, _LiveTranscript] = {}
 
     def find_executable(self) -> Path:
         return Path(sys.executable)
@@ -57,23 +63,76 @@ class ScriptedAdapter(AgentAdapter):
     def stdin(self, ctx: AgentContext) -> str | None:
         return ctx.prompt
 
+    def live(self, ctx: AgentContext) -> "_LiveTranscript":
+        live = _LiveTranscript(ctx, NormalizedWriter(ctx.run_dir / TRANSCRIPT, harness=self.name,
+                                                     model=ctx.spec.model, session_id=ctx.run_id,
+                                                     cwd=str(ctx.workspace)))
+        self._live[ctx.run_dir] = live
+        return live
+
     def collect(self, ctx: AgentContext, proc: ProcessResult) -> AgentReport:
         report = AgentReport(transcript=TRANSCRIPT, transcript_format="normalized")
-        events = list(read_events(ctx.stdout_path))
-        done = any(e.get("type") == "done" for e in events)
-        writer = NormalizedWriter(ctx.run_dir / TRANSCRIPT, harness=self.name, model=ctx.spec.model,
-                                  session_id=ctx.run_dir.name, cwd=str(ctx.workspace))
-        writer.open()
-        call_ids: dict[str, str] = {}  # the program's ids → the writer's
-        try:
-            for event in events:
-                _write_event(writer, event, call_ids)
-        finally:
-            writer.close(complete=done, error=None if done else _why_incomplete(proc))
-        ctx.stdout_path.replace(ctx.run_dir / "events.jsonl")
-        report.complete = done and proc.exit_code == 0
+        live = self._live.pop(ctx.run_dir, None)
+        if live is None:  # collected without having run live: convert the whole stream now
+            live = self.live(ctx)
+            self._live.pop(ctx.run_dir)
+            with live:
+                pass
+        live.writer.close(complete=live.done, error=None if live.done else _why_incomplete(proc))
+        if ctx.stdout_path.is_file():
+            ctx.stdout_path.replace(ctx.run_dir / "events.jsonl")
+        report.complete = live.done and proc.exit_code == 0
         self.usage_from(report, ctx)
         return report
+
+
+class _LiveTranscript:
+    """Tails the program's stdout while it runs and writes each event as it arrives, so timestamps are real."""
+
+    def __init__(self, ctx: AgentContext, writer: NormalizedWriter):
+        self.ctx, self.writer = ctx, writer
+        self.done = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._follow, daemon=True)
+        self._call_ids: dict[str, str] = {}   # the program's ids → the writer's
+
+    def __enter__(self) -> "_LiveTranscript":
+        self.writer.open()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _follow(self) -> None:
+        handle, pending = None, b""
+        while True:
+            stopping = self._stop.is_set()
+            if handle is None and self.ctx.stdout_path.is_file():
+                handle = open(self.ctx.stdout_path, "rb")
+            chunk = handle.read() if handle is not None else b""
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                self._line(line)
+            if stopping:
+                break
+            if not chunk:
+                self._stop.wait(0.05)
+        if pending.strip():
+            self._line(pending)
+        if handle is not None:
+            handle.close()
+
+    def _line(self, line: bytes) -> None:
+        try:
+            event = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            return
+        if isinstance(event, dict):
+            self.done = self.done or event.get("type") == "done"
+            _write_event(self.writer, event, self._call_ids)
 
 
 def _write_event(writer: NormalizedWriter, event: dict, call_ids: dict[str, str]) -> None:
