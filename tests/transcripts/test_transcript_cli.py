@@ -1,0 +1,98 @@
+"""The real commands, end to end: `kernelbench transcript show|convert|html`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kernelbench.transcripts import NormalizedWriter, load
+from kernelbench.transcripts.redact import redact_text
+
+KEYS = {"format", "version", "models", "events_total", "events_by_kind", "tool_calls_total", "tool_calls_by_name",
+        "tokens", "duration_s", "complete", "unknown_records", "unknown_records_total", "cost_usd",
+        "cost_is_estimate"}
+
+
+def kernelbench(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "kernelbench", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_show_json_on_one_file_per_folder(tx: Path) -> None:
+    expected = {"claude-session": "claude-session", "claude-stream": "claude-stream", "codex-rollout": "codex-rollout",
+                "codex-exec": "codex-exec", "opencode-export": "opencode-export", "gemini-session": "gemini-session",
+                "kimi-wire": "kimi-wire"}
+    for folder, fmt in expected.items():
+        path = max((p for p in (tx / folder).iterdir() if p.name != "state.json"), key=lambda p: p.stat().st_size)
+        done = kernelbench("transcript", "show", str(path), "--json")
+        assert done.returncode == 0, done.stderr
+        summary = json.loads(done.stdout)
+        assert KEYS <= summary.keys()
+        assert summary["format"] == fmt
+        assert summary["tool_calls_total"] == sum(summary["tool_calls_by_name"].values())
+        assert summary["tokens"]["total"] == sum(summary["tokens"][k] for k in
+                                                 ("input", "output", "cache_read", "cache_write"))
+
+
+def test_show_text_names_incomplete_and_unknowns(tx: Path) -> None:
+    done = kernelbench("transcript", "show", str(tx / "kimi-wire" / "state.json"))
+    assert done.returncode == 0
+    assert "NO (incomplete session)" in done.stdout and "document 1" in done.stdout
+
+
+def test_show_missing_file_is_a_clear_error(tmp_path: Path) -> None:
+    done = kernelbench("transcript", "show", str(tmp_path / "missing.jsonl"))
+    assert done.returncode == 2 and "missing.jsonl" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_help_has_examples() -> None:
+    for command in (("transcript", "show", "--help"), ("transcript", "convert", "--help"),
+                    ("transcript", "html", "--help")):
+        done = kernelbench(*command)
+        assert done.returncode == 0 and "examples:" in done.stdout
+
+
+def test_convert_redacts_secrets_and_home_paths(tmp_path: Path) -> None:
+    source = tmp_path / "raw.jsonl"
+    secret = "sk-ant-api03-" + "A" * 40
+    with NormalizedWriter(source, harness="scripted", cwd="/home/alice/work") as log:
+        log.user(f"use ANTHROPIC_API_KEY={secret} and curl -H 'Authorization: Bearer abcdefghijklmnop1234567890'")
+        call = log.tool_call("Bash", {"command": "cat /Users/bob/.ssh/config", "env": {"TOKEN": "ghp_" + "x" * 36}})
+        log.tool_result(call, "blob: " + "QUJD" * 100)
+    out = tmp_path / "clean.jsonl"
+    done = kernelbench("transcript", "convert", str(source), "-o", str(out), "--redact", "--redact-base64")
+    assert done.returncode == 0, done.stderr
+    text = out.read_text()
+    for leaked in (secret, "abcdefghijklmnop1234567890", "/home/alice", "/Users/bob", "ghp_", "QUJDQUJD"):
+        assert leaked not in text, leaked
+    session = load(out)
+    assert session.cwd == "~/work" and "[REDACTED]" in session.events[0].text
+    assert "[base64 blob, 400 characters]" in session.events[2].output
+
+
+def test_redaction_leaves_ordinary_text_alone() -> None:
+    text = "the token count was 1200; see kernel.cu line 40 and /usr/local/cuda/include"
+    assert redact_text(text) == text
+
+
+def test_convert_then_show_round_trip(tx: Path, tmp_path: Path) -> None:
+    source = tx / "codex-rollout" / "codex-rollout-2026-02-26T15-29-14-019c9b36-51d0-7350-a2a9-acb3de53c455.jsonl"
+    out = tmp_path / "n.jsonl"
+    assert kernelbench("transcript", "convert", str(source), "-o", str(out)).returncode == 0
+    before = json.loads(kernelbench("transcript", "show", str(source), "--json").stdout)
+    after = json.loads(kernelbench("transcript", "show", str(out), "--json").stdout)
+    assert after["format"] == "normalized"
+    for key in ("events_by_kind", "tool_calls_by_name", "tokens", "complete"):
+        assert after[key] == before[key]
+
+
+@pytest.mark.slow
+def test_html_command_writes_a_page(tx: Path, tmp_path: Path) -> None:
+    done = kernelbench("transcript", "html", str(tx / "gemini-session" / "session-2025-10-27T19-55-981c87cb.json"),
+                       "-o", str(tmp_path / "view"))
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "view" / "index.html").read_text()
+    assert 'class="kbt"' in page and (tmp_path / "view" / "transcript.js").is_file()

@@ -1,0 +1,90 @@
+"""The viewer's HTML and chunk files, without a browser: escaping, completeness of chunks, first-screen size."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from kernelbench.transcripts import NormalizedWriter, load
+from kernelbench.transcripts.viewer import write_viewer
+
+EVENT_ID = re.compile(r'id="e-(\d+)"')
+
+
+def chunk_html(path: Path) -> str:
+    text = path.read_text()
+    match = re.fullmatch(r"KBT\.chunk\((\d+),(.*)\);\n", text, re.S)
+    assert match, path
+    return json.loads(match.group(2))
+
+
+def index_of(html: str) -> dict:
+    return json.loads(re.search(r'<script type="application/json" class="kbt-index">(.*?)</script>', html).group(1))
+
+
+def test_every_event_is_in_exactly_one_place(tx: Path, tmp_path: Path) -> None:
+    session = load(tx / "opencode-export" / "session__hidden-moon__ses_39b583141ffe5xDtTd3Mc1wh0o.json")
+    html = write_viewer(session, tmp_path / "transcript", asset_prefix="../static/")
+    index = index_of(html)
+    ids = [int(i) for i in EVENT_ID.findall(html)]
+    files = sorted((tmp_path / "transcript").glob("c-*.js"))
+    assert len(files) == len(index["chunks"]) - 1 >= 1
+    for number, path in enumerate(files, start=1):
+        chunk_ids = [int(i) for i in EVENT_ID.findall(chunk_html(path))]
+        assert chunk_ids[0] == index["chunks"][number][0] and max(chunk_ids) == index["chunks"][number][1]
+        ids += chunk_ids
+    assert sorted(ids) == list(range(1, index["events"] + 1)) == [e.id for e in session.walk()]
+    assert index["prefix"] == "transcript/"
+
+
+def test_first_screen_under_one_megabyte_for_every_fixture(tx: Path, tmp_path: Path) -> None:
+    for path in sorted(tx.glob("*/*")):
+        html = write_viewer(load(path), tmp_path / path.stem / "transcript", asset_prefix="")
+        assert len(html.encode()) < 1 << 20, path
+
+
+def test_transcript_content_is_escaped(tmp_path: Path) -> None:
+    source = tmp_path / "evil.jsonl"
+    payload = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2"><a href="javascript:alert(1)">x</a>'
+    with NormalizedWriter(source, harness="scripted", model='<b onmouseover="x()">m</b>') as log:
+        log.user(payload)
+        call = log.tool_call('Bash"><script>', {"command": payload})
+        log.tool_result(call, payload + "\n" * 500 + payload)      # long: cut to a preview + blob
+        log.file_edit('a"<script>.py', f"--- a/x\n+++ b/x\n@@ -1 +1 @@\n-{payload}\n+{payload}\n")
+    out = tmp_path / "transcript"
+    html = write_viewer(load(source), out, asset_prefix="")
+    everything = html + "".join(chunk_html(p) for p in out.glob("c-*.js"))
+    for raw in ("<script>", "<img", 'href="javascript:', "<b onmouseover"):
+        assert raw not in everything, raw
+    assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in html
+    blob = next(out.glob("b-*.js")).read_text()
+    assert blob.startswith('KBT.blob("') and json.loads(blob[blob.index(",") + 1:-3]).startswith("<script>")
+
+
+def test_incomplete_banner_and_time_axis(tx: Path, tmp_path: Path) -> None:
+    session = load(tx / "codex-rollout" / "rollout-2025-09-24T19-22-20-01997e76-d124-7592-9cac-2ec05abbca08.jsonl")
+    html = write_viewer(session, tmp_path / "transcript", asset_prefix="", budget_s=3600)
+    assert "Incomplete session." in html
+    assert html.count('class="seg seg-') > 10 and "of a 1h 00m budget" in html
+    complete = load(tx / "codex-rollout" / "codex-rollout-2026-02-26T15-17-34-019c9b2b-a332-78f3-8bc1-206aefff157c.jsonl")
+    assert "Incomplete session." not in write_viewer(complete, tmp_path / "t2", asset_prefix="")
+
+
+def test_summaries_name_the_tool_and_the_edit(tx: Path, tmp_path: Path) -> None:
+    session = load(tx / "claude-session" / "agentcmd-full-session-four.jsonl")
+    html = write_viewer(session, tmp_path / "transcript", asset_prefix="")
+    html += "".join(chunk_html(p) for p in (tmp_path / "transcript").glob("c-*.js"))
+    assert re.search(r'<span class="kbt-k">Edit</span> <span class="kbt-s">NavUser\.tsx .*?'
+                     r'<span class="kbt-add">\+19</span> <span class="kbt-del">−0</span>', html)
+    assert '<span class="kbt-k">Bash</span>' in html
+    assert '<span class="gi">+function getInitials(name: string): string {' in html
+
+
+def test_rewriting_removes_stale_chunks(tx: Path, tmp_path: Path) -> None:
+    out = tmp_path / "transcript"
+    write_viewer(load(tx / "opencode-export" / "session__hidden-moon__ses_39b583141ffe5xDtTd3Mc1wh0o.json"), out,
+                 asset_prefix="")
+    (out / "keep.txt").write_text("not ours")
+    write_viewer(load(tx / "codex-exec" / "stream-output-1.jsonl"), out, asset_prefix="")
+    assert sorted(p.name for p in out.iterdir()) == ["keep.txt"]
