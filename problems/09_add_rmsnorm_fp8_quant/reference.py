@@ -1,0 +1,100 @@
+"""Residual add + RMSNorm + dynamic per-token FP8 quantisation: the glue between two FP8 linear layers.
+
+h = bf16(x + residual) is the new residual stream; y = h / rms(h) * weight; each row of y is quantised to
+float8_e4m3fn with its own scale = amax(|y_row|) / 448 (y ≈ q * scale). Outputs: (q, scale, h).
+"""
+
+from __future__ import annotations
+
+import torch
+
+FP8 = torch.float8_e4m3fn
+FP8_MAX = 448.0
+MAX_STEP_MISMATCH = 1e-3  # share of fp8 codes allowed to differ by one step (ties decided by summation order)
+
+
+class Model(torch.nn.Module):
+    def __init__(self, hidden: int, eps: float = 1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = torch.nn.Parameter((1.0 + 0.1 * torch.randn(hidden)).to(torch.bfloat16), requires_grad=False)
+
+    def forward(self, x: torch.Tensor, residual: torch.Tensor):
+        """x, residual (tokens, hidden) bf16 -> q (tokens, hidden) e4m3, scale (tokens, 1) fp32, h bf16."""
+        h = (x.float() + residual.float()).to(torch.bfloat16)
+        hf = h.float()
+        y = hf * torch.rsqrt(hf.pow(2).mean(dim=-1, keepdim=True) + self.eps) * self.weight.float()
+        scale = y.abs().amax(dim=-1, keepdim=True).clamp(min=1e-12) / FP8_MAX
+        q = (y / scale).clamp(-FP8_MAX, FP8_MAX).to(FP8)
+        return q, scale, h
+
+
+def get_init_kwargs(shape: dict) -> dict:
+    return {"hidden": shape["hidden"]}
+
+
+def get_inputs(shape: dict, seed: int, device, case: str = "base", scale: float = 1.0) -> list:
+    gen = torch.Generator().manual_seed(seed)
+    T, d = shape["tokens"], shape["hidden"]
+    x = torch.randn(T, d, generator=gen)
+    residual = 2.0 * torch.randn(T, d, generator=gen)
+    if case == "outliers":
+        # "massive activations": a few residual channels hundreds of times larger, so amax is an outlier
+        hot = torch.randperm(d, generator=gen)[:4]
+        residual[:, hot] *= 200.0
+    elif case == "heavy_tailed":
+        x = x * torch.exp(1.5 * torch.randn(T, d, generator=gen))
+    elif case not in ("base", "normal"):
+        raise ValueError(f"unknown case {case!r} (base, outliers, heavy_tailed)")
+    bf = torch.bfloat16
+    return [(x * scale).to(bf).to(device), (residual * scale).to(bf).to(device)]
+
+
+# ------------------------------------------------------------------------------------------------ checking
+
+def _tolerance(tolerance, dtype_name: str, default: tuple[float, float]) -> tuple[float, float]:
+    tol = tolerance
+    if isinstance(tol, dict) and dtype_name in tol:
+        tol = tol[dtype_name]
+    if hasattr(tol, "atol"):
+        return float(tol.atol), float(tol.rtol)
+    if isinstance(tol, dict) and "atol" in tol:
+        return float(tol["atol"]), float(tol["rtol"])
+    return default
+
+
+def _close(name: str, got: torch.Tensor, want: torch.Tensor, atol: float, rtol: float) -> list[str]:
+    excess = (got.double() - want.double()).abs() - (atol + rtol * want.double().abs())
+    if not (excess > 0).any():
+        return []
+    idx = tuple(int(i) for i in torch.unravel_index(excess.argmax(), want.shape))
+    return [f"{name}: worst at {list(idx)}: got {got[idx].item():.6g}, expected {want[idx].item():.6g} "
+            f"(atol {atol:g}, rtol {rtol:g})"]
+
+
+def compare(out, expected, inputs, tolerance) -> list[str]:
+    """h and scale by tolerance; q dequantised, within one e4m3 step, and almost always the same code."""
+    if not isinstance(out, (tuple, list)) or len(out) != 3:
+        return ["output must be a tuple (q, scale, h)"]
+    for name, got, want in zip(("q", "scale", "h"), out, expected):
+        if type(got) is not torch.Tensor or got.shape != want.shape or got.dtype != want.dtype:
+            return [f"{name} must be a {want.dtype} tensor of shape {tuple(want.shape)}"]
+    q, scale, h = (t.cpu() for t in out)
+    q_ref, scale_ref, h_ref = (t.cpu() for t in expected)
+    if not (torch.isfinite(q.float()).all() and torch.isfinite(scale).all() and torch.isfinite(h.float()).all()):
+        return ["output holds NaN or Inf"]
+    problems = _close("h", h, h_ref, *_tolerance(tolerance, "bfloat16", (1e-6, 8e-3)))
+    problems += _close("scale", scale, scale_ref, *_tolerance(tolerance, "float32", (1e-9, 1e-4)))
+    got, want = q.double() * scale.double(), q_ref.double() * scale_ref.double()
+    # one e4m3 step is at most 1/8 of the value (normal range) or 2^-9 of the scale (subnormal range)
+    step = 0.125 * want.abs() + 2.0 ** -9 * scale_ref.double()
+    beyond = (got - want).abs() - 1.01 * step
+    if (beyond > 0).any():
+        idx = tuple(int(i) for i in torch.unravel_index(beyond.argmax(), want.shape))
+        problems.append(f"q·scale: more than one e4m3 step off at {list(idx)}: got {got[idx].item():.6g}, "
+                        f"expected {want[idx].item():.6g}")
+    differing = (q.float() != q_ref.float()).double().mean().item()
+    if differing > MAX_STEP_MISMATCH:
+        problems.append(f"q: {differing:.2%} of fp8 codes differ from the reference (at most "
+                        f"{MAX_STEP_MISMATCH:.1%} may, by one step, at rounding ties): round to nearest even")
+    return problems
