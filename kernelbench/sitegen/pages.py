@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import posixpath
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -39,12 +40,23 @@ class Page:
 
 
 def relative_url(from_url: str, to_url: str) -> str:
+    """Both arguments are site paths ("runs/x/index.html"); the result is the link from one page to the other."""
     fragment = ""
     if "#" in to_url:
         to_url, fragment = to_url.split("#", 1)
         fragment = "#" + fragment
-    base = posixpath.dirname(from_url) or "."
-    return posixpath.relpath(to_url or from_url, base) + fragment
+    return _relative(posixpath.dirname(from_url), to_url or from_url) + fragment
+
+
+@functools.lru_cache(maxsize=65536)
+def _relative(base_dir: str, target: str) -> str:
+    # site paths are normalised and never hold "..", so this is a prefix walk (posixpath.relpath is ~10x slower)
+    base = base_dir.split("/") if base_dir else []
+    parts = target.split("/")
+    common = 0
+    while common < len(base) and common < len(parts) - 1 and base[common] == parts[common]:
+        common += 1
+    return "../" * (len(base) - common) + "/".join(parts[common:]) or "."
 
 
 def slug(text: str) -> str:

@@ -170,7 +170,8 @@ def _run_page(data: SiteData, record: RunRecord, hasher: FileHasher) -> Page:
     view = data.runs[record.run_id]
     annotation_record = data.dataset.annotations.get(record.run_id)
     annotation = views.annotation_view(annotation_record)
-    files = {name: hasher(record.file(name)) for name in ("solution.py", "check.log", "benchmark.log")}
+    # the hash only needs the bytes; which files may be shown is decided by record.file() at render time
+    files = {name: hasher(record.path / name) for name in ("solution.py", "check.log", "benchmark.log")}
     files["result.json"] = hasher(record.result_path)
     transcript = None if record.imported else transcript_path(record)
     files["transcript"] = hasher(transcript)

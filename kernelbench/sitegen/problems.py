@@ -76,11 +76,12 @@ def _ceiling_view(ceiling) -> dict:
 def _roofline_inputs(spec: ProblemSpec | None, runs: list[dict]) -> list[dict]:
     """Per GPU: every attempt's shapes as points, and the roofs (from the runs' ceilings, else the profile)."""
     by_gpu: dict[str, list[dict]] = {}
+    work: dict[str, tuple] = {}  # shape label -> (flops, bytes): formulas are evaluated once per shape
     for run in runs:
         by_gpu.setdefault(run["gpu"], []).append(run)
     result = []
     for gpu, gpu_runs in sorted(by_gpu.items()):
-        points = [p for run in gpu_runs for p in _points(run, spec)]
+        points = [p for run in gpu_runs for p in _points(run, spec, work)]
         if not points:
             continue
         peak, bandwidth = _roofs(gpu, gpu_runs, spec)
@@ -88,19 +89,26 @@ def _roofline_inputs(spec: ProblemSpec | None, runs: list[dict]) -> list[dict]:
     return result
 
 
-def _points(run: dict, spec: ProblemSpec | None) -> list[dict]:
+def _points(run: dict, spec: ProblemSpec | None, work: dict) -> list[dict]:
     points = []
     for shape in run["shapes"]:
         shape = dict(shape)
         if spec is not None and (not shape["flops"] or not shape["bytes"]):
-            try:
-                shape["flops"], shape["bytes"] = spec.flops_of(shape["shape"]), spec.bytes_of(shape["shape"])
-            except (ArithmeticError, KeyError, ValueError):
-                continue
+            shape["flops"], shape["bytes"] = _work_of(spec, shape, work)
         point = charts.roofline_point(shape, run)
         if point:
             points.append(point)
     return points
+
+
+def _work_of(spec: ProblemSpec, shape: dict, cache: dict) -> tuple[float | None, float | None]:
+    key = shape["label"]
+    if key not in cache:
+        try:
+            cache[key] = (spec.flops_of(shape["shape"]), spec.bytes_of(shape["shape"]))
+        except (ArithmeticError, KeyError, ValueError):
+            cache[key] = (None, None)
+    return cache[key]
 
 
 def _roofs(gpu: str, runs: list[dict], spec: ProblemSpec | None) -> tuple[float | None, float | None]:

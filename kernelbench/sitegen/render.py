@@ -26,6 +26,7 @@ def make_environment(templates_dir: Path) -> jinja2.Environment:
     env.filters["tokens"] = format_tokens
     env.filters["duration"] = format_duration
     env.filters["json_script"] = json_script
+    env.filters["usd"] = format_usd
     return env
 
 
@@ -85,6 +86,10 @@ def format_tokens(value: int | None) -> str:
     if value >= 1_000:
         return f"{value / 1e3:.1f}k"
     return str(value)
+
+
+def format_usd(value: float | None) -> str:
+    return "—" if value is None else f"${value:,.2f}"
 
 
 def format_duration(seconds: float | None) -> str:

@@ -105,7 +105,7 @@ def _transcript_tab(record: RunRecord, run_dir: Path, static_prefix: str,
     path = transcript_path(record)
     if path is None:
         return _tab("transcript", "transcript", note="No transcript was recorded for this run."), none
-    html = _viewer_html(path, run_dir, static_prefix, diagnostics)
+    html = _viewer_html(path, run_dir, static_prefix, diagnostics, record.result.session.budget_s)
     if html is not None:
         return _tab("transcript", "transcript", html=html), {"assets": True}
     return _raw_transcript_tab(path, diagnostics), none
@@ -118,7 +118,8 @@ def transcript_path(record: RunRecord) -> Path | None:
     return record.file("transcript.jsonl")
 
 
-def _viewer_html(path: Path, run_dir: Path, static_prefix: str, diagnostics: list[Diagnostic]) -> Markup | None:
+def _viewer_html(path: Path, run_dir: Path, static_prefix: str, diagnostics: list[Diagnostic],
+                 budget_s: float | None = None) -> Markup | None:
     """The transcripts stage's viewer (parses the file once); None when it is not available."""
     try:
         from kernelbench.transcripts import load
@@ -127,7 +128,7 @@ def _viewer_html(path: Path, run_dir: Path, static_prefix: str, diagnostics: lis
         return None
     try:
         session = load(path)
-        return Markup(write_viewer(session, run_dir / "transcript", asset_prefix=static_prefix))
+        return Markup(write_viewer(session, run_dir / "transcript", asset_prefix=static_prefix, budget_s=budget_s))
     except KernelBenchError as exc:
         diagnostics.append(exc.diagnostic)
         return None

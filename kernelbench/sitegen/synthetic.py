@@ -59,13 +59,15 @@ def write_problems(root: Path) -> None:
         atomic_write_text(folder / "baselines" / "h100_sxm.json", base.model_dump_json(indent=2))
 
 
+# a fixed cycle (7 is prime to the 8 agent × problem combinations) so every deck holds every status
+OUTCOMES = (Outcome.PASS, Outcome.PASS, Outcome.CHECK_FAILED, Outcome.PASS, Outcome.NO_SOLUTION, Outcome.PASS,
+            Outcome.INVALID)
+
+
 def make_result(run_id: str, agent: tuple, problem: str, trial: int, rng: random.Random, started: datetime,
-                transcript: str | None) -> RunResult:
+                transcript: str | None, outcome: Outcome = Outcome.PASS) -> RunResult:
     harness, model, effort = agent
     title, regime, ceiling, shapes, *_ = PROBLEMS[problem]
-    roll = rng.random()
-    outcome = Outcome.PASS if roll < 0.6 else Outcome.CHECK_FAILED if roll < 0.75 else \
-        Outcome.NO_SOLUTION if roll < 0.9 else Outcome.INVALID
     fraction = round(rng.uniform(0.02, 0.7), 4) if outcome in (Outcome.PASS, Outcome.INVALID) else None
     unit = "TFLOP/s" if regime == "compute" else "GB/s"
     grading = Grading(
@@ -93,9 +95,8 @@ def write_transcript(path: Path, harness: str, model: str, target_bytes: int, rn
 
     with NormalizedWriter(path, harness=harness, model=model, session_id=path.parent.name, cwd="/workspace") as log:
         log.user("Write a faster kernel for this problem. <script>alert('user')</script>")
-        written = 0
         step = 0
-        while written < target_bytes:
+        while path.stat().st_size < target_bytes:  # the writer flushes every record
             step += 1
             text = f"Step {step}: trying tile size {rng.choice([64, 128, 256])}. " * rng.randint(5, 40)
             log.assistant(text)
@@ -103,7 +104,6 @@ def write_transcript(path: Path, harness: str, model: str, target_bytes: int, rn
             output = "PASS\n" if step % 3 else "FAIL: max_abs_err=0.31 at shape 1\n" + "trace line\n" * 30
             log.tool_result(call, output, exit_code=0 if step % 3 else 1)
             log.usage(input=1200, output=300)
-            written += len(text) + len(output) + 300
 
 
 def write_run(root: Path, run_id: str, result: RunResult, transcript_bytes: int, rng: random.Random) -> None:
@@ -146,7 +146,7 @@ def write_deck(root: Path, n_runs: int = 12, transcript_bytes: int = 4000, annot
         slug = agent[1].replace("/", "_")
         run_id = f"{started:%Y%m%d_%H%M%S}_{agent[0]}_{slug}_{problem}" + (f"_t{trial}" if trial > 1 else "")
         result = make_result(run_id, agent, problem, trial, rng, started,
-                             "transcript.jsonl" if transcript_bytes else None)
+                             "transcript.jsonl" if transcript_bytes else None, OUTCOMES[i % len(OUTCOMES)])
         write_run(root, run_id, result, transcript_bytes, rng)
         if annotate_every and i % annotate_every == 0:
             verdict = [Verdict.CLEAN, Verdict.RUBRIC_LEAK, Verdict.REWARD_HACK, Verdict.INTERESTING][i // annotate_every % 4]

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Site build benchmark: a synthetic deck of 1,000 runs carrying ~200 MB of transcripts, under /tmp.
+
+Prints four figures, each measured (never estimated):
+  1. full build: wall time of `python build.py` in a subprocess, and the peak resident memory of its whole
+     process tree (main process plus render workers, sampled from /proc every 50 ms) and of its largest process;
+  2. incremental rebuild after editing one annotation: the build's own time and the command's wall time;
+  3. the leaderboard page's own bytes (HTML + site JS + CSS, without the shared plotly bundle).
+Targets (issue 6): ≤ 30 s and ≤ 1.5 GB for 1, ≤ 1 s for 2, ≤ 200 KB for 3, on 2 cores.
+
+    python benchmarks/build_site.py                 # generate (once) and measure
+    python benchmarks/build_site.py --runs 200 --transcript-kb 50   # a smaller deck
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+
+def generate(deck: Path, runs: int, transcript_kb: int) -> None:
+    from kernelbench.sitegen.synthetic import write_deck
+
+    marker = deck / f".complete-{runs}-{transcript_kb}"
+    if marker.exists():
+        print(f"deck: reusing {deck}")
+        return
+    shutil.rmtree(deck, ignore_errors=True)
+    start = time.perf_counter()
+    write_deck(deck, n_runs=runs, transcript_bytes=transcript_kb * 1024, annotate_every=10)
+    marker.touch()
+    size = sum(p.stat().st_size for p in deck.rglob("transcript.jsonl"))
+    print(f"deck: {runs} runs, {size / 1e6:.0f} MB of transcripts written in {time.perf_counter() - start:.0f} s")
+
+
+def tree_rss(pid: int) -> int:
+    """Resident bytes of a process and all its descendants (walked through /proc/<pid>/task/*/children)."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    total, stack = 0, [pid]
+    while stack:
+        current = stack.pop()
+        try:
+            with open(f"/proc/{current}/statm") as handle:
+                total += int(handle.read().split()[1]) * page
+            for task in os.listdir(f"/proc/{current}/task"):
+                with open(f"/proc/{current}/task/{task}/children") as handle:
+                    stack.extend(int(c) for c in handle.read().split())
+        except (OSError, ValueError):
+            continue
+    return total
+
+
+def run_build(deck: Path, site: Path) -> dict:
+    cmd = [sys.executable, str(REPO / "build.py"), "--data", str(deck), "--out", str(site), "--quiet"]
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    peak = 0
+    while proc.poll() is None:
+        peak = max(peak, tree_rss(proc.pid))
+        time.sleep(0.05)
+    wall = time.perf_counter() - start
+    output = proc.stdout.read()
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"build failed ({proc.returncode}):\n{output}")
+    match = re.search(r"in ([\d.]+) s: (\d+) pages, (\d+) rendered", output)
+    import resource
+
+    largest = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+    return {"wall": wall, "build": float(match.group(1)), "pages": int(match.group(2)),
+            "rendered": int(match.group(3)), "tree_peak": peak, "largest_process": largest}
+
+
+def edit_one_annotation(deck: Path) -> Path:
+    path = sorted((deck / "annotations").glob("*.yaml"))[0]
+    text = path.read_text()
+    stamp = f"edited at {time.time():.0f}"
+    text = re.sub(r"summary: .*", f"summary: Upcasts to fp32 and calls the matmul operator ({stamp}).", text, count=1)
+    path.write_text(text)
+    return path
+
+
+def leaderboard_bytes(site: Path) -> dict:
+    parts = {"index.html": site / "index.html", "site.js": site / "static" / "site.js",
+             "site.css": site / "static" / "site.css"}
+    sizes = {name: p.stat().st_size for name, p in parts.items()}
+    sizes["plotly.min.js (shared, not counted)"] = (site / "static" / "plotly.min.js").stat().st_size
+    return sizes
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=1000)
+    parser.add_argument("--transcript-kb", type=int, default=200)
+    parser.add_argument("--deck", type=Path, default=Path("/tmp/kernelbench-bench/deck"))
+    args = parser.parse_args()
+    generate(args.deck, args.runs, args.transcript_kb)
+    site = args.deck.parent / "site"
+    shutil.rmtree(site, ignore_errors=True)
+    print(f"machine: {len(os.sched_getaffinity(0))} cores")
+
+    full = run_build(args.deck, site)
+    print(f"full build: {full['wall']:.2f} s wall ({full['build']:.2f} s in the build), {full['pages']} pages, "
+          f"peak RSS {full['tree_peak'] / 2**20:.0f} MiB (process tree), "
+          f"{full['largest_process'] / 2**20:.0f} MiB (largest process)")
+
+    same = run_build(args.deck, site)
+    print(f"no-change rebuild: {same['build']:.2f} s in the build, {same['wall']:.2f} s wall, "
+          f"{same['rendered']} pages rendered")
+
+    edited = edit_one_annotation(args.deck)
+    inc = run_build(args.deck, site)
+    print(f"incremental after editing {edited.name}: {inc['build']:.2f} s in the build, {inc['wall']:.2f} s wall "
+          f"(with interpreter start and imports), {inc['rendered']} of {inc['pages']} pages rendered")
+
+    sizes = leaderboard_bytes(site)
+    own = sum(v for k, v in sizes.items() if "plotly" not in k)
+    print("leaderboard page: " + ", ".join(f"{k} {v / 1024:.1f} KiB" for k, v in sizes.items()))
+    print(f"leaderboard page's own HTML+JS+CSS: {own / 1024:.1f} KiB")
+
+
+if __name__ == "__main__":
+    main()

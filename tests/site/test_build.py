@@ -1,0 +1,196 @@
+"""End-to-end builds of a generated deck: pages, links, exports, incremental rebuilds, inputs untouched."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from kernelbench.sitegen.manifest import MANIFEST_NAME
+from kernelbench.sitegen.pipeline import REPO, build_site
+
+
+
+class _Links(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.links: list[str] = []
+        self.scripts: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        for name, value in attrs:
+            if name in ("href", "src") and value:
+                self.links.append(value)
+        if tag == "script":
+            self.scripts.append(dict(attrs).get("src") or "")
+
+
+def parse_links(path: Path) -> _Links:
+    parser = _Links()
+    parser.feed(path.read_text(encoding="utf-8"))
+    return parser
+
+
+def test_every_page_kind_is_built(built_site: Path, pristine_deck: Path):
+    for page in ("index.html", "runs/index.html", "problems/index.html", "agents/index.html", "audits.html",
+                 "writeups/index.html", "writeups/fp8-leak.html", "problems/01_fp8_gemm.html",
+                 "static/plotly.min.js", "static/site.js", "data/leaderboard.json", "data/leaderboard.csv"):
+        assert (built_site / page).is_file(), page
+    run_ids = sorted(p.name for p in (pristine_deck / "runs").iterdir())
+    assert sorted(p.name for p in (built_site / "runs").iterdir() if p.is_dir()) == run_ids
+
+
+def test_every_local_link_resolves_and_nothing_points_off_site(built_site: Path):
+    pages = list(built_site.rglob("*.html"))
+    assert len(pages) > 20
+    for page in pages:
+        parsed = parse_links(page)
+        for link in parsed.links:
+            assert not re.match(r"^(https?:)?//", link), f"{page}: off-site link {link}"
+            target = link.split("#")[0]
+            if not target or target.startswith(("mailto:", "data:")):
+                continue
+            assert (page.parent / target).resolve().exists(), f"{page}: broken link {link}"
+
+
+def test_leaderboard_links_every_cell_to_its_run(built_site: Path):
+    board = json.loads((built_site / "data" / "leaderboard.json").read_text())
+    html = (built_site / "index.html").read_text()
+    for cell in board["cells"]:
+        assert f'href="runs/{cell["run_id"]}/index.html"' in html
+    assert "Scripted baselines" in html and "scripted/reference-copy" in html
+
+
+def test_exports_have_the_documented_fields(built_site: Path):
+    board = json.loads((built_site / "data" / "leaderboard.json").read_text())
+    assert set(board) == {"generated", "cells"}
+    fields = {"agent", "harness", "model", "effort", "problem", "gpu", "status", "peak_fraction", "run_id",
+              "n_trials", "verdict"}
+    assert board["cells"] and all(set(c) == fields for c in board["cells"])
+    with open(built_site / "data" / "leaderboard.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [r["run_id"] for r in rows] == [c["run_id"] for c in board["cells"]]
+
+
+def test_run_page_has_header_tabs_and_quotes_in_place(built_site: Path, pristine_deck: Path):
+    annotated = sorted((pristine_deck / "annotations").glob("*.yaml"))
+    with_quote = next(p for p in annotated if "file: solution.py" in p.read_text())
+    html = (built_site / "runs" / with_quote.stem / "index.html").read_text()
+    for tab in ("transcript", "solution", "check", "benchmark", "result", "annotation"):
+        assert f'id="tab-{tab}"' in html and f'id="panel-{tab}"' in html
+    assert 'class="hll"' in html  # the quoted lines highlighted inside the solution
+    assert "matches the file" in html
+    assert "budget used" in html and "tokens" in html
+
+
+def test_invalid_run_shows_its_findings(built_site: Path, pristine_deck: Path):
+    invalid = [p.parent.name for p in (pristine_deck / "runs").glob("*/result.json")
+               if '"outcome": "invalid"' in p.read_text()]
+    assert invalid, "the synthetic deck should hold an INVALID run"
+    html = (built_site / "runs" / invalid[0] / "index.html").read_text()
+    assert "Integrity findings" in html and "library bypass" in html and "solution.py:8" in html
+    assert invalid[0] in (built_site / "audits.html").read_text()
+
+
+def _tree_digest(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): hashlib.sha1(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_build_never_writes_into_its_inputs(config_for, deck: Path, tmp_path: Path):
+    before = _tree_digest(deck)
+    build_site(config_for(deck, tmp_path / "site"))
+    assert _tree_digest(deck) == before
+
+
+def test_rebuild_without_changes_renders_nothing(config_for, deck: Path, tmp_path: Path):
+    out = tmp_path / "site"
+    first = build_site(config_for(deck, out))
+    again = build_site(config_for(deck, out))
+    assert first.rendered == first.pages and again.rendered == 0
+    assert (out / "index.html").is_file() and (out / MANIFEST_NAME).is_file()
+
+
+def test_one_annotation_edit_rerenders_only_the_pages_that_show_it(config_for, deck: Path, tmp_path: Path):
+    out = tmp_path / "site"
+    build_site(config_for(deck, out))
+    before = {p: p.stat().st_ino for p in out.rglob("*.html")}
+    path = sorted((deck / "annotations").glob("*.yaml"))[0]
+    path.write_text(path.read_text().replace("Upcasts to fp32", "Upcasts to FP32 (edited)"))
+    report = build_site(config_for(deck, out))
+    changed = sorted(str(p.relative_to(out)) for p in out.rglob("*.html") if before.get(p) != p.stat().st_ino)
+    assert f"runs/{path.stem}/index.html" in changed
+    assert "FP32 (edited)" in (out / "runs" / path.stem / "index.html").read_text()
+    assert report.rendered == len(changed) and report.rendered < 8, changed
+    assert not any(c.startswith("runs/") and path.stem not in c for c in changed if c != "runs/index.html")
+
+
+def test_removed_run_disappears_from_the_site(config_for, deck: Path, tmp_path: Path):
+    import shutil
+
+    out = tmp_path / "site"
+    build_site(config_for(deck, out))
+    victim = sorted((deck / "runs").iterdir())[-1]
+    shutil.rmtree(victim)
+    build_site(config_for(deck, out))
+    assert not (out / "runs" / victim.name).exists()
+
+
+def test_interrupted_build_leaves_the_previous_site(config_for, deck: Path, tmp_path: Path, monkeypatch):
+    from kernelbench.sitegen import pipeline
+
+    out = tmp_path / "site"
+    build_site(config_for(deck, out))
+    before = _tree_digest(out)
+    path = sorted((deck / "annotations").glob("*.yaml"))[0]
+    path.write_text(path.read_text().replace("Upcasts", "Changed"))
+
+    def explode(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pipeline, "_prune", explode)
+    with pytest.raises(KeyboardInterrupt):
+        build_site(config_for(deck, out))
+    assert _tree_digest(out) == before
+    assert not list(tmp_path.glob(".building-*"))
+
+
+def test_parallel_build_matches_serial(config_for, deck: Path, tmp_path: Path):
+    serial, parallel = tmp_path / "serial", tmp_path / "parallel"
+    build_site(config_for(deck, serial, jobs=1))
+    build_site(config_for(deck, parallel, jobs=2))
+    a, b = _tree_digest(serial), _tree_digest(parallel)
+    a.pop(MANIFEST_NAME), b.pop(MANIFEST_NAME)
+    for name in ("data/leaderboard.json",):  # holds the build time
+        a.pop(name), b.pop(name)
+    assert a == b
+
+
+def test_empty_data_says_how_to_produce_runs(config_for, tmp_path: Path):
+    (tmp_path / "data").mkdir()
+    build_site(config_for(tmp_path / "data", tmp_path / "site"))
+    html = (tmp_path / "site" / "index.html").read_text()
+    assert "No runs yet" in html and "kernelbench run" in html and "kernelbench import" in html
+
+
+def test_command_line_builds_and_has_help(deck: Path, tmp_path: Path):
+    help_text = subprocess.run([sys.executable, str(REPO / "build.py"), "--help"], capture_output=True, text=True)
+    assert help_text.returncode == 0 and "examples:" in help_text.stdout and "--serve" in help_text.stdout
+    done = subprocess.run([sys.executable, str(REPO / "build.py"), "--data", str(deck), "--out",
+                           str(tmp_path / "site"), "--strict", "--quiet"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "pages" in done.stderr
+
+
+def test_output_inside_the_inputs_is_refused(config_for, deck: Path):
+    from kernelbench.errors import KernelBenchError
+
+    with pytest.raises(KernelBenchError, match="inside the input folder"):
+        build_site(config_for(deck, deck / "runs" / "site"))

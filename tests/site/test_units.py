@@ -1,0 +1,125 @@
+"""Unit tests of the pipeline's pieces: URLs, hashing, the manifest, the atomic swap, escaping helpers."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from kernelbench.sitegen import output
+from kernelbench.sitegen.manifest import FileHasher, Manifest, hash_data
+from kernelbench.sitegen.pages import Page, relative_url, slug
+from kernelbench.sitegen.render import format_duration, format_number, json_script
+from kernelbench.sitegen.runpage import highlight_source
+from kernelbench.sitegen.writeups import render_markdown
+
+
+@pytest.mark.parametrize("src,dst,expected", [
+    ("index.html", "runs/a/index.html", "runs/a/index.html"),
+    ("runs/a/index.html", "index.html", "../../index.html"),
+    ("runs/a/index.html", "runs/b/index.html", "../b/index.html"),
+    ("problems/x.html", "static/site.css", "../static/site.css"),
+    ("problems/x.html", "problems/x.html#top", "x.html#top"),
+])
+def test_links_are_relative(src, dst, expected):
+    assert relative_url(src, dst) == expected
+
+
+def test_slug_keeps_clean_names_and_separates_odd_ones():
+    assert slug("20260501_000000_codex_gpt-5.5_01_fp8_gemm") == "20260501_000000_codex_gpt-5.5_01_fp8_gemm"
+    a, b = slug("claude/opus@max"), slug("claude/opus/max")
+    assert a != b and "/" not in a and "@" not in a
+    assert "<" not in slug("<script>x</script>")
+
+
+def test_hash_is_stable_under_key_order_and_sensitive_to_values():
+    assert hash_data({"a": 1, "b": [1, 2]}) == hash_data({"b": [1, 2], "a": 1})
+    assert hash_data({"a": 1}) != hash_data({"a": 2})
+
+
+def test_page_fingerprint_depends_on_templates_and_inputs():
+    page = Page("x.html", "t.html", "X", {"v": 1})
+    other = Page("x.html", "t.html", "X", {"v": 1})
+    assert page.fingerprint("T1") == other.fingerprint("T1")
+    assert Page("x.html", "t.html", "X", {"v": 1}).fingerprint("T2") != page.digest
+    assert Page("x.html", "t.html", "X", {"v": 2}).fingerprint("T1") != page.digest
+
+
+def test_file_hasher_rehashes_a_changed_file_and_reuses_an_unchanged_one(tmp_path: Path):
+    path = tmp_path / "f.txt"
+    path.write_text("one")
+    first = FileHasher()
+    digest = first(path)
+    cached = FileHasher(first.seen)
+    assert cached(path) == digest
+    path.write_text("two")  # same size, new content: the stat signature changes with mtime/size
+    os.utime(path, ns=(1, 1))
+    assert FileHasher(first.seen)(path) != digest
+    assert FileHasher()(tmp_path / "missing") is None
+
+
+def test_manifest_round_trip(tmp_path: Path):
+    m = Manifest(pages={"a.html": ["h", []]}, static={"static/x.js": "s"})
+    (tmp_path / ".kernelbench-manifest.json").write_bytes(m.dump())
+    loaded = Manifest.load(tmp_path)
+    assert loaded.pages == m.pages and loaded.static == m.static
+    (tmp_path / ".kernelbench-manifest.json").write_text("{broken")
+    assert Manifest.load(tmp_path).pages == {}
+
+
+def test_swap_replaces_the_whole_site_and_leaves_no_staging(tmp_path: Path):
+    out = tmp_path / "site"
+    out.mkdir()
+    (out / "old.html").write_text("old")
+    staging = output.new_staging_dir(out)
+    (staging / "new.html").write_text("new")
+    output.swap_in(staging, out)
+    assert sorted(p.name for p in out.iterdir()) == ["new.html"]
+    assert not list(tmp_path.glob(".building-*")) and not list(tmp_path.glob(".retired-*"))
+
+
+def test_seeding_by_hard_links_never_changes_the_previous_site(tmp_path: Path):
+    out = tmp_path / "site"
+    (out / "runs" / "a").mkdir(parents=True)
+    (out / "runs" / "a" / "index.html").write_text("v1")
+    staging = output.new_staging_dir(out)
+    output.seed_from_previous(out, staging)
+    target = staging / "runs" / "a" / "index.html"
+    target.unlink()
+    target.write_text("v2")
+    assert (out / "runs" / "a" / "index.html").read_text() == "v1"
+
+
+def test_stale_staging_folders_are_removed(tmp_path: Path):
+    out = tmp_path / "site"
+    stale = tmp_path / ".building-site-abc"
+    stale.mkdir()
+    (stale / ".owner-pid").write_text("999999999")
+    output.new_staging_dir(out)
+    assert not stale.exists()
+
+
+def test_json_script_cannot_close_its_script_element():
+    text = str(json_script({"name": "</script><script>alert(1)</script>", "amp": "a&b"}))
+    assert "</script" not in text and "<" not in text and "&b" not in text
+
+
+def test_formatting():
+    assert format_duration(59) == "59s" and format_duration(3725) == "1h02m"
+    assert format_number(1979.0) == "1,979" and format_number(0.01234) == "0.0123" and format_number(None) == "—"
+
+
+def test_highlighted_source_escapes_and_anchors_lines():
+    html = str(highlight_source("a = '<script>alert(1)</script>'\nb = 2\n", __import__("pygments.lexers").lexers.PythonLexer(),
+                                "solution", [2]))
+    assert "<script>" not in html
+    assert 'id="solution-L-2"' in html and 'class="hll"' in html
+
+
+def test_markdown_links_known_runs_and_keeps_html_inert():
+    run = "20260501_000000_codex_gpt-5.5_01_fp8_gemm"
+    html = str(render_markdown(f"See {run}. <script>alert(1)</script> [x](javascript:alert(1))",
+                               lambda r: f"../runs/{r}/index.html" if r == run else None))
+    assert f'<a href="../runs/{run}/index.html">{run}</a>.' in html
+    assert "<script>" not in html and 'href="javascript:' not in html
