@@ -34,6 +34,7 @@
     this.hits = [];
     this.current = -1;
     this.query = "";
+    this.generation = 0;
   }
 
   Viewer.prototype.total = function () { return this.index.chunks.length; };
@@ -118,14 +119,30 @@
     });
   }
 
+  // The rest of a long diff arrives as text: colour its lines with the classes pygments uses, built as text nodes.
+  function colorDiff(pre, text) {
+    var lines = text.split("\n");
+    if (lines.length > 50000) { pre.textContent = text; pre.classList.remove("hl"); return; }
+    var frag = document.createDocumentFragment();
+    lines.forEach(function (line, i) {
+      var cls = /^(\+\+\+|---) /.test(line) ? "gh" : line[0] === "+" ? "gi" : line[0] === "-" ? "gd" :
+                line.slice(0, 2) === "@@" ? "gu" : "";
+      var node = document.createTextNode(line + (i < lines.length - 1 ? "\n" : ""));
+      if (cls) { var span = document.createElement("span"); span.className = cls; span.appendChild(node); node = span; }
+      frag.appendChild(node);
+    });
+    pre.textContent = "";
+    pre.appendChild(frag);
+  }
+
   function expandBody(button) {
     var pre = button.parentNode.querySelector("pre");
     button.disabled = true;
     button.textContent = "loading…";
     return loadBlob(button.getAttribute("data-blob")).then(function (text) {
-      pre.textContent = text;                  // text, never markup
+      if (pre.classList.contains("kbt-diff")) colorDiff(pre, text);
+      else { pre.textContent = text; pre.classList.remove("hl"); }     // text, never markup
       pre.classList.remove("is-cut");
-      pre.classList.remove("hl");
       button.parentNode.removeChild(button);
     }, function () {
       button.disabled = false;
@@ -213,12 +230,13 @@
   }
 
   function search(query) {
+    var generation = ++viewer.generation;      // a newer search makes this one stop
     viewer.query = query;
     clearMarks();
     if (!query) { viewer.status(""); return Promise.resolve(); }
     var ready = viewer.done() ? Promise.resolve() : (viewer.status("loading the whole transcript…"), viewer.loadAll());
     return ready.then(function () {
-      if (viewer.query !== query) return;
+      if (viewer.generation !== generation) return;
       viewer.hits = markMatches(query);
       if (viewer.hits.length) go(0); else viewer.status("no match");
     });
@@ -316,11 +334,14 @@
     if (!input) return;
     input.addEventListener("input", function () {
       clearTimeout(timer);
-      timer = setTimeout(function () { search(input.value.trim()); }, 250);
+      timer = setTimeout(function () {
+        if (input.value.trim() !== viewer.query) search(input.value.trim());
+      }, 250);
     });
     input.addEventListener("keydown", function (e) {
       if (e.key !== "Enter") return;
       e.preventDefault();
+      clearTimeout(timer);
       var query = input.value.trim();
       if (query !== viewer.query) search(query);
       else go(viewer.current + (e.shiftKey ? -1 : 1));

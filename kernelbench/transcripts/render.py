@@ -56,7 +56,8 @@ def body(text: str, ctx: RenderContext, key: str, *, lexer=None, css: str = "kbt
     preview, cut = _preview(text)
     if cut and ctx.write_blob is not None:
         blob = ctx.write_blob(key, text)
-        inner = esc(preview)
+        inner = highlight(preview, lexer, _FORMATTER) if lexer is not None else esc(preview)
+        css += " hl" if lexer is not None else ""
         more = (f'<button type="button" class="kbt-more-text" data-blob="{esc(blob)}">'
                 f'show all {_size(len(text))} ({text.count(chr(10)) + 1:,} lines)</button>')
         return (f'<div class="kbt-body"><button type="button" class="kbt-copy" title="copy">copy</button>'

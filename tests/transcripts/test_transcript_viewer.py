@@ -88,3 +88,12 @@ def test_rewriting_removes_stale_chunks(tx: Path, tmp_path: Path) -> None:
     (out / "keep.txt").write_text("not ours")
     write_viewer(load(tx / "codex-exec" / "stream-output-1.jsonl"), out, asset_prefix="")
     assert sorted(p.name for p in out.iterdir()) == ["keep.txt"]
+
+
+def test_subagents_are_folded_with_their_counts(tx: Path, tmp_path: Path) -> None:
+    session = load(tx / "claude-stream" / "claude-stream-json-simple.jsonl")
+    html = write_viewer(session, tmp_path / "transcript", asset_prefix="")
+    spans = re.findall(r'<details class="ev ev-subagent[^"]*" id="e-\d+"><summary><span class="kbt-k">Subagent</span>'
+                       r' <span class="kbt-s">(.*?)</span>', html)
+    assert len(spans) == 8
+    assert all(re.search(r"\d+ events · \d+ tool calls", s) for s in spans)
