@@ -99,7 +99,8 @@ def test_every_stress_case_produces_valid_inputs(pid):
         assert len(inputs) == len(base)
         for x, y in zip(inputs, base):
             if isinstance(x, torch.Tensor):
-                assert x.shape == y.shape and x.dtype == y.dtype, f"{case}: {x.dtype}{tuple(x.shape)}"
+                # sizes may differ (a paged KV pool grows with the longest sequence); kinds may not
+                assert x.dim() == y.dim() and x.dtype == y.dtype, f"{case}: {x.dtype}{tuple(x.shape)}"
                 if x.is_floating_point():
                     assert torch.isfinite(x.float()).all(), case
         out = as_tuple(build(reference, shape)(*inputs))
