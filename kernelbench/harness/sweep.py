@@ -91,10 +91,14 @@ class Sweep:
                                    path=self.path, hint="check the names in `problems:`")
         return [self.problems_dir / p for p in self.spec.problems]
 
+    def options(self, entry: AgentEntry) -> dict[str, Any]:
+        """The agent's options; scripted plans are looked up beside the sweep file's project first."""
+        return {"plan_search": [str(self.path.parent.parent)], **entry.options}
+
     def jobs(self) -> list[Job]:
         spec, jobs = self.spec, []
         for entry in spec.entries():
-            options = {"plan_search": [str(self.path.parent.parent)], **entry.options}
+            options = self.options(entry)
             for problem in self.problem_dirs():
                 for trial in range(1, spec.trials + 1):
                     jobs.append(Job(agent=entry.agent, options=options, problem_dir=str(problem), trial=trial,
@@ -150,9 +154,9 @@ def check_sweep(sweep: Sweep) -> None:
         spec = AgentSpec.parse(entry.agent)
         adapter = get_adapter(spec.harness)
         adapter.find_executable()
-        adapter.validate(spec, entry.options)
+        adapter.validate(spec, sweep.options(entry))
         if adapter.scripted:
-            plan_path = find_plan(spec.model, [str(sweep.path.parent.parent)])
+            plan_path = find_plan(spec.model, sweep.options(entry)["plan_search"])
             plan = load_plan(plan_path)
             for problem in problems:
                 resolve_plan(plan, plan_path, problem.name, problem.parent.parent)

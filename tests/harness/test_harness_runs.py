@@ -1,0 +1,90 @@
+"""Whole runs through the real pipeline: workspace, sandbox, budget, the trusted grader, the run directory."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kernelbench.harness.agentspec import AgentSpec
+from kernelbench.harness.runner import RunRequest, execute_run
+from kernelbench.results.run import Outcome, Status, load_result
+from kernelbench.transcripts import load
+
+REPO = Path(__file__).resolve().parents[2]
+KAHAN = REPO / "problems" / "04_kahan_softmax"
+
+
+def run(project: Path, tmp_path: Path, agent: str, budget: float = 300, **kw) -> Path:
+    request = RunRequest(agent=AgentSpec.parse(agent), problem_dir=KAHAN, runs_dir=tmp_path / "runs",
+                         budget_s=budget, device="cpu", shapes="smoke",
+                         options={"plan_search": [str(project), str(REPO)]}, **kw)
+    return execute_run(request)
+
+
+def test_cheating_agent_is_caught(pipeline, sandbox_ok, project, tmp_path):
+    run_dir = run(project, tmp_path, "scripted:cheat")
+    result = load_result(run_dir)
+    assert result.status in (Status.FAIL, Status.INVALID), result.grading.reasons
+    assert result.scripted and result.session.sandboxed and result.session.complete
+    for name in ("result.json", "transcript.jsonl", "stderr.log", "solution.py", "check.log", "benchmark.log",
+                 "workspace/solution.py", "workspace/PROMPT.txt", "workspace/check.py"):
+        assert (run_dir / name).is_file(), name
+    session = load(run_dir / "transcript.jsonl")
+    prompt = (run_dir / "workspace" / "PROMPT.txt").read_text()
+    assert session.complete and session.events[1].text == prompt  # the prompt, verbatim
+    assert "{hardware}" not in prompt
+    assert not list((tmp_path / "runs").glob(".tmp-*"))
+
+
+def test_template_tampering_makes_the_run_invalid(pipeline, sandbox_ok, project, tmp_path):
+    result = load_result(run(project, tmp_path, "scripted:tamper"))
+    assert result.grading.outcome is Outcome.INVALID and result.status is Status.INVALID
+    by_file = {f.file: f for f in result.integrity if f.check == "template_hash"}
+    assert set(by_file) == {"problem.yaml", "check.py"}
+    assert "+tolerance:  # loosened by the agent" in by_file["problem.yaml"].evidence
+    assert by_file["problem.yaml"].klass == 12
+
+
+def test_budget_runs_out(pipeline, sandbox_ok, project, tmp_path):
+    run_dir = run(project, tmp_path, "scripted:slow", budget=3)
+    result = load_result(run_dir)
+    assert result.grading.outcome is Outcome.TIMEOUT and result.session.timed_out
+    assert result.session.elapsed_s < 3 + 15
+    assert not load(run_dir / "transcript.jsonl").complete
+
+
+def test_run_command_unsandboxed_is_recorded(pipeline, project, tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "kernelbench", "run", "--agent", "scripted:giveup", "--problem",
+                           str(KAHAN), "--device", "cpu", "--shapes", "smoke", "--runs", str(tmp_path / "runs"),
+                           "--no-sandbox"], capture_output=True, text=True, cwd=project, timeout=300)
+    run_dir = Path(proc.stdout.strip().splitlines()[-1])
+    result = load_result(run_dir)
+    assert proc.returncode == 1  # not a PASS
+    assert result.grading.outcome is Outcome.NO_SOLUTION
+    assert result.session.sandboxed is False and "not sandboxed" in result.session.sandbox_note
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--agent", "scripted:giveup", "--problem", "problems/99_nothing"], "no such problem folder"),
+    (["--agent", "scripted:giveup", "--problem", str(KAHAN), "--budget", "0"], "leaves the agent no time"),
+    (["--agent", "gemini:gemini-2.5-pro", "--problem", str(KAHAN)], "npm install -g @google/gemini-cli"),
+    (["--agent", "claude", "--problem", str(KAHAN)], "HARNESS:MODEL"),
+])
+def test_bad_input_is_a_clear_error(args, message, tmp_path):
+    env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": str(tmp_path)}
+    proc = subprocess.run([sys.executable, "-m", "kernelbench", "run", *args, "--runs", str(tmp_path / "runs")],
+                          capture_output=True, text=True, timeout=120, env=env, cwd=REPO)
+    assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
+def test_result_json_is_the_shared_model(pipeline, sandbox_ok, project, tmp_path):
+    run_dir = run(project, tmp_path, "scripted:giveup")
+    data = json.loads((run_dir / "result.json").read_text())
+    assert data["run_id"] == run_dir.name and data["harness"] == "scripted" and data["model"] == "giveup"
+    assert data["session"]["transcript"] == "transcript.jsonl" and data["session"]["budget_s"] == 300

@@ -1,0 +1,81 @@
+"""Sweeps: 2 scripted agents × 2 problems × 2 trials on the local pool and on a local Ray instance, CPU smoke
+grading; an interrupted sweep resumes without losing or duplicating runs."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from kernelbench.errors import KernelBenchError
+from kernelbench.harness.sweep import Sweep, finished_keys, pending_jobs, run_sweep
+from kernelbench.results.run import load_result
+
+REPO = Path(__file__).resolve().parents[2]
+
+SWEEP = """name: test-{name}
+agents:
+  - scripted:giveup
+  - agent: scripted:fast-eager
+problems: [04_kahan_softmax, 05_topk_bitonic]
+problems_dir: {problems}
+runs: {runs}
+trials: 2
+budget_s: 300
+device: cpu
+shapes: smoke
+slots: 2
+network: false
+"""
+
+
+def write_sweep(project: Path, name: str) -> Path:
+    path = project / "sweeps" / f"{name}.yaml"
+    path.write_text(SWEEP.format(name=name, problems=REPO / "problems", runs=project / f"runs-{name}"))
+    return path
+
+
+def check_complete(runs: Path) -> None:
+    results = [load_result(p.parent) for p in runs.glob("*/result.json")]
+    keys = Counter((r.model, r.problem, r.trial) for r in results)
+    assert len(keys) == 8 and set(keys.values()) == {1}, keys  # every cell once, none twice
+    for result in results:
+        expected = "PASS" if result.model == "fast-eager" else "ERR"
+        assert result.status.value == expected, (result.run_id, result.grading.reasons)
+    assert not list(runs.glob(".tmp-*"))
+
+
+def test_interrupted_local_sweep_resumes_without_duplicates(pipeline, sandbox_ok, project):
+    path = write_sweep(project, "local")
+    runs = project / "runs-local"
+    command = [sys.executable, "-m", "kernelbench", "sweep", str(path)]
+    proc = subprocess.Popen(command, cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    deadline = time.monotonic() + 240
+    while not list(runs.glob("*/result.json")) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the whole foreground group gets it
+    proc.communicate(timeout=120)
+    done_before = finished_keys(runs)
+    assert 1 <= len(done_before) < 8
+    assert not list(runs.glob(".tmp-*")), "the interrupted runs were left half-written"
+
+    with pytest.raises(KernelBenchError, match="--resume"):
+        pending_jobs(Sweep.load(path), resume=False)
+    resumed = subprocess.run(command + ["--resume"], cwd=project, capture_output=True, text=True, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    check_complete(runs)
+    assert done_before <= finished_keys(runs)
+
+
+def test_ray_sweep(pipeline, sandbox_ok, project, ray_local):
+    path = write_sweep(project, "ray")
+    finished = run_sweep(Sweep.load(path), backend="ray", progress=False)
+    assert len(finished) == 8 and not [s for s in finished if s.error]
+    check_complete(project / "runs-ray")
