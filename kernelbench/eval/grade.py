@@ -63,6 +63,8 @@ class Grader:
         self.profile = grading_profile(device)
         self.pristine = pristine_copy(problem_dir, workdir / "problem")
         self.module = self._copy_solution()
+        self.build_env = _build_env(workdir / "build")
+        self.launches: dict[str, float] = {}
 
     def _copy_solution(self) -> Path:
         target = self.workdir / "solution" / self.solution.name
@@ -81,7 +83,7 @@ class Grader:
 
     def stage(self, name: str, cases: list[Case], role: str | None = None, **extra: Any) -> StageRun:
         run = run_stage(role or name, self.job(name, cases, **extra), device=self.device,
-                        timeout_s=self.limits[name], cwd=self.workdir)
+                        timeout_s=self.limits[name], cwd=self.workdir, extra_env=self.build_env)
         log = self.bench_log if name == "bench" else self.check_log
         log.append(f"[{name} stage: {run.elapsed_s:.1f} s, exit {run.returncode}]")
         if run.output.strip():
@@ -123,11 +125,39 @@ class Grader:
             self.grading.checks.append(seed_result)
             self.findings += found
             self._log_case(case, seed_result)
+        self._collect_launches(check.result["cases"])
         failed = [c for c in self.grading.checks if not c.passed]
         if failed:
             self.grading.reasons.append(f"{len(failed)} of {len(self.grading.checks)} checks failed; first: "
                                         f"shape {failed[0].shape_index} {failed[0].case}: {failed[0].message}")
         return not failed
+
+    def _collect_launches(self, records: dict[str, Any]) -> None:
+        for record in records.values():
+            for name, t in (record.get("launches") or {}).items():
+                self.launches[name] = self.launches.get(name, 0.0) + t
+
+    def run_launch_checks(self) -> None:
+        """What actually ran: forbidden libraries (launch audit) and, for FP8 problems, FP8 tensor-core code."""
+        if not self.lint or not self.launches:
+            return
+        try:
+            from kernelbench.eval.integrity import launch_audit
+        except ImportError as exc:
+            self.check_log.append(f"[launch audit] unavailable: {exc}")
+            return
+        self._add_findings("launch audit", launch_audit(list(self.launches), self.spec))
+        if "fp8_tensor_cores" in self.spec.leak_checks and self.device == "cuda":
+            from kernelbench.eval.integrity.sass import collect_sass, fp8_sass_check
+
+            roots = [Path(p) for p in self.build_env.values()] + [self.solution.parent]
+            kernels, errors = collect_sass(roots)
+            self._add_findings("fp8 sass", fp8_sass_check(self.launches, kernels, errors))
+
+    def _add_findings(self, label: str, found: list[Finding]) -> None:
+        self.findings += found
+        for f in found:
+            self.check_log.append(f"[{label}] {f.severity.upper()} class {f.klass}: {f.message} ({f.evidence})")
 
     def _check_stage_findings(self, run: StageRun) -> None:
         if run.result is None and "signature" in run.error:
@@ -256,6 +286,15 @@ class Grader:
             g.outcome = Outcome.PASS
 
 
+def _build_env(root: Path) -> dict[str, str]:
+    """Compile caches the grader owns, so the code of every kernel built while grading can be inspected."""
+    try:
+        from kernelbench.eval.integrity.sass import build_env
+    except ImportError:
+        return {}
+    return build_env(root)
+
+
 def _shape_line(result: ShapeResult, raw: dict[str, Any]) -> str:
     parts = [f"shape {result.index} {result.shape}: median {result.median_ms:.4g} ms, IQR {result.spread_ms:.3g} ms "
              f"over {len(result.samples_ms)} trials ({result.timing_method})"]
@@ -310,6 +349,7 @@ def grade_solution(solution: Path, problem_dir: Path, *, device: str = "cuda", s
                         Path(tmp))
         grader.run_lint()
         correct = grader.run_correctness()
+        grader.run_launch_checks()
         if correct and timing:
             grader.run_timing()
             grader.run_gates()

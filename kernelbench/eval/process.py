@@ -78,7 +78,8 @@ def _limits() -> None:
     resource.setrlimit(resource.RLIMIT_NPROC, (cap, hard))
 
 
-def run_stage(role: str, job: dict[str, Any], *, device: str, timeout_s: float, cwd: Path) -> StageRun:
+def run_stage(role: str, job: dict[str, Any], *, device: str, timeout_s: float, cwd: Path,
+              extra_env: dict[str, str] | None = None) -> StageRun:
     out_dir = Path(job["out_dir"])
     out_dir.mkdir(parents=True, exist_ok=True)
     key = secrets.token_bytes(32)
@@ -86,7 +87,7 @@ def run_stage(role: str, job: dict[str, Any], *, device: str, timeout_s: float, 
     run = StageRun(role=role)
     started = time.monotonic()
     proc = subprocess.Popen([sys.executable, "-m", "kernelbench.eval.worker"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=cwd, env=worker_env(device),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=cwd, env={**worker_env(device), **(extra_env or {})},
                             start_new_session=True, preexec_fn=_limits)
     reader = _BoundedReader(proc.stdout)
     reader.start()

@@ -11,6 +11,7 @@ file it writes cannot pass for a result. Whatever the candidate prints or exits 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -109,15 +110,30 @@ def run_case(ctx: dict[str, Any], model, case: dict[str, Any]) -> dict[str, Any]
     guards.poison_free_memory(device)
     guards.fill_uninitialized(True)
     pinned = guards.pin_backend_flags()
-    with torch.no_grad():
+    audit = case.get("oracle") and ctx["job"]["role"] == "check"
+    with torch.no_grad(), _launch_recorder(device, audit) as launches:
         out = model(*inputs)
-    guards.synchronize(device)
+        guards.synchronize(device)
     guards.fill_uninitialized(False)
     record = {"flags": guards.changed_flags(pinned), "inputs": guards.inputs_changed(pristine, inputs)}
+    if audit:
+        record["launches"] = launches
     record.update(save_outputs(ctx, out, case["id"]))
     if case.get("oracle") and ctx["job"]["role"] == "reference":
         record["oracle"] = save_oracle(ctx, model, pristine, case["id"])
     return record
+
+
+@contextlib.contextmanager
+def _launch_recorder(device, enabled: bool):
+    """Names (and device time) of the kernels a call launched, for the integrity launch audit."""
+    if not enabled:
+        yield {}
+        return
+    from kernelbench.eval.integrity.profiling import record_launches
+
+    with record_launches(device.type) as launches:
+        yield launches
 
 
 def save_outputs(ctx: dict[str, Any], out: Any, case_id: str) -> dict[str, Any]:
