@@ -106,15 +106,18 @@
 
   // ------------------------------------------------------------------------------------------ blobs
 
-  function loadBlob(key) {
-    if (!/^[A-Za-z0-9_-]+$/.test(key)) return Promise.reject(new Error("bad blob key"));
+  // A reference is "<pack number>:<key>"; a pack file registers all its texts at once.
+  function loadBlob(reference) {
+    var match = /^(\d+):([A-Za-z0-9_-]+)$/.exec(reference || "");
+    if (!match) return Promise.reject(new Error("bad blob reference"));
+    var pack = parseInt(match[1], 10), key = match[2];
     if (blobs.hasOwnProperty(key)) return Promise.resolve(blobs[key]);
     return new Promise(function (resolve, reject) {
-      var first = !pendingBlobs[key];
-      (pendingBlobs[key] = pendingBlobs[key] || []).push(resolve);
-      if (first) addScript(viewer.index.prefix + "b-" + key + ".js", function () {
-        delete pendingBlobs[key];
-        reject(new Error("could not load " + key));
+      var first = !pendingBlobs[pack];
+      (pendingBlobs[pack] = pendingBlobs[pack] || []).push([key, resolve, reject]);
+      if (first) addScript(viewer.index.prefix + "b-" + pad(pack) + ".js", function () {
+        (pendingBlobs[pack] || []).forEach(function (w) { w[2](new Error("could not load pack " + pack)); });
+        delete pendingBlobs[pack];
       });
     });
   }
@@ -372,11 +375,14 @@
 
   window.KBT = {
     chunk: function (n, html) { if (viewer) viewer.receive(n, html); },
-    blob: function (key, text) {
-      if (typeof text !== "string") return;
-      blobs[key] = text;
-      (pendingBlobs[key] || []).forEach(function (resolve) { resolve(text); });
-      delete pendingBlobs[key];
+    blobs: function (pack, texts) {
+      Object.keys(texts || {}).forEach(function (key) {
+        if (typeof texts[key] === "string") blobs[key] = texts[key];
+      });
+      (pendingBlobs[pack] || []).forEach(function (w) {
+        if (blobs.hasOwnProperty(w[0])) w[1](blobs[w[0]]); else w[2](new Error("missing " + w[0]));
+      });
+      delete pendingBlobs[pack];
     },
     reveal: function (id) { return reveal(id); },
     search: function (q) { return search(q); }

@@ -9,7 +9,8 @@ from kernelbench.transcripts.builder import SessionBuilder
 from kernelbench.transcripts.formats import document_formats, line_formats
 from kernelbench.transcripts.model import Session
 from kernelbench.transcripts.pricing import estimate_cost
-from kernelbench.transcripts.reader import head_records, iter_lines, load_document, read_head
+from kernelbench.transcripts.reader import (HEAD_BYTES, first_records, head_records, iter_lines, load_document,
+                                            read_head)
 
 
 def load(path: Path | str, *, estimate: bool = True) -> Session:
@@ -29,7 +30,9 @@ def _parse(path: Path) -> Session:
     head = read_head(path)
     if not head.strip():
         return _empty(path)
-    records = head_records(path)
+    records = head_records(path, head=head)
+    if not records and len(head) >= HEAD_BYTES:
+        records = first_records(path)           # the first lines are longer than the head
     for module in line_formats():
         if module.detect(records, head):
             return module.parse(path)

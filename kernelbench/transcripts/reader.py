@@ -64,21 +64,42 @@ def iter_lines(path: Path) -> Iterator[Line]:
             yield previous
 
 
-def read_head(path: Path, size: int = 256 * 1024) -> bytes:
+HEAD_BYTES = 256 * 1024
+
+
+def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
     with open(path, "rb") as handle:
         head = handle.read(size)
     return head.removeprefix(BOM)
 
 
-def head_records(path: Path, limit: int = 40) -> list[dict]:
-    """The first JSON object records of a JSONL file (banner and broken lines skipped), for detection."""
+def head_records(path: Path, limit: int = 40, head: bytes | None = None) -> list[dict]:
+    """The first JSON object records among the file's first lines (banners and broken lines skipped), for
+    detection; reads only the head of the file, so a 100 MB log costs the same as a small one."""
+    head = read_head(path) if head is None else head
+    lines = head.split(b"\n")
+    if len(head) >= HEAD_BYTES:
+        lines = lines[:-1]                      # the last line may be cut by the head's end
+    records: list[dict] = []
+    for raw in lines[: limit * 3]:
+        raw = raw.strip()
+        if raw[:1] != b"{":
+            continue
+        record, _ = parse_json_bytes(raw)
+        if isinstance(record, dict):
+            records.append(record)
+            if len(records) >= limit:
+                break
+    return records
+
+
+def first_records(path: Path, limit: int = 10) -> list[dict]:
+    """Like `head_records` but reading whole lines, for logs whose first lines are longer than the head."""
     records: list[dict] = []
     for line in iter_lines(path):
         if isinstance(line.record, dict):
             records.append(line.record)
-            if len(records) >= limit:
-                break
-        elif line.number > 2000:
+        if len(records) >= limit or line.number >= 200:
             break
     return records
 

@@ -23,7 +23,7 @@ from kernelbench.transcripts.model import Event, Kind, Usage
 
 PREVIEW_CHARS = 6_000        # a body longer than this shows a preview and an expander
 PREVIEW_LINES = 120
-HIGHLIGHT_LIMIT = 60_000     # pygments is skipped above this (the text stays escaped and readable)
+HIGHLIGHT_LIMIT = 4_000      # pygments above this costs more than the rest of the page: diffs get line classes
 SUMMARY_CHARS = 140
 _FORMATTER = HtmlFormatter(nowrap=True)
 _DIFF, _BASH = DiffLexer(), BashLexer()
@@ -56,7 +56,7 @@ def body(text: str, ctx: RenderContext, key: str, *, lexer=None, css: str = "kbt
     preview, cut = _preview(text)
     if cut and ctx.write_blob is not None:
         blob = ctx.write_blob(key, text)
-        inner = highlight(preview, lexer, _FORMATTER) if lexer is not None else esc(preview)
+        inner = _highlighted(preview, lexer)
         css += " hl" if lexer is not None else ""
         more = (f'<button type="button" class="kbt-more-text" data-blob="{esc(blob)}">'
                 f'show all {_size(len(text))} ({text.count(chr(10)) + 1:,} lines)</button>')
@@ -65,10 +65,32 @@ def body(text: str, ctx: RenderContext, key: str, *, lexer=None, css: str = "kbt
     if lexer is not None and len(text) <= HIGHLIGHT_LIMIT:
         inner = highlight(text, lexer, _FORMATTER)
         css += " hl"
+    elif lexer is _DIFF:
+        inner, css = diff_lines(text), css + " hl"
     else:
         inner = esc(text)
     return (f'<div class="kbt-body"><button type="button" class="kbt-copy" title="copy">copy</button>'
             f'<pre class="{css}">{inner}</pre></div>')
+
+
+def _highlighted(text: str, lexer) -> str:
+    if lexer is None:
+        return esc(text)
+    if lexer is _DIFF and len(text) > HIGHLIGHT_LIMIT:
+        return diff_lines(text)
+    return highlight(text, lexer, _FORMATTER)
+
+
+DIFF_CLASSES = (("+++ ", "gh"), ("--- ", "gh"), ("+", "gi"), ("-", "gd"), ("@@", "gu"), ("Index: ", "gh"))
+
+
+def diff_lines(text: str) -> str:
+    """A large diff marked up line by line with the token classes pygments' DiffLexer gives the same lines."""
+    out = []
+    for line in text.split("\n"):
+        cls = next((c for prefix, c in DIFF_CLASSES if line.startswith(prefix)), None)
+        out.append(f'<span class="{cls}">{esc(line)}</span>' if cls else esc(line))
+    return "\n".join(out)
 
 
 def _preview(text: str) -> tuple[str, bool]:
@@ -139,7 +161,9 @@ def tool_input_body(event: Event, ctx: RenderContext) -> str:
         if isinstance(command, str) and (name in SHELL_TOOLS or len(args) <= 3):
             rest = {k: v for k, v in args.items() if k not in ("command", "cmd")}
             extra = body(_json(rest), ctx, f"{event.id}-args") if rest else ""
-            return body(command, ctx, f"{event.id}-cmd", lexer=_BASH) + extra
+            # one-line commands are many and pygments' per-call cost dominates: highlight multi-line scripts
+            lexer = _BASH if "\n" in command else None
+            return body(command, ctx, f"{event.id}-cmd", lexer=lexer) + extra
         patch = args.get("patch", args.get("patchText"))
         if isinstance(patch, str):
             return body(patch, ctx, f"{event.id}-patch", lexer=_DIFF)

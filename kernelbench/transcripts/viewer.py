@@ -2,7 +2,7 @@
 
 `write_viewer(session, out_dir, asset_prefix=..., budget_s=...)` writes into `out_dir`
     c-0001.js, c-0002.js ...  `KBT.chunk(n, "<html>")`: later events, as one JSON string of escaped markup
-    b-<key>.js                `KBT.blob("<key>", "<text>")`: the full text of a body cut to a preview
+    b-0001.js ...             `KBT.blobs(n, {"<key>": "<text>"})`: full texts of bodies cut to a preview
 and returns the first screen's HTML. Chunk and blob files are scripts that call a registration function, so the
 page loads them with a script tag, which works over http and from file:// alike (fetch() does not on file://).
 Their payload is data: chunk markup was escaped here, blob text is inserted by the page as text.
@@ -34,7 +34,8 @@ from kernelbench.transcripts.timeline import timeline_html
 VIEWER_VERSION = 1
 FIRST_SCREEN_BYTES = 120_000   # markup of events in the page itself
 CHUNK_BYTES = 300_000          # markup per chunk file
-CHUNK_FILE = re.compile(r"^(c-\d{4,}|b-[A-Za-z0-9_-]+)\.js$")
+PACK_BYTES = 1 << 20           # full texts per blob file
+CHUNK_FILE = re.compile(r"^(c|b)-\d{4,}\.js$")
 
 
 def write_viewer(session: Session, out_dir: Path, *, asset_prefix: str, budget_s: float | None = None,
@@ -52,6 +53,7 @@ def write_viewer(session: Session, out_dir: Path, *, asset_prefix: str, budget_s
     blobs = _BlobWriter(out_dir)
     ctx = RenderContext(results=_results(session), cwd=session.cwd, write_blob=blobs.write)
     first, ranges = _write_chunks(_pieces(session, ctx), out_dir)
+    blobs.flush()
     total = sum(1 for _ in session.walk())
     index = {"v": VIEWER_VERSION, "prefix": prefix, "chunks": ranges, "events": total}
     return "".join([
@@ -106,14 +108,31 @@ def _flush(buffer: list[str], number: int, out_dir: Path) -> str | None:
 
 
 class _BlobWriter:
+    """Full texts of cut bodies, packed into files of about PACK_BYTES (`KBT.blobs(n, {key: text})`): one
+    file per body would cost more in file creation than in writing."""
+
     def __init__(self, out_dir: Path):
         self.out_dir = out_dir
+        self.pack: list[bytes] = []
+        self.size = 0
+        self.number = 1
 
     def write(self, key: str, text: str) -> str:
         safe = re.sub(r"[^A-Za-z0-9_-]", "_", key)
-        name = f"b-{safe}.js"
-        (self.out_dir / name).write_bytes(b'KBT.blob("' + safe.encode() + b'",' + _js_string(text) + b");\n")
-        return safe
+        encoded = _js_string(text)
+        self.pack.append(b'"' + safe.encode() + b'":' + encoded)
+        self.size += len(encoded)
+        reference = f"{self.number}:{safe}"
+        if self.size >= PACK_BYTES:
+            self.flush()
+        return reference
+
+    def flush(self) -> None:
+        if not self.pack:
+            return
+        (self.out_dir / f"b-{self.number:04d}.js").write_bytes(
+            b"KBT.blobs(" + str(self.number).encode() + b",{" + b",".join(self.pack) + b"});\n")
+        self.pack, self.size, self.number = [], 0, self.number + 1
 
 
 def _js_string(text: str) -> bytes:

@@ -160,7 +160,8 @@ def test_filters_errors_and_thinking(page, base_url: str) -> None:
 
 def test_injected_script_stays_inert(page, base_url: str) -> None:
     page.goto(f"{base_url}/evil/index.html")
-    page.click(".kbt-load-all")
+    # the button moves while chunks arrive by scrolling: press it from script
+    page.evaluate("document.querySelector('.kbt-load-all') && document.querySelector('.kbt-load-all').click()")
     page.wait_for_selector(".kbt-sentinel[data-done]", state="attached")
     page.click(".kbt-expand")
     page.locator(".kbt-more-text").first.click()

@@ -58,8 +58,10 @@ def test_transcript_content_is_escaped(tmp_path: Path) -> None:
     for raw in ("<script>", "<img", 'href="javascript:', "<b onmouseover"):
         assert raw not in everything, raw
     assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in html
-    blob = next(out.glob("b-*.js")).read_text()
-    assert blob.startswith('KBT.blob("') and json.loads(blob[blob.index(",") + 1:-3]).startswith("<script>")
+    pack = (out / "b-0001.js").read_text()
+    assert pack.startswith("KBT.blobs(1,{") and pack.endswith("});\n")
+    texts = json.loads(pack[len("KBT.blobs(1,"):-3])        # data: a JSON object of texts
+    assert any(text.startswith("<script>window.__pwned=1") for text in texts.values())
 
 
 def test_incomplete_banner_and_time_axis(tx: Path, tmp_path: Path) -> None:
