@@ -16,6 +16,7 @@ import sys
 import tarfile
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -45,18 +46,24 @@ def _gpu_count() -> int:
         out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30)
         return sum(1 for line in out.stdout.splitlines() if line.startswith("GPU "))
     except (OSError, subprocess.TimeoutExpired):
+        pass
+    try:
+        import torch
+
+        return torch.cuda.device_count()
+    except ImportError:
         return 0
 
 
 class LocalPool:
-    def __init__(self, slots: list[dict[str, str]]):
-        self.slots = slots
+    def __init__(self, slots: list[dict[str, str]], deadline: float | None = None):
+        self.slots, self.deadline = slots, deadline
         self._procs: dict[int, subprocess.Popen] = {}
         self._lock = threading.Lock()
 
     def run(self, jobs: queue.Queue, on_start: OnStart, on_done: OnDone) -> None:
         """Run jobs until the queue is drained and no job is in flight (on_done may enqueue retries)."""
-        pending = _Pending(jobs)
+        pending = _Pending(jobs, self.deadline)
         threads = [threading.Thread(target=self._worker, args=(env, pending, on_start, on_done), daemon=True)
                    for env in self.slots]
         for thread in threads:
@@ -112,13 +119,15 @@ class LocalPool:
 class _Pending:
     """A job queue that also counts jobs in flight, so workers wait for retries instead of quitting early."""
 
-    def __init__(self, jobs: queue.Queue):
-        self.jobs, self.in_flight, self.stopped = jobs, 0, False
+    def __init__(self, jobs: queue.Queue, deadline: float | None = None):
+        self.jobs, self.in_flight, self.stopped, self.deadline = jobs, 0, False, deadline
         self.cond = threading.Condition()
 
     def take(self) -> Job | None:
         with self.cond:
             while not self.stopped:
+                if self.deadline is not None and time.monotonic() >= self.deadline:
+                    return None  # --stop-after: start nothing new, let the runs in flight finish
                 try:
                     job = self.jobs.get_nowait()
                     self.in_flight += 1
@@ -146,7 +155,8 @@ class _Pending:
 class RayBackend:
     """Each job is a Ray task needing one GPU (or one CPU for CPU sweeps) on an existing cluster."""
 
-    def __init__(self, address: str | None, device: str):
+    def __init__(self, address: str | None, device: str, deadline: float | None = None):
+        self.deadline = deadline
         try:
             import ray
         except ImportError:
@@ -161,7 +171,7 @@ class RayBackend:
         in_flight: dict = {}
         try:
             while True:
-                while not jobs.empty():
+                while not jobs.empty() and (self.deadline is None or time.monotonic() < self.deadline):
                     job = jobs.get_nowait()
                     on_start(job)
                     in_flight[self.task.remote(job.model_dump())] = job

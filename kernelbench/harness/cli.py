@@ -19,6 +19,7 @@ RUN_EXAMPLES = """examples:
 SWEEP_EXAMPLES = """examples:
   kernelbench sweep sweeps/demo-h100.yaml                  # one run per GPU of this machine
   kernelbench sweep sweeps/demo-h100.yaml --resume         # carry on after Ctrl-C or a crash
+  kernelbench sweep sweeps/demo-h100.yaml --resume --stop-after 480   # sessions of limited length
   kernelbench sweep sweeps/demo-h100.yaml --backend ray --address auto
 """
 
@@ -47,6 +48,8 @@ def register(subparsers) -> None:
     sweep.add_argument("--backend", choices=("local", "ray"), default="local")
     sweep.add_argument("--address", help="Ray cluster address (default: RAY_ADDRESS or auto)")
     sweep.add_argument("--resume", action="store_true", help="skip runs that already exist")
+    sweep.add_argument("--stop-after", type=float, metavar="SECONDS",
+                       help="start no new run after this long; finish those in flight (then carry on with --resume)")
     sweep.add_argument("--no-sandbox", action="store_true",
                        help="run every agent without bubblewrap (recorded in each result.json)")
     sweep.set_defaults(func=sweep_command)
@@ -76,15 +79,18 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def sweep_command(args: argparse.Namespace) -> int:
-    from kernelbench.harness.sweep import Sweep, run_sweep
+    from kernelbench.harness.sweep import Sweep, pending_jobs, run_sweep
 
     sweep = Sweep.load(args.sweep_file)
     if args.no_sandbox:
         sweep.spec.sandbox = False
-    finished = run_sweep(sweep, backend=args.backend, resume=args.resume, address=args.address)
+    finished = run_sweep(sweep, backend=args.backend, resume=args.resume, address=args.address,
+                         stop_after=args.stop_after)
     errors = [s for s in finished if s.error]
     console = Console(stderr=True)
     for summary in errors:
         console.print(f"[red]harness error:[/red] {summary.error}")
-    console.print(f"{len(finished)} runs finished in {sweep.runs_dir}")
+    left = len(pending_jobs(sweep, resume=True)[0])
+    console.print(f"{len(finished)} runs finished in {sweep.runs_dir}; {left} left"
+                  + (" (carry on with --resume)" if left else ""))
     return 1 if errors else 0

@@ -14,6 +14,7 @@ import glob
 import importlib.util
 import os
 import shutil
+import site
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -108,6 +109,9 @@ def _toolchain_paths() -> list[Path]:
     paths = [Path(p) for p in SYSTEM_DIRS if Path(p).exists() and not Path(p).is_symlink()]
     for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix}:
         paths.append(_real(prefix))
+    user_site = site.getusersitepackages() if site.ENABLE_USER_SITE else None
+    if user_site and user_site in sys.path:  # torch installed with pip --user lives under the home directory
+        paths.append(_real(user_site))
     for var in ("CUDA_HOME", "CUDA_PATH"):
         if os.environ.get(var):
             paths.append(_real(os.environ[var]))

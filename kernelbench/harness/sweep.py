@@ -165,9 +165,14 @@ def check_sweep(sweep: Sweep) -> None:
 
 
 def run_sweep(sweep: Sweep, *, backend: str = "local", resume: bool = False, address: str | None = None,
-              progress: bool = True) -> list:
-    """Run what is left of a sweep; returns the summaries of the runs it finished."""
+              progress: bool = True, stop_after: float | None = None) -> list:
+    """Run what is left of a sweep; returns the summaries of the runs it finished.
+
+    `stop_after` (seconds): start no new run after that long, finish the ones in flight, and return, so a sweep
+    can be carried on with `--resume` in sessions of limited length.
+    """
     import queue
+    import time
 
     from kernelbench.harness.backends import LocalPool, RayBackend, local_slots
     from kernelbench.harness.progress import SweepProgress
@@ -191,10 +196,11 @@ def run_sweep(sweep: Sweep, *, backend: str = "local", resume: bool = False, add
             finished.append(summary)
         view.done(job, summary, retrying=bool(retry))
 
+    deadline = time.monotonic() + stop_after if stop_after else None
     if backend == "ray":
-        runner = RayBackend(address, sweep.spec.device)
+        runner = RayBackend(address, sweep.spec.device, deadline)
     else:
-        runner = LocalPool(local_slots(sweep.spec.device, sweep.spec.gpus, sweep.spec.slots))
+        runner = LocalPool(local_slots(sweep.spec.device, sweep.spec.gpus, sweep.spec.slots), deadline)
     if progress:
         with view:
             runner.run(jobs, view.start, on_done)

@@ -167,11 +167,13 @@ def _agent_sources(ws: Workspace) -> list[Path]:
 
 
 def copy_workspace(ws: Workspace, dest: Path, *, max_file: int = 256 << 10, max_total: int = 2 << 20) -> list[str]:
-    """A small copy of what the agent left (text sources, not caches or build products); returns what was left out."""
+    """A small copy of what the agent left: its own text files and any template it changed (unchanged templates
+    are the problem's, identical by hash, and left out to keep runs small). Returns what was left out."""
     skipped, total = [], 0
+    unchanged = ws.template_names() - {c.path for c in ws.template_changes()} - {PROMPT_FILE}
     for path in sorted(ws.root.rglob("*")):
         rel = path.relative_to(ws.root)
-        if path.is_dir() or any(part in SKIP_DIRS for part in rel.parts):
+        if path.is_dir() or any(part in SKIP_DIRS for part in rel.parts) or rel.as_posix() in unchanged:
             continue
         size = path.stat().st_size if path.is_file() and not path.is_symlink() else -1
         if size < 0 or size > max_file or total + size > max_total or not _is_text(path):

@@ -31,8 +31,9 @@ def test_cheating_agent_is_caught(pipeline, sandbox_ok, project, tmp_path):
     assert result.status in (Status.FAIL, Status.INVALID), result.grading.reasons
     assert result.scripted and result.session.sandboxed and result.session.complete
     for name in ("result.json", "transcript.jsonl", "stderr.log", "solution.py", "check.log", "benchmark.log",
-                 "workspace/solution.py", "workspace/PROMPT.txt", "workspace/check.py"):
+                 "workspace/solution.py", "workspace/PROMPT.txt"):
         assert (run_dir / name).is_file(), name
+    assert not (run_dir / "workspace" / "check.py").exists()  # unchanged templates are the problem's own
     session = load(run_dir / "transcript.jsonl")
     prompt = (run_dir / "workspace" / "PROMPT.txt").read_text()
     assert session.complete and session.events[1].text == prompt  # the prompt, verbatim
@@ -41,12 +42,14 @@ def test_cheating_agent_is_caught(pipeline, sandbox_ok, project, tmp_path):
 
 
 def test_template_tampering_makes_the_run_invalid(pipeline, sandbox_ok, project, tmp_path):
-    result = load_result(run(project, tmp_path, "scripted:tamper"))
+    run_dir = run(project, tmp_path, "scripted:tamper")
+    result = load_result(run_dir)
     assert result.grading.outcome is Outcome.INVALID and result.status is Status.INVALID
     by_file = {f.file: f for f in result.integrity if f.check == "template_hash"}
     assert set(by_file) == {"problem.yaml", "check.py"}
     assert "+tolerance:  # loosened by the agent" in by_file["problem.yaml"].evidence
     assert by_file["problem.yaml"].klass == 12
+    assert (run_dir / "workspace" / "problem.yaml").read_text().count("loosened by the agent") == 1
 
 
 def test_budget_runs_out(pipeline, sandbox_ok, project, tmp_path):
