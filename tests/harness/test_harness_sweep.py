@@ -79,3 +79,17 @@ def test_ray_sweep(pipeline, sandbox_ok, project, ray_local):
     finished = run_sweep(Sweep.load(path), backend="ray", progress=False)
     assert len(finished) == 8 and not [s for s in finished if s.error]
     check_complete(project / "runs-ray")
+
+
+def test_retryable_provider_error_is_retried_and_set_aside(pipeline, sandbox_ok, project, standins):
+    standins.add("claude", exit_code=1, stderr="API Error: 529 overloaded_error: Overloaded\n")
+    path = project / "sweeps" / "retry.yaml"
+    path.write_text(f"name: retry\nagents: ['claude:claude-sonnet-4-5']\nproblems: [04_kahan_softmax]\n"
+                    f"problems_dir: {REPO / 'problems'}\nruns: {project / 'runs-retry'}\ndevice: cpu\n"
+                    f"shapes: smoke\nretries: 1\nbudget_s: 60\n")
+    finished = run_sweep(Sweep.load(path), progress=False)
+    assert [s.outcome for s in finished] == ["provider_error"] and finished[0].retryable
+    kept = list((project / "runs-retry").glob("*/result.json"))
+    retried = list((project / "runs-retry" / ".retried").glob("*/result.json"))
+    assert len(kept) == 1 and len(retried) == 1  # the first attempt is kept as evidence, off the board
+    assert finished_keys(project / "runs-retry") == {("claude:claude-sonnet-4-5", "04_kahan_softmax", 1)}
