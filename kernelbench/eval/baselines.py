@@ -10,7 +10,7 @@ from pathlib import Path
 
 from kernelbench.errors import KernelBenchError
 from kernelbench.eval.environment import collect_environment
-from kernelbench.eval.grade import STAGE_LIMITS_S, Grader
+from kernelbench.eval.grade import STAGE_LIMITS_S, Grader, scratch_dir
 from kernelbench.eval.roofline import geometric_mean
 from kernelbench.fileio import atomic_write_text
 from kernelbench.problems.baselines import Line, ProblemBaselines, ShapeTiming, baselines_path
@@ -51,15 +51,15 @@ def measure_baselines(problem_dir: Path, device: str = "cuda", lines: tuple[str,
     import torch
 
     problem_dir = Path(problem_dir).resolve()
-    with tempfile.TemporaryDirectory(prefix="kb-baselines-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="kb-baselines-", dir=scratch_dir()) as tmp:
         grader = Grader(problem_dir / "reference.py", problem_dir, device, shapes, "eager", dict(STAGE_LIMITS_S),
                         False, Path(tmp))
         if grader.profile is None and device == "cuda":
             raise KernelBenchError("this GPU matches no hardware profile", hint="see kernelbench/hardware.py")
-        reference = grader.stage("reference", grader.timing_cases())
+        reference = grader.stage("judge", grader.timing_cases(), save_expected=True)
         if reference.result is None:
             raise KernelBenchError(f"the reference failed: {reference.error}", path=problem_dir / "reference.py")
-        expected_dir = Path(tmp) / "reference"
+        expected_dir = Path(tmp) / "judge"
         result = ProblemBaselines(problem=grader.spec.id, gpu=grader.profile.key if grader.profile else device,
                                   gpu_name=torch.cuda.get_device_name(0) if device == "cuda" else "cpu",
                                   measured_at=datetime.now(timezone.utc), problem_hash=problem_hash(problem_dir))

@@ -18,7 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from kernelbench.eval import verdict
 from kernelbench.eval.cases import Case, build_cases, mix_seed, secret_seed
 from kernelbench.eval.environment import collect_environment, grading_profile
-from kernelbench.eval.process import StageRun, run_stage
+from kernelbench.eval.process import StageHandle, StageRun, finish_stage, start_stage
+from kernelbench.eval.worker import DONE_MARKER
 from kernelbench.eval.roofline import ceiling_of, faster_than_light, geometric_mean, score_shape
 from kernelbench.errors import KernelBenchError
 from kernelbench.fileio import atomic_write_text
@@ -26,6 +27,7 @@ from kernelbench.problems.loader import PROBLEM_FILES, file_hashes, pristine_cop
 from kernelbench.problems.spec import ProblemSpec, load_problem_spec
 from kernelbench.results.run import Environment, Finding, Grading, Outcome, SeedResult, ShapeResult
 
+SHM_MIN_FREE = 16 << 30
 STAGE_LIMITS_S = {"check": 300.0, "reference": 300.0, "bench": 420.0}
 WORKSPACE_TEMPLATES = ("check.py", "benchmark.py", "reference.py", "problem.yaml", "PROMPT.txt")
 
@@ -64,6 +66,7 @@ class Grader:
         self.pristine = pristine_copy(problem_dir, workdir / "problem")
         self.module = self._copy_solution()
         self.build_env = _build_env(workdir / "build")
+        (workdir / "inputs").mkdir()
         self.launches: dict[str, float] = {}
 
     def _copy_solution(self) -> Path:
@@ -75,22 +78,29 @@ class Grader:
     def job(self, stage: str, cases: list[Case], **extra: Any) -> dict[str, Any]:
         return {"problem_dir": str(self.pristine), "module": str(self.module), "line": self.line,
                 "device": self.device, "cases": [c.model_dump() for c in cases],
-                "out_dir": str(self.workdir / stage), "prefix": "expected" if stage == "reference" else "out",
+                "out_dir": str(self.workdir / stage), "inputs_dir": str(self.workdir / "inputs"),
                 "model_seeds": {str(i): mix_seed(0, self.secret, i, "weights") for i in range(len(self.shapes))},
                 "tolerance": {k: v.model_dump() for k, v in self.spec.tolerance.items()},
                 "timing": self.spec.timing.model_dump(), "l2_bytes": self.profile.l2_bytes if self.profile else None,
                 **extra}
 
-    def stage(self, name: str, cases: list[Case], role: str | None = None, **extra: Any) -> StageRun:
-        run = run_stage(role or name, self.job(name, cases, **extra), device=self.device,
-                        timeout_s=self.limits[name], cwd=self.workdir, extra_env=self.build_env)
-        log = self.bench_log if name == "bench" else self.check_log
-        log.append(f"[{name} stage: {run.elapsed_s:.1f} s, exit {run.returncode}]")
+    def start(self, name: str, cases: list[Case], role: str | None = None, **extra: Any) -> StageHandle:
+        return start_stage(role or name, self.job(name, cases, **extra), device=self.device, cwd=self.workdir,
+                           extra_env=self.build_env)
+
+    def finish(self, handle: StageHandle, limit_s: float) -> StageRun:
+        run = finish_stage(handle, limit_s)
+        log = self.bench_log if run.role == "bench" else self.check_log
+        log.append(f"[{run.role} stage: {run.elapsed_s:.1f} s, exit {run.returncode}]")
         if run.output.strip():
-            log.append(f"[{name} stage output, ignored by the grader]\n{run.output.rstrip()}")
+            log.append(f"[{run.role} stage output, ignored by the grader]\n{run.output.rstrip()}")
         if run.error:
-            log.append(f"[{name} stage] {run.error}")
+            log.append(f"[{run.role} stage] {run.error}")
         return run
+
+    def stage(self, name: str, cases: list[Case], role: str | None = None, **extra: Any) -> StageRun:
+        limit = self.limits["reference" if name == "judge" else name]
+        return self.finish(self.start(name, cases, role, **extra), limit)
 
     # ------------------------------------------------------------------------------------------- stages
 
@@ -108,29 +118,36 @@ class Grader:
             self.check_log.append(f"[lint] {f.severity.upper()} class {f.klass}: {f.message} ({f.evidence})")
 
     def run_correctness(self) -> bool:
-        check = self.stage("check", self.cases)
-        reference = self.stage("reference", self.cases)
-        if reference.result is None:
-            raise KernelBenchError(f"the reference failed to run: {reference.error}", path=self.problem_dir,
+        """The judge and the candidate's check stage run side by side; inputs flow to the candidate as files,
+        outputs flow back as files, expected values never leave the judge's memory."""
+        check_dir = self.workdir / "check"
+        judge = self.start("judge", self.cases, check_dir=str(check_dir))
+        check = self.finish(self.start("check", self.cases), self.limits["check"])
+        check_dir.mkdir(exist_ok=True)
+        (check_dir / DONE_MARKER).touch()
+        judged = self.finish(judge, self.limits["check"] + self.limits["reference"])
+        if judged.result is None:
+            raise KernelBenchError(f"the reference failed to run: {judged.error}", path=self.problem_dir,
                                    hint="run `kernelbench problem check` on this problem")
         if check.result is None:
             self.grading.reasons.append(check.error)
             self._check_stage_findings(check)
-            return False
-        ctx = self._compare_context()
-        dirs = {"check": self.workdir / "check", "reference": self.workdir / "reference"}
+        records = (check.result or {}).get("cases", {})
         for case in self.cases:
-            seed_result, found = verdict.judge_case(case, check.result["cases"].get(case.id),
-                                                    reference.result["cases"].get(case.id), dirs, ctx)
+            try:
+                seed_result, found = verdict.judge_case(case, records.get(case.id),
+                                                        judged.result["cases"].get(case.id))
+            except verdict.ReferenceFailed as exc:
+                raise KernelBenchError(f"the reference failed: {exc}", path=self.problem_dir / "reference.py")
             self.grading.checks.append(seed_result)
             self.findings += found
             self._log_case(case, seed_result)
-        self._collect_launches(check.result["cases"])
+        self._collect_launches(records)
         failed = [c for c in self.grading.checks if not c.passed]
         if failed:
             self.grading.reasons.append(f"{len(failed)} of {len(self.grading.checks)} checks failed; first: "
                                         f"shape {failed[0].shape_index} {failed[0].case}: {failed[0].message}")
-        return not failed
+        return not failed and check.result is not None
 
     def _collect_launches(self, records: dict[str, Any]) -> None:
         for record in records.values():
@@ -162,28 +179,6 @@ class Grader:
     def _check_stage_findings(self, run: StageRun) -> None:
         if run.result is None and "signature" in run.error:
             self.findings.append(verdict.finding("trusted_channel", 11, run.error))
-
-    def _compare_context(self) -> dict[str, Any]:
-        import torch
-
-        from kernelbench.eval.portable.compare import compare_outputs
-        from kernelbench.problems.loader import load_module
-
-        reference = load_module(self.pristine / "reference.py", "reference_hooks")
-        hook = getattr(reference, "compare", None)
-        tolerances = {k: v.model_dump() for k, v in self.spec.tolerance.items()}
-        compare_device = "cuda" if self.device == "cuda" and torch.cuda.is_available() else "cpu"
-
-        def compare(out: Any, expected: Any, case: Case):
-            result = compare_outputs(out, expected, tolerances)
-            if result.ok and hook is not None:
-                inputs = reference.get_inputs(case.shape, case.seed, compare_device, case=case.case,
-                                              scale=case.scale)
-                for message in hook(out, expected, inputs, tolerances) or []:
-                    result.fail(message)
-            return result
-
-        return {"compare": compare, "compare_device": compare_device, "device": self.device}
 
     def _log_case(self, case: Case, result: SeedResult) -> None:
         status = "PASS" if result.passed else "FAIL"
@@ -236,6 +231,11 @@ class Grader:
                                                  "in place the output did not change", raw["memo_probe"][:500]))
         for msg in raw.get("flags", []):
             self.findings.append(verdict.finding("flag_pinning", 14, f"during timing: backend flag {msg}"))
+        late = raw.get("side_stream_samples", 0)
+        if late > len(raw.get("samples_ms", [])) // 2:
+            self.findings.append(verdict.finding(
+                "side_streams", 9, f"shape {index}: work finished after the call's own end event in {late} samples; "
+                "timed up to the device-wide synchronise instead", severity="warning"))
         for note in raw.get("notes", []):
             self.bench_log.append(f"shape {index}: {note}")
 
@@ -286,6 +286,15 @@ class Grader:
             g.outcome = Outcome.PASS
 
 
+def scratch_dir() -> str | None:
+    """RAM-backed /dev/shm when it has room (gigabyte inputs and outputs move between stages), else the default."""
+    try:
+        usage = shutil.disk_usage("/dev/shm")
+    except OSError:
+        return None
+    return "/dev/shm" if usage.free > SHM_MIN_FREE else None
+
+
 def _build_env(root: Path) -> dict[str, str]:
     """Compile caches the grader owns, so the code of every kernel built while grading can be inspected."""
     try:
@@ -304,7 +313,7 @@ def _shape_line(result: ShapeResult, raw: dict[str, Any]) -> str:
         parts.append(f"{result.gbps:.4g} GB/s")
     if result.fraction is not None:
         parts.append(f"{100 * result.fraction:.2f}% of ceiling")
-    if raw.get("sync_overhead_ms") is not None:
+    if raw.get("sync_overhead_ms"):
         parts.append(f"sync overhead {raw['sync_overhead_ms'] * 1e3:.1f} us")
     parts.append(f"memo probe {raw.get('memo_probe')}")
     return ", ".join(parts)
@@ -344,7 +353,7 @@ def grade_solution(solution: Path, problem_dir: Path, *, device: str = "cuda", s
         return _finish(report, out_dir)
     watched = template_paths(solution, problem_dir)
     before, hashes = _snapshot(watched), file_hashes(watched)
-    with tempfile.TemporaryDirectory(prefix="kb-grade-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="kb-grade-", dir=scratch_dir()) as tmp:
         grader = Grader(solution, problem_dir, device, shapes, line, {**STAGE_LIMITS_S, **(limits or {})}, lint,
                         Path(tmp))
         grader.run_lint()

@@ -78,17 +78,27 @@ def _limits() -> None:
     resource.setrlimit(resource.RLIMIT_NPROC, (cap, hard))
 
 
-def run_stage(role: str, job: dict[str, Any], *, device: str, timeout_s: float, cwd: Path,
-              extra_env: dict[str, str] | None = None) -> StageRun:
+@dataclass
+class StageHandle:
+    run: StageRun
+    proc: subprocess.Popen
+    reader: _BoundedReader
+    key: bytes
+    out_dir: Path
+    started: float
+
+
+def start_stage(role: str, job: dict[str, Any], *, device: str, cwd: Path,
+                extra_env: dict[str, str] | None = None) -> StageHandle:
+    """Start a worker; the job (with a fresh signing key) goes in on stdin."""
     out_dir = Path(job["out_dir"])
     out_dir.mkdir(parents=True, exist_ok=True)
     key = secrets.token_bytes(32)
     payload = json.dumps({**job, "role": role, "key": key.hex()}).encode()
-    run = StageRun(role=role)
-    started = time.monotonic()
     proc = subprocess.Popen([sys.executable, "-m", "kernelbench.eval.worker"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=cwd, env={**worker_env(device), **(extra_env or {})},
-                            start_new_session=True, preexec_fn=_limits)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=cwd,
+                            env={**worker_env(device), **(extra_env or {})}, start_new_session=True,
+                            preexec_fn=_limits)
     reader = _BoundedReader(proc.stdout)
     reader.start()
     try:
@@ -96,18 +106,30 @@ def run_stage(role: str, job: dict[str, Any], *, device: str, timeout_s: float, 
         proc.stdin.close()
     except BrokenPipeError:
         pass
+    return StageHandle(StageRun(role=role), proc, reader, key, out_dir, time.monotonic())
+
+
+def finish_stage(handle: StageHandle, timeout_s: float) -> StageRun:
+    """Wait for the worker (at most `timeout_s` from its start), kill its process group, read its result."""
+    run = handle.run
     try:
-        run.returncode = proc.wait(timeout=timeout_s)
+        remaining = max(0.0, timeout_s - (time.monotonic() - handle.started))
+        run.returncode = handle.proc.wait(timeout=remaining)
     except subprocess.TimeoutExpired:
         run.timed_out = True
-        run.error = f"{role} stage exceeded its limit of {timeout_s:g} s and was killed"
-    _kill_group(proc)
-    reader.join(timeout=5)
-    run.elapsed_s = time.monotonic() - started
-    run.output = reader.text()
+        run.error = f"{run.role} stage exceeded its limit of {timeout_s:g} s and was killed"
+    _kill_group(handle.proc)
+    handle.reader.join(timeout=5)
+    run.elapsed_s = time.monotonic() - handle.started
+    run.output = handle.reader.text()
     if not run.timed_out:
-        _read_result(run, out_dir, key)
+        _read_result(run, handle.out_dir, handle.key)
     return run
+
+
+def run_stage(role: str, job: dict[str, Any], *, device: str, timeout_s: float, cwd: Path,
+              extra_env: dict[str, str] | None = None) -> StageRun:
+    return finish_stage(start_stage(role, job, device=device, cwd=cwd, extra_env=extra_env), timeout_s)
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

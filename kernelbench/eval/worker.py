@@ -1,10 +1,14 @@
 """The grading worker: one fresh process per stage, started by `kernelbench.eval.grade`.
 
-Roles: `check` runs a candidate on every case and saves its outputs; `reference` runs the reference on the same
-inputs (in its own process, so a candidate can never find the reference's results in memory) and saves the
-expected outputs and fp64 oracles; `bench` times a candidate (or the eager / compiled / SOTA line) with every
-timed output validated. The job arrives as JSON on stdin, read completely before any candidate code is
-imported; the verdict is decided by the parent, which compares the saved tensors itself. The result file is
+Roles:
+- `judge` (trusted code only): generates every case's inputs, hands them to the candidate as files, runs the
+  reference on its own pristine copy, keeps the expected outputs (and fp64 oracles) in its memory, never on
+  disk, then compares the candidate's saved outputs as they arrive. It runs beside the check stage.
+- `check` (the candidate): runs the candidate on each case under the runtime guards and saves its outputs.
+  The reference never runs in this process, so its results cannot be found in memory.
+- `bench` (a candidate, or the eager / compiled / SOTA line): times with every timed output validated.
+
+The job arrives as JSON on stdin, read completely before any candidate code is imported; the result file is
 signed with a key that travels on stdin only (never argv or the environment), so text a candidate prints or a
 file it writes cannot pass for a result. Whatever the candidate prints or exits with is ignored.
 """
@@ -17,12 +21,15 @@ import hmac
 import json
 import os
 import sys
+import time
 import traceback
 from pathlib import Path
 from typing import Any
 
 RESULT = "worker_result.json"
 SIGNATURE = "worker_result.sig"
+DONE_MARKER = "check.done"  # written by the parent once the check stage has ended, whatever its end
+POLL_S = 0.02
 
 
 def sign(key: bytes, data: bytes) -> str:
@@ -36,14 +43,14 @@ def main() -> int:
     try:
         result = run_job(job)
     except BaseException as exc:  # a candidate's SystemExit or a failed import is recorded, not obeyed
-        result = {"fatal": _describe(exc)}
+        result = {"fatal": describe(exc)}
     data = json.dumps(result).encode()
     (out_dir / RESULT).write_bytes(data)
     (out_dir / SIGNATURE).write_text(sign(key, data))
     os._exit(0)  # skip atexit hooks and finalisers a candidate may have registered
 
 
-def _describe(exc: BaseException) -> str:
+def describe(exc: BaseException) -> str:
     tail = "".join(traceback.format_exception(exc)[-6:])
     return f"{type(exc).__name__}: {exc}\n{tail}"[:4000]
 
@@ -51,16 +58,21 @@ def _describe(exc: BaseException) -> str:
 def run_job(job: dict[str, Any]) -> dict[str, Any]:
     import torch
 
-    from kernelbench.eval.portable import guards
+    from kernelbench.eval.portable import compare, guards, timing  # noqa: F401  (bound before candidate code)
     from kernelbench.problems.loader import load_module, load_solution
 
     device = torch.device(job["device"])
     reference = load_module(Path(job["problem_dir"]) / "reference.py", "reference")
-    candidate = None if job["line"] == "eager" else load_solution(Path(job["module"]), job["line"])
+    role = job["role"]
+    candidate = None if role == "judge" or job["line"] == "eager" else load_solution(Path(job["module"]), job["line"])
     guards.pin_backend_flags()
     ctx = {"job": job, "torch": torch, "device": device, "reference": reference, "candidate": candidate}
-    if job["role"] == "bench":
+    if role == "bench":
         return {"shapes": run_bench(ctx)}
+    if role == "judge":
+        from kernelbench.eval.judge import run_judge
+
+        return {"cases": run_judge(ctx)}
     return {"cases": run_cases(ctx)}
 
 
@@ -70,7 +82,7 @@ def build_model(ctx: dict[str, Any], shape_index: int, shape: dict[str, Any]):
     seed = ctx["job"]["model_seeds"][str(shape_index)]
     torch.manual_seed(seed)
     ref_model = reference.Model(**kwargs)
-    if ctx["job"]["role"] == "reference" or candidate is None:
+    if candidate is None:
         model = ref_model
     else:
         torch.manual_seed(seed)
@@ -83,7 +95,26 @@ def build_model(ctx: dict[str, Any], shape_index: int, shape: dict[str, Any]):
     return model
 
 
-# ------------------------------------------------------------------------------------------------- cases
+def input_path(job: dict[str, Any], case_id: str) -> Path:
+    return Path(job["inputs_dir"]) / f"in_{case_id}.kbt"
+
+
+def wait_for_inputs(ctx: dict[str, Any], case: dict[str, Any]) -> list:
+    """Inputs the judge generated (and will check against); non-tensor arguments come back as given."""
+    from kernelbench.eval.tensorfile import load_tensors
+
+    path = input_path(ctx["job"], case["id"])
+    deadline = time.monotonic() + ctx["job"].get("input_wait_s", 600)
+    while not path.is_file():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the judge never produced inputs for case {case['id']}")
+        time.sleep(POLL_S)
+    tensors, _, _ = load_tensors(path, ctx["device"])
+    layout = json.loads(path.with_suffix(".json").read_text())
+    return [tensors[item] if isinstance(item, int) else item["value"] for item in layout]
+
+
+# ------------------------------------------------------------------------------------------------- check
 
 def run_cases(ctx: dict[str, Any]) -> dict[str, Any]:
     results: dict[str, Any] = {}
@@ -95,7 +126,7 @@ def run_cases(ctx: dict[str, Any]) -> dict[str, Any]:
                 models[case["shape_index"]] = build_model(ctx, case["shape_index"], case["shape"])
             results[case["id"]] = run_case(ctx, models[case["shape_index"]], case)
         except Exception as exc:
-            results[case["id"]] = {"error": _describe(exc)}
+            results[case["id"]] = {"error": describe(exc)}
             if "CUDA" in str(exc) or "cuda" in type(exc).__module__:
                 break  # the context is likely broken; later cases would only repeat this
     return results
@@ -105,12 +136,12 @@ def run_case(ctx: dict[str, Any], model, case: dict[str, Any]) -> dict[str, Any]
     from kernelbench.eval.portable import guards
 
     torch, device = ctx["torch"], ctx["device"]
-    inputs = ctx["reference"].get_inputs(case["shape"], case["seed"], device, case=case["case"], scale=case["scale"])
+    inputs = wait_for_inputs(ctx, case)
     pristine = guards.clone_inputs(inputs)
     guards.poison_free_memory(device)
     guards.fill_uninitialized(True)
     pinned = guards.pin_backend_flags()
-    audit = case.get("oracle") and ctx["job"]["role"] == "check"
+    audit = bool(case.get("oracle"))
     with torch.no_grad(), _launch_recorder(device, audit) as launches:
         out = model(*inputs)
         guards.synchronize(device)
@@ -119,8 +150,6 @@ def run_case(ctx: dict[str, Any], model, case: dict[str, Any]) -> dict[str, Any]
     if audit:
         record["launches"] = launches
     record.update(save_outputs(ctx, out, case["id"]))
-    if case.get("oracle") and ctx["job"]["role"] == "reference":
-        record["oracle"] = save_oracle(ctx, model, pristine, case["id"])
     return record
 
 
@@ -136,41 +165,27 @@ def _launch_recorder(device, enabled: bool):
         yield launches
 
 
-def save_outputs(ctx: dict[str, Any], out: Any, case_id: str) -> dict[str, Any]:
-    """Exact types are checked here, before anything touches the output (a lazy tensor would run its work)."""
-    torch = ctx["torch"]
+def exact_tensors(torch, out: Any) -> tuple[list | None, bool, str]:
+    """The output's tensors if every one is exactly torch.Tensor, else the reason (checked before anything
+    touches the output: a lazy tensor would run its deferred work)."""
     single = type(out) is torch.Tensor
-    items = (out,) if single else tuple(out) if type(out) in (tuple, list) else None
+    items = [out] if single else list(out) if type(out) in (tuple, list) else None
     if items is None or any(type(t) is not torch.Tensor for t in items):
         bad = out if items is None else next(t for t in items if type(t) is not torch.Tensor)
         kind = type(bad)
-        return {"type_error": f"output is a {kind.__module__}.{kind.__qualname__}, not exactly torch.Tensor "
-                              "(subclasses, wrappers and lazy tensors are refused)"}
-    devices = [t.device.type for t in items]
-    torch.save({"outputs": [t.detach().cpu() for t in items], "single": single},
-               Path(ctx["job"]["out_dir"]) / f"{ctx['job']['prefix']}_{case_id}.pt")
-    return {"devices": devices}
+        return None, single, (f"output is a {kind.__module__}.{kind.__qualname__}, not exactly torch.Tensor "
+                              "(subclasses, wrappers and lazy tensors are refused)")
+    return items, single, ""
 
 
-def save_oracle(ctx: dict[str, Any], model, inputs: list, case_id: str) -> str:
-    """fp64 result for the error-size detector: the reference's oracle() hook, else the model in double."""
-    import copy
+def save_outputs(ctx: dict[str, Any], out: Any, case_id: str) -> dict[str, Any]:
+    from kernelbench.eval.tensorfile import save_tensors
 
-    torch = ctx["torch"]
-    try:
-        with torch.no_grad():
-            hook = getattr(ctx["reference"], "oracle", None)
-            if hook is not None:
-                out = hook(model, *inputs)
-            else:
-                wide = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
-                out = copy.deepcopy(model).double()(*wide)
-        items = (out,) if isinstance(out, torch.Tensor) else tuple(out)
-        torch.save({"outputs": [t.detach().cpu() for t in items], "single": isinstance(out, torch.Tensor)},
-                   Path(ctx["job"]["out_dir"]) / f"oracle_{case_id}.pt")
-        return "ok"
-    except Exception as exc:
-        return f"unavailable: {type(exc).__name__}: {str(exc)[:300]}"
+    items, single, error = exact_tensors(ctx["torch"], out)
+    if items is None:
+        return {"type_error": error}
+    save_tensors(Path(ctx["job"]["out_dir"]) / f"out_{case_id}.kbt", items, single=single)
+    return {"saved": True}
 
 
 # ------------------------------------------------------------------------------------------------- timing
@@ -184,19 +199,20 @@ def run_bench(ctx: dict[str, Any]) -> dict[str, Any]:
         try:
             results[str(index)] = bench_shape(ctx, index, cases)
         except Exception as exc:
-            results[str(index)] = {"error": _describe(exc)}
+            results[str(index)] = {"error": describe(exc)}
     return results
 
 
 def bench_shape(ctx: dict[str, Any], index: int, cases: list[dict]) -> dict[str, Any]:
     from kernelbench.eval.portable import guards, timing
     from kernelbench.eval.portable.compare import compare_outputs
+    from kernelbench.eval.tensorfile import load_output
 
     torch, device, job = ctx["torch"], ctx["device"], ctx["job"]
     model = build_model(ctx, index, cases[0]["shape"])
-    input_sets = [ctx["reference"].get_inputs(c["shape"], c["seed"], device, case=c["case"], scale=c["scale"])
-                  for c in cases]
-    expected = [load_expected(ctx, c["id"]) for c in cases]
+    input_sets = [wait_for_inputs(ctx, c) for c in cases]
+    expected = [load_output(Path(job["expected_dir"]) / f"{job['expected_prefix']}_{c['id']}.kbt", device)
+                for c in cases]
 
     def validate(out: Any, k: int) -> list[str]:
         return compare_outputs(out, expected[k], job["tolerance"]).messages
@@ -209,15 +225,8 @@ def bench_shape(ctx: dict[str, Any], index: int, cases: list[dict]) -> dict[str,
             stderr_target=spec["stderr_target"], graph_below_ms=spec["cuda_graph_below_ms"],
             l2_bytes=job.get("l2_bytes"), validate=validate)
     return {"samples_ms": result.samples_ms, "method": result.method, "sync_overhead_ms": result.sync_overhead_ms,
-            "memo_probe": result.memo_probe, "notes": result.notes, "flags": guards.changed_flags(pinned)}
-
-
-def load_expected(ctx: dict[str, Any], case_id: str):
-    torch = ctx["torch"]
-    data = torch.load(Path(ctx["job"]["expected_dir"]) / f"{ctx['job']['expected_prefix']}_{case_id}.pt",
-                      weights_only=True)
-    items = [t.to(ctx["device"]) for t in data["outputs"]]
-    return items[0] if data["single"] else tuple(items)
+            "memo_probe": result.memo_probe, "notes": result.notes, "flags": guards.changed_flags(pinned),
+            "side_stream_samples": result.side_stream_samples}
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """The timing protocol, the same for candidates and for the eager / compiled / SOTA lines.
 
 Per timed call: flush L2 (a write over >= 2x the L2), reset persisting-L2 lines, take the next pre-generated
-input set, time with CUDA events around the call *and* a device-wide synchronise (so work left on side streams
-is counted), validate the output outside the timed interval. Warmup calls follow the very same path, so a
+input set, time with CUDA events around the call, then synchronise the whole device and record a third event
+(so work left on side streams is counted: see `_measure`), validate the output outside the timed interval. Warmup calls follow the very same path, so a
 candidate cannot tell warmup from scoring. Kernels faster than `graph_below_ms` are timed by replaying a CUDA
 graph captured per input set (events resolve about half a microsecond; launch overhead would dominate).
 """
@@ -21,6 +21,7 @@ import torch
 Validate = Callable[[Any, int], list[str]]  # (output, input-set index) → problems, empty when fine
 
 _perf_counter = time.perf_counter  # bound before any candidate code can patch the module attribute
+SIDE_STREAM_MARGIN_MS = 0.03  # beyond the synchronise's own jitter
 
 
 class TimedOutputInvalid(Exception):
@@ -33,6 +34,7 @@ class Timing:
     method: str = "events"
     sync_overhead_ms: float | None = None
     memo_probe: str = "skipped"
+    side_stream_samples: int = 0     # samples whose work finished after the launch's own end event
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -108,27 +110,50 @@ def _check(validate: Validate | None, out: Any, k: int) -> None:
             raise TimedOutputInvalid(f"timed call on input set {k}: " + "; ".join(problems))
 
 
-def _time_eager(fn: Callable, inputs: list, device: torch.device, flush: L2Flusher) -> tuple[float, Any]:
+def _events() -> tuple[Any, Any, Any]:
+    return tuple(torch.cuda.Event(enable_timing=True) for _ in range(3))
+
+
+def _measure(launch: Callable[[], Any], device: torch.device, flush: Callable[[], None],
+             overhead_ms: float) -> tuple[float, Any, bool]:
+    """Time one call: events around the launch, then a device-wide synchronise and a third event.
+
+    The third event is processed only once every stream is idle, so work a candidate leaves on a side stream
+    moves it; when it lands later than the launch's own end event plus the synchronise's usual cost, the
+    sample is taken up to it instead (and marked)."""
     flush()
     if device.type != "cuda":
-        start = _perf_counter()
-        out = fn(*inputs)
-        return (_perf_counter() - start) * 1e3, out
+        begin = _perf_counter()
+        out = launch()
+        return (_perf_counter() - begin) * 1e3, out, False
     torch.cuda.synchronize(device)
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start, end, after = _events()
     start.record()
-    out = fn(*inputs)
-    torch.cuda.synchronize(device)  # inside the interval: side-stream work is counted
+    out = launch()
     end.record()
-    end.synchronize()
-    return start.elapsed_time(end), out
+    torch.cuda.synchronize(device)
+    after.record()
+    after.synchronize()
+    own, total = start.elapsed_time(end), start.elapsed_time(after) - overhead_ms
+    if total > own + max(SIDE_STREAM_MARGIN_MS, 0.25 * own):
+        return total, out, True
+    return own, out, False
 
 
-def _sync_overhead_ms(device: torch.device, n: int = 20) -> float | None:
-    """What the synchronise inside the interval costs on its own (reported, not subtracted)."""
+def _sync_overhead_ms(device: torch.device, n: int = 30) -> float:
+    """How late the event after a device-wide synchronise lands when nothing is running."""
     if device.type != "cuda":
-        return None
-    samples = [_time_eager(lambda: None, [], device, lambda: None)[0] for _ in range(n)]
+        return 0.0
+    samples = []
+    for _ in range(n):
+        torch.cuda.synchronize(device)
+        start, end, after = _events()
+        start.record()
+        end.record()
+        torch.cuda.synchronize(device)
+        after.record()
+        after.synchronize()
+        samples.append(end.elapsed_time(after))
     return statistics.median(samples)
 
 
@@ -147,18 +172,6 @@ def _capture_graphs(fn: Callable, input_sets: list[list], device: torch.device) 
         graphs.append((graph, out))
     torch.cuda.synchronize(device)
     return graphs
-
-
-def _time_graph(graph: Any, device: torch.device, flush: L2Flusher) -> float:
-    flush()
-    torch.cuda.synchronize(device)
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    graph.replay()
-    torch.cuda.synchronize(device)
-    end.record()
-    end.synchronize()
-    return start.elapsed_time(end)
 
 
 # ------------------------------------------------------------------------------------------------- protocol
@@ -182,10 +195,9 @@ def time_function(fn: Callable, input_sets: list[list], device: torch.device, *,
     """Time `fn` over rotating input sets; every call (warmup included) is flushed and validated."""
     flush = L2Flusher(device, device_l2_bytes(device) if l2_bytes is None else l2_bytes)
     timing = Timing(sync_overhead_ms=_sync_overhead_ms(device))
-    n = len(input_sets)
-    eager_ms = []
+    overhead, n, eager_ms = timing.sync_overhead_ms, len(input_sets), []
     for i in range(max(warmup, 1)):
-        ms, out = _time_eager(fn, input_sets[i % n], device, flush)
+        ms, out, _ = _measure(lambda: fn(*input_sets[i % n]), device, flush, overhead)
         _check(validate, out, i % n)
         eager_ms.append(ms)
     graphs = None
@@ -194,11 +206,13 @@ def time_function(fn: Callable, input_sets: list[list], device: torch.device, *,
     while not _enough(timing.samples_ms, trials, max_trials, stderr_target):
         k = len(timing.samples_ms) % n
         if graphs:
-            ms, out = _time_graph(graphs[k][0], device, flush), graphs[k][1]
+            ms, _, late = _measure(graphs[k][0].replay, device, flush, overhead)
+            out = graphs[k][1]
         else:
-            ms, out = _time_eager(fn, input_sets[k], device, flush)
+            ms, out, late = _measure(lambda: fn(*input_sets[k]), device, flush, overhead)
         _check(validate, out, k)
         timing.samples_ms.append(ms)
+        timing.side_stream_samples += late
     timing.memo_probe = _memo_probe(fn, input_sets, graphs, device, validate)
     return timing
 
