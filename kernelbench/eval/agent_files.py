@@ -1,0 +1,50 @@
+"""Self-contained check.py / benchmark.py for an agent's workspace.
+
+The sandboxed agent cannot see this package, so the workspace gets copies: `kb_eval/` (the portable
+comparison, guard and timing modules the grader itself uses), `check.py`, `benchmark.py` and `problem.json`
+(shapes, public seeds, tolerances, stress cases, timing settings, FLOPs and bytes per shape). No secret seed,
+no hardware table, no grader internals travel.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from kernelbench.problems.spec import ProblemSpec, load_problem_spec
+
+PORTABLE = Path(__file__).resolve().parent / "portable"
+TEMPLATES = Path(__file__).resolve().parent / "agent_templates"
+PORTABLE_MODULES = ("__init__.py", "compare.py", "guards.py", "timing.py")
+SCRIPTS = ("check.py", "benchmark.py")
+
+
+def problem_config(spec: ProblemSpec) -> dict:
+    def work(shapes: list[dict]) -> list[dict]:
+        return [{"flops": spec.flops_of(s), "bytes": spec.bytes_of(s)} for s in shapes]
+
+    smoke = spec.smoke_shapes or spec.shapes[:1]
+    return {"id": spec.id, "shapes": spec.shapes, "smoke_shapes": smoke, "seeds": spec.seeds,
+            "tolerance": {k: v.model_dump() for k, v in spec.tolerance.items()},
+            "stress": [s.model_dump() for s in spec.stress], "timing": spec.timing.model_dump(),
+            "work": work(spec.shapes), "smoke_work": work(smoke)}
+
+
+def write_agent_files(problem_dir: Path, workspace: Path) -> list[Path]:
+    """Write check.py, benchmark.py, problem.json and kb_eval/ into `workspace`; returns the paths written."""
+    spec = load_problem_spec(Path(problem_dir))
+    workspace = Path(workspace)
+    package = workspace / "kb_eval"
+    package.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name in PORTABLE_MODULES:
+        shutil.copyfile(PORTABLE / name, package / name)
+        written.append(package / name)
+    for name in SCRIPTS:
+        shutil.copyfile(TEMPLATES / name, workspace / name)
+        written.append(workspace / name)
+    config = workspace / "problem.json"
+    config.write_text(json.dumps(problem_config(spec), indent=2) + "\n")
+    written.append(config)
+    return written

@@ -1,0 +1,69 @@
+"""Time solution.py (and the reference, eagerly) on every shape with the grader's own timing protocol.
+
+    python benchmark.py
+
+Same code as the official timing (kb_eval/timing.py): L2 flushed before every call, rotating input sets,
+every timed output validated, median over the trials. Prints ms, TFLOP/s and GB/s per shape.
+"""
+
+import argparse
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import torch
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from kb_eval import guards  # noqa: E402
+from kb_eval.compare import compare_outputs  # noqa: E402
+from kb_eval.timing import time_function  # noqa: E402
+
+
+def load(name):
+    spec = importlib.util.spec_from_file_location(name, HERE / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def time_shape(reference, module, config, index, shape, device):
+    kwargs = reference.get_init_kwargs(shape)
+    torch.manual_seed(index)
+    ref_model = reference.Model(**kwargs).to(device).eval()
+    model = module.Model(**kwargs).to(device).eval()
+    model.load_state_dict(ref_model.state_dict(), strict=True)
+    sets = [reference.get_inputs(shape, seed, device) for seed in config["seeds"]]
+    with torch.no_grad():
+        expected = [ref_model(*s) for s in sets]
+        t = config["timing"]
+        return time_function(model, sets, device, warmup=t["warmup"], trials=t["trials"],
+                             max_trials=t["max_trials"], stderr_target=t["stderr_target"],
+                             graph_below_ms=t["cuda_graph_below_ms"],
+                             validate=lambda out, k: compare_outputs(out, expected[k], config["tolerance"]).messages)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    args = parser.parse_args()
+    config = json.loads((HERE / "problem.json").read_text())
+    reference = load("reference")
+    guards.pin_backend_flags()
+    shapes = config["smoke_shapes"] if args.smoke else config["shapes"]
+    work = config["smoke_work"] if args.smoke else config["work"]
+    for index, shape in enumerate(shapes):
+        for label in ("reference", "solution"):
+            timing = time_shape(reference, load(label), config, index, shape, torch.device(args.device))
+            seconds = timing.median_ms * 1e-3
+            flops, nbytes = work[index]["flops"], work[index]["bytes"]
+            print(f"shape {index} {shape} {label:9}: {timing.median_ms:.4f} ms (IQR {timing.iqr_ms:.4f}, "
+                  f"{timing.method}), {flops / seconds / 1e12:.2f} TFLOP/s, {nbytes / seconds / 1e9:.1f} GB/s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,82 @@
+"""Check solution.py against reference.py on every shape, the public seeds and the stress cases.
+
+    python check.py            # all shapes
+    python check.py --smoke    # the tiny shapes only
+
+The official grading runs the same comparison code (kb_eval/compare.py) with more cases and hidden seeds,
+in separate processes; passing here is necessary, not sufficient.
+"""
+
+import argparse
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import torch
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from kb_eval import guards  # noqa: E402
+from kb_eval.compare import compare_outputs  # noqa: E402
+
+
+def load(name):
+    spec = importlib.util.spec_from_file_location(name, HERE / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def cases(config, shapes):
+    for i, shape in enumerate(shapes):
+        for seed in config["seeds"]:
+            yield i, shape, seed, "base", 1.0, f"seed {seed}"
+        for stress in config["stress"]:
+            dist = "base" if stress["distribution"] == "normal" else stress["distribution"]
+            yield i, shape, config["seeds"][0], dist, stress["scale"], f"stress {stress['name']}"
+
+
+def run_case(reference, solution, config, device, case):
+    index, shape, seed, dist, scale, _ = case
+    kwargs = reference.get_init_kwargs(shape)
+    torch.manual_seed(index)
+    ref_model = reference.Model(**kwargs).to(device).eval()
+    model = solution.Model(**kwargs).to(device).eval()
+    model.load_state_dict(ref_model.state_dict(), strict=True)
+    inputs = reference.get_inputs(shape, seed, device, case=dist, scale=scale)
+    pristine = guards.clone_inputs(inputs)
+    pinned = guards.pin_backend_flags()
+    with torch.no_grad():
+        out = model(*inputs)
+        guards.synchronize(device)
+        problems = guards.inputs_changed(pristine, inputs) + guards.changed_flags(pinned)
+        expected = ref_model(*pristine)
+    result = compare_outputs(out, expected, config["tolerance"])
+    hook = getattr(reference, "compare", None)
+    if result.ok and hook is not None:
+        problems += list(hook(out, expected, pristine, config["tolerance"]) or [])
+    return problems + result.messages
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    args = parser.parse_args()
+    config = json.loads((HERE / "problem.json").read_text())
+    reference, solution = load("reference"), load("solution")
+    failures = 0
+    for case in cases(config, config["smoke_shapes"] if args.smoke else config["shapes"]):
+        problems = run_case(reference, solution, config, torch.device(args.device), case)
+        print(f"{'PASS' if not problems else 'FAIL'} shape {case[0]} {case[1]} {case[5]}")
+        for problem in problems:
+            print(f"    {problem}")
+        failures += bool(problems)
+    print("PASS" if not failures else f"FAIL ({failures} cases)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
