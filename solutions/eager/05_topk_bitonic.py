@@ -1,4 +1,5 @@
-"""Top-k by k rounds of row-wise max in plain PyTorch: take the maximum, record it, mask it out."""
+"""Top-k by k rounds of row-wise max in plain PyTorch: take the maximum (lowest column among equal values),
+record it, mask it out."""
 
 import torch
 
@@ -11,9 +12,11 @@ class Model(torch.nn.Module):
     def forward(self, x: torch.Tensor):
         work = x.clone()
         rows = torch.arange(x.shape[0], device=x.device)
+        columns = torch.arange(x.shape[-1], device=x.device)[None, :]
         values, indices = [], []
         for _ in range(self.k):
-            value, index = work.max(dim=-1)
+            value = work.amax(dim=-1)
+            index = torch.where(work == value[:, None], columns, x.shape[-1]).amin(dim=-1)
             values.append(value)
             indices.append(index)
             work[rows, index] = float("-inf")
