@@ -60,7 +60,11 @@ def tree_rss(pid: int) -> int:
 
 
 def run_build(deck: Path, site: Path) -> dict:
+    import resource
+
     cmd = [sys.executable, str(REPO / "build.py"), "--data", str(deck), "--out", str(site), "--quiet"]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    load = os.getloadavg()[0]
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     peak = 0
@@ -72,11 +76,11 @@ def run_build(deck: Path, site: Path) -> dict:
     if proc.returncode not in (0, 1):
         raise SystemExit(f"build failed ({proc.returncode}):\n{output}")
     match = re.search(r"in ([\d.]+) s: (\d+) pages, (\d+) rendered", output)
-    import resource
-
-    largest = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return {"wall": wall, "build": float(match.group(1)), "pages": int(match.group(2)),
-            "rendered": int(match.group(3)), "tree_peak": peak, "largest_process": largest}
+            "rendered": int(match.group(3)), "tree_peak": peak, "largest_process": after.ru_maxrss * 1024,
+            "cpu": cpu, "load": max(load, os.getloadavg()[0])}
 
 
 def edit_one_annotation(deck: Path) -> Path:
@@ -105,21 +109,23 @@ def main() -> None:
     generate(args.deck, args.runs, args.transcript_kb)
     site = args.deck.parent / "site"
     shutil.rmtree(site, ignore_errors=True)
-    print(f"machine: {len(os.sched_getaffinity(0))} cores")
+    print(f"machine: {len(os.sched_getaffinity(0))} cores, load average before the builds "
+          f"{os.getloadavg()[0]:.1f} (other work on the machine slows the wall-clock figures; CPU-s do not depend on it)")
 
     full = run_build(args.deck, site)
     print(f"full build: {full['wall']:.2f} s wall ({full['build']:.2f} s in the build), {full['pages']} pages, "
-          f"peak RSS {full['tree_peak'] / 2**20:.0f} MiB (process tree), "
-          f"{full['largest_process'] / 2**20:.0f} MiB (largest process)")
+          f"{full['cpu']:.1f} CPU-s (all processes), peak RSS {full['tree_peak'] / 2**20:.0f} MiB (process tree), "
+          f"{full['largest_process'] / 2**20:.0f} MiB (largest process); load average {full['load']:.1f}")
 
     same = run_build(args.deck, site)
     print(f"no-change rebuild: {same['build']:.2f} s in the build, {same['wall']:.2f} s wall, "
-          f"{same['rendered']} pages rendered")
+          f"{same['cpu']:.2f} CPU-s, {same['rendered']} pages rendered; load average {same['load']:.1f}")
 
     edited = edit_one_annotation(args.deck)
     inc = run_build(args.deck, site)
     print(f"incremental after editing {edited.name}: {inc['build']:.2f} s in the build, {inc['wall']:.2f} s wall "
-          f"(with interpreter start and imports), {inc['rendered']} of {inc['pages']} pages rendered")
+          f"(with interpreter start and imports), {inc['cpu']:.2f} CPU-s, {inc['rendered']} of {inc['pages']} "
+          f"pages rendered; load average {inc['load']:.1f}")
 
     sizes = leaderboard_bytes(site)
     own = sum(v for k, v in sizes.items() if "plotly" not in k)

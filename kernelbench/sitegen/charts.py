@@ -47,7 +47,7 @@ def heatmap(rows: list[dict], problems: list[str], href: Href) -> dict:
         hover.append([_cell_hover(row["agent"], c) for c in row["cells"]])
         links.append([href(c["url"]) if c else "" for c in row["cells"]])
     trace = _trace("heatmap",
-        z=z, x=problems, y=[r["agent"] for r in rows], text=text, texttemplate="%{text}",
+        z=z, x=[_escape_hover(p) for p in problems], y=[_escape_hover(r["agent"]) for r in rows], text=text, texttemplate="%{text}",
         hovertext=hover, hoverinfo="text", customdata=links, colorscale="Viridis", zmin=0,
         zmax=max([v for r in z for v in r if v is not None] + [0.5]), xgap=2, ygap=2,
         colorbar=dict(title=dict(text="peak fraction"), tickformat=".0%"))
@@ -92,11 +92,12 @@ def _escape_hover(text: str) -> str:
 # ------------------------------------------------------------------------------------------------ bars
 
 def pass_counts(board: Board) -> dict:
-    agents = [a.agent for a in board.agents][::-1]
+    names = [a.agent for a in board.agents][::-1]
+    agents = [_escape_hover(a) for a in names]
     by_agent = {a.agent: a for a in board.agents}
-    scored = [by_agent[a].passes - by_agent[a].passes_without_score for a in agents]
-    unscored = [by_agent[a].passes_without_score for a in agents]
-    invalid = [by_agent[a].invalid for a in agents]
+    scored = [by_agent[a].passes - by_agent[a].passes_without_score for a in names]
+    unscored = [by_agent[a].passes_without_score for a in names]
+    invalid = [by_agent[a].invalid for a in names]
     traces = [
         _trace("bar", y=agents, x=scored, orientation="h", name="PASS", marker=dict(color=STATUS_COLOURS["PASS"])),
         _trace("bar", y=agents, x=unscored, orientation="h", name="PASS without score", marker=dict(color="#8fc7a8")),
@@ -109,7 +110,7 @@ def pass_counts(board: Board) -> dict:
 
 
 def ceilings(board: Board) -> dict:
-    problems = [c.problem for c in board.ceilings]
+    problems = [_escape_hover(c.problem) for c in board.ceilings]
     traces = [_trace("bar", x=problems, y=[c.best_peak_fraction for c in board.ceilings], name="best valid cell",
                      marker=dict(color=LINE_COLOURS["best"]),
                      hovertext=[_escape_hover(c.best_agent or "nobody") for c in board.ceilings])]
@@ -127,7 +128,8 @@ def fast_p(board: Board) -> dict:
     traces = []
     for curve in board.fast_p:
         traces.append(_trace(
-            "scatter", x=list(curve.p), y=list(curve.fast), mode="lines", name=f"{curve.agent} vs {curve.baseline}",
+            "scatter", x=list(curve.p), y=list(curve.fast), mode="lines",
+            name=_escape_hover(f"{curve.agent} vs {curve.baseline}"),
             line=dict(dash="solid" if curve.baseline == "eager" else "dash", shape="hv"),
             legendgroup=curve.agent, hovertemplate="p=%{x}: %{y:.0%}<extra>%{fullData.name}</extra>"))
     return _figure(traces, _layout(
@@ -147,15 +149,16 @@ def efficiency(runs: list[dict], href: Href) -> dict:
     usable = [a for a in axes if any(r.get(a[1]) for r in scored)] or axes[2:]
     first = usable[0]
     traces = []
-    for agent in sorted({r["agent"] for r in scored}):
+    agents = sorted({r["agent"] for r in scored})
+    for agent in agents:
         mine = [r for r in scored if r["agent"] == agent]
         traces.append(_trace(
             "scatter", x=[r.get(first[1]) or None for r in mine], y=[r["peak_fraction"] for r in mine], mode="markers",
-            name=agent, customdata=[href(r["url"]) for r in mine],
+            name=_escape_hover(agent), customdata=[href(r["url"]) for r in mine],
             marker=dict(symbol=["x" if r["status"] != "PASS" else "circle" for r in mine], size=9),
             hovertext=[_escape_hover(f"{r['problem']} · {r['status']}") for r in mine]))
     buttons = [dict(label=label, method="update",
-                    args=[{"x": [[r.get(key) or None for r in scored if r["agent"] == t["name"]] for t in traces]},
+                    args=[{"x": [[r.get(key) or None for r in scored if r["agent"] == agent] for agent in agents]},
                           {"xaxis.title.text": title}]) for label, key, title in usable]
     return _figure(traces, _layout("Efficiency: score against effort (x = not PASS)", height=480 + 9 * len(traces),
                                 xaxis=dict(title=dict(text=first[2]), type="log"),
@@ -180,7 +183,7 @@ def roofline(points: list[dict], peak_tflops: float | None, dram_gbps: float | N
         mine = [p for p in points if p["shape_index"] == index]
         traces.append(_trace(
             "scatter", x=[p["intensity"] for p in mine], y=[p["tflops"] for p in mine], mode="markers",
-            name=f"shape {index}: {mine[0]['shape']}"[:60], customdata=[href(p["url"]) for p in mine],
+            name=_escape_hover(f"shape {index}: {mine[0]['shape']}"[:60]), customdata=[href(p["url"]) for p in mine],
             marker=dict(symbol=SYMBOLS[index % len(SYMBOLS)], size=10, line=dict(width=1, color="#222"),
                         color=[STATUS_COLOURS.get(p["status"], "#444") for p in mine]),
             hovertext=[_escape_hover(f"{p['agent']} · {p['status']} · {p['tflops']:.3g} TFLOP/s") for p in mine]))

@@ -46,7 +46,7 @@ def config_from(args: argparse.Namespace) -> BuildConfig:
 def print_report(report: BuildReport, strict: bool) -> None:
     from rich.console import Console
 
-    console = Console(stderr=True, markup=False, highlight=False)
+    console = Console(stderr=True, markup=False, highlight=False, soft_wrap=True)
     for diag in report.diagnostics:
         console.print(f"{diag.severity}: {diag}", style="red" if diag.severity == "error" else "yellow")
     summary = (f"built {report.out_dir} in {report.seconds:.2f} s: {report.pages} pages, "

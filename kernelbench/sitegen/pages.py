@@ -64,7 +64,7 @@ def slug(text: str) -> str:
     import hashlib
     import re
 
-    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")[:80] or "x"
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")[:160] or "x"
     if cleaned == text:
         return cleaned
     return f"{cleaned}-{hashlib.blake2b(text.encode(), digest_size=3).hexdigest()}"

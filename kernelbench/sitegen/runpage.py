@@ -128,10 +128,28 @@ def _viewer_html(path: Path, run_dir: Path, static_prefix: str, diagnostics: lis
         return None
     try:
         session = load(path)
+        diagnostics.extend(transcript_diagnostics(path, session))
         return Markup(write_viewer(session, run_dir / "transcript", asset_prefix=static_prefix, budget_s=budget_s))
     except KernelBenchError as exc:
         diagnostics.append(exc.diagnostic)
         return None
+
+
+MAX_ISSUES_REPORTED = 5
+
+
+def transcript_diagnostics(path: Path, session) -> list[Diagnostic]:
+    """The parser's issues (bad JSON, a truncated last line, invalid UTF-8...) as build diagnostics."""
+    hint = "the transcript is shown as far as it could be read; if the run was cut off this is expected"
+    found = [Diagnostic(path=path, line=issue.line, severity="warning", hint=hint,
+                        message=f"transcript {issue.kind.replace('_', ' ')}: {issue.message}")
+             for issue in session.issues[:MAX_ISSUES_REPORTED]]
+    more = sum(session.issue_counts.values()) - len(found)
+    if more > 0:
+        found.append(Diagnostic(path=path, severity="warning", hint=hint,
+                                message=f"{more} more transcript issue(s): "
+                                        + ", ".join(f"{k} ×{v}" for k, v in sorted(session.issue_counts.items()))))
+    return found
 
 
 def _raw_transcript_tab(path: Path, diagnostics: list[Diagnostic]) -> dict:

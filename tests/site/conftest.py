@@ -54,3 +54,47 @@ def browser(chromium_path):
         instance = p.chromium.launch(executable_path=chromium_path, args=BROWSER_ARGS)
         yield instance
         instance.close()
+
+
+PAYLOAD = "</script><script>window.__pwned = (window.__pwned || 0) + 1</script><img src=x onerror=\"window.__pwned=9\">"
+
+
+def plant_payloads(deck: Path) -> None:
+    """Script payloads in a model name, a solution, a log, an annotation and a transcript of the deck."""
+    import json
+
+    import yaml
+
+    runs = sorted(p for p in (deck / "runs").iterdir() if p.is_dir())
+    result_path = runs[0] / "result.json"
+    data = json.loads(result_path.read_text())
+    data["model"] = "evil" + PAYLOAD
+    data["grading"]["reasons"] = ["reason " + PAYLOAD]
+    result_path.write_text(json.dumps(data))
+    for run in runs:
+        if (run / "solution.py").exists():
+            (run / "solution.py").write_text((run / "solution.py").read_text() + f"# {PAYLOAD}\n")
+        (run / "check.log").write_text(f"check {PAYLOAD}\n")
+        (run / "benchmark.log").write_text(f"bench {PAYLOAD}\n")
+    for path in sorted((deck / "annotations").glob("*.yaml")):
+        loaded = yaml.safe_load(path.read_text())
+        loaded["summary"] = "Upcasts " + PAYLOAD
+        path.write_text(yaml.safe_dump(loaded, sort_keys=False))
+    from kernelbench.transcripts.normalized import NormalizedWriter
+
+    with NormalizedWriter(runs[1] / "transcript.jsonl", harness="claude", model="m" + PAYLOAD) as log:
+        log.user("please " + PAYLOAD)
+        log.assistant("sure " + PAYLOAD)
+        call = log.tool_call("Bash", {"command": "echo " + PAYLOAD})
+        log.tool_result(call, PAYLOAD, exit_code=0)
+
+
+@pytest.fixture(scope="session")
+def hostile_site(pristine_deck: Path, tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("hostile")
+    deck = root / "data"
+    shutil.copytree(pristine_deck, deck)
+    plant_payloads(deck)
+    out = root / "site"
+    build_site(make_config(deck, out))
+    return out

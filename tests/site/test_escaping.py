@@ -1,0 +1,23 @@
+"""Untrusted text (model names, solutions, logs, annotations, transcripts) never reaches a page as markup."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def test_no_page_carries_a_live_payload(hostile_site: Path):
+    pages = list(hostile_site.rglob("*.html"))
+    planted = 0
+    for page in pages:
+        html = page.read_text(encoding="utf-8")
+        assert "<script>window.__pwned" not in html, page
+        assert "<img src=x" not in html, page
+        planted += html.count("window.__pwned")
+    assert planted > 0, "the payloads should appear, escaped, somewhere"
+
+
+def test_viewer_chunks_and_exports_hold_no_live_markup(hostile_site: Path):
+    for chunk in hostile_site.rglob("runs/*/transcript/*.js"):
+        assert "<script>window.__pwned" not in chunk.read_text(encoding="utf-8"), chunk
+    export = (hostile_site / "data" / "leaderboard.json").read_text()
+    assert "evil</script>" in export  # data exports keep the raw value; they are not HTML
