@@ -22,25 +22,41 @@
 
   // ------------------------------------------------------------------------------------------ chunks
 
+  // Chunk k (k >= 1) has a placeholder from the start, so any chunk can be filled on its own: a deep link loads
+  // only the chunk it points into, scrolling fills the placeholders that come into view.
   function Viewer(root) {
     this.root = root;
     this.index = JSON.parse($(root, "script.kbt-index").textContent);
     this.events = $(root, ".kbt-events");
     this.sentinel = $(root, ".kbt-sentinel");
-    this.next = 1;              // the next chunk to insert
-    this.arrived = {};
+    this.slots = [null];
+    this.filled = { 0: true };
     this.requested = {};
     this.waiters = [];          // [chunk number, resolve]
     this.hits = [];
     this.current = -1;
     this.query = "";
     this.generation = 0;
+    this.pinned = null;         // the event a deep link revealed, until the reader scrolls
+    for (var n = 1; n < this.index.chunks.length; n++) {
+      var slot = document.createElement("div"), range = this.index.chunks[n];
+      slot.className = "kbt-chunk";
+      slot.setAttribute("data-n", String(n));
+      slot.setAttribute("data-empty", "1");
+      var button = document.createElement("button");
+      button.type = "button";
+      button.className = "kbt-fill";
+      button.textContent = "events #" + range[0] + "–#" + range[1] + " are not loaded yet: load them";
+      slot.appendChild(button);
+      this.events.appendChild(slot);
+      this.slots.push(slot);
+    }
   }
 
   Viewer.prototype.total = function () { return this.index.chunks.length; };
 
   Viewer.prototype.request = function (n) {
-    if (n >= this.total() || n < this.next || this.requested[n]) return;
+    if (n < 1 || n >= this.total() || this.filled[n] || this.requested[n]) return;
     this.requested[n] = true;
     var self = this;
     addScript(this.index.prefix + "c-" + pad(n) + ".js", function () {
@@ -51,52 +67,61 @@
   };
 
   Viewer.prototype.receive = function (n, html) {
-    if (typeof html !== "string" || n < this.next) return;
-    this.arrived[n] = html;
-    while (this.arrived.hasOwnProperty(this.next)) {
-      this.events.insertAdjacentHTML("beforeend", this.arrived[this.next]);
-      delete this.arrived[this.next];
-      this.next += 1;
+    if (typeof html !== "string" || this.filled[n] || !this.slots[n]) return;
+    var slot = this.slots[n];
+    slot.textContent = "";
+    slot.insertAdjacentHTML("beforeend", html);      // markup escaped at build time
+    slot.removeAttribute("data-empty");
+    this.filled[n] = true;
+    // a chunk that arrives above a revealed event would push it off screen: keep it where the reader was sent
+    if (this.pinned && slot.compareDocumentPosition(this.pinned) & Node.DOCUMENT_POSITION_FOLLOWING) {
+      this.pinned.scrollIntoView({ block: "center" });
     }
     this.updateSentinel();
     var self = this;
     this.waiters = this.waiters.filter(function (w) {
-      if (self.next > w[0]) { w[1](); return false; }
+      if (self.filled[w[0]]) { w[1](); return false; }
       return true;
     });
-    this.fillScreen();
   };
 
-  // Resolves once every chunk up to n is in the page.
-  Viewer.prototype.loadUpTo = function (n) {
+  // Resolves once chunk n is in the page.
+  Viewer.prototype.ensure = function (n) {
     var self = this;
-    n = Math.min(n, this.total() - 1);
-    if (this.next > n) return Promise.resolve();
-    for (var i = this.next; i <= n; i++) this.request(i);
+    if (this.filled[n] || n >= this.total()) return Promise.resolve();
+    this.request(n);
     return new Promise(function (resolve) { self.waiters.push([n, resolve]); });
   };
 
-  Viewer.prototype.loadAll = function () { return this.loadUpTo(this.total() - 1); };
+  Viewer.prototype.firstEmpty = function () {
+    for (var n = 1; n < this.total(); n++) if (!this.filled[n]) return n;
+    return -1;
+  };
 
-  Viewer.prototype.done = function () { return this.next >= this.total(); };
+  Viewer.prototype.loadNext = function () {
+    var n = this.firstEmpty();
+    return n < 0 ? Promise.resolve() : this.ensure(n);
+  };
+
+  Viewer.prototype.loadAll = function () {
+    var waits = [];
+    for (var n = 1; n < this.total(); n++) waits.push(this.ensure(n));
+    return Promise.all(waits);
+  };
+
+  Viewer.prototype.done = function () { return this.firstEmpty() < 0; };
 
   Viewer.prototype.updateSentinel = function () {
     if (!this.sentinel) return;
     if (this.done()) {
       this.sentinel.setAttribute("data-done", "1");
       this.sentinel.textContent = "";
-    } else {
-      var left = this.index.events - this.index.chunks[this.next - 1][1];
-      var button = $(this.sentinel, ".kbt-load");
-      if (button) button.textContent = "load more (" + left.toLocaleString() + " events left)";
+      return;
     }
-  };
-
-  // Keep loading while the bottom of what is loaded is on screen (filters can hide whole chunks).
-  Viewer.prototype.fillScreen = function () {
-    if (this.done() || !this.sentinel || this.root.offsetParent === null) return;
-    var rect = this.sentinel.getBoundingClientRect();
-    if (rect.top < window.innerHeight + 600) this.loadUpTo(this.next);
+    var left = 0, chunks = this.index.chunks;
+    for (var n = 1; n < chunks.length; n++) if (!this.filled[n]) left += chunks[n][1] - chunks[n][0] + 1;
+    var button = $(this.sentinel, ".kbt-load");
+    if (button) button.textContent = "load more (" + left.toLocaleString() + " events left)";
   };
 
   Viewer.prototype.status = function (text) {
@@ -174,7 +199,7 @@
   function reveal(id) {
     var chunk = chunkOf(id);
     if (chunk < 0) return Promise.resolve(false);
-    return viewer.loadUpTo(chunk).then(function () {
+    return viewer.ensure(chunk).then(function () {
       var el = document.getElementById("e-" + id);
       if (!el) return false;
       if (getComputedStyle(el).display === "none") setFilter("all");
@@ -182,6 +207,7 @@
       all(document, ".kbt-target").forEach(function (t) { t.classList.remove("kbt-target"); });
       el.classList.add("kbt-target");
       el.scrollIntoView({ block: "center" });
+      viewer.pinned = el;
       return true;
     });
   }
@@ -265,7 +291,6 @@
     all(viewer.root, ".kbt-filters button").forEach(function (b) {
       b.setAttribute("aria-pressed", b.getAttribute("data-filter") === key ? "true" : "false");
     });
-    viewer.fillScreen();
   }
 
   function copyText(text, button) {
@@ -311,7 +336,8 @@
     if (button && viewer.root.contains(button)) {
       if (button.classList.contains("kbt-copy")) { event.preventDefault(); onCopy(button); }
       else if (button.classList.contains("kbt-more-text")) { event.preventDefault(); expandBody(button); }
-      else if (button.classList.contains("kbt-load")) viewer.loadUpTo(viewer.next);
+      else if (button.classList.contains("kbt-load")) viewer.loadNext();
+      else if (button.classList.contains("kbt-fill")) viewer.ensure(parseInt(button.parentNode.getAttribute("data-n"), 10));
       else if (button.classList.contains("kbt-load-all")) viewer.loadAll();
       else if (button.hasAttribute("data-filter")) setFilter(button.getAttribute("data-filter"));
       else if (button.classList.contains("kbt-next")) go(viewer.current + 1);
@@ -351,13 +377,19 @@
     });
   }
 
+  // Empty chunk placeholders load when they come near the screen (filters can make whole chunks disappear, which
+  // brings the next placeholder into view, which loads it).
   function setupScrolling() {
-    if (!viewer.sentinel || viewer.done()) return;
-    if ("IntersectionObserver" in window) {
-      new IntersectionObserver(function (entries) {
-        if (entries.some(function (e) { return e.isIntersecting; })) viewer.loadUpTo(viewer.next);
-      }, { rootMargin: "600px 0px" }).observe(viewer.sentinel);
-    }
+    if (viewer.done() || !("IntersectionObserver" in window)) return;
+    var observer = new IntersectionObserver(function (entries) {
+      entries.forEach(function (entry) {
+        if (!entry.isIntersecting) return;
+        var n = parseInt(entry.target.getAttribute("data-n"), 10);
+        observer.unobserve(entry.target);
+        viewer.ensure(n);
+      });
+    }, { rootMargin: "800px 0px" });
+    viewer.slots.forEach(function (slot) { if (slot) observer.observe(slot); });
   }
 
   function init() {
@@ -369,6 +401,9 @@
     setupSearch();
     setupScrolling();
     window.addEventListener("hashchange", followHash);
+    ["wheel", "touchmove", "keydown", "mousedown"].forEach(function (type) {
+      window.addEventListener(type, function () { viewer.pinned = null; }, { passive: true });
+    });
     followHash();
     root.setAttribute("data-ready", "1");
   }

@@ -23,7 +23,7 @@ from kernelbench.transcripts.model import Event, Kind, Usage
 
 PREVIEW_CHARS = 6_000        # a body longer than this shows a preview and an expander
 PREVIEW_LINES = 120
-HIGHLIGHT_LIMIT = 4_000      # pygments above this costs more than the rest of the page: diffs get line classes
+HIGHLIGHT_LIMIT = 4_000      # scripts longer than this stay plain: pygments would cost more than the page
 SUMMARY_CHARS = 140
 _FORMATTER = HtmlFormatter(nowrap=True)
 _DIFF, _BASH = DiffLexer(), BashLexer()
@@ -62,11 +62,9 @@ def body(text: str, ctx: RenderContext, key: str, *, lexer=None, css: str = "kbt
                 f'show all {_size(len(text))} ({text.count(chr(10)) + 1:,} lines)</button>')
         return (f'<div class="kbt-body"><button type="button" class="kbt-copy" title="copy">copy</button>'
                 f'<pre class="{css} is-cut">{inner}</pre>{more}</div>')
-    if lexer is not None and len(text) <= HIGHLIGHT_LIMIT:
-        inner = highlight(text, lexer, _FORMATTER)
+    if lexer is _DIFF or (lexer is not None and len(text) <= HIGHLIGHT_LIMIT):
+        inner = _highlighted(text, lexer)
         css += " hl"
-    elif lexer is _DIFF:
-        inner, css = diff_lines(text), css + " hl"
     else:
         inner = esc(text)
     return (f'<div class="kbt-body"><button type="button" class="kbt-copy" title="copy">copy</button>'
@@ -76,7 +74,7 @@ def body(text: str, ctx: RenderContext, key: str, *, lexer=None, css: str = "kbt
 def _highlighted(text: str, lexer) -> str:
     if lexer is None:
         return esc(text)
-    if lexer is _DIFF and len(text) > HIGHLIGHT_LIMIT:
+    if lexer is _DIFF:
         return diff_lines(text)
     return highlight(text, lexer, _FORMATTER)
 
@@ -85,7 +83,9 @@ DIFF_CLASSES = (("+++ ", "gh"), ("--- ", "gh"), ("+", "gi"), ("-", "gd"), ("@@",
 
 
 def diff_lines(text: str) -> str:
-    """A large diff marked up line by line with the token classes pygments' DiffLexer gives the same lines."""
+    """A diff marked up line by line with the token classes pygments' DiffLexer gives the same lines (it is a
+    line classifier too), styled by the same pygments stylesheet; pygments' own formatter costs about 2 ms per
+    diff here, which for thousands of edits is most of the page's build time."""
     out = []
     for line in text.split("\n"):
         cls = next((c for prefix, c in DIFF_CLASSES if line.startswith(prefix)), None)
