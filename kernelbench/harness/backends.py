@@ -163,7 +163,12 @@ class RayBackend:
             raise KernelBenchError("the ray backend needs Ray", hint="pip install -e '.[ray]'") from None
         self.ray = ray
         if not ray.is_initialized():
-            ray.init(address=address or os.environ.get("RAY_ADDRESS") or "auto", log_to_driver=False)
+            target = address or os.environ.get("RAY_ADDRESS") or "auto"
+            try:
+                ray.init(address=target, log_to_driver=False)
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                raise KernelBenchError(f"no Ray cluster at '{target}': {exc}",
+                                       hint="start one (ray start --head) or pass --address HOST:PORT") from None
         resources = {"num_gpus": 1} if device == "cuda" else {"num_cpus": 1}
         self.task = ray.remote(max_retries=0, **resources)(_ray_job)
 

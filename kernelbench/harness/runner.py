@@ -86,7 +86,8 @@ def _run_in(request: RunRequest, run_id: str, started: datetime, staging: Path, 
     profile = _profile(request)
     result = RunResult(run_id=run_id, harness=request.agent.harness, model=request.agent.model,
                        effort=request.agent.effort, problem=Path(request.problem_dir).name,
-                       gpu=profile.key if profile else (request.gpu or "cpu"), trial=request.trial,
+                       gpu=profile.key if profile else ("cpu" if request.device == "cpu" else "unknown"),
+                       trial=request.trial,
                        started=started, scripted=get_adapter(request.agent.harness).scripted,
                        session=Session(budget_s=request.budget_s, sandboxed=request.sandboxed,
                                        sandbox_note=_sandbox_note(request)),
@@ -165,6 +166,7 @@ def _grade_and_classify(request: RunRequest, ws: Workspace, staging: Path, resul
     if grade is not None:
         findings = [*grade.integrity, *findings]
         result.environment = grade.environment.model_copy(update={"host": result.environment.host})
+        result.gpu = grade.environment.gpu_key or result.gpu  # what the grader measured on
         atomic_write_text(staging / "check.log", grade.check_log)
         atomic_write_text(staging / "benchmark.log", grade.benchmark_log)
     result.integrity = findings

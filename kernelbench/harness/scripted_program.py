@@ -5,6 +5,7 @@ library only (the kernelbench package is not visible there). Usage: python agent
 """
 
 import json
+import shlex
 import subprocess
 import sys
 import time
@@ -67,6 +68,8 @@ class Agent:
         command, timeout = spec["command"], spec.get("timeout")
         call_id = self.call("Bash", {"command": command})
         start = time.monotonic()
+        if command.startswith("python "):  # machines without a `python` on PATH still run the plan
+            command = shlex.quote(sys.executable) + command[len("python"):]
         try:
             proc = subprocess.run(command, shell=True, capture_output=True, timeout=timeout)
             output = (proc.stdout + proc.stderr).decode("utf-8", "replace")
