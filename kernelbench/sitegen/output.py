@@ -33,7 +33,30 @@ def remove_leftovers(out_dir: Path) -> None:
     for prefix in (STAGING_PREFIX, RETIRED_PREFIX):
         for stale in out_dir.parent.glob(f"{prefix}{out_dir.name}-*"):
             if stale.is_dir() and not _is_running_build(stale):
-                shutil.rmtree(stale, ignore_errors=True)
+                discard(stale)
+
+
+def discard(path: Path) -> None:
+    """Delete a folder in a detached process: a site of thousands of folders takes seconds to delete on a
+    busy disk, and nobody needs to wait for it. The folder is renamed first, so it is gone from view at once."""
+    path = Path(path)
+    if not path.name.startswith(RETIRED_PREFIX):
+        name = path.name.removeprefix(STAGING_PREFIX)
+        hidden = Path(tempfile.mkdtemp(prefix=f"{RETIRED_PREFIX}{name}-", dir=path.parent))
+        os.replace(path, hidden / "site")
+        path = hidden
+    if not hasattr(os, "fork"):
+        shutil.rmtree(path, ignore_errors=True)
+        return
+    pid = os.fork()
+    if pid == 0:  # child: detach, delete, and leave without running the parent's cleanup handlers
+        try:
+            if os.fork() == 0:
+                os.setsid()
+                shutil.rmtree(path, ignore_errors=True)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)  # the intermediate child exits at once; the grandchild is adopted by init
 
 
 def _is_running_build(staging: Path) -> bool:
@@ -89,7 +112,7 @@ def swap_in(staging: Path, out_dir: Path) -> None:
         retired = out_dir.parent / f"{RETIRED_PREFIX}{out_dir.name}-{os.getpid()}"
         os.replace(out_dir, retired)
         os.replace(staging, out_dir)
-    shutil.rmtree(retired, ignore_errors=True)
+    discard(retired)
 
 
 def _exchange(a: Path, b: Path) -> bool:
@@ -110,4 +133,4 @@ def _exchange(a: Path, b: Path) -> bool:
 
 
 def abandon(staging: Path) -> None:
-    shutil.rmtree(staging, ignore_errors=True)
+    discard(staging)

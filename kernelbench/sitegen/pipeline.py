@@ -9,6 +9,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import shutil
+import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -72,13 +73,15 @@ def build_site(config: BuildConfig) -> BuildReport:
     _refuse_output_inside_inputs(config, out_dir)
     previous = Manifest.load(out_dir)
     hasher = FileHasher(previous.file_hashes)
-    site = plan_site(config, hasher)                     # gather + validate + derive, all in memory
-    env = make_environment(config.templates_dir)
-    tpl_hash = templates_hash(config.templates_dir)
     staging = output.new_staging_dir(out_dir)
     try:
         output.claim(staging)
-        output.seed_from_previous(out_dir, staging)
+        # linking the previous site into the staging folder is pure I/O: it runs while the inputs are read
+        seeding = _in_thread(output.seed_from_previous, out_dir, staging)
+        site = plan_site(config, hasher)                     # gather + validate + derive, all in memory
+        env = make_environment(config.templates_dir)
+        tpl_hash = templates_hash(config.templates_dir)
+        seeding.join_or_raise()
         manifest = Manifest(file_hashes={})
         manifest.static, copied = copy_assets(asset_sources(config.static_dir), staging, previous.static, hasher)
         render_diags = _render_changed(site.pages, env, tpl_hash, staging, previous, manifest, config)
@@ -88,11 +91,33 @@ def build_site(config: BuildConfig) -> BuildReport:
         atomic_write_bytes(staging / MANIFEST_NAME, manifest.dump())
         output.swap_in(staging, out_dir)
     except BaseException:
+        if "seeding" in locals():
+            seeding.join()
         output.abandon(staging)
         raise
     diagnostics = site.diagnostics + render_diags
     return BuildReport(diagnostics, len(site.pages), manifest.rendered, time.perf_counter() - start, out_dir,
                        assets_copied=copied)
+
+
+class _in_thread(threading.Thread):  # noqa: N801 - used like a function
+    """Run `fn(*args)` in a thread; `join_or_raise` re-raises its exception in the caller."""
+
+    def __init__(self, fn, *args):
+        super().__init__(daemon=True)
+        self.fn, self.args, self.error = fn, args, None
+        self.start()
+
+    def run(self) -> None:
+        try:
+            self.fn(*self.args)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            self.error = exc
+
+    def join_or_raise(self) -> None:
+        self.join()
+        if self.error is not None:
+            raise self.error
 
 
 def _refuse_output_inside_inputs(config: BuildConfig, out_dir: Path) -> None:

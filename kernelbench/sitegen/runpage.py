@@ -129,7 +129,8 @@ def _viewer_html(path: Path, run_dir: Path, static_prefix: str, diagnostics: lis
     try:
         session = load(path)
         diagnostics.extend(transcript_diagnostics(path, session))
-        return Markup(write_viewer(session, run_dir / "transcript", asset_prefix=static_prefix, budget_s=budget_s))
+        # chunks sit beside the run page (one folder per run, not two: the build creates and deletes fewer)
+        return Markup(write_viewer(session, run_dir, asset_prefix=static_prefix, budget_s=budget_s, chunk_prefix=""))
     except KernelBenchError as exc:
         diagnostics.append(exc.diagnostic)
         return None
