@@ -48,24 +48,23 @@ def measure_line(grader: Grader, line: str, module: Path, expected_dir: Path) ->
 
 def measure_baselines(problem_dir: Path, device: str = "cuda", lines: tuple[str, ...] = ("eager", "compiled", "sota"),
                       shapes: str = "full") -> ProblemBaselines:
-    import torch
-
     problem_dir = Path(problem_dir).resolve()
     with tempfile.TemporaryDirectory(prefix="kb-baselines-", dir=scratch_dir()) as tmp:
         grader = Grader(problem_dir / "reference.py", problem_dir, device, shapes, "eager", dict(STAGE_LIMITS_S),
                         False, Path(tmp))
-        if grader.profile is None and device == "cuda":
-            raise KernelBenchError("this GPU matches no hardware profile", hint="see kernelbench/hardware.py")
         reference = grader.stage("judge", grader.timing_cases(), save_expected=True)
         if reference.result is None:
             raise KernelBenchError(f"the reference failed: {reference.error}", path=problem_dir / "reference.py")
+        grader.note_device(reference.result)
+        if grader.profile is None and device == "cuda":
+            raise KernelBenchError("this GPU matches no hardware profile", hint="see kernelbench/hardware.py")
         expected_dir = Path(tmp) / "judge"
         result = ProblemBaselines(problem=grader.spec.id, gpu=grader.profile.key if grader.profile else device,
-                                  gpu_name=torch.cuda.get_device_name(0) if device == "cuda" else "cpu",
+                                  gpu_name=grader.device_info.get("name", "cpu"),
                                   measured_at=datetime.now(timezone.utc), problem_hash=problem_hash(problem_dir))
         for line in lines:
-            result.lines[line] = _measure_named(grader, line, expected_dir, torch.__version__)
-        env = collect_environment(device, grader.profile, result.problem_hash)
+            result.lines[line] = _measure_named(grader, line, expected_dir, grader.device_info.get("torch", ""))
+        env = collect_environment(device, grader.profile, result.problem_hash, grader.device_info)
         result.environment = {k: str(v) for k, v in env.model_dump().items() if v}
     return result
 

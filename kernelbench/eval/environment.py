@@ -6,12 +6,20 @@ import platform
 import subprocess
 import sys
 
-from kernelbench.hardware import GpuProfile, detect_profile
+from importlib import metadata
+
+from kernelbench.hardware import GpuProfile, match_profile
 from kernelbench.results.run import Environment
 
 
-def grading_profile(device: str) -> GpuProfile | None:
-    return detect_profile() if device == "cuda" else None
+def profile_from_info(info: dict) -> GpuProfile | None:
+    """The hardware profile of the GPU a worker reported (its own L2 size replaces the table's)."""
+    if not info.get("name"):
+        return None
+    profile = match_profile(info["name"], info.get("sm_count"))
+    if profile is not None and info.get("l2_bytes"):
+        profile = profile.model_copy(update={"l2_bytes": info["l2_bytes"]})
+    return profile
 
 
 def _driver_version() -> str:
@@ -23,20 +31,22 @@ def _driver_version() -> str:
         return ""
 
 
-def _version(module: str) -> str:
+def _version(package: str) -> str:
     try:
-        return __import__(module).__version__
-    except Exception:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
         return ""
 
 
-def collect_environment(device: str, profile: GpuProfile | None, content_hash: str) -> Environment:
-    import torch
-
+def collect_environment(device: str, profile: GpuProfile | None, content_hash: str,
+                        info: dict | None = None) -> Environment:
+    """Versions and machine; `info` is what the judge worker reported about the device (torch, GPU)."""
     import kernelbench
 
-    gpu = torch.cuda.get_device_name(0) if device == "cuda" and torch.cuda.is_available() else ""
+    info = info or {}
+    gpu = info.get("name", "")
     return Environment(gpu_name=gpu or platform.processor() or "cpu", gpu_key=profile.key if profile else device,
-                       driver=_driver_version() if gpu else "", cuda=torch.version.cuda or "",
-                       torch=torch.__version__, triton=_version("triton"), python=sys.version.split()[0],
-                       kernelbench=kernelbench.__version__, problem_hash=content_hash, host=platform.node())
+                       driver=_driver_version() if gpu else "", cuda=info.get("cuda", ""),
+                       torch=info.get("torch") or _version("torch"), triton=_version("triton"),
+                       python=sys.version.split()[0], kernelbench=kernelbench.__version__,
+                       problem_hash=content_hash, host=platform.node())

@@ -8,6 +8,7 @@ The parent never imports the solution; it decides the verdict from files the sta
 from __future__ import annotations
 
 import shutil
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -17,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kernelbench.eval import verdict
 from kernelbench.eval.cases import Case, build_cases, mix_seed, secret_seed
-from kernelbench.eval.environment import collect_environment, grading_profile
+from kernelbench.eval.environment import collect_environment, profile_from_info
 from kernelbench.eval.process import StageHandle, StageRun, finish_stage, start_stage
 from kernelbench.eval.worker import DONE_MARKER
 from kernelbench.eval.roofline import ceiling_of, faster_than_light, geometric_mean, score_shape
@@ -62,7 +63,8 @@ class Grader:
         self.timed = False
         self.shapes = shapes_for(self.spec, shapes_mode)
         self.cases = build_cases(self.spec, self.shapes, self.secret, shapes_mode)
-        self.profile = grading_profile(device)
+        self.profile = None               # known once the judge has reported the device
+        self.device_info: dict[str, Any] = {}
         self.pristine = pristine_copy(problem_dir, workdir / "problem")
         self.module = self._copy_solution()
         self.build_env = _build_env(workdir / "build")
@@ -81,8 +83,14 @@ class Grader:
                 "out_dir": str(self.workdir / stage), "inputs_dir": str(self.workdir / "inputs"),
                 "model_seeds": {str(i): mix_seed(0, self.secret, i, "weights") for i in range(len(self.shapes))},
                 "tolerance": {k: v.model_dump() for k, v in self.spec.tolerance.items()},
-                "timing": self.spec.timing.model_dump(), "l2_bytes": self.profile.l2_bytes if self.profile else None,
+                "timing": self.spec.timing.model_dump(), "l2_bytes": None,
                 **extra}
+
+    def note_device(self, result: dict[str, Any]) -> None:
+        self.device_info = result.get("device_info", {})
+        self.profile = profile_from_info(self.device_info)
+        if self.device == "cuda" and self.profile is None:
+            self.check_log.append(f"[hardware] {self.device_info.get('name')} matches no profile: no roofline")
 
     def start(self, name: str, cases: list[Case], role: str | None = None, **extra: Any) -> StageHandle:
         return start_stage(role or name, self.job(name, cases, **extra), device=self.device, cwd=self.workdir,
@@ -129,6 +137,7 @@ class Grader:
         if judged.result is None:
             raise KernelBenchError(f"the reference failed to run: {judged.error}", path=self.problem_dir,
                                    hint="run `kernelbench problem check` on this problem")
+        self.note_device(judged.result)
         if check.result is None:
             self.grading.reasons.append(check.error)
             self._check_stage_findings(check)
@@ -207,10 +216,8 @@ class Grader:
         if "error" in raw or not raw.get("samples_ms"):
             self._timing_failure(index, raw.get("error", "no samples"))
             return result
-        from kernelbench.eval.portable.timing import Timing
-
-        timing = Timing(samples_ms=raw["samples_ms"], method=raw["method"])
-        result.median_ms, result.spread_ms, result.samples_ms = timing.median_ms, timing.iqr_ms, timing.samples_ms
+        samples = raw["samples_ms"]
+        result.median_ms, result.spread_ms, result.samples_ms = statistics.median(samples), iqr(samples), samples
         result.timing_method = raw["method"]
         score_shape(result, self.spec, self.profile)
         self._timing_guards(index, raw)
@@ -284,6 +291,13 @@ class Grader:
             g.outcome = Outcome.BENCHMARK_FAILED
         else:
             g.outcome = Outcome.PASS
+
+
+def iqr(samples: list[float]) -> float:
+    if len(samples) < 4:
+        return max(samples) - min(samples)
+    q = statistics.quantiles(samples, n=4)
+    return q[2] - q[0]
 
 
 def scratch_dir() -> str | None:
@@ -366,7 +380,7 @@ def grade_solution(solution: Path, problem_dir: Path, *, device: str = "cuda", s
         grader.findings += _restore_edits(before, hashes)
         grader.decide(correct)
     grader.grading.elapsed_s = time.monotonic() - started
-    environment = collect_environment(device, grader.profile, problem_hash(problem_dir))
+    environment = collect_environment(device, grader.profile, problem_hash(problem_dir), grader.device_info)
     report = GradeReport(grading=grader.grading, integrity=grader.findings, environment=environment,
                          check_log="\n".join(grader.check_log) + "\n",
                          benchmark_log="\n".join(grader.bench_log) + "\n")

@@ -72,8 +72,18 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     if role == "judge":
         from kernelbench.eval.judge import run_judge
 
-        return {"cases": run_judge(ctx)}
+        return {"cases": run_judge(ctx), "device_info": device_info(torch, device)}
     return {"cases": run_cases(ctx)}
+
+
+def device_info(torch, device) -> dict[str, Any]:
+    """What the judge ran on, so the parent needs neither torch nor the GPU to describe it."""
+    info = {"torch": torch.__version__, "cuda": torch.version.cuda or ""}
+    if device.type == "cuda":
+        props = torch.cuda.get_device_properties(device)
+        info.update(name=props.name, sm_count=props.multi_processor_count,
+                    l2_bytes=int(getattr(props, "L2_cache_size", 0) or 0))
+    return info
 
 
 def build_model(ctx: dict[str, Any], shape_index: int, shape: dict[str, Any]):

@@ -31,25 +31,57 @@ _FLAGS: dict[str, tuple[Callable[[], Any], Callable[[Any], None], Any]] = {
 }
 
 
+def _new_api_flags() -> dict[str, tuple[Callable[[], Any], Callable[[Any], None], Any]]:
+    """torch >= 2.9 also has per-backend `fp32_precision` strings; record them, so a switch shows up."""
+    flags = {}
+    for path in ("backends", "backends.cuda.matmul", "backends.cudnn", "backends.cudnn.conv", "backends.mkldnn"):
+        obj = torch
+        for part in path.split("."):
+            obj = getattr(obj, part, None)
+        if obj is not None and hasattr(obj, "fp32_precision"):
+            flags[f"torch.{path}.fp32_precision"] = (
+                lambda o=obj: o.fp32_precision, lambda v, o=obj: setattr(o, "fp32_precision", v), None)
+    return flags
+
+
+def _all_flags() -> dict[str, tuple[Callable[[], Any], Callable[[Any], None], Any]]:
+    return {**_FLAGS, **_new_api_flags()}
+
+
+def _read(get: Callable[[], Any]) -> Any:
+    try:
+        return get()
+    except Exception as exc:  # torch refuses to read a legacy flag once the new API was used
+        return f"unreadable ({type(exc).__name__})"
+
+
+def _write(set_: Callable[[Any], None], value: Any) -> None:
+    try:
+        set_(value)
+    except Exception:
+        pass
+
+
 def pin_backend_flags() -> dict[str, Any]:
     """Set the flags that change numerics to their strict values; returns the pinned state to verify later."""
     state = {}
-    for name, (get, set_, pinned) in _FLAGS.items():
+    for name, (get, set_, pinned) in _all_flags().items():
         if pinned is not None:
-            set_(pinned)
-        state[name] = get()
+            _write(set_, pinned)
+        state[name] = _read(get)
     return state
 
 
 def changed_flags(pinned: dict[str, Any]) -> list[str]:
     """Flags that differ from the pinned state (a candidate switched TF32, autocast, ...); re-pins them."""
-    changed = []
-    for name, value in pinned.items():
-        get, set_, _ = _FLAGS[name]
-        now = get()
-        if now != value:
-            changed.append(f"{name} changed from {value!r} to {now!r}")
-            set_(value)
+    flags = _all_flags()
+    now = {name: _read(flags[name][0]) for name in pinned}  # read all first: re-pinning one resets others
+    changed = [f"{name} changed from {value!r} to {now[name]!r}" for name, value in pinned.items()
+               if now[name] != value]
+    if changed:
+        for name, value in pinned.items():
+            if not str(value).startswith("unreadable"):
+                _write(flags[name][1], value)
     return changed
 
 

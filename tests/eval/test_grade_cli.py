@@ -1,0 +1,92 @@
+"""End-to-end: the real `kernelbench grade` / `kernelbench problem check` commands on the toy problem (CPU)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kernelbench.eval.grade import grade_solution
+from kernelbench.results.run import Outcome
+
+pytestmark = pytest.mark.slow
+
+
+def kernelbench(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "kernelbench", *args], capture_output=True, text=True, timeout=300)
+
+
+def grade_json(solution: Path, problem: Path, *extra: str) -> tuple[int, dict]:
+    proc = kernelbench("grade", str(solution), "--problem", str(problem), "--device", "cpu", "--shapes", "smoke",
+                       "--json", *extra)
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def test_honest_solution_passes_with_logs_and_raw_samples(toy_problem, toy_solutions, tmp_path):
+    code, report = grade_json(toy_solutions / "honest.py", toy_problem, "--out", str(tmp_path))
+    grading = report["grading"]
+    assert code == 0 and grading["outcome"] == "pass" and grading["correct"] is True
+    assert len(grading["checks"]) == 12 and all(c["passed"] for c in grading["checks"])
+    assert {c["case"].split(":")[0] for c in grading["checks"]} == {"base", "stress", "property"}
+    assert len(grading["shapes"]) == 2 and all(len(s["samples_ms"]) == 5 for s in grading["shapes"])
+    assert report["environment"]["problem_hash"] and report["environment"]["torch"]
+    assert {p.name for p in tmp_path.iterdir()} >= {"check.log", "benchmark.log", "grade.json"}
+    assert "PASS shape 0" in (tmp_path / "check.log").read_text()
+    assert "memo probe ok" in (tmp_path / "benchmark.log").read_text()
+
+
+def test_wrong_solution_fails_with_the_worst_element(toy_problem, toy_solutions):
+    code, report = grade_json(toy_solutions / "wrong_last_column.py", toy_problem)
+    assert code == 1 and report["grading"]["outcome"] == "check_failed"
+    assert "worst at index" in report["grading"]["reasons"][0]
+    assert report["grading"]["shapes"] == []  # nothing is timed once a check fails
+
+
+def test_printing_pass_and_exiting_zero_is_not_a_pass(toy_problem, toy_solutions):
+    code, report = grade_json(toy_solutions / "exit_pass.py", toy_problem)
+    assert code == 1 and report["grading"]["outcome"] in ("check_failed", "invalid")  # the lint may flag os._exit
+    assert any("without a result" in reason for reason in report["grading"]["reasons"])
+    assert "PASS" in report["check_log"]  # what it printed is kept for the log, and ignored
+
+
+def test_stale_buffer_and_input_mutation_are_caught(toy_problem, toy_solutions):
+    code, report = grade_json(toy_solutions / "stale_and_mutate.py", toy_problem)
+    assert code == 1 and report["grading"]["outcome"] == "invalid"
+    classes = {f["class"] for f in report["integrity"]}
+    assert 3 in classes
+    assert any("modified by the candidate" in c["message"] for c in report["grading"]["checks"])
+
+
+def test_hang_is_contained_by_the_stage_limit(toy_problem, toy_solutions):
+    report = grade_solution(toy_solutions / "hang.py", toy_problem, device="cpu", shapes="smoke",
+                            limits={"check": 15.0})
+    assert report.grading.outcome is Outcome.CHECK_FAILED
+    assert "exceeded its limit of 15 s" in report.grading.reasons[0]
+
+
+def test_template_edits_are_reported_and_restored(toy_problem, toy_solutions, tmp_path):
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "check.py").write_text("print('the real check')\n")
+    solution = workspace / "solution.py"
+    solution.write_text((toy_solutions / "honest.py").read_text().replace(
+        "    def forward(self, x):\n",
+        f"    def forward(self, x):\n        open({str(workspace / 'check.py')!r}, 'w').write('print(\"PASS\")')\n"))
+    report = grade_solution(solution, toy_problem, device="cpu", shapes="smoke", timing=False)
+    assert report.grading.outcome is Outcome.INVALID
+    assert any(f.klass == 12 and "check.py" in f.message for f in report.integrity)
+    assert (workspace / "check.py").read_text() == "print('the real check')\n"
+
+
+def test_problem_check_command(toy_problem):
+    proc = kernelbench("problem", "check", str(toy_problem), "--device", "cpu")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "reference passes its own check" in proc.stdout and "all zeros is rejected" in proc.stdout
+
+
+def test_missing_solution_is_no_solution(toy_problem, tmp_path):
+    report = grade_solution(tmp_path / "solution.py", toy_problem, device="cpu", shapes="smoke")
+    assert report.grading.outcome is Outcome.NO_SOLUTION and not report.grading.has_solution

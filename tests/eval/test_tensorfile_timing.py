@@ -1,0 +1,58 @@
+import pytest
+import torch
+
+from kernelbench.eval.portable.timing import TimedOutputInvalid, time_function
+from kernelbench.eval.tensorfile import load_tensors, save_tensors
+
+
+def test_tensor_files_keep_dtype_shape_and_strides(tmp_path):
+    items = [torch.randn(3, 4).t(), torch.arange(5), torch.randn(2, 3).to(torch.bfloat16), torch.tensor(2.5),
+             torch.randn(2, 3, 4).permute(2, 0, 1), torch.randn(4, 1).expand(4, 3), torch.empty(0, 3)]
+    save_tensors(tmp_path / "t.kbt", items, single=False)
+    loaded, single, meta = load_tensors(tmp_path / "t.kbt")
+    assert not single
+    for a, b in zip(items, loaded):
+        assert torch.equal(a, b) and a.dtype == b.dtype
+    assert loaded[0].stride() == (1, 4) and loaded[4].stride() == items[4].stride()
+    assert meta[5]["dense"] is False and meta[5]["stride"] == [1, 0]
+
+
+def _sets():
+    return [[torch.randn(32, 32, generator=torch.Generator().manual_seed(k))] for k in range(2)]
+
+
+def test_every_timed_call_is_validated_and_samples_kept():
+    sets = _sets()
+    expected = [s[0] * 2 for s in sets]
+    timing = time_function(lambda x: x * 2, sets, torch.device("cpu"), warmup=2, trials=7,
+                           validate=lambda out, k: [] if torch.equal(out, expected[k]) else ["wrong"])
+    assert len(timing.samples_ms) == 7 and timing.median_ms > 0 and timing.memo_probe == "ok"
+
+
+def test_a_call_that_behaves_differently_later_is_caught():
+    sets = _sets()
+    calls = {"n": 0}
+
+    def sniffing(x):
+        calls["n"] += 1
+        return x * 2 if calls["n"] <= 3 else torch.zeros_like(x)
+
+    with pytest.raises(TimedOutputInvalid, match="input set"):
+        time_function(sniffing, sets, torch.device("cpu"), warmup=2, trials=5,
+                      validate=lambda out, k: [] if torch.equal(out, sets[k][0] * 2) else ["wrong"])
+
+
+def test_memoisation_by_pointer_fails_the_in_place_probe():
+    sets = _sets()
+    cache = {}
+    expected = [s[0] * 2 for s in sets]
+
+    def memo(x):
+        key = (x.data_ptr(), x._version)
+        if key not in cache:
+            cache[key] = x * 2
+        return cache[key]
+
+    timing = time_function(memo, sets, torch.device("cpu"), warmup=2, trials=4,
+                           validate=lambda out, k: [] if torch.allclose(out, expected[k]) else ["stale result"])
+    assert timing.memo_probe.startswith("failed")
