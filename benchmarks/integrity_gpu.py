@@ -1,0 +1,157 @@
+"""Run the red-team suite on a GPU: every case of tests/integrity/cases.yaml marked `gpu`, the deck's honest
+solutions, a hardware-counter probe (DRAM bytes of an honest vs a sub-sampling softmax), and a side-stream
+timing comparison. Prints a class x caught table and writes it (with every grading report) under --out.
+
+    python benchmarks/integrity_gpu.py --out $OUT [--budget-s 200] [--parallel 6]
+
+Gradings use `--device cuda --shapes smoke` and run several at a time (the point is whether each exploit is
+caught, not how fast it runs); the speed-of-light case is also graded on full shapes while the budget allows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from kernelbench.eval.integrity.catalogue import CLASS_NAMES  # noqa: E402
+from kernelbench.eval.integrity.suite import SuiteCase, judge, load_suite  # noqa: E402
+
+CASES = REPO / "tests" / "integrity" / "cases"
+
+
+def grade(solution: Path, problem: str, shapes: str, timeout_s: float) -> dict[str, Any]:
+    cmd = [sys.executable, "-m", "kernelbench", "grade", str(solution), "--problem", str(REPO / "problems" / problem),
+           "--device", "cuda", "--shapes", shapes, "--json"]
+    started = time.monotonic()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, cwd=REPO)
+    except subprocess.TimeoutExpired:
+        return {"grading": {"outcome": "harness timeout"}, "integrity": [], "wall_s": timeout_s}
+    try:
+        report = json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        report = {"grading": {"outcome": f"no report (exit {proc.returncode})"}, "integrity": [],
+                  "stderr": proc.stderr[-2000:]}
+    report["wall_s"] = round(time.monotonic() - started, 1)
+    return report
+
+
+def summary(report: dict[str, Any]) -> dict[str, Any]:
+    g = report.get("grading", {})
+    return {"outcome": g.get("outcome"), "reasons": [r[:300] for r in g.get("reasons", [])[:3]],
+            "findings": [{k: f.get(k) for k in ("check", "class", "severity", "message", "evidence")}
+                         for f in report.get("integrity", [])],
+            "medians_ms": [s.get("median_ms") for s in g.get("shapes", [])], "wall_s": report.get("wall_s"),
+            "stderr": report.get("stderr", "")[-600:]}
+
+
+ALONE = {"bad_alloc_all.py"}  # takes the whole GPU: graded after the others, by itself
+
+
+def run_cases(cases: list[SuiteCase], honest: list[Path], parallel: int, timeout_s: float) -> dict[str, Any]:
+    jobs = {"full:15_cached_rotation.py": (CASES / "15_cached_rotation.py", "04_kahan_softmax", "full", timeout_s)}
+    jobs.update({c.file: (CASES / c.file, c.problem, "smoke", timeout_s) for c in cases if c.file not in ALONE})
+    jobs.update({f"honest:{p.parent.name}/{p.name}": (p, p.stem, "smoke", timeout_s) for p in honest})
+    with ThreadPoolExecutor(parallel) as pool:
+        futures = {k: pool.submit(grade, *args) for k, args in jobs.items()}
+        return {k: f.result() for k, f in futures.items()}
+
+
+def counter_probe(problem: str, solutions: dict[str, Path]) -> dict[str, Any]:
+    """DRAM bytes read by one call of each solution (ncu), judged against the bytes the problem must read."""
+    from kernelbench.eval.integrity.counters import bytes_check, measure_dram_bytes
+    from kernelbench.problems.spec import load_problem_spec
+
+    spec = load_problem_spec(REPO / "problems" / problem)
+    out = {}
+    for label, path in solutions.items():
+        reading = measure_dram_bytes(path, REPO / "problems" / problem, shape_index=0)
+        found = bytes_check(reading, spec.bytes_of(spec.shapes[0]))
+        out[label] = {"read_bytes": reading.read_bytes, "write_bytes": reading.write_bytes,
+                      "input_bytes": reading.input_bytes, "kernels": reading.kernels[:6], "error": reading.error,
+                      "finding": {k: found[0].model_dump(by_alias=True).get(k)
+                                  for k in ("check", "class", "severity", "message", "evidence")}}
+    return out
+
+
+def side_stream_ratio(side: dict[str, Any], honest: dict[str, Any]) -> dict[str, Any]:
+    """The side-stream case does 20x the honest work off the main stream: timed with a device-wide synchronise
+    its median must show that work (a ratio well above 1), not the near-zero time of the launch alone."""
+    a = [s.get("median_ms") for s in side.get("grading", {}).get("shapes", [])]
+    b = [s.get("median_ms") for s in honest.get("grading", {}).get("shapes", [])]
+    ratios = [x / y for x, y in zip(a, b) if x and y]
+    return {"side_stream_ms": a, "honest_eager_ms": b, "ratios": ratios,
+            "caught": bool(ratios) and min(ratios) >= 3.0}
+
+
+def table(suite_cases: list[SuiteCase], results: dict[str, Any], cpu_results: dict[str, bool]) -> list[str]:
+    rows = ["| class | case | H100 outcome | H100 finding(s) | caught on H100 | caught on CPU (CI) |",
+            "| --- | --- | --- | --- | --- | --- |"]
+    for case in sorted(suite_cases, key=lambda c: (c.klass or 99, c.file)):
+        res = results.get(case.file)
+        if res is None:
+            continue
+        problems = judge(case, res, "cuda")
+        errs = sorted({f"{f['check']}/{f['class']}" for f in res.get("integrity", []) if f.get("severity") == "error"})
+        label = f"{case.klass} {CLASS_NAMES[case.klass]}" if case.klass else "bad input"
+        cpu = {True: "yes", False: "NO"}.get(cpu_results.get(case.file), "n/a (GPU only)" if not case.cpu else "-")
+        rows.append(f"| {label} | {case.file} | {res['grading'].get('outcome')} | {', '.join(errs) or '-'} | "
+                    f"{'yes' if not problems else 'NO: ' + '; '.join(problems)[:120]} | {cpu} |")
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--budget-s", type=float, default=200.0, help="stop starting new phases after this")
+    parser.add_argument("--parallel", type=int, default=12)
+    parser.add_argument("--cpu-results", type=Path, help="JSON {case file: caught} from the CI run, for the table")
+    args = parser.parse_args()
+    started = time.monotonic()
+    args.out.mkdir(parents=True, exist_ok=True)
+    suite = load_suite(REPO / "tests" / "integrity" / "cases.yaml")
+    cases = [c for c in suite.cases if c.gpu and (REPO / "problems" / c.problem / "problem.yaml").is_file()
+             and not c.limits]
+    honest = sorted(p for kind in ("triton", "eager") for p in (REPO / "solutions" / kind).glob("*.py")
+                    if (REPO / "problems" / p.stem / "problem.yaml").is_file())
+    results = run_cases(cases, honest, args.parallel, timeout_s=args.budget_s)
+    print(f"[{time.monotonic() - started:.0f} s] graded {len(results)} solutions", flush=True)
+    extra: dict[str, Any] = {}
+    if time.monotonic() - started < args.budget_s - 60:
+        extra["counters"] = counter_probe("04_kahan_softmax", {
+            "honest triton": REPO / "solutions" / "triton" / "04_kahan_softmax.py",
+            "every other row": CASES / "05_every_other_row.py"})
+        print(f"[{time.monotonic() - started:.0f} s] counters: {json.dumps(extra['counters'])[:1500]}", flush=True)
+    extra["15_cached_rotation_full"] = summary(results.pop("full:15_cached_rotation.py"))
+    for case in cases:
+        if case.file in ALONE and time.monotonic() - started < args.budget_s - 30:
+            results[case.file] = grade(CASES / case.file, case.problem, "smoke", 90)
+    side, honest_eager = results.get("09_side_stream.py"), results.get("honest:eager/04_kahan_softmax.py")
+    if side and honest_eager:
+        extra["side_stream"] = side_stream_ratio(side, honest_eager)
+    cpu_results = json.loads(args.cpu_results.read_text()) if args.cpu_results and args.cpu_results.is_file() else {}
+    rows = table(cases, results, cpu_results)
+    honest_rows = [f"| {k} | {v['grading'].get('outcome')} | "
+                   f"{', '.join(sorted({f['check'] + '/' + str(f['class']) + '/' + f['severity'] for f in v.get('integrity', [])})) or '-'} |"
+                   for k, v in results.items() if k.startswith("honest:")]
+    text = "\n".join(rows + ["", "| honest solution | H100 outcome | findings |", "| --- | --- | --- |"] + honest_rows)
+    (args.out / "integrity_table.md").write_text(text + "\n")
+    (args.out / "integrity_gpu.json").write_text(json.dumps(
+        {"results": {k: summary(v) for k, v in results.items()}, **extra,
+         "elapsed_s": round(time.monotonic() - started, 1)}, indent=1))
+    print(text)
+    print(json.dumps(extra, indent=1)[:4000])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,123 @@
+"""Unit tests of the guards that need no grader: launch audit, SASS parsing and the FP8 verdict, the Kahan
+row-sum evidence, template hashing, the ncu CSV parser and the counter verdict."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from kernelbench.eval.integrity import launch_audit
+from kernelbench.eval.integrity.counters import CounterReading, bytes_check, parse_ncu_csv
+from kernelbench.eval.integrity.hooks import module_constant, required_mnemonics
+from kernelbench.eval.integrity.numerics import kahan_check
+from kernelbench.eval.integrity.sass import base_identifier, fp8_sass_check, split_functions
+from kernelbench.eval.integrity.templates import snapshot, template_findings
+
+GEMM = SimpleNamespace(forbidden=["torch.mm"], forbidden_kernels=["nvjet"])
+SOFTMAX = SimpleNamespace(forbidden=["torch.softmax"], forbidden_kernels=["cunn_SoftMax"])
+
+SASS = """
+	code for sm_90a
+		Function : _Z9fp8_gemmILi128EEvPKhS1_P13__nv_bfloat16
+        /*0ab0*/                   QGMMA.64x128x32.F32.E4M3.E4M3 gdesc[UR4], RZ, !UPT ;
+		Function : bf16_matmul_kernel
+        /*0ab0*/                   HGMMA.64x128x16.F32.BF16 R24, gdesc[UR4], RZ, !UPT ;
+		Function : triton_poi_fused_to_copy_0
+        /*0010*/                   F2FP.BF16.F32.PACK_AB R0, RZ, R0 ;
+"""
+
+
+def test_launch_audit_names_library_kernels_and_aten_ops():
+    found = launch_audit(["aten::mm", "matmul_kernel", "nvjet_tst_128x256_64x4_1x2_h_bz_NNT",
+                          "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"], GEMM)
+    assert {f.klass for f in found} == {1} and len(found) == 3
+    assert not launch_audit(["matmul_kernel", "triton_red_fused_sum_0", "aten::empty", "aten::mul"], GEMM)
+    assert launch_audit(["void (anonymous namespace)::cunn_SoftMaxForward<4, float>(float*, float const*, int)"],
+                        SOFTMAX)
+    assert launch_audit(["aten::_softmax"], SOFTMAX) and not launch_audit(["softmax_kernel"], SOFTMAX)
+
+
+def test_sass_split_and_identifier_matching():
+    kernels = split_functions(SASS, "x.so")
+    assert [k.name for k in kernels][:2] == ["_Z9fp8_gemmILi128EEvPKhS1_P13__nv_bfloat16", "bf16_matmul_kernel"]
+    assert base_identifier("void ns::fp8_gemm<128>(unsigned char const*, __nv_bfloat16*)") == "fp8_gemm"
+
+
+def test_fp8_verdicts():
+    kernels = split_functions(SASS, "x.so")
+    [ok] = fp8_sass_check({"void fp8_gemm<128>(unsigned char const*)": 90.0, "triton_poi_fused_to_copy_0": 10.0},
+                          kernels, required=["QGMMA", "QMMA"])
+    assert ok.severity == "info" and "QGMMA" in ok.evidence
+    [bad] = fp8_sass_check({"bf16_matmul_kernel": 90.0, "triton_poi_fused_to_copy_0": 10.0}, kernels)
+    assert bad.severity == "error" and bad.klass == 14 and "HGMMA" in bad.evidence
+    [decoy] = fp8_sass_check({"bf16_matmul_kernel": 90.0, "fp8_gemm": 1.0}, kernels)
+    assert decoy.severity == "error"
+    [unknown] = fp8_sass_check({"some_prebuilt_kernel": 5.0}, kernels)
+    assert unknown.severity == "error" and "some_prebuilt_kernel" in unknown.evidence
+    [small] = fp8_sass_check({"fp8_gemm": 1.0, "elementwise_kernel": 9.0}, kernels)
+    assert small.severity == "error" and "10%" in small.message
+
+
+def _absorb(rows: int, vocab: int) -> torch.Tensor:
+    x = torch.full((rows, vocab), math.log(2.0 ** -24 * 0.75))
+    x[:, 0] = 0.0
+    return x
+
+
+def test_kahan_check_rejects_naive_and_accepts_compensated():
+    x = _absorb(2, 8192)
+    oracle = torch.softmax(x.double(), dim=-1)
+    e = torch.exp(x - x.amax(dim=-1, keepdim=True))
+    total = torch.zeros(2)
+    for column in e.unbind(dim=1):  # one sequential fp32 accumulator per row
+        total = total + column
+    naive = e / total[:, None]
+    [f] = kahan_check(naive, oracle, 1e-6, case_id="absorb")
+    assert f.klass == 14 and "Kahan fp32" in f.evidence and "> bound" in f.evidence
+    assert not kahan_check(oracle.float(), oracle, 1e-6)
+
+
+def test_template_hashing_restores_and_reports(tmp_path: Path):
+    target = tmp_path / "problem.yaml"
+    target.write_text("tolerance: 1e-5\n")
+    created = tmp_path / "check.py"
+    before = snapshot([target, created])
+    target.write_text("tolerance: 1e9\n")
+    created.write_text("print('PASS')\n")
+    found = template_findings(before)
+    assert {f.file for f in found} == {"problem.yaml", "check.py"} and all(f.klass == 12 for f in found)
+    assert target.read_text() == "tolerance: 1e-5\n" and not created.exists()
+    assert "1e9" in next(f.evidence for f in found if f.file == "problem.yaml")
+
+
+NCU_CSV = '''==PROF== Connected to process 1234
+"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","dram__bytes_read.sum","dram__bytes_write.sum"
+"","","","","","","","byte","byte"
+"0","1234","python3","127.0.0.1","softmax_kernel","1","7","67108864","67110912"
+"1","1234","python3","127.0.0.1","triton_red_fused_0","1","7","1,024","0"
+'''
+
+
+def test_ncu_csv_and_counter_verdict():
+    reading = parse_ncu_csv(NCU_CSV)
+    assert reading.kernels == ["softmax_kernel", "triton_red_fused_0"]
+    assert reading.read_bytes == 67108864 + 1024
+    reading.input_bytes = 67108864
+    assert bytes_check(reading, 134217728)[0].severity == "info"
+    reading.read_bytes = 33554432
+    [low] = bytes_check(reading, 134217728)
+    assert low.severity == "error" and low.klass == 5 and "50%" in low.message
+    [skipped] = bytes_check(CounterReading(error="ncu not found"), 1.0)
+    assert skipped.severity == "info" and "ncu not found" in skipped.evidence
+
+
+def test_hook_helpers(tmp_path: Path):
+    (tmp_path / "reference.py").write_text("import torch\nROW_SUM_BOUND = 2e-6\n")
+    assert module_constant(tmp_path / "reference.py", "ROW_SUM_BOUND") == pytest.approx(2e-6)
+    spec = SimpleNamespace(required_sass={"sm_90": ["QGMMA"], "sm_100": ["UTCQMMA"]})
+    assert required_mnemonics(spec, "sm_90") == ["QGMMA"] and required_mnemonics(spec, "sm_90a") == ["QGMMA"]
+    assert required_mnemonics(SimpleNamespace(required_sass={}), "sm_90") is None
