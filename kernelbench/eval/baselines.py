@@ -26,14 +26,10 @@ def _missing_requirements(requires: list[str]) -> list[str]:
     return [r for r in requires if importlib.util.find_spec(r.split("==")[0].replace("-", "_")) is None]
 
 
-def measure_line(grader: Grader, line: str, module: Path, expected_dir: Path) -> Line:
-    bench = grader.stage("bench", grader.timing_cases(), line=line, module=str(module),
-                         expected_dir=str(expected_dir), expected_prefix="expected")
-    if bench.result is None:
-        return Line(available=False, reason=bench.error[:2000])
+def line_from_raw(grader: Grader, raw_shapes: dict[str, Any]) -> Line:
     shapes, errors = [], []
     for index, shape in enumerate(grader.shapes):
-        raw = bench.result["shapes"].get(str(index), {})
+        raw = raw_shapes.get(str(index), {})
         result = grader._shape_result(index, shape, raw)
         if result.median_ms is None:
             errors.append(f"shape {index}: {raw.get('error', 'no samples')[:500]}")
@@ -44,6 +40,21 @@ def measure_line(grader: Grader, line: str, module: Path, expected_dir: Path) ->
     if errors:
         return Line(available=False, reason="; ".join(errors), shapes=shapes)
     return Line(shapes=shapes, peak_fraction=geometric_mean([s.fraction for s in shapes]))
+
+
+def measure_lines(grader: Grader, lines: dict[str, Path], expected_dir: Path) -> dict[str, Line]:
+    """All available lines timed in one bench process (one start-up, one set of inputs loaded per line)."""
+    specs = [{"line": name, "module": str(module)} for name, module in lines.items()]
+    bench = grader.stage("bench", grader.timing_cases(), lines=specs, line=specs[0]["line"],
+                         module=specs[0]["module"], expected_dir=str(expected_dir), expected_prefix="expected")
+    if bench.result is None:
+        return {name: Line(available=False, reason=bench.error[:2000]) for name in lines}
+    measured = {}
+    for name in lines:
+        raw = bench.result["lines"].get(name, {})
+        measured[name] = Line(available=False, reason=raw["error"][:2000]) if "error" in raw else \
+            line_from_raw(grader, raw.get("shapes", {}))
+    return measured
 
 
 def measure_baselines(problem_dir: Path, device: str = "cuda", lines: tuple[str, ...] = ("eager", "compiled", "sota"),
@@ -62,29 +73,34 @@ def measure_baselines(problem_dir: Path, device: str = "cuda", lines: tuple[str,
         result = ProblemBaselines(problem=grader.spec.id, gpu=grader.profile.key if grader.profile else device,
                                   gpu_name=grader.device_info.get("name", "cpu"),
                                   measured_at=datetime.now(timezone.utc), problem_hash=problem_hash(problem_dir))
-        for line in lines:
-            result.lines[line] = _measure_named(grader, line, expected_dir, grader.device_info.get("torch", ""))
+        result.lines = _measure_all(grader, lines, expected_dir, grader.device_info.get("torch", ""))
         env = collect_environment(device, grader.profile, result.problem_hash, grader.device_info)
         result.environment = {k: str(v) for k, v in env.model_dump().items() if v}
     return result
 
 
-def _measure_named(grader: Grader, line: str, expected_dir: Path, torch_version: str) -> Line:
-    if line != "sota":
-        measured = measure_line(grader, line, grader.pristine / "reference.py", expected_dir)
-        measured.source = _line_source(line, torch_version, "")
-        return measured
-    if not grader.spec.sota:
-        return Line(available=False, reason="the problem names no SOTA implementation")
-    entry = grader.spec.sota[0]
-    missing = _missing_requirements(entry.requires)
-    module = grader.pristine / entry.module
-    if missing or not module.is_file():
-        return Line(available=False, source=entry.source,
-                    reason=f"not available here: missing {', '.join(missing) or entry.module}")
-    measured = measure_line(grader, "sota", module, expected_dir)
-    measured.source = f"{entry.name} ({entry.source})" if entry.source else entry.name
-    return measured
+def _measure_all(grader: Grader, lines: tuple[str, ...], expected_dir: Path, torch_version: str) -> dict[str, Line]:
+    modules, unavailable, sources = {}, {}, {}
+    for line in lines:
+        if line != "sota":
+            modules[line] = grader.pristine / "reference.py"
+            sources[line] = _line_source(line, torch_version, "")
+            continue
+        entry = grader.spec.sota[0] if grader.spec.sota else None
+        module = grader.pristine / entry.module if entry else None
+        missing = _missing_requirements(entry.requires) if entry else []
+        if entry is None:
+            unavailable[line] = Line(available=False, reason="the problem names no SOTA implementation")
+        elif missing or not module.is_file():
+            unavailable[line] = Line(available=False, source=entry.source,
+                                     reason=f"not available here: missing {', '.join(missing) or entry.module}")
+        else:
+            modules[line] = module
+            sources[line] = f"{entry.name} ({entry.source})" if entry.source else entry.name
+    measured = measure_lines(grader, modules, expected_dir) if modules else {}
+    for line, value in measured.items():
+        value.source = sources[line]
+    return {line: measured.get(line) or unavailable[line] for line in lines}
 
 
 def write_baselines(problem_dir: Path, baselines: ProblemBaselines) -> Path:

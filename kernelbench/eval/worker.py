@@ -64,11 +64,12 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     device = torch.device(job["device"])
     reference = load_module(Path(job["problem_dir"]) / "reference.py", "reference")
     role = job["role"]
-    candidate = None if role == "judge" or job["line"] == "eager" else load_solution(Path(job["module"]), job["line"])
-    guards.pin_backend_flags()
-    ctx = {"job": job, "torch": torch, "device": device, "reference": reference, "candidate": candidate}
+    ctx = {"job": job, "torch": torch, "device": device, "reference": reference, "candidate": None}
     if role == "bench":
-        return {"shapes": run_bench(ctx)}
+        return run_bench_lines(ctx, load_solution)
+    if role == "check":
+        ctx["candidate"] = None if job["line"] == "eager" else load_solution(Path(job["module"]), job["line"])
+    guards.pin_backend_flags()
     if role == "judge":
         from kernelbench.eval.judge import run_judge
 
@@ -199,6 +200,27 @@ def save_outputs(ctx: dict[str, Any], out: Any, case_id: str) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------------------------- timing
+
+def run_bench_lines(ctx: dict[str, Any], load_solution) -> dict[str, Any]:
+    """Time one or several lines (a candidate; or eager, compiled and SOTA) in this one process."""
+    from kernelbench.eval.portable import guards
+
+    job = ctx["job"]
+    lines = job.get("lines") or [{"line": job["line"], "module": job["module"]}]
+    results: dict[str, Any] = {}
+    for spec in lines:
+        try:
+            candidate = None if spec["line"] == "eager" else load_solution(Path(spec["module"]), spec["line"])
+            guards.pin_backend_flags()
+            line_ctx = {**ctx, "candidate": candidate, "job": {**job, "line": spec["line"]}}
+            results[spec["line"]] = {"shapes": run_bench(line_ctx)}
+        except Exception as exc:
+            results[spec["line"]] = {"error": describe(exc)}
+    first = results[lines[0]["line"]]
+    if "error" in first and len(lines) == 1:
+        raise RuntimeError(first["error"])
+    return {"lines": results, "shapes": first.get("shapes", {})}
+
 
 def run_bench(ctx: dict[str, Any]) -> dict[str, Any]:
     by_shape: dict[int, list[dict]] = {}
