@@ -151,6 +151,7 @@ def fp8_sass_check(launched: Mapping[str, float] | Iterable[str], kernels: list[
     `required`: the problem's `required_sass` mnemonics for this GPU's arch (default: any FP8 MMA form)."""
     pattern = required_pattern(required)
     times = dict(launched) if isinstance(launched, Mapping) else {n: 1.0 for n in launched}
+    times = {n: t for n, t in times.items() if not n.startswith("aten::")}  # CPU-side op names, not kernels
     if not times:
         return [finding(CHECK, 14, "no kernel launch was recorded, so FP8 tensor-core use cannot be shown",
                         evidence="; ".join(errors or []))]
