@@ -9,8 +9,14 @@ from kernelbench.transcripts.builder import SessionBuilder
 from kernelbench.transcripts.formats import document_formats, line_formats
 from kernelbench.transcripts.model import Session
 from kernelbench.transcripts.pricing import estimate_cost
-from kernelbench.transcripts.reader import (HEAD_BYTES, first_records, head_records, iter_lines, load_document,
-                                            read_head)
+from kernelbench.transcripts.reader import (
+    HEAD_BYTES,
+    first_records,
+    head_records,
+    iter_lines,
+    load_document,
+    read_head,
+)
 
 
 def load(path: Path | str, *, estimate: bool = True) -> Session:

@@ -43,17 +43,18 @@ def parse_json_bytes(raw: bytes) -> tuple[Any, str | None]:
 def iter_lines(path: Path) -> Iterator[Line]:
     """Yield every non-blank line of a JSONL file, parsed where possible."""
     with open(path, "rb") as handle:
-        number = 0
         previous: Line | None = None
-        for chunk in handle:
-            number += 1
-            raw = chunk.rstrip(b"\r\n")
-            if number == 1 and raw.startswith(BOM):
-                raw = raw[len(BOM):]
-            if not raw.strip():
+        cut_off = False
+        for number, chunk in enumerate(handle, start=1):
+            if number == 1 and chunk.startswith(BOM):
+                chunk = chunk[len(BOM):]
+            if chunk.isspace() or not chunk:
                 continue
-            record, problem = parse_json_bytes(raw)
-            line = Line(number, record, raw, None, problem) if record is not None else Line(number, None, raw, problem)
+            # JSON allows the trailing "\r\n" as whitespace: no copy of the line is made to strip it
+            try:
+                line = Line(number, orjson.loads(chunk), chunk)
+            except orjson.JSONDecodeError:
+                line = _repair(number, chunk.rstrip(b"\r\n"))
             if previous is not None:
                 yield previous
             previous = line
@@ -62,6 +63,13 @@ def iter_lines(path: Path) -> Iterator[Line]:
             if previous.problem == "bad_json" and cut_off and previous.raw.lstrip()[:1] in (b"{", b"["):
                 previous.problem = "truncated_last_line"
             yield previous
+
+
+def _repair(number: int, raw: bytes) -> Line:
+    record, problem = parse_json_bytes(raw)
+    if record is not None:
+        return Line(number, record, raw, None, problem)
+    return Line(number, None, raw, problem)
 
 
 HEAD_BYTES = 256 * 1024

@@ -48,6 +48,7 @@ def summarize(session: Session) -> dict[str, Any]:
         "start": session.start,
         "end": session.end,
         "duration_s": session.duration_s,
+        "duration": _duration_text(session.duration_s),
         "complete": session.complete,
         "final_message": (session.final_message or "")[:500] or None,
         "unknown_records_total": sum(session.unknown_records.values()),
@@ -56,3 +57,11 @@ def summarize(session: Session) -> dict[str, Any]:
         "issues": dict(sorted(session.issue_counts.items())),
         "issue_examples": [issue.model_dump() for issue in session.issues[:10]],
     }
+
+
+def _duration_text(seconds: float | None) -> str | None:
+    if seconds is None:
+        return None
+    minutes, secs = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes:02d}m {secs:02d}s" if hours else f"{minutes}m {secs:02d}s"

@@ -220,7 +220,7 @@ def _last_id(event: Event) -> int:
 # ---------------------------------------------------------------------------------------------- page parts
 
 def _header(session: Session) -> str:
-    usage, counts = _totals(session.events)
+    _, counts = _totals(session.events)
     tokens = session.tokens
     cost = "—" if session.cost_usd is None else f"${session.cost_usd:,.2f}" + (
         ' <span class="kbt-b warn" title="{}">estimate</span>'.format(esc(session.cost_note or ""))

@@ -18,18 +18,29 @@ KEYS = {"format", "version", "models", "events_total", "events_by_kind", "tool_c
 
 
 def kernelbench(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "kernelbench", *args], capture_output=True, text=True, timeout=120)
+    """The installed command in a fresh process (slow to start: used for a few end-to-end checks)."""
+    return subprocess.run([sys.executable, "-m", "kernelbench", *args], capture_output=True, text=True, timeout=300,
+                          check=False)
 
 
-def test_show_json_on_one_file_per_folder(tx: Path) -> None:
+def run_main(capsys, *args: str) -> tuple[int, str, str]:
+    """The same command line through `kernelbench.cli.main`, in this process."""
+    from kernelbench.cli import main
+
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_show_json_on_one_file_per_folder(tx: Path, capsys) -> None:
     expected = {"claude-session": "claude-session", "claude-stream": "claude-stream", "codex-rollout": "codex-rollout",
                 "codex-exec": "codex-exec", "opencode-export": "opencode-export", "gemini-session": "gemini-session",
                 "kimi-wire": "kimi-wire"}
     for folder, fmt in expected.items():
         path = max((p for p in (tx / folder).iterdir() if p.name != "state.json"), key=lambda p: p.stat().st_size)
-        done = kernelbench("transcript", "show", str(path), "--json")
-        assert done.returncode == 0, done.stderr
-        summary = json.loads(done.stdout)
+        code, out, err = run_main(capsys, "transcript", "show", str(path), "--json")
+        assert code == 0, err
+        summary = json.loads(out)
         assert KEYS <= summary.keys()
         assert summary["format"] == fmt
         assert summary["tool_calls_total"] == sum(summary["tool_calls_by_name"].values())
@@ -37,22 +48,25 @@ def test_show_json_on_one_file_per_folder(tx: Path) -> None:
                                                  ("input", "output", "cache_read", "cache_write"))
 
 
-def test_show_text_names_incomplete_and_unknowns(tx: Path) -> None:
+def test_show_end_to_end_in_a_fresh_process(tx: Path) -> None:
     done = kernelbench("transcript", "show", str(tx / "kimi-wire" / "state.json"))
-    assert done.returncode == 0
+    assert done.returncode == 0, done.stderr
     assert "NO (incomplete session)" in done.stdout and "document 1" in done.stdout
+    done = kernelbench("transcript", "show", str(tx / "codex-exec" / "stream-output-5.jsonl"), "--json")
+    assert done.returncode == 0 and json.loads(done.stdout)["tool_calls_by_name"] == {"shell": 1}
 
 
-def test_show_missing_file_is_a_clear_error(tmp_path: Path) -> None:
-    done = kernelbench("transcript", "show", str(tmp_path / "missing.jsonl"))
-    assert done.returncode == 2 and "missing.jsonl" in done.stderr and "Traceback" not in done.stderr
+def test_show_missing_file_is_a_clear_error(tmp_path: Path, capsys) -> None:
+    code, _, err = run_main(capsys, "transcript", "show", str(tmp_path / "missing.jsonl"))
+    assert code == 2 and "missing.jsonl" in err and "Traceback" not in err
 
 
-def test_help_has_examples() -> None:
+def test_help_has_examples(capsys) -> None:
     for command in (("transcript", "show", "--help"), ("transcript", "convert", "--help"),
                     ("transcript", "html", "--help")):
-        done = kernelbench(*command)
-        assert done.returncode == 0 and "examples:" in done.stdout
+        with pytest.raises(SystemExit) as exited:
+            run_main(capsys, *command)
+        assert exited.value.code == 0 and "examples:" in capsys.readouterr().out
 
 
 def test_convert_redacts_secrets_and_home_paths(tmp_path: Path) -> None:
@@ -78,21 +92,21 @@ def test_redaction_leaves_ordinary_text_alone() -> None:
     assert redact_text(text) == text
 
 
-def test_convert_then_show_round_trip(tx: Path, tmp_path: Path) -> None:
+def test_convert_then_show_round_trip(tx: Path, tmp_path: Path, capsys) -> None:
     source = tx / "codex-rollout" / "codex-rollout-2026-02-26T15-29-14-019c9b36-51d0-7350-a2a9-acb3de53c455.jsonl"
     out = tmp_path / "n.jsonl"
-    assert kernelbench("transcript", "convert", str(source), "-o", str(out)).returncode == 0
-    before = json.loads(kernelbench("transcript", "show", str(source), "--json").stdout)
-    after = json.loads(kernelbench("transcript", "show", str(out), "--json").stdout)
+    assert run_main(capsys, "transcript", "convert", str(source), "-o", str(out))[0] == 0
+    before = json.loads(run_main(capsys, "transcript", "show", str(source), "--json")[1])
+    after = json.loads(run_main(capsys, "transcript", "show", str(out), "--json")[1])
     assert after["format"] == "normalized"
     for key in ("events_by_kind", "tool_calls_by_name", "tokens", "complete"):
         assert after[key] == before[key]
 
 
-@pytest.mark.slow
-def test_html_command_writes_a_page(tx: Path, tmp_path: Path) -> None:
-    done = kernelbench("transcript", "html", str(tx / "gemini-session" / "session-2025-10-27T19-55-981c87cb.json"),
-                       "-o", str(tmp_path / "view"))
-    assert done.returncode == 0, done.stderr
+def test_html_command_writes_a_page(tx: Path, tmp_path: Path, capsys) -> None:
+    code, _, err = run_main(capsys, "transcript", "html",
+                            str(tx / "gemini-session" / "session-2025-10-27T19-55-981c87cb.json"),
+                            "-o", str(tmp_path / "view"))
+    assert code == 0, err
     page = (tmp_path / "view" / "index.html").read_text()
     assert 'class="kbt"' in page and (tmp_path / "view" / "transcript.js").is_file()

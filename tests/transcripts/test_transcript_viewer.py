@@ -14,7 +14,7 @@ EVENT_ID = re.compile(r'id="e-(\d+)"')
 
 def chunk_html(path: Path) -> str:
     text = path.read_text()
-    match = re.fullmatch(r"KBT\.chunk\((\d+),(.*)\);\n", text, re.S)
+    match = re.fullmatch(r"KBT\.chunk\((\d+),(.*)\);\n", text, re.DOTALL)
     assert match, path
     return json.loads(match.group(2))
 
