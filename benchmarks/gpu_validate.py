@@ -21,7 +21,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-PHASES = ("calibrate", "check", "wrong", "repeat", "independent", "baselines")
+PHASES = ("calibrate", "check", "wrong", "repeat", "independent", "baselines", "compiled")
 
 
 def deck(selected: str) -> list[Path]:
@@ -57,11 +57,11 @@ def phase_check(args, out: dict) -> None:
             print(f"problem check {problem.name}: ERROR {exc}")
 
 
-def _grade(solution: Path, problem: Path) -> dict:
+def _grade(solution: Path, problem: Path, lint: bool = True) -> dict:
     from kernelbench.eval.grade import grade_solution
 
     started = time.monotonic()
-    report = grade_solution(solution, problem, device="cuda", shapes="full")
+    report = grade_solution(solution, problem, device="cuda", shapes="full", lint=lint)
     g = report.grading
     return {"outcome": g.outcome.value, "correct": g.correct, "peak_fraction": g.peak_fraction,
             "elapsed_s": time.monotonic() - started, "reasons": g.reasons[:3],
@@ -82,10 +82,18 @@ def phase_wrong(args, out: dict) -> None:
 def phase_repeat(args, out: dict) -> None:
     out["repeat"] = {}
     for name in args.repeat.split(","):
-        solution, problem = REPO / "solutions" / "triton" / f"{name}.py", REPO / "problems" / name
+        problem = REPO / "problems" / name
+        solution = problem / "reference.py" if args.repeat_reference else REPO / "solutions" / "triton" / f"{name}.py"
         if not solution.is_file() or not problem.is_dir():
             continue
-        first, second = _grade(solution, problem), _grade(solution, problem)
+        lint = not args.repeat_reference  # a reference uses the very ops it forbids to solutions
+        first = _grade(solution, problem, lint)
+        second = _grade(solution, problem, lint) if _remaining(args) > first["elapsed_s"] + 20 else None
+        if second is None:
+            out["repeat"][name] = {"first": first, "second": "skipped: budget"}
+            print(f"repeat {name}: graded once ({first['outcome']}, {first['elapsed_s']:.1f} s), no budget left")
+            print(first["benchmark_log"])
+            continue
         pf = [first["peak_fraction"], second["peak_fraction"]]
         diff = abs(pf[0] - pf[1]) / max(pf) if all(pf) else None
         out["repeat"][name] = {"first": first, "second": second, "relative_difference": diff}
@@ -137,25 +145,54 @@ def phase_independent(args, out: dict) -> None:
     out["independent_timing"] = rows
 
 
-def phase_baselines(args, out: dict) -> None:
+def _remaining(args) -> float:
+    return args.deadline - time.monotonic()
+
+
+def _baselines_pass(args, out: dict, lines: tuple[str, ...], written: set) -> None:
     from kernelbench.eval.baselines import measure_baselines, write_baselines
 
-    out["baselines"] = {}
-    written = []
     for problem in deck(args.problems):
+        if _remaining(args) < 45:
+            print(f"baselines {lines} {problem.name}: skipped, device budget nearly spent")
+            out["baselines"].setdefault(problem.name, {})["skipped_" + "_".join(lines)] = True
+            continue
         started = time.monotonic()
+        limit = max(30.0, _remaining(args) - 20)
         try:
-            result = measure_baselines(problem)
-            written.append(write_baselines(problem, result))
-            out["baselines"][problem.name] = {k: {"peak_fraction": v.peak_fraction, "available": v.available,
-                                                  "reason": v.reason[:300]} for k, v in result.lines.items()}
+            result = measure_baselines(problem, lines=lines, limits={"bench": limit, "reference": limit})
+            written.add(write_baselines(problem, result, merge=True))
+            out["baselines"].setdefault(problem.name, {}).update(
+                {k: {"peak_fraction": v.peak_fraction, "available": v.available, "reason": v.reason[:300],
+                     "median_ms": [t.median_ms for t in v.shapes], "methods": [t.timing_method for t in v.shapes]}
+                 for k, v in result.lines.items()})
         except Exception as exc:
-            out["baselines"][problem.name] = {"error": f"{type(exc).__name__}: {exc}"[:2000]}
-        print(f"baselines {problem.name} ({time.monotonic() - started:.0f} s): {out['baselines'][problem.name]}")
+            out["baselines"].setdefault(problem.name, {})["error_" + "_".join(lines)] = \
+                f"{type(exc).__name__}: {exc}"[:2000]
+        print(f"baselines {lines} {problem.name} ({time.monotonic() - started:.0f} s): "
+              f"{json.dumps(out['baselines'][problem.name], default=str)[:600]}")
+        _pack(args, written)
+
+
+def _pack(args, written: set) -> None:
     if written and args.out:
         with tarfile.open(Path(args.out) / "baselines.tar.gz", "w:gz") as tar:
-            for path in written:
-                tar.add(path, arcname=str(path.relative_to(REPO)))
+            for path in sorted(written):
+                tar.add(path, arcname=str(Path(path).relative_to(REPO)))
+
+
+def phase_baselines(args, out: dict) -> None:
+    """eager and SOTA lines for every problem first, then the slow torch.compile line while budget remains."""
+    out["baselines"] = {}
+    written: set = set()
+    _baselines_pass(args, out, ("eager", "sota"), written)
+    out["baselines_first_pass_s"] = time.monotonic() - args.started
+
+
+def phase_compiled(args, out: dict) -> None:
+    written: set = set()
+    out.setdefault("baselines", {})
+    _baselines_pass(args, out, ("compiled",), written)
 
 
 def main() -> int:
@@ -164,10 +201,18 @@ def main() -> int:
     parser.add_argument("--phases", default=",".join(PHASES))
     parser.add_argument("--problems", default="all", help="all, or comma-separated problem ids")
     parser.add_argument("--repeat", default="04_kahan_softmax", help="problems whose triton solution is graded twice")
+    parser.add_argument("--repeat-reference", action="store_true",
+                        help="grade the problem's own reference.py twice instead of solutions/triton")
+    parser.add_argument("--budget-s", type=float, default=3600, help="stop starting new work after this long")
     args = parser.parse_args()
+    args.started = time.monotonic()
+    args.deadline = args.started + args.budget_s
     out: dict = {"started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     for phase in args.phases.split(","):
         started = time.monotonic()
+        if _remaining(args) < 30:
+            print(f"phase {phase}: skipped, device budget nearly spent")
+            continue
         try:
             globals()[f"phase_{phase}"](args, out)
         except Exception:

@@ -58,11 +58,11 @@ def measure_lines(grader: Grader, lines: dict[str, Path], expected_dir: Path) ->
 
 
 def measure_baselines(problem_dir: Path, device: str = "cuda", lines: tuple[str, ...] = ("eager", "compiled", "sota"),
-                      shapes: str = "full") -> ProblemBaselines:
+                      shapes: str = "full", limits: dict[str, float] | None = None) -> ProblemBaselines:
     problem_dir = Path(problem_dir).resolve()
     with tempfile.TemporaryDirectory(prefix="kb-baselines-", dir=scratch_dir()) as tmp:
-        grader = Grader(problem_dir / "reference.py", problem_dir, device, shapes, "eager", dict(STAGE_LIMITS_S),
-                        False, Path(tmp))
+        grader = Grader(problem_dir / "reference.py", problem_dir, device, shapes, "eager",
+                        {**STAGE_LIMITS_S, **(limits or {})}, False, Path(tmp))
         reference = grader.stage("judge", grader.timing_cases(), save_expected=True)
         if reference.result is None:
             raise KernelBenchError(f"the reference failed: {reference.error}", path=problem_dir / "reference.py")
@@ -103,7 +103,14 @@ def _measure_all(grader: Grader, lines: tuple[str, ...], expected_dir: Path, tor
     return {line: measured.get(line) or unavailable[line] for line in lines}
 
 
-def write_baselines(problem_dir: Path, baselines: ProblemBaselines) -> Path:
+def write_baselines(problem_dir: Path, baselines: ProblemBaselines, merge: bool = False) -> Path:
+    """Write the file; with `merge`, lines measured earlier (same problem hash) are kept unless re-measured."""
     path = baselines_path(problem_dir, baselines.gpu)
+    if merge and path.is_file():
+        from kernelbench.problems.baselines import load_baselines
+
+        earlier = load_baselines(path)
+        if earlier.problem_hash == baselines.problem_hash:
+            baselines.lines = {**earlier.lines, **baselines.lines}
     atomic_write_text(path, baselines.model_dump_json(indent=2) + "\n")
     return path

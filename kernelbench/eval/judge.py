@@ -105,7 +105,13 @@ def run_judge(ctx: dict[str, Any]) -> dict[str, Any]:
     if not job.get("check_dir"):
         return {cid: {"reference_error": k["reference_error"]} if "reference_error" in k else {"prepared": True}
                 for cid, k in kept.items()}
-    return {case["id"]: judge_case(ctx, case, kept[case["id"]]) for case in job["cases"]}
+    verdicts = {}
+    for case in job["cases"]:
+        verdicts[case["id"]] = judge_case(ctx, case, kept.pop(case["id"]))
+        if case["label"] != "base":  # only base cases are timed later: free the disk (often RAM) now
+            for path in (input_path(job, case["id"]), Path(job["check_dir"]) / f"out_{case['id']}.kbt"):
+                path.unlink(missing_ok=True)
+    return verdicts
 
 
 def wait_for_output(job: dict[str, Any], case_id: str) -> Path | None:
