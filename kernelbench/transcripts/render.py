@@ -79,17 +79,22 @@ def _highlighted(text: str, lexer) -> str:
     return highlight(text, lexer, _FORMATTER)
 
 
-DIFF_CLASSES = (("+++ ", "gh"), ("--- ", "gh"), ("+", "gi"), ("-", "gd"), ("@@", "gu"), ("Index: ", "gh"))
+DIFF_CLASSES = {"+": "gi", "-": "gd", "@": "gu", "I": "gh"}   # by first character; headers checked apart
 
 
 def diff_lines(text: str) -> str:
     """A diff marked up line by line with the token classes pygments' DiffLexer gives the same lines (it is a
     line classifier too), styled by the same pygments stylesheet; pygments' own formatter costs about 2 ms per
-    diff here, which for thousands of edits is most of the page's build time."""
+    diff here, which for thousands of edits is most of the page's build time. Escaping first keeps each line's
+    first character (+ - @) as it was."""
     out = []
-    for line in text.split("\n"):
-        cls = next((c for prefix, c in DIFF_CLASSES if line.startswith(prefix)), None)
-        out.append(f'<span class="{cls}">{esc(line)}</span>' if cls else esc(line))
+    for line in esc(text).split("\n"):
+        cls = DIFF_CLASSES.get(line[:1])
+        if cls == "gi" and line.startswith("+++ ") or cls == "gd" and line.startswith("--- "):
+            cls = "gh"
+        elif cls == "gu" and not line.startswith("@@") or cls == "gh" and not line.startswith("Index: "):
+            cls = None
+        out.append(f'<span class="{cls}">{line}</span>' if cls else line)
     return "\n".join(out)
 
 
