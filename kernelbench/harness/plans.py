@@ -3,7 +3,8 @@
 A plan is a YAML file under `sweeps/plans/` of the project; `scripted:<name>` finds it by name,
 `scripted:path/to/plan.yaml` by path. Paths in `write.from` are relative to the project root (the folder holding
 `problems/`) and may use `{problem}`; a list means "the first that exists". The harness inlines their content
-before the agent starts, since nothing outside the workspace is visible from the sandbox.
+before the agent starts, since nothing outside the workspace is visible from the sandbox. In a run graded on the
+smoke shapes, `python check.py` and `python benchmark.py` get `--smoke`, as a person would tell the agent.
 """
 
 from __future__ import annotations
@@ -91,19 +92,24 @@ def load_plan(path: Path) -> Plan:
     return load_yaml_model(path, Plan)
 
 
-def resolve_plan(plan: Plan, plan_path: Path, problem_id: str, root: Path) -> dict[str, Any]:
+def resolve_plan(plan: Plan, plan_path: Path, problem_id: str, root: Path, shapes: str = "full") -> dict[str, Any]:
     """The plan as the agent program reads it: `{problem}` filled and every file's content inlined."""
-    return {"name": plan.name, "steps": [_resolve(s, plan_path, problem_id, root) for s in plan.steps]}
+    return {"name": plan.name, "steps": [_resolve(s, plan_path, problem_id, root, shapes) for s in plan.steps]}
 
 
-def _resolve(step: Step, plan_path: Path, problem_id: str, root: Path) -> dict[str, Any]:
+SMOKE_SCRIPTS = ("python check.py", "python benchmark.py")
+
+
+def _resolve(step: Step, plan_path: Path, problem_id: str, root: Path, shapes: str) -> dict[str, Any]:
     if step.write is not None:
         return {"write": {"to": step.write.to, "content": _content(step.write, plan_path, problem_id, root)}}
     if step.run is not None:
         run = step.run if isinstance(step.run, RunStep) else RunStep(command=step.run)
+        if shapes == "smoke" and run.command.strip() in SMOKE_SCRIPTS:
+            run = run.model_copy(update={"command": run.command.strip() + " --smoke"})
         return {"run": run.model_dump()}
     if step.if_failed is not None:
-        return {"if_failed": [_resolve(s, plan_path, problem_id, root) for s in step.if_failed]}
+        return {"if_failed": [_resolve(s, plan_path, problem_id, root, shapes) for s in step.if_failed]}
     if step.edit is not None:
         return {"edit": step.edit.model_dump()}
     key = next(k for k in ("say", "think", "sleep") if getattr(step, k) is not None)

@@ -117,7 +117,7 @@ def _run_agent(request: RunRequest, run_id: str, ws: Workspace, home: Path,
     home.mkdir(parents=True)
     ctx = AgentContext(spec=request.agent, prompt=ws.prompt, workspace=ws.root, home=home, run_dir=staging,
                        problem_dir=Path(request.problem_dir), problem_id=ws.spec.id, budget_s=request.budget_s,
-                       run_id=run_id, options=request.options, env=dict(request.env))
+                       run_id=run_id, shapes=request.shapes, options=request.options, env=dict(request.env))
     hidden = [Path(request.runs_dir).resolve(), Path(request.problem_dir).resolve()]
     return launch_agent(adapter, ctx, sandboxed=request.sandboxed, network=request.network, hidden=hidden)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import importlib
+import inspect
 import json
 import re
 import shutil
@@ -122,15 +123,11 @@ def write_agent_files(problem_dir: Path, root: Path, *, device: str, shapes: str
         raise KernelBenchError("kernelbench.eval.agent_files is not available, so the workspace cannot get its "
                                "check.py and benchmark.py", hint="install the evaluation stage "
                                "(pip install -e '.[eval]') or update kernelbench") from None
-    writer = getattr(module, "write_agent_files", None)
-    if writer is not None:
-        writer(problem_dir, root, device=device, shapes=shapes)
-        return
-    files = module.agent_files(problem_dir, device=device, shapes=shapes)
-    for name, content in files.items():
-        target = root / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(content if isinstance(content, bytes) else str(content).encode("utf-8"))
+    writer = module.write_agent_files
+    # the scripts choose the device themselves and take --smoke; newer writers may also take these settings
+    accepted = inspect.signature(writer).parameters
+    settings = {k: v for k, v in {"device": device, "shapes": shapes}.items() if k in accepted}
+    writer(problem_dir, root, **settings)
 
 
 # ------------------------------------------------------------------------------------------------ after the agent

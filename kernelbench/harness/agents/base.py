@@ -42,6 +42,7 @@ class AgentContext:
     problem_id: str
     budget_s: float
     run_id: str = ""
+    shapes: str = "full"                                    # full | smoke: what the run is graded on
     options: dict[str, Any] = field(default_factory=dict)   # per-agent settings from the sweep file
     env: dict[str, str] = field(default_factory=dict)       # from the harness: CUDA_VISIBLE_DEVICES, ...
 

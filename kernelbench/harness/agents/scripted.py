@@ -49,7 +49,8 @@ class ScriptedAdapter(AgentAdapter):
     def prepare_home(self, ctx: AgentContext) -> None:
         plan_path = find_plan(ctx.spec.model, ctx.options.get("plan_search"))
         root = Path(ctx.options.get("project_root") or ctx.problem_dir.resolve().parent.parent)
-        resolved = resolve_plan(load_plan(plan_path), plan_path, ctx.problem_id, root)
+        resolved = resolve_plan(load_plan(plan_path), plan_path, ctx.problem_id, root,
+                                ctx.shapes)
         folder = ctx.home / AGENT_DIR
         folder.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(PROGRAM, folder / "agent.py")
