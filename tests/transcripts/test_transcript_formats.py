@@ -342,3 +342,125 @@ def test_kimi_cli_old_wire(tmp_path: Path) -> None:
     assert session.events[2].input == {"command": "ls"}
     assert (session.tokens.input, session.tokens.output, session.tokens.cache_read) == (100, 20, 50)
     assert session.duration_s == pytest.approx(6.0)
+
+
+# ---------------------------------------------------------------------------------------------- generations not in the fixtures
+
+def write_jsonl(path: Path, records: list[dict]) -> Path:
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    return path
+
+
+def test_codex_early_rollout_without_envelope(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "rollout.jsonl", [
+        {"id": "0197-early", "timestamp": "2025-06-01T10:00:00Z", "instructions": None, "git": {"branch": "main"}},
+        {"record_type": "state"},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "fix the test"}]},
+        {"type": "reasoning", "summary": [{"type": "summary_text", "text": "**Reading the test**"}]},
+        {"type": "function_call", "name": "shell", "arguments": "{\"command\": [\"bash\", \"-lc\", \"pytest -q\"]}",
+         "call_id": "c1"},
+        {"type": "function_call_output", "call_id": "c1",
+         "output": "{\"output\": \"1 failed\", \"metadata\": {\"exit_code\": 1, \"duration_seconds\": 2.5}}"},
+        {"record_type": "state"},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "It fails."}]},
+    ])
+    session = load(path)
+    assert session.format == "codex-rollout" and session.session_id == "0197-early"
+    assert [e.kind for e in session.events] == [Kind.USER, Kind.THINKING, Kind.TOOL_CALL, Kind.TOOL_RESULT,
+                                                Kind.ASSISTANT]
+    result = session.events[3]
+    assert (result.exit_code, result.is_error, result.duration_s, result.output) == (1, True, 2.5, "1 failed")
+    assert session.unknown_records == {} and session.ignored_records == {"state": 2}
+
+
+def test_claude_inline_sidechain_becomes_a_subagent_span(tmp_path: Path) -> None:
+    base = {"sessionId": "s", "cwd": "/w", "version": "1.0.80"}
+    path = write_jsonl(tmp_path / "s.jsonl", [
+        {**base, "type": "user", "uuid": "1", "isSidechain": False, "message": {"role": "user", "content": "go"}},
+        {**base, "type": "assistant", "uuid": "2", "isSidechain": False, "requestId": "r1", "message": {
+            "id": "m1", "model": "claude-opus-4-1", "content": [{"type": "tool_use", "id": "t1", "name": "Task",
+                                                                 "input": {"description": "look"}}]}},
+        {**base, "type": "user", "uuid": "3", "isSidechain": True, "message": {"role": "user", "content": "look"}},
+        {**base, "type": "assistant", "uuid": "4", "isSidechain": True, "requestId": "r2", "message": {
+            "id": "m2", "model": "claude-opus-4-1", "content": [{"type": "text", "text": "found it"}]}},
+        {**base, "type": "user", "uuid": "5", "isSidechain": False, "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": "found it"}]}},
+        {**base, "type": "assistant", "uuid": "6", "isSidechain": False, "requestId": "r3", "message": {
+            "id": "m3", "model": "claude-opus-4-1", "content": [{"type": "text", "text": "done"}]}},
+    ])
+    session = load(path)
+    kinds = [e.kind for e in session.events]
+    assert kinds == [Kind.USER, Kind.TOOL_CALL, Kind.SUBAGENT, Kind.TOOL_RESULT, Kind.ASSISTANT]
+    span = session.events[2]
+    assert [e.text for e in span.events] == ["look", "found it"] and session.complete
+    assert [e.id for e in session.walk()] == list(range(1, 8))
+
+
+def test_opencode_run_stream(tmp_path: Path) -> None:
+    sid, t = "ses_x", 1771214900000
+    path = write_jsonl(tmp_path / "run.jsonl", [
+        {"type": "step_start", "timestamp": t, "sessionID": sid, "part": {"type": "step-start"}},
+        {"type": "text", "timestamp": t + 1, "sessionID": sid, "part": {"type": "text", "text": "Looking."}},
+        {"type": "tool_use", "timestamp": t + 2, "sessionID": sid, "part": {
+            "type": "tool", "callID": "c1", "tool": "edit", "state": {
+                "status": "completed", "input": {"filePath": "/w/a.py", "oldString": "x = 1", "newString": "x = 2"},
+                "output": "ok", "time": {"start": t + 2, "end": t + 1500}}}},
+        {"type": "step_finish", "timestamp": t + 1600, "sessionID": sid, "part": {
+            "type": "step-finish", "reason": "stop", "cost": 0.0123,
+            "tokens": {"input": 100, "output": 20, "reasoning": 5, "cache": {"read": 50, "write": 0}}}},
+    ])
+    session = load(path)
+    assert session.format == "opencode-run" and session.complete and session.cost_usd == pytest.approx(0.0123)
+    assert not session.cost_is_estimate
+    (edit,) = events_of(session, Kind.FILE_EDIT)
+    assert edit.path == "/w/a.py" and "-x = 1\n+x = 2\n" in edit.diff
+    result = events_of(session, Kind.TOOL_RESULT)[0]
+    assert result.duration_s == pytest.approx(1.498)
+    assert (session.tokens.input, session.tokens.output, session.tokens.cache_read) == (100, 20, 50)
+
+
+def test_cursor_stream(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "cursor.jsonl", [
+        {"type": "system", "subtype": "init", "apiKeySource": "login", "cwd": "/w", "session_id": "c1",
+         "model": "gpt-5", "permissionMode": "default"},
+        {"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": "make it fast"}]}},
+        {"type": "thinking", "subtype": "delta", "text": "Let me "},
+        {"type": "thinking", "subtype": "delta", "text": "look."},
+        {"type": "thinking", "subtype": "completed"},
+        {"type": "tool_call", "subtype": "started", "call_id": "t1",
+         "tool_call": {"shellToolCall": {"args": {"command": "ls"}}}},
+        {"type": "tool_call", "subtype": "completed", "call_id": "t1", "tool_call": {"shellToolCall": {
+            "args": {"command": "ls"}, "result": {"success": {"stdout": "a.py\n", "exitCode": 0}}}}},
+        {"type": "tool_call", "subtype": "completed", "call_id": "t2", "tool_call": {"editToolCall": {
+            "args": {"path": "a.py", "oldString": "x", "newString": "y"}, "result": {"success": {}}}}},
+        {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "Done."}]}},
+        {"type": "result", "subtype": "success", "is_error": False, "duration_ms": 1234, "result": "Done."},
+    ])
+    session = load(path)
+    assert session.format == "cursor-stream" and session.complete and session.duration_s == pytest.approx(1.234)
+    assert events_of(session, Kind.THINKING)[0].text == "Let me look."
+    assert summarize(session)["tool_calls_by_name"] == {"shell": 1, "edit": 1}
+    assert events_of(session, Kind.TOOL_RESULT)[0].output == "a.py\n"
+    assert "-x\n+y\n" in events_of(session, Kind.FILE_EDIT)[0].diff
+
+
+def test_gemini_stream(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "gemini.jsonl", [
+        {"type": "init", "timestamp": "2025-10-29T10:00:00Z", "session_id": "g1", "model": "gemini-2.5-pro"},
+        {"type": "message", "timestamp": "2025-10-29T10:00:01Z", "role": "user", "content": "read a.txt"},
+        {"type": "tool_use", "timestamp": "2025-10-29T10:00:02Z", "tool_name": "read_file", "tool_id": "r1",
+         "parameters": {"file_path": "a.txt"}},
+        {"type": "tool_result", "timestamp": "2025-10-29T10:00:03Z", "tool_id": "r1", "status": "success",
+         "output": "hello"},
+        {"type": "message", "timestamp": "2025-10-29T10:00:04Z", "role": "assistant", "content": "It says ",
+         "delta": True},
+        {"type": "message", "timestamp": "2025-10-29T10:00:04Z", "role": "assistant", "content": "hello.",
+         "delta": True},
+        {"type": "result", "timestamp": "2025-10-29T10:00:05Z", "status": "success",
+         "stats": {"input_tokens": 900, "output_tokens": 40, "duration_ms": 5000}},
+    ])
+    session = load(path)
+    assert session.format == "gemini-stream" and session.complete and session.models == ["gemini-2.5-pro"]
+    assert events_of(session, Kind.ASSISTANT)[0].text == "It says hello."
+    assert events_of(session, Kind.TOOL_RESULT)[0].output == "hello"
+    assert (session.tokens.input, session.tokens.output) == (900, 40)

@@ -39,10 +39,25 @@ REFUSALS = ("patch rejected", "failed in sandbox", "execution error", "command r
 PATCH_RE = re.compile(r"\*\*\* Begin Patch.*?(?:\*\*\* End Patch|$)", re.DOTALL)
 
 
+ITEM_TYPES = {"message", "reasoning", "function_call", "function_call_output", "custom_tool_call",
+              "custom_tool_call_output", "local_shell_call", "local_shell_call_output", "web_search_call"}
+
+
 def detect(records: list[dict], head: bytes) -> bool:
     hits = sum(1 for r in records[:10] if r.get("type") in ROLLOUT_TYPES and isinstance(r.get("payload"), dict))
-    return hits >= 1 and any(r.get("type") in ("session_meta", "response_item", "turn_context")
-                             for r in records[:10])
+    if hits >= 1 and any(r.get("type") in ("session_meta", "response_item", "turn_context") for r in records[:10]):
+        return True
+    return _is_early_rollout(records)
+
+
+def _is_early_rollout(records: list[dict]) -> bool:
+    """Rollouts before the `{timestamp, type, payload}` envelope (mid-2025): a meta line, then bare response
+    items and `{"record_type": "state"}` lines."""
+    if not records or "payload" in records[0]:
+        return False
+    meta = records[0]
+    bare = sum(1 for r in records[1:20] if r.get("type") in ITEM_TYPES and "payload" not in r)
+    return ("id" in meta and "timestamp" in meta and ("instructions" in meta or "git" in meta)) and bare >= 1
 
 
 def parse(path: Path) -> Session:
@@ -52,12 +67,26 @@ def parse(path: Path) -> Session:
         record = builder.accept(line)
         if record is None:
             continue
+        record = _envelope(record, builder.session.records == 1)
         if not isinstance(record.get("payload"), (dict, list, str)):
             builder.unknown(record, line.number)
         else:
             _dispatch(builder, state, record, line.number)
     _finish(builder, state)
     return builder.finish()
+
+
+def _envelope(record: dict, first: bool) -> dict:
+    """Early rollouts wrote bare records: give them the envelope later versions use."""
+    if "payload" in record:
+        return record
+    if record.get("type") in ITEM_TYPES:
+        return {"type": "response_item", "timestamp": record.get("timestamp"), "payload": record}
+    if record.get("record_type") == "state":
+        return {"type": "state", "payload": record}
+    if first and "id" in record and "timestamp" in record:
+        return {"type": "session_meta", "timestamp": record.get("timestamp"), "payload": record}
+    return record
 
 
 class _State:
@@ -81,6 +110,8 @@ def _dispatch(builder: SessionBuilder, state: _State, record: dict, line: int) -
         _response_item(builder, state, payload, line, ts)
     elif rtype == "event_msg" and isinstance(payload, dict):
         _event_msg(builder, state, payload, line, ts)
+    elif rtype == "state":
+        builder.ignore("state")
     elif rtype == "compacted":
         message = payload.get("message") if isinstance(payload, dict) else payload
         builder.add(Kind.COMPACTION, ts=ts, line=line, text=str(message or "Context compacted"))
