@@ -121,12 +121,15 @@ def _measure(launch: Callable[[], Any], device: torch.device, flush: Callable[[]
     The third event is processed only once every stream is idle, so work a candidate leaves on a side stream
     moves it; when it lands later than the launch's own end event plus the synchronise's usual cost, the
     sample is taken up to it instead (and marked)."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
     flush()
     if device.type != "cuda":
         begin = _perf_counter()
         out = launch()
         return (_perf_counter() - begin) * 1e3, out, False
-    torch.cuda.synchronize(device)
+    # no synchronise after the flush: the GPU is still busy with it while the start event and the call are
+    # queued, so the start event fires right before the work instead of a host round trip earlier
     start, end, after = _events()
     start.record()
     out = launch()
