@@ -22,7 +22,7 @@ class SweepProgress:
         self.console = console or Console(stderr=True)
         self.trials, self.skipped = trials, skipped
         self.cells: dict[tuple[str, str], list[tuple[str, str]]] = {}
-        for job in jobs:
+        for job in sorted(jobs, key=lambda j: (j.key[0], j.key[1])):
             agent, problem, trial = job.key
             row = self.cells.setdefault((agent, problem), [("done", "✓ earlier")] * trials)
             row[trial - 1] = ("queued", "·")
@@ -32,14 +32,17 @@ class SweepProgress:
         self._live: Live | None = None
 
     def __enter__(self) -> "SweepProgress":
-        self._live = Live(self.render(), console=self.console, refresh_per_second=2, transient=False)
-        self._live.__enter__()
+        if self.console.is_terminal:
+            self._live = Live(self.render(), console=self.console, refresh_per_second=2, transient=False)
+            self._live.__enter__()
         return self
 
     def __exit__(self, *exc) -> None:
         if self._live is not None:
             self._live.update(self.render())
             self._live.__exit__(*exc)
+        else:
+            self.console.print(self.render())
 
     def start(self, job: Job) -> None:
         self._set(job, "running", "running" if job.attempt == 1 else f"retry {job.attempt - 1}")
@@ -56,6 +59,9 @@ class SweepProgress:
         with self._lock:
             key = "ERR" if summary.error else summary.status
             self.counts[key] = self.counts.get(key, 0) + 1
+        if not self.console.is_terminal:  # a log file gets one line per finished run instead of redraws
+            self.console.print(f"{job.agent} {Path(job.problem_dir).name} t{job.trial}: {describe(summary)}",
+                               markup=False, highlight=False)
 
     def _set(self, job: Job, state: str, text: str) -> None:
         agent, problem, trial = job.key

@@ -96,15 +96,15 @@ class Sweep:
         return {"plan_search": [str(self.path.parent.parent)], **entry.options}
 
     def jobs(self) -> list[Job]:
-        spec, jobs = self.spec, []
-        for entry in spec.entries():
-            options = self.options(entry)
-            for problem in self.problem_dirs():
-                for trial in range(1, spec.trials + 1):
-                    jobs.append(Job(agent=entry.agent, options=options, problem_dir=str(problem), trial=trial,
-                                    runs_dir=str(self.runs_dir), budget_s=spec.budget_s, device=spec.device,
-                                    shapes=spec.shapes, sandboxed=spec.sandbox, network=spec.network,
-                                    gpu=spec.gpu))
+        """Trial by trial, so a sweep cut short still has one run in every cell before any has two."""
+        spec, jobs, problems = self.spec, [], self.problem_dirs()
+        for trial in range(1, spec.trials + 1):
+            for problem in problems:
+                for entry in spec.entries():
+                    jobs.append(Job(agent=entry.agent, options=self.options(entry), problem_dir=str(problem),
+                                    trial=trial, runs_dir=str(self.runs_dir), budget_s=spec.budget_s,
+                                    device=spec.device, shapes=spec.shapes, sandboxed=spec.sandbox,
+                                    network=spec.network, gpu=spec.gpu))
         return jobs
 
 
