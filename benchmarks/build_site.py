@@ -72,7 +72,7 @@ def snapshot_code(target: Path) -> Path:
 def run_build(deck: Path, site: Path, code: Path) -> dict:
     import resource
 
-    cmd = [sys.executable, str(code / "build.py"), "--data", str(deck), "--out", str(site), "--quiet"]
+    cmd = [sys.executable, str(code / "build.py"), "--data", str(deck), "--out", str(site), "--quiet", "--timings"]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     load = os.getloadavg()[0]
     start = time.perf_counter()
@@ -87,11 +87,12 @@ def run_build(deck: Path, site: Path, code: Path) -> dict:
     if proc.returncode not in (0, 1):
         raise SystemExit(f"build failed ({proc.returncode}):\n{output}")
     match = re.search(r"in ([\d.]+) s: (\d+) pages, (\d+) rendered", output)
+    stages = re.search(r"stages: (.*)", output)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return {"wall": wall, "build": float(match.group(1)), "pages": int(match.group(2)),
             "rendered": int(match.group(3)), "tree_peak": peak, "largest_process": after.ru_maxrss * 1024,
-            "cpu": cpu, "load": max(load, os.getloadavg()[0])}
+            "cpu": cpu, "load": max(load, os.getloadavg()[0]), "stages": stages.group(1) if stages else ""}
 
 
 def edit_one_annotation(deck: Path) -> Path:
@@ -128,6 +129,7 @@ def main() -> None:
     print(f"full build: {full['wall']:.2f} s wall ({full['build']:.2f} s in the build), {full['pages']} pages, "
           f"{full['cpu']:.1f} CPU-s (all processes), peak RSS {full['tree_peak'] / 2**20:.0f} MiB (process tree), "
           f"{full['largest_process'] / 2**20:.0f} MiB (largest process); load average {full['load']:.1f}")
+    print(f"  stages: {full['stages']}")
 
     same = run_build(args.deck, site, code)
     print(f"no-change rebuild: {same['build']:.2f} s in the build, {same['wall']:.2f} s wall, "
@@ -138,6 +140,7 @@ def main() -> None:
     print(f"incremental after editing {edited.name}: {inc['build']:.2f} s in the build, {inc['wall']:.2f} s wall "
           f"(with interpreter start and imports), {inc['cpu']:.2f} CPU-s, {inc['rendered']} of {inc['pages']} "
           f"pages rendered; load average {inc['load']:.1f}")
+    print(f"  stages: {inc['stages']}")
 
     sizes = leaderboard_bytes(site)
     own = sum(v for k, v in sizes.items() if "plotly" not in k)

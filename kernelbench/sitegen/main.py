@@ -31,6 +31,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="serve on 127.0.0.1:PORT (default 8000), rebuild on changes, reload the open page")
     parser.add_argument("--jobs", type=int, default=None, help="worker processes for run pages (default: CPUs)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--timings", action="store_true", help="print the time each build stage took")
     return parser.parse_args(argv)
 
 
@@ -43,7 +44,7 @@ def config_from(args: argparse.Namespace) -> BuildConfig:
     return config
 
 
-def print_report(report: BuildReport, strict: bool) -> None:
+def print_report(report: BuildReport, strict: bool, timings: bool = False) -> None:
     from rich.console import Console
 
     console = Console(stderr=True, markup=False, highlight=False, soft_wrap=True)
@@ -54,6 +55,8 @@ def print_report(report: BuildReport, strict: bool) -> None:
     if report.diagnostics:
         summary += f"; {len(report.diagnostics)} problem(s) reported" + (" (--strict: failing)" if strict else "")
     console.print(summary, style="bold")
+    if timings:
+        console.print("stages: " + ", ".join(f"{name} {seconds:.3f} s" for name, seconds in report.timings.items()))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted; the previous site is untouched", file=sys.stderr)
         return 130
-    print_report(report, config.strict)
+    print_report(report, config.strict, args.timings)
     return 1 if config.strict and report.diagnostics else 0
 
 

@@ -12,6 +12,7 @@ import ctypes.util
 import errno
 import os
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -78,12 +79,39 @@ def claim(staging: Path) -> None:
     (staging / ".owner-pid").write_text(str(os.getpid()))
 
 
-def seed_from_previous(out_dir: Path, staging: Path) -> None:
+class Seeding:
     """Hard-link the previous site into the staging folder so unchanged pages cost nothing.
 
-    Safe because every write into the staging folder replaces a file (atomic rename) instead of editing it,
-    so the previous site's inodes are never modified.
+    Safe because every write into the staging folder replaces a file (unlink, then write) instead of editing
+    it, so the previous site's inodes are never modified. GNU `cp -al` does it in its own process, in parallel
+    with the build reading its inputs; elsewhere a Python walk does the same when `wait` is called.
     """
+
+    def __init__(self, out_dir: Path, staging: Path):
+        self.out_dir, self.staging = Path(out_dir), Path(staging)
+        self.process = None
+        if self.out_dir.is_dir() and shutil.which("cp") and os.uname().sysname == "Linux":
+            self.process = subprocess.Popen(["cp", "-al", "--", f"{self.out_dir}/.", f"{self.staging}/"],
+                                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+    def wait(self) -> None:
+        if self.process is not None:
+            _, err = self.process.communicate()
+            if self.process.returncode == 0:
+                return
+            # a file system without hard links, or a non-GNU cp: start over with the portable walk
+            shutil.rmtree(self.staging, ignore_errors=True)
+            self.staging.mkdir()
+        seed_from_previous(self.out_dir, self.staging)
+
+    def cancel(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+def seed_from_previous(out_dir: Path, staging: Path) -> None:
+    """The portable walk behind `Seeding` (hard links where possible, copies otherwise)."""
     if not Path(out_dir).is_dir():
         return
     for root, dirs, files in os.walk(out_dir):

@@ -9,7 +9,6 @@ from __future__ import annotations
 import multiprocessing
 import os
 import shutil
-import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -53,6 +52,7 @@ class BuildReport:
     seconds: float
     out_dir: Path
     assets_copied: int = 0
+    timings: dict[str, float] = field(default_factory=dict)   # stage -> seconds
 
     @property
     def changed(self) -> bool:
@@ -68,56 +68,56 @@ def build_site(config: BuildConfig) -> BuildReport:
     """Build the whole site into `config.out_dir`; the previous site stays in place until the very end."""
     from kernelbench.sitegen.plan import plan_site
 
-    start = time.perf_counter()
+    clock = Stopwatch()
     out_dir = Path(config.out_dir).resolve()
     _refuse_output_inside_inputs(config, out_dir)
     previous = Manifest.load(out_dir)
     hasher = FileHasher(previous.file_hashes)
     staging = output.new_staging_dir(out_dir)
+    seeding = None
     try:
         output.claim(staging)
-        # linking the previous site into the staging folder is pure I/O: it runs while the inputs are read
-        seeding = _in_thread(output.seed_from_previous, out_dir, staging)
+        seeding = output.Seeding(out_dir, staging)          # runs while the inputs are read
         site = plan_site(config, hasher)                     # gather + validate + derive, all in memory
+        clock.lap("load and plan")
         env = make_environment(config.templates_dir)
         tpl_hash = templates_hash(config.templates_dir)
-        seeding.join_or_raise()
+        seeding.wait()
+        clock.lap("link previous site")
         manifest = Manifest(file_hashes={})
         manifest.static, copied = copy_assets(asset_sources(config.static_dir), staging, previous.static, hasher)
         render_diags = _render_changed(site.pages, env, tpl_hash, staging, previous, manifest, config)
-        _prune(staging, site.pages, manifest)
+        clock.lap("render")
+        _prune(staging, site.pages, previous)
         site.write_exports(staging)
         manifest.file_hashes = hasher.seen
         atomic_write_bytes(staging / MANIFEST_NAME, manifest.dump())
         output.swap_in(staging, out_dir)
+        clock.lap("exports and swap")
     except BaseException:
-        if "seeding" in locals():
-            seeding.join()
+        if seeding is not None:
+            seeding.cancel()
         output.abandon(staging)
         raise
     diagnostics = site.diagnostics + render_diags
-    return BuildReport(diagnostics, len(site.pages), manifest.rendered, time.perf_counter() - start, out_dir,
-                       assets_copied=copied)
+    return BuildReport(diagnostics, len(site.pages), manifest.rendered, clock.total(), out_dir,
+                       assets_copied=copied, timings=clock.laps)
 
 
-class _in_thread(threading.Thread):  # noqa: N801 - used like a function
-    """Run `fn(*args)` in a thread; `join_or_raise` re-raises its exception in the caller."""
+class Stopwatch:
+    """Wall time of each stage of a build (printed with --timings, read by the benchmark)."""
 
-    def __init__(self, fn, *args):
-        super().__init__(daemon=True)
-        self.fn, self.args, self.error = fn, args, None
-        self.start()
+    def __init__(self):
+        self.start = self.last = time.perf_counter()
+        self.laps: dict[str, float] = {}
 
-    def run(self) -> None:
-        try:
-            self.fn(*self.args)
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller
-            self.error = exc
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.laps[name] = now - self.last
+        self.last = now
 
-    def join_or_raise(self) -> None:
-        self.join()
-        if self.error is not None:
-            raise self.error
+    def total(self) -> float:
+        return time.perf_counter() - self.start
 
 
 def _refuse_output_inside_inputs(config: BuildConfig, out_dir: Path) -> None:
@@ -199,19 +199,18 @@ def _render_one(page: Page, env, staging: Path) -> tuple[str, str, list[Diagnost
     return page.url, page.digest, diagnostics
 
 
-def _prune(staging: Path, pages: list[Page], manifest: Manifest) -> None:
-    """Delete pages of the previous site that no longer exist (a run removed, a problem renamed)."""
+def _prune(staging: Path, pages: list[Page], previous: Manifest) -> None:
+    """Delete pages of the previous site that no longer exist (a run removed, a problem renamed).
+
+    The previous manifest says what the previous build wrote, so nothing needs walking.
+    """
     keep = {p.url for p in pages}
-    run_dirs = {str(Path(p.url).parent) for p in pages if p.kind == "run"}
-    for path in list(staging.rglob("*.html")):
-        url = path.relative_to(staging).as_posix()
-        if url not in keep and not any(url.startswith(d + "/") for d in run_dirs):
-            path.unlink()
-    runs_root = staging / "runs"
-    if runs_root.is_dir():
-        for child in runs_root.iterdir():
-            if child.is_dir() and f"runs/{child.name}" not in run_dirs:
-                shutil.rmtree(child, ignore_errors=True)
+    for url in set(previous.pages) - keep:
+        target = staging / url
+        if url.startswith("runs/") and url.endswith("/index.html") and url.count("/") == 2:
+            shutil.rmtree(target.parent, ignore_errors=True)  # the run's folder holds its viewer chunks too
+        else:
+            target.unlink(missing_ok=True)
 
 
 def _diag_to_json(d: Diagnostic) -> dict:
