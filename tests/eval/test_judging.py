@@ -1,0 +1,50 @@
+"""The trusted side: error-size detector, judge metadata checks, verdict merging, bounded output capture."""
+
+import io
+
+import torch
+
+from kernelbench.eval.cases import Case
+from kernelbench.eval.judge import error_sizes
+from kernelbench.eval.process import KEEP_BYTES, _BoundedReader
+from kernelbench.eval.verdict import error_size_findings, judge_case
+
+CASE = Case(id="s0_base_42", shape_index=0, shape={"n": 1}, public_seed=42, seed=7, oracle=True)
+
+
+def _gemm_outputs():
+    gen = torch.Generator().manual_seed(0)
+    a, b = torch.randn(64, 256, generator=gen), torch.randn(256, 48, generator=gen)
+    oracle = a.double() @ b.double()
+    reference = a @ b
+    downgraded = (a.bfloat16() @ b.bfloat16()).float()  # silently computed in bf16, still within 5e-2
+    return oracle, reference, downgraded
+
+
+def test_precision_downgrade_is_flagged_and_honest_error_is_not():
+    oracle, reference, downgraded = _gemm_outputs()
+    honest = (oracle + 1e-7 * oracle.abs().mean() * torch.randn_like(oracle)).float()
+    [size] = error_sizes(downgraded, reference, oracle)
+    [finding] = error_size_findings(CASE, size)
+    assert finding.klass == 14 and finding.severity == "error" and "ratio" in finding.evidence
+    assert error_size_findings(CASE, error_sizes(honest, reference, oracle)[0]) == []
+
+
+def test_guard_records_turn_into_findings():
+    judged = {"passed": True, "messages": []}
+    result, findings = judge_case(CASE, {"inputs": ["input 0 was modified by the candidate"], "flags": []}, judged)
+    assert not result.passed and findings[0].klass == 3
+    result, findings = judge_case(CASE, {"type_error": "output is a Lazy, not exactly torch.Tensor"}, judged)
+    assert not result.passed and findings[0].klass == 10
+    result, _ = judge_case(CASE, {"error": "RuntimeError: boom\n..."}, None)
+    assert not result.passed and "boom" in result.message
+    result, _ = judge_case(CASE, {"saved": True, "flags": [], "inputs": []}, {"missing": True})
+    assert not result.passed and "no output" in result.message
+
+
+def test_output_flood_is_kept_to_head_and_tail():
+    reader = _BoundedReader(io.BytesIO(b"A" * KEEP_BYTES + b"x" * (50 * KEEP_BYTES) + b"Z" * KEEP_BYTES))
+    reader.run()
+    text = reader.text()
+    assert text.startswith("A" * 100) and text.endswith("Z" * 100) and "bytes of output not kept" in text
+    assert len(text) < 3 * KEEP_BYTES
