@@ -115,6 +115,9 @@ def _toolchain_paths() -> list[Path]:
     for var in ("CUDA_HOME", "CUDA_PATH"):
         if os.environ.get(var):
             paths.append(_real(os.environ[var]))
+    for entry in os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep):  # the driver's libraries, often
+        if entry and Path(entry).is_absolute():
+            paths.append(_real(entry))
     return [p for p in paths if p.exists()]
 
 

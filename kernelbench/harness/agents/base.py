@@ -26,6 +26,10 @@ from kernelbench.results.run import ProviderError, Tokens
 
 PROXY_VARS = ("HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy",
               "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS")
+# how the machine reaches its GPU and driver, and the settings its operators require of every program
+GPU_VARS = ("CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "NVIDIA_VISIBLE_DEVICES",
+            "NVIDIA_DRIVER_CAPABILITIES", "NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST",
+            "NVSHMEM_DISABLE_NVLS")
 STDERR_NAME = "stderr.log"
 
 
@@ -129,7 +133,7 @@ class AgentAdapter(ABC):
                "LC_ALL": "C.UTF-8", "TERM": "dumb", "USER": os.environ.get("USER", "agent"), "NO_COLOR": "1",
                "XDG_CONFIG_HOME": str(ctx.home / ".config"), "XDG_DATA_HOME": str(ctx.home / ".local/share"),
                "XDG_CACHE_HOME": str(ctx.home / ".cache"), "XDG_STATE_HOME": str(ctx.home / ".local/state")}
-        for key in (*PROXY_VARS, *self.env_keys, "CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES"):
+        for key in (*PROXY_VARS, *GPU_VARS, *self.env_keys):
             if os.environ.get(key):
                 env[key] = os.environ[key]
         env.update(ctx.env)
