@@ -79,6 +79,7 @@ class Session(Model):
     sandboxed: bool | None = None         # None: not recorded
     sandbox_note: str = ""
     provider_error: ProviderError | None = None
+    notes: list[str] = Field(default_factory=list)  # what the harness noticed (e.g. a session file not found)
 
 
 class SeedResult(Model):
