@@ -87,7 +87,7 @@ def counter_probe(problem: str, solutions: dict[str, Path]) -> dict[str, Any]:
     spec = load_problem_spec(REPO / "problems" / problem)
     out = {}
     for label, path in solutions.items():
-        reading = measure_dram_bytes(path, REPO / "problems" / problem, shape_index=0)
+        reading = measure_dram_bytes(path, REPO / "problems" / problem, shape_index=0, timeout_s=45)
         found = bytes_check(reading, spec.bytes_of(spec.shapes[0]))
         out[label] = {"read_bytes": reading.read_bytes, "write_bytes": reading.write_bytes,
                       "input_bytes": reading.input_bytes, "kernels": reading.kernels[:6], "error": reading.error,
@@ -144,7 +144,8 @@ def main() -> int:
     if DEVICE == "cuda" and not args.only:  # first, while the GPU is otherwise idle
         extra["counters"] = counter_probe("04_kahan_softmax", {
             "honest triton": REPO / "solutions" / "triton" / "04_kahan_softmax.py",
-            "every other row": CASES / "05_every_other_row.py"})
+            "every other row (eager)": CASES / "05_every_other_row.py",
+            "even rows only (triton)": CASES / "05_triton_half_rows.py"})
         print(f"[{time.monotonic() - started:.0f} s] counters: {json.dumps(extra['counters'])[:1500]}", flush=True)
     remaining = max(30.0, args.budget_s - (time.monotonic() - started) - 30)
     results = run_cases(cases, honest, args.parallel, timeout_s=remaining)
