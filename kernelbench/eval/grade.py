@@ -29,6 +29,7 @@ from kernelbench.problems.spec import ProblemSpec, load_problem_spec
 from kernelbench.results.run import Environment, Finding, Grading, Outcome, SeedResult, ShapeResult
 
 SHM_MIN_FREE = 16 << 30
+CPU_WARMUP, CPU_TRIALS = 1, 3
 STAGE_LIMITS_S = {"check": 300.0, "reference": 300.0, "bench": 420.0}
 WORKSPACE_TEMPLATES = ("check.py", "benchmark.py", "reference.py", "problem.yaml", "PROMPT.txt")
 
@@ -83,8 +84,16 @@ class Grader:
                 "out_dir": str(self.workdir / stage), "inputs_dir": str(self.workdir / "inputs"),
                 "model_seeds": {str(i): mix_seed(0, self.secret, i, "weights") for i in range(len(self.shapes))},
                 "tolerance": {k: v.model_dump() for k, v in self.spec.tolerance.items()},
-                "timing": self.spec.timing.model_dump(), "l2_bytes": None,
+                "timing": self.timing_settings(), "l2_bytes": None,
                 **extra}
+
+    def timing_settings(self) -> dict[str, Any]:
+        """The problem's protocol on a GPU; on the CPU (CI, smoke shapes) a few calls exercise the same logic."""
+        settings = self.spec.timing.model_dump()
+        if self.device == "cpu":
+            settings.update(warmup=min(settings["warmup"], CPU_WARMUP), trials=min(settings["trials"], CPU_TRIALS),
+                            max_trials=min(settings["max_trials"], CPU_TRIALS), stderr_target=0.0)
+        return settings
 
     def note_device(self, result: dict[str, Any]) -> None:
         self.device_info = result.get("device_info", {})
