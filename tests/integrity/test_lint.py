@@ -48,6 +48,11 @@ def classes(source: str, spec=GEMM, severity: str = "error") -> set[int]:
     "import torch\ntry:\n    import triton\nexcept ImportError:\n    y = torch.mm(a, b)",
     "import torch\n(a, b), op = (a, b), torch.mm\ny = op(a, b)",
     "import torch\nif (op := torch.mm):\n    y = op(a, b)",
+    "import torch\ny = torch.ops.aten.mm.default(a, b)",
+    "import operator\ny = operator.matmul(a, b)",
+    "from functools import reduce\nimport operator\ny = reduce(operator.matmul, [a, b])",
+    "import cupy\ny = cupy.cublas.gemm('N', 'N', a, b)",
+    "def matmul(a, b):\n    pass\ny = a.matmul(b)",
 ])
 def test_forbidden_gemm_is_seen_through_tricks(source):
     assert 1 in classes(source), lint_source(source, GEMM)
@@ -93,8 +98,16 @@ def test_forbidden_gemm_is_seen_through_tricks(source):
     ("import torch\ns = torch.initial_seed()", 6),
     ("S = 'cudaStreamAttributeAccessPolicyWindow'", 13),
     ("import torch\ntorch.cuda.memory.change_current_allocator(a)", 2),
+    ("import torch\nvars(torch.cuda).update(synchronize=lambda: None)", 11),
+    ("import torch\ntorch.cuda.Event.__dict__", 0),
+    ("import torch\nobject.__setattr__(torch.cuda, 'synchronize', f)", 11),
+    ("import sys\nif 'kernelbench.eval.worker' in sys.modules: pass", 8),
+    ("import sys\nw = sys.modules.get('_kb_reference_0')", 8),
 ])
 def test_gaming_tools_are_errors(source, klass):
+    if klass == 0:  # reading a namespace is not patching it
+        assert 11 not in classes(source), lint_source(source, GEMM)
+        return
     assert klass in classes(source), lint_source(source, GEMM)
 
 

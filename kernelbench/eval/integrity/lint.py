@@ -174,6 +174,8 @@ def _check_reference(linter: Linter, node: ast.AST) -> None:
     root = name.split(".")[0]
     if root in REFERENCE_MODULES:
         linter.report(node, 1, "error", f"uses the problem's {root} module ({name})", name)
+    if name == "sys.modules" or name.startswith("sys.modules."):
+        _check_sys_modules(linter, node)
     if name in tables.SENSITIVE:
         klass, severity, why = tables.SENSITIVE[name]
         linter.report(node, klass, severity, f"{name}: {why}", name)
@@ -181,14 +183,31 @@ def _check_reference(linter: Linter, node: ast.AST) -> None:
         linter.report(node, 14, "warning", f"calls {name} (backend flags are pinned by the grader)", name)
 
 
+OVERLOAD_NAMES = {"default", "out", "Tensor", "Scalar", "int", "dim", "values", "self", "vec", "dimname"}
+
+
+def _check_sys_modules(linter: Linter, node: ast.AST) -> None:
+    """`"kernelbench.eval.worker" in sys.modules`: probing for the grader is sniffing; other uses a note."""
+    context = linter.parents.get(node)
+    while isinstance(context, ast.Attribute):
+        context = linter.parents.get(context)
+    texts = [linter.string(n) for n in ast.walk(context)] if context is not None else []
+    grader = next((t for t in texts if t and tables.GRADER_MODULE_RE.search(t)), None)
+    if grader:
+        linter.report(node, 8, "error", f"looks up {grader!r} in sys.modules (detects the grader)", "sys.modules")
+    else:
+        linter.report(node, 8, "warning", "reads sys.modules", "sys.modules")
+
+
 def _forbidden_reason(rules: Rules, name: str) -> str | None:
     for listed in rules.names:
         if name == listed or name.startswith(listed + "."):
             return f"forbidden by problem.yaml: {listed}"
+    parts = name.split(".")
     for package, why in rules.packages.items():
-        if name == package or name.startswith(package + "."):
+        if name == package or name.startswith(package + ".") or (package in parts[1:] and "." not in package):
             return why
-    leaf = name.rsplit(".", 1)[-1]
+    leaf = parts[-2] if parts[-1] in OVERLOAD_NAMES and len(parts) > 2 else parts[-1]  # torch.ops.aten.mm.default
     if leaf in rules.leaves and any(name == r or name.startswith(r + ".") for r in LIBRARY_ROOTS):
         return rules.leaves[leaf]
     return None
@@ -244,7 +263,23 @@ def _check_call(linter: Linter, node: ast.Call) -> None:
     elif name and name.startswith(("subprocess.", "os.exec", "os.spawn")):
         _check_subprocess(linter, node, name)
     elif name is None and isinstance(node.func, ast.Attribute):
+        _check_namespace_write(linter, node)
         _check_method(linter, node, node.func.attr)
+
+
+def _check_namespace_write(linter: Linter, node: ast.Call) -> None:
+    """`vars(torch.cuda).update(...)`, `torch.__dict__.setdefault(...)`: monkeypatching without an assignment."""
+    func = node.func
+    if func.attr not in ("update", "setdefault", "pop", "__setitem__", "__delitem__", "clear", "popitem"):
+        return
+    holder = func.value
+    base = None
+    if isinstance(holder, ast.Attribute) and holder.attr == "__dict__":
+        base = linter.resolve(holder.value)
+    elif isinstance(holder, ast.Call) and linter.resolve(holder.func) == "builtins.vars" and holder.args:
+        base = linter.resolve(holder.args[0])
+    if base:
+        linter.report(node, 11, "error", f"changes the namespace of {base} through .{func.attr}() (monkeypatching)")
 
 
 def _check_dynamic_attr(linter: Linter, node: ast.Call, name: str) -> None:
@@ -358,7 +393,9 @@ def _check_subprocess(linter: Linter, node: ast.Call, name: str) -> None:
 
 def _check_method(linter: Linter, node: ast.Call, method: str) -> None:
     reason = linter.rules.leaf_reason(method)
-    if reason and method not in _defined_functions(linter):
+    receiver = node.func.value if isinstance(node.func, ast.Attribute) else None
+    own = isinstance(receiver, ast.Name) and receiver.id in ("self", "cls") and method in _defined_functions(linter)
+    if reason and not own:
         if method in AMBIGUOUS_METHODS and not _looks_like_tensor_call(linter, node):
             linter.report(node, 1, "warning", f".{method}() on an object the lint cannot type ({reason})",
                           method)

@@ -133,6 +133,7 @@ def _add_family(rules: Rules, family: str, because: str) -> None:
         rules.packages.setdefault(package, f"library package ({family}), {why}")
     if family == "gemm":
         rules.matmul_operator = True
+        rules.names.update({"operator.matmul", "operator.imatmul", "operator.__matmul__", "operator.__imatmul__"})
 
 
 def rules_for_spec(spec) -> Rules:

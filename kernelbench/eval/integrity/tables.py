@@ -85,7 +85,8 @@ _add(2, "error", "replaces or reconfigures the CUDA allocator (defeats allocator
      "torch._C._cuda_cudaCachingAllocator_raw_alloc", "torch.cuda.memory.caching_allocator_alloc")
 _add(11, "error", "patches modules or functions of the process",
      "unittest.mock.patch", "unittest.mock.patch.object", "mock.patch", "importlib.reload",
-     "builtins.setattr.__call__", "sys.settrace")
+     "builtins.object.__setattr__", "builtins.type.__setattr__", "builtins.object.__delattr__",
+     "builtins.type.__delattr__")
 _add(13, "error", "sets an L2 access-policy / persisting-cache window (operands survive the L2 flush)",
      "torch.cuda.set_per_process_l2_persisting", "cuda.cudart.cudaStreamSetAttribute",
      "cuda.bindings.runtime.cudaStreamSetAttribute", "cuda.cudart.cudaCtxResetPersistingL2Cache")
@@ -126,6 +127,7 @@ TAMPER_ENV: dict[str, tuple[int, str]] = {
     "PYTHONPATH": (11, "changes what the grader imports"),
     "TORCHINDUCTOR_CACHE_DIR": (11, "moves compiled kernels out of the grader's build directory"),
 }
+GRADER_MODULE_RE = re.compile(r"kernelbench|_kb_|__main__|\bcheck\b|\bbenchmark\b|pytest|worker|grade", re.I)
 GRADER_ENV_RE = re.compile(r"KERNELBENCH|GRAD(E|ER|ING)|CHECK|BENCH|SEED|PYTEST|_TIMED|WARMUP", re.I)
 
 # Text that names CUDA's persisting-L2 machinery, in Python strings or C++ sources.
