@@ -25,8 +25,12 @@ PHASES = ("calibrate", "check", "wrong", "repeat", "independent", "baselines", "
 
 
 def deck(selected: str) -> list[Path]:
+    """The problems, in the order given (comma-separated ids), or all of them."""
     dirs = sorted(p for p in (REPO / "problems").iterdir() if (p / "problem.yaml").is_file())
-    return dirs if selected == "all" else [d for d in dirs if d.name in selected.split(",")]
+    if selected == "all":
+        return dirs
+    by_name = {d.name: d for d in dirs}
+    return [by_name[name] for name in selected.split(",") if name in by_name]
 
 
 def phase_calibrate(args, out: dict) -> None:
@@ -152,15 +156,17 @@ def _remaining(args) -> float:
 def _baselines_pass(args, out: dict, lines: tuple[str, ...], written: set) -> None:
     from kernelbench.eval.baselines import measure_baselines, write_baselines
 
-    for problem in deck(args.problems):
-        if _remaining(args) < 45:
+    problems = deck(args.problems)
+    for done, problem in enumerate(problems):
+        if _remaining(args) < 25:
             print(f"baselines {lines} {problem.name}: skipped, device budget nearly spent")
             out["baselines"].setdefault(problem.name, {})["skipped_" + "_".join(lines)] = True
             continue
         started = time.monotonic()
-        limit = max(30.0, _remaining(args) - 20)
+        share = max(25.0, (_remaining(args) - 10) / (len(problems) - done))  # one slow line cannot eat the rest
         try:
-            result = measure_baselines(problem, lines=lines, limits={"bench": limit, "reference": limit})
+            result = measure_baselines(problem, lines=lines, limits={"bench": 0.7 * share, "reference": 0.5 * share,
+                                                                     "shape_seconds": args.shape_seconds})
             written.add(write_baselines(problem, result, merge=True))
             out["baselines"].setdefault(problem.name, {}).update(
                 {k: {"peak_fraction": v.peak_fraction, "available": v.available, "reason": v.reason[:300],
@@ -204,6 +210,8 @@ def main() -> int:
     parser.add_argument("--repeat-reference", action="store_true",
                         help="grade the problem's own reference.py twice instead of solutions/triton")
     parser.add_argument("--budget-s", type=float, default=3600, help="stop starting new work after this long")
+    parser.add_argument("--shape-seconds", type=float, default=None,
+                        help="cap the timed trials of one shape of one baseline line (at least 5 trials)")
     args = parser.parse_args()
     args.started = time.monotonic()
     args.deadline = args.started + args.budget_s

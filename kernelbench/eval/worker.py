@@ -255,7 +255,7 @@ def bench_shape(ctx: dict[str, Any], index: int, cases: list[dict]) -> dict[str,
         result = timing.time_function(
             model, input_sets, device, warmup=spec["warmup"], trials=spec["trials"], max_trials=spec["max_trials"],
             stderr_target=spec["stderr_target"], graph_below_ms=spec["cuda_graph_below_ms"],
-            l2_bytes=job.get("l2_bytes"), validate=validate)
+            l2_bytes=job.get("l2_bytes"), validate=validate, max_seconds=spec.get("max_seconds"))
     return {"samples_ms": result.samples_ms, "method": result.method, "sync_overhead_ms": result.sync_overhead_ms,
             "memo_probe": result.memo_probe, "notes": result.notes, "flags": guards.changed_flags(pinned),
             "side_stream_samples": result.side_stream_samples}

@@ -22,6 +22,7 @@ Validate = Callable[[Any, int], list[str]]  # (output, input-set index) → prob
 
 _perf_counter = time.perf_counter  # bound before any candidate code can patch the module attribute
 SIDE_STREAM_MARGIN_MS = 0.03  # beyond the synchronise's own jitter
+MIN_TRIALS_WHEN_OUT_OF_TIME = 5
 
 
 class TimedOutputInvalid(Exception):
@@ -179,8 +180,9 @@ def _capture_graphs(fn: Callable, input_sets: list[list], device: torch.device) 
 
 # ------------------------------------------------------------------------------------------------- protocol
 
-def _enough(samples: list[float], trials: int, max_trials: int, stderr_target: float) -> bool:
-    if len(samples) >= max_trials:
+def _enough(samples: list[float], trials: int, max_trials: int, stderr_target: float,
+            out_of_time: bool = False) -> bool:
+    if len(samples) >= max_trials or (out_of_time and len(samples) >= MIN_TRIALS_WHEN_OUT_OF_TIME):
         return True
     if len(samples) < trials:
         return False
@@ -194,8 +196,12 @@ def _enough(samples: list[float], trials: int, max_trials: int, stderr_target: f
 def time_function(fn: Callable, input_sets: list[list], device: torch.device, *, warmup: int = 10,
                   trials: int = 30, max_trials: int = 200, stderr_target: float = 0.0,
                   graph_below_ms: float = 0.05, l2_bytes: int | None = None,
-                  validate: Validate | None = None) -> Timing:
-    """Time `fn` over rotating input sets; every call (warmup included) is flushed and validated."""
+                  validate: Validate | None = None, max_seconds: float | None = None) -> Timing:
+    """Time `fn` over rotating input sets; every call (warmup included) is flushed and validated.
+
+    `max_seconds` (optional) caps the wall time of the trials for very slow lines; the sample count stays
+    visible in the result."""
+    began = _perf_counter()
     flush = L2Flusher(device, device_l2_bytes(device) if l2_bytes is None else l2_bytes)
     timing = Timing(sync_overhead_ms=_sync_overhead_ms(device))
     overhead, n, eager_ms = timing.sync_overhead_ms, len(input_sets), []
@@ -206,7 +212,8 @@ def time_function(fn: Callable, input_sets: list[list], device: torch.device, *,
     graphs = None
     if device.type == "cuda" and statistics.median(eager_ms[-3:]) < graph_below_ms:
         graphs = _try_capture(fn, input_sets, device, timing)
-    while not _enough(timing.samples_ms, trials, max_trials, stderr_target):
+    while not _enough(timing.samples_ms, trials, max_trials, stderr_target,
+                      max_seconds is not None and _perf_counter() - began > max_seconds):
         k = len(timing.samples_ms) % n
         if graphs:
             ms, _, late = _measure(graphs[k][0].replay, device, flush, overhead)
