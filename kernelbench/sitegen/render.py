@@ -10,6 +10,7 @@ import jinja2
 import orjson
 from markupsafe import Markup
 
+from kernelbench.errors import KernelBenchError
 from kernelbench.sitegen.pages import Page
 
 
@@ -48,8 +49,12 @@ def code_hash(*folders: Path) -> str:
 
 def render_page(env: jinja2.Environment, page: Page, extra: dict[str, Any] | None = None) -> str:
     extra = extra or {}
+    try:
+        template = env.get_template(page.template)
+    except jinja2.TemplateSyntaxError as exc:
+        raise KernelBenchError(f"template error: {exc.message}", path=exc.filename, line=exc.lineno,
+                               hint="fix the template; the previous site stays in place") from None
     context = page.context(page, extra) if page.context else {}
-    template = env.get_template(page.template)
     return template.render(page=page, url=page.href, **extra, **context)
 
 

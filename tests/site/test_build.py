@@ -194,3 +194,22 @@ def test_output_inside_the_inputs_is_refused(config_for, deck: Path):
 
     with pytest.raises(KernelBenchError, match="inside the input folder"):
         build_site(config_for(deck, deck / "runs" / "site"))
+
+
+def test_failed_rebuild_keeps_serving_the_previous_site(config_for, deck: Path, tmp_path: Path):
+    import shutil
+
+    from kernelbench.sitegen.server import BuildState, Rebuilder
+
+    templates = tmp_path / "templates"
+    shutil.copytree(REPO / "templates", templates)
+    config = config_for(deck, tmp_path / "site", templates_dir=templates)
+    state = BuildState()
+    rebuilder = Rebuilder(config, state, lambda report, strict: None)
+    assert rebuilder.rebuild() and state.build_id == 1
+    before = (tmp_path / "site" / "index.html").read_text()
+    (templates / "base.html").write_text("{% block content %}{% endblock")  # a template syntax error
+    assert not rebuilder.rebuild()
+    assert state.build_id == 1
+    assert (tmp_path / "site" / "index.html").read_text() == before
+    assert not list(tmp_path.glob(".building-*"))

@@ -129,3 +129,38 @@ def test_markdown_links_known_runs_and_keeps_html_inert():
                                lambda r: f"../runs/{r}/index.html" if r == run else None))
     assert f'<a href="../runs/{run}/index.html">{run}</a>.' in html
     assert "<script>" not in html and 'href="javascript:' not in html
+
+
+def test_reload_script_is_injected_before_body_end_only_when_served():
+    from kernelbench.sitegen.server import BUILD_ID_PATH, inject_reload
+
+    html = inject_reload(b"<html><body><p>x</p></body></html>")
+    assert html.index(BUILD_ID_PATH.encode()) < html.index(b"</body>")
+    assert inject_reload(b"no body") .startswith(b"no body<script>")
+
+
+def test_server_serves_the_swapped_site_and_its_build_id(tmp_path: Path):
+    import threading
+    import urllib.request
+
+    from kernelbench.sitegen.server import BUILD_ID_PATH, BuildState, make_server
+
+    out = tmp_path / "site"
+    out.mkdir()
+    (out / "index.html").write_text("<html><body>one</body></html>")
+    state = BuildState()
+    server = make_server(out, state, 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        assert server.server_address[0] == "127.0.0.1"
+        assert b"one" in urllib.request.urlopen(f"{base}/").read()
+        staging = output.new_staging_dir(out)
+        (staging / "index.html").write_text("<html><body>two</body></html>")
+        output.swap_in(staging, out)
+        state.bump()
+        assert b"two" in urllib.request.urlopen(f"{base}/index.html").read()
+        assert urllib.request.urlopen(base + BUILD_ID_PATH).read() == b"1"
+    finally:
+        server.shutdown()
+        server.server_close()
