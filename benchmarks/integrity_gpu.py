@@ -22,8 +22,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from kernelbench.eval.integrity.catalogue import CLASS_NAMES  # noqa: E402
-from kernelbench.eval.integrity.suite import SuiteCase, judge, load_suite  # noqa: E402
+from kernelbench.eval.integrity.catalogue import CLASS_NAMES
+from kernelbench.eval.integrity.suite import SuiteCase, judge, load_suite
 
 CASES = REPO / "tests" / "integrity" / "cases"
 DEVICE = "cuda"  # --device cpu: a dry run of this script without a GPU
@@ -44,7 +44,7 @@ def grade(solution: Path, problem: str, shapes: str, timeout_s: float) -> dict[s
     cmd = [sys.executable, "-c", API_GRADE, str(solution), str(REPO / "problems" / problem), shapes, DEVICE]
     started = time.monotonic()
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, cwd=REPO)
+        proc = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=timeout_s, cwd=REPO)
     except subprocess.TimeoutExpired:
         return {"grading": {"outcome": "harness timeout"}, "integrity": [], "wall_s": timeout_s}
     try:

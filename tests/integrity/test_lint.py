@@ -138,8 +138,8 @@ def test_sidecar_files_and_local_helper_modules(tmp_path):
 
 @pytest.mark.parametrize("source", [
     "import torch\ncfgs = [3, 1]\ncfgs.sort()",
-    "import torch\nclass M(torch.nn.Module):\n    def matmul(self, a, b):\n        return a\n"
-    "    def forward(self, a, b):\n        return self.matmul(a, b)",
+    ("import torch\nclass M(torch.nn.Module):\n    def matmul(self, a, b):\n        return a\n"
+     "    def forward(self, a, b):\n        return self.matmul(a, b)"),
     "import torch\ntorch.backends.cuda.matmul.allow_tf32 = False",
     "import torch\ntorch.set_float32_matmul_precision('highest')",
     "import re\np = re.compile('x')",

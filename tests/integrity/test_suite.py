@@ -57,7 +57,7 @@ def grade(solution: Path, problem: str, limits: dict[str, float] | None = None) 
     else:
         cmd = [sys.executable, "-m", "kernelbench", "grade", str(solution), "--problem", problem_dir,
                "--device", "cpu", "--shapes", "smoke", "--json"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=GRADE_TIMEOUT_S, cwd=REPO)
+    proc = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=GRADE_TIMEOUT_S, cwd=REPO)
     try:
         return json.loads(proc.stdout)
     except json.JSONDecodeError:

@@ -11,5 +11,16 @@ from kernelbench.eval.integrity.numerics import kahan_check
 from kernelbench.eval.integrity.sass import collect_sass, fp8_sass_check
 from kernelbench.eval.integrity.templates import snapshot, template_findings
 
-__all__ = ["CLASS_NAMES", "finding", "has_errors", "launch_audit", "lint_solution", "lint_source", "kahan_check",
-           "collect_sass", "fp8_sass_check", "snapshot", "template_findings"]
+__all__ = [
+           "CLASS_NAMES",
+           "collect_sass",
+           "finding",
+           "fp8_sass_check",
+           "has_errors",
+           "kahan_check",
+           "launch_audit",
+           "lint_solution",
+           "lint_source",
+           "snapshot",
+           "template_findings",
+]

@@ -49,7 +49,7 @@ def measure_dram_bytes(solution: Path, problem_dir: Path, shape_index: int = 0, 
     if ncu is None:
         return CounterReading(error="ncu not found on this machine")
     try:
-        proc = subprocess.run(ncu_command(solution, problem_dir, shape_index, seed, ncu), capture_output=True,
+        proc = subprocess.run(ncu_command(solution, problem_dir, shape_index, seed, ncu), check=False, capture_output=True,
                               text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired:
         return CounterReading(error=f"ncu did not finish in {timeout_s:g} s")

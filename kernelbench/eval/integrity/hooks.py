@@ -20,8 +20,14 @@ from kernelbench.eval.integrity.profiling import record_launches
 from kernelbench.eval.integrity.sass import build_env, collect_sass, fp8_sass_check
 from kernelbench.results.run import Finding
 
-__all__ = ["static_findings", "worker_env", "record_launches", "launch_findings", "kahan_findings",
-           "needs_sass_check"]
+__all__ = [
+    "kahan_findings",
+    "launch_findings",
+    "needs_sass_check",
+    "record_launches",
+    "static_findings",
+    "worker_env",
+]
 
 FP8_CHECKS = {"fp8_tensor_cores", "fp8_sass", "fp8"}
 KAHAN_CHECKS = {"kahan_row_sum", "kahan"}

@@ -444,7 +444,7 @@ def _check_store(linter: Linter, node: ast.AST, target: ast.Attribute | ast.Subs
             linter.report(node, 11, "error", f"writes into {base}[...] (patches a module's namespace)")
         return
     name = f"{base}.{target.attr}"
-    if name.startswith("torch.backends.") or name.startswith("torch.set_"):
+    if name.startswith(("torch.backends.", "torch.set_")):
         lowered = isinstance(value, ast.Constant) and value.value in (False, None, "highest", "ieee")
         linter.report(node, 14, "warning" if lowered else "error", f"sets the backend flag {name} (the grader "
                       "pins backend flags; reduced-precision modes are a precision downgrade)", name)

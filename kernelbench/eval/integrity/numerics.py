@@ -43,7 +43,7 @@ def lane_sums(terms, lanes: int, compensated: bool):
     return total.double().sum(dim=-1) - (carry.double().sum(dim=-1) if compensated else 0.0)
 
 
-def accumulation_errors(oracle) -> dict[str, "object"]:
+def accumulation_errors(oracle) -> dict[str, object]:
     """Relative row-sum error of sequential, per-lane and compensated fp32 accumulation of the oracle's terms."""
     ora = oracle.double().cpu()
     terms = (ora / ora.amax(dim=-1, keepdim=True)).float()

@@ -6,8 +6,8 @@ aten operator names, so the same audit runs in CI without a GPU.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 
 @contextmanager

@@ -18,8 +18,9 @@ FAMILIES: dict[str, dict[str, tuple[str, ...]]] = {
                    "bilinear", "chain_matmul", "multi_dot", "_scaled_mm", "_scaled_grouped_mm", "_grouped_mm",
                    "_int_mm", "mv", "addmv", "dot", "vdot", "inner", "__matmul__", "__rmatmul__",
                    "_addmm_activation", "_weight_int4pack_mm", "_weight_int8pack_mm", "scaled_mm"),
-        "cpp": (r"\bcublas\w*", r"\bcutlass::gemm\w*", r"\b(?:at|torch)::(?:mm|matmul|bmm|addmm|baddbmm|linear|"
-                r"einsum|_scaled_mm|_int_mm|tensordot|_weight_int4pack_mm)\b", r"\.(?:mm|matmul|addmm|bmm)\s*\("),
+        "cpp": (r"\bcublas\w*", r"\bcutlass::gemm\w*",
+                (r"\b(?:at|torch)::(?:mm|matmul|bmm|addmm|baddbmm|linear|"
+                 r"einsum|_scaled_mm|_int_mm|tensordot|_weight_int4pack_mm)\b"), r"\.(?:mm|matmul|addmm|bmm)\s*\("),
         "kernels": ("cublas", "xmma_gemm", "sm90_xmma", "sm80_xmma", "sm89_xmma", "sm100_xmma", "nvjet",
                     "ampere_bf16", "ampere_fp16", "ampere_sgemm",
                     "gemv2T_kernel", "gemv2N_kernel", "gemvx", "gemmk1_kernel", "gemmSN_", "splitKreduce_kernel",

@@ -25,7 +25,7 @@ from kernelbench.results.run import Finding
 
 CHECK = "fp8_sass"
 BINARY_SUFFIXES = {".cubin", ".so", ".fatbin", ".o"}
-FUNCTION_RE = re.compile(r"^\s*Function\s*:\s*(\S+)", re.M)
+FUNCTION_RE = re.compile(r"^\s*Function\s*:\s*(\S+)", re.MULTILINE)
 FP8_MMA_RE = re.compile(r"\b(?:UTC)?Q(?:G)?MMA\b|\b\w*MMA\S*\.E[45]M[23]\b|\bmma\S*\.e[45]m[23]\b|"
                         r"\bwgmma\S*\.e[45]m[23]\b|\btcgen05\.mma\S*kind::f8f6f4")
 ANY_MMA_RE = re.compile(r"\b(?:UTC)?[HQIO]?G?MMA\b|\bHMMA\.|\bIMMA\.|\bwgmma\.|\bmma\.sync\b|\btcgen05\.mma")
@@ -44,11 +44,11 @@ class KernelCode:
         return self.required(FP8_MMA_RE)
 
     def required(self, pattern: re.Pattern[str]) -> list[str]:
-        return sorted(set(m.group(0) for m in pattern.finditer(self.text)))[:4]
+        return sorted({m.group(0) for m in pattern.finditer(self.text)})[:4]
 
     @property
     def mma(self) -> list[str]:
-        return sorted(set(m.group(0) for m in MMA_TYPE_RE.finditer(self.text)))[:4]
+        return sorted({m.group(0) for m in MMA_TYPE_RE.finditer(self.text)})[:4]
 
 
 def build_dirs(root: Path) -> dict[str, Path]:
@@ -86,7 +86,7 @@ def collect_sass(roots: Iterable[Path], cuobjdump: str | None = None) -> tuple[l
         if tool is None:
             errors.append("cuobjdump not found (CUDA toolkit missing)")
             break
-        proc = subprocess.run([tool, "-sass", str(path)], capture_output=True, text=True, timeout=120)
+        proc = subprocess.run([tool, "-sass", str(path)], check=False, capture_output=True, text=True, timeout=120)
         if proc.returncode != 0 and not proc.stdout:
             errors.append(f"{path.name}: {proc.stderr.strip()[:200]}")
         kernels += split_functions(proc.stdout, str(path))
@@ -141,7 +141,7 @@ def required_pattern(mnemonics: list[str] | None) -> re.Pattern[str]:
     """problem.yaml's `required_sass` regexes for one arch (matched as SASS mnemonics), or the FP8 default."""
     if not mnemonics:
         return FP8_MMA_RE
-    return re.compile("|".join(rf"(?<![A-Z])(?:{m})(?=[.\s]|$)" for m in mnemonics), re.M)
+    return re.compile("|".join(rf"(?<![A-Z])(?:{m})(?=[.\s]|$)" for m in mnemonics), re.MULTILINE)
 
 
 def fp8_sass_check(launched: Mapping[str, float] | Iterable[str], kernels: list[KernelCode],

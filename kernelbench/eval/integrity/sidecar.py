@@ -17,7 +17,7 @@ CHECK = "sidecar_lint"
 SOURCE_SUFFIXES = {".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh", ".inl", ".ptx"}
 CODE_HINT_RE = re.compile(r"#include|__global__|__device__|torch::|at::Tensor|extern\s+\"C\"|asm\s*(volatile)?\s*\(|"
                           r"\.entry\s|\.version\s+\d")
-COMMENT_RE = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+COMMENT_RE = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 LINK_RE = re.compile(r"-l\s*(cublas\w*|cudnn\w*|cublasLt)\b|lib(cublas|cudnn)\w*\.so")
 
 # (pattern, class, severity, why) that apply whatever the problem forbids.

@@ -4,8 +4,6 @@ import glob
 import importlib.util
 import os
 
-import torch
-
 _here = os.path.dirname(os.path.abspath(__file__))
 _paths = glob.glob(os.path.join(_here, "..", "**", "reference.py"), recursive=True)
 _spec = importlib.util.spec_from_file_location("ref", _paths[0])
