@@ -93,6 +93,13 @@ def project(tmp_path: Path) -> Path:
 @pytest.fixture(scope="session")
 def ray_local():
     ray = pytest.importorskip("ray", reason="ray is not installed (pip install -e '.[ray]')")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    for attempt in range(3):
+        try:
+            ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+            break
+        except Exception:  # the raylet has a fixed 30 s to register; a busy machine can miss it once
+            ray.shutdown()
+            if attempt == 2:
+                raise
     yield ray
     ray.shutdown()
