@@ -37,6 +37,7 @@
     this.current = -1;
     this.query = "";
     this.generation = 0;
+    this.searching = false;
     this.pinned = null;         // the event a deep link revealed, until the reader scrolls
     for (var n = 1; n < this.index.chunks.length; n++) {
       var slot = document.createElement("div"), range = this.index.chunks[n];
@@ -230,9 +231,10 @@
     viewer.current = -1;
   }
 
-  function markMatches(query) {
-    var needle = query.toLowerCase(), hits = [], limit = 5000;
-    var walker = document.createTreeWalker(viewer.events, NodeFilter.SHOW_TEXT, {
+  // Wraps each match under `root` in a <mark>, text nodes split in place (no markup is parsed).
+  function markIn(root, query) {
+    var needle = query.toLowerCase(), room = 5000 - viewer.hits.length;
+    var walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {
       acceptNode: function (node) {
         var parent = node.parentNode;
         if (!parent || parent.closest("button, .kbt-a")) return NodeFilter.FILTER_REJECT;
@@ -241,7 +243,7 @@
     });
     var nodes = [];
     while (walker.nextNode()) nodes.push(walker.currentNode);
-    for (var i = 0; i < nodes.length && hits.length < limit; i++) {
+    for (var i = 0; i < nodes.length && room > 0; i++) {
       var node = nodes[i], lower = node.nodeValue.toLowerCase(), at = lower.indexOf(needle), pieces = [];
       while (at >= 0) { pieces.push(at); at = lower.indexOf(needle, at + needle.length); }
       for (var j = pieces.length - 1; j >= 0; j--) {
@@ -251,24 +253,61 @@
         mark.className = "kbt-hit";
         tail.parentNode.replaceChild(mark, tail);
         mark.appendChild(tail);
-        hits.push({ mark: mark, order: i * 1e6 + pieces[j] });
+        room -= 1;
       }
     }
-    hits.sort(function (a, b) { return a.order - b.order; });
-    return hits.map(function (h) { return h.mark; });
   }
 
+  // Hits in document order; the current one keeps its place when later chunks add hits before or after it.
+  function refreshHits() {
+    var current = viewer.hits[viewer.current];
+    viewer.hits = Array.prototype.slice.call(viewer.events.querySelectorAll("mark.kbt-hit"));
+    viewer.current = current ? viewer.hits.indexOf(current) : -1;
+  }
+
+  function showCount() {
+    var hits = viewer.hits, text;
+    if (!hits.length) text = viewer.searching ? "searching…" : "no match";
+    else text = (viewer.current + 1) + " / " + hits.length + (hits.length >= 5000 ? "+" : "");
+    if (hits.length && viewer.searching) text += " so far, searching…";
+    viewer.status(text);
+  }
+
+  // Searches what is in the page at once, then loads the remaining chunks a few at a time and searches each as
+  // it arrives, so that the first matches show immediately and the page stays responsive on huge transcripts.
   function search(query) {
     var generation = ++viewer.generation;      // a newer search makes this one stop
     viewer.query = query;
+    viewer.moved = false;
     clearMarks();
-    if (!query) { viewer.status(""); return Promise.resolve(); }
-    var ready = viewer.done() ? Promise.resolve() : (viewer.status("loading the whole transcript…"), viewer.loadAll());
-    return ready.then(function () {
-      if (viewer.generation !== generation) return;
-      viewer.hits = markMatches(query);
-      if (viewer.hits.length) go(0); else viewer.status("no match");
-    });
+    if (!query) { viewer.searching = false; viewer.status(""); return Promise.resolve(); }
+    var pending = [];
+    for (var n = 1; n < viewer.total(); n++) if (!viewer.filled[n]) pending.push(n);
+    viewer.searching = pending.length > 0;
+    markIn(viewer.events, query);
+    refreshHits();
+    if (viewer.hits.length) go(0); else showCount();
+    function nextBatch() {
+      if (viewer.generation !== generation) return undefined;
+      var batch = pending.splice(0, 3);
+      if (!batch.length) {
+        viewer.searching = false;
+        refreshHits();
+        if (viewer.hits.length && (viewer.current < 0 || (!viewer.moved && viewer.current !== 0))) go(0);
+        else showCount();
+        return undefined;
+      }
+      return Promise.all(batch.map(function (k) { return viewer.ensure(k); })).then(function () {
+        if (viewer.generation !== generation) return undefined;
+        batch.forEach(function (k) { markIn(viewer.slots[k], query); });
+        refreshHits();
+        // until the reader moves, the current match is the first one in the transcript
+        if (viewer.hits.length && (viewer.current < 0 || (!viewer.moved && viewer.current !== 0))) go(0);
+        else showCount();
+        return nextBatch();
+      });
+    }
+    return Promise.resolve().then(nextBatch);
   }
 
   function go(index) {
@@ -281,7 +320,7 @@
     if (getComputedStyle(mark.closest(".ev") || mark).display === "none") setFilter("all");
     openAncestors(mark);
     mark.scrollIntoView({ block: "center" });
-    viewer.status((viewer.current + 1) + " / " + hits.length + (hits.length >= 5000 ? "+" : ""));
+    showCount();
   }
 
   // ------------------------------------------------------------------------------------------ toolbar
@@ -340,8 +379,8 @@
       else if (button.classList.contains("kbt-fill")) viewer.ensure(parseInt(button.parentNode.getAttribute("data-n"), 10));
       else if (button.classList.contains("kbt-load-all")) viewer.loadAll();
       else if (button.hasAttribute("data-filter")) setFilter(button.getAttribute("data-filter"));
-      else if (button.classList.contains("kbt-next")) go(viewer.current + 1);
-      else if (button.classList.contains("kbt-prev")) go(viewer.current - 1);
+      else if (button.classList.contains("kbt-next")) { viewer.moved = true; go(viewer.current + 1); }
+      else if (button.classList.contains("kbt-prev")) { viewer.moved = true; go(viewer.current - 1); }
       else if (button.classList.contains("kbt-expand")) toggleAll(true);
       else if (button.classList.contains("kbt-collapse")) toggleAll(false);
       return;
@@ -373,7 +412,7 @@
       clearTimeout(timer);
       var query = input.value.trim();
       if (query !== viewer.query) search(query);
-      else go(viewer.current + (e.shiftKey ? -1 : 1));
+      else { viewer.moved = true; go(viewer.current + (e.shiftKey ? -1 : 1)); }
     });
   }
 
