@@ -65,11 +65,14 @@ def grade(solution: Path, problem: str, limits: dict[str, float] | None = None) 
                 "stderr": proc.stderr[-3000:]}
 
 
+GRADED_FILES = {"problem.yaml", "reference.py", "sota.py", "PROMPT.txt"}  # what defines a problem
+
+
 def problem_digest() -> dict[str, str]:
     folders = {REPO / "problems" / c.problem for c in CPU_CASES}
     return {str(p): hashlib.sha256(p.read_bytes()).hexdigest()
             for folder in sorted(folders) for p in sorted(folder.rglob("*"))
-            if p.is_file() and "__pycache__" not in p.parts and p.suffix in (".py", ".yaml", ".txt", ".md")}
+            if p.name in GRADED_FILES}
 
 
 @pytest.fixture(scope="session")
