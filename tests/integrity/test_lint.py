@@ -103,6 +103,8 @@ def test_forbidden_gemm_is_seen_through_tricks(source):
     ("import torch\nobject.__setattr__(torch.cuda, 'synchronize', f)", 11),
     ("import sys\nif 'kernelbench.eval.worker' in sys.modules: pass", 8),
     ("import sys\nw = sys.modules.get('_kb_reference_0')", 8),
+    ("import sys\nrefs = [m for m in list(sys.modules.values()) if hasattr(m, 'get_inputs')]", 8),
+    ("import sys\nfor name in sys.modules:\n    pass", 8),
 ])
 def test_gaming_tools_are_errors(source, klass):
     if klass == 0:  # reading a namespace is not patching it
@@ -147,6 +149,7 @@ def test_sidecar_files_and_local_helper_modules(tmp_path):
     "import os\nos.environ['TORCH_CUDA_ARCH_LIST'] = '9.0a'",
     "import triton.language as tl\ndef k(p):\n    x = tl.load(p, eviction_policy='evict_last')\n    return tl.dot(x, x)",
     "import torch\nlinear = torch.nn.Linear(4, 4)\nw = linear.weight",
+    "import sys\nhave_triton = 'triton' in sys.modules",
     "import torch\ny = torch.exp(x - x.amax(dim=-1, keepdim=True))\nz = y / y.sum(-1, keepdim=True)",
 ])
 def test_honest_code_has_no_errors(source):

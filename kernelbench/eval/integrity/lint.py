@@ -193,8 +193,14 @@ def _check_sys_modules(linter: Linter, node: ast.AST) -> None:
         context = linter.parents.get(context)
     texts = [linter.string(n) for n in ast.walk(context)] if context is not None else []
     grader = next((t for t in texts if t and tables.GRADER_MODULE_RE.search(t)), None)
+    parent = linter.parents.get(node)
+    scans = (isinstance(parent, ast.Attribute) and parent.attr in ("values", "items", "keys", "copy")) or \
+        isinstance(parent, (ast.comprehension, ast.For, ast.Call)) and not isinstance(parent, ast.Subscript)
     if grader:
         linter.report(node, 8, "error", f"looks up {grader!r} in sys.modules (detects the grader)", "sys.modules")
+    elif scans:
+        linter.report(node, 8, "error", "scans every loaded module (finds the grader's reference and state)",
+                      "sys.modules")
     else:
         linter.report(node, 8, "warning", "reads sys.modules", "sys.modules")
 
