@@ -52,12 +52,21 @@ def test_printing_pass_and_exiting_zero_is_not_a_pass(toy_problem, toy_solutions
     assert "PASS" in report["check_log"]  # what it printed is kept for the log, and ignored
 
 
-def test_stale_buffer_and_input_mutation_are_caught(toy_problem, toy_solutions):
-    code, report = grade_json(toy_solutions / "stale_and_mutate.py", toy_problem)
+def test_stale_buffer_input_mutation_and_template_edit_are_caught(toy_problem, toy_solutions, tmp_path):
+    """One grading, three cheats: an uninitialised output, a zeroed input, an edited check.py beside it."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "check.py").write_text("print('the real check')\n")
+    solution = workspace / "solution.py"
+    solution.write_text((toy_solutions / "stale_and_mutate.py").read_text().replace(
+        "    def forward(self, x):\n",
+        f"    def forward(self, x):\n        open({str(workspace / 'check.py')!r}, 'w').write('print(1)')\n"))
+    code, report = grade_json(solution, toy_problem)
     assert code == 1 and report["grading"]["outcome"] == "invalid"
     classes = {f["class"] for f in report["integrity"]}
-    assert 3 in classes
+    assert {3, 12} <= classes
     assert any("modified by the candidate" in c["message"] for c in report["grading"]["checks"])
+    assert (workspace / "check.py").read_text() == "print('the real check')\n"
 
 
 def test_hang_is_contained_by_the_stage_limit(toy_problem, toy_solutions):
@@ -65,20 +74,6 @@ def test_hang_is_contained_by_the_stage_limit(toy_problem, toy_solutions):
                             limits={"check": 15.0})
     assert report.grading.outcome is Outcome.CHECK_FAILED
     assert "exceeded its limit of 15 s" in report.grading.reasons[0]
-
-
-def test_template_edits_are_reported_and_restored(toy_problem, toy_solutions, tmp_path):
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    (workspace / "check.py").write_text("print('the real check')\n")
-    solution = workspace / "solution.py"
-    solution.write_text((toy_solutions / "honest.py").read_text().replace(
-        "    def forward(self, x):\n",
-        f"    def forward(self, x):\n        open({str(workspace / 'check.py')!r}, 'w').write('print(\"PASS\")')\n"))
-    report = grade_solution(solution, toy_problem, device="cpu", shapes="smoke", timing=False)
-    assert report.grading.outcome is Outcome.INVALID
-    assert any(f.klass == 12 and "check.py" in f.message for f in report.integrity)
-    assert (workspace / "check.py").read_text() == "print('the real check')\n"
 
 
 def test_problem_check_command(toy_problem):
