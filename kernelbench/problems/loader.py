@@ -21,8 +21,9 @@ from typing import Any
 from kernelbench.errors import KernelBenchError
 from kernelbench.problems.spec import ProblemSpec, load_problem_spec
 
-# files that define a problem (its identity); baselines and READMEs do not change what is graded
-PROBLEM_FILES = ("problem.yaml", "reference.py", "sota.py", "PROMPT.txt")
+# files grading depends on (the problem hash covers these); the prompt, README and baselines change no verdict
+GRADED_FILES = ("problem.yaml", "reference.py", "sota.py")
+PROBLEM_FILES = (*GRADED_FILES, "PROMPT.txt")
 REQUIRED_FUNCTIONS = ("get_init_kwargs", "get_inputs")
 _counter = itertools.count()
 
@@ -50,9 +51,9 @@ def shapes_for(spec: ProblemSpec, mode: str) -> list[dict[str, Any]]:
 
 
 def problem_hash(problem_dir: Path) -> str:
-    """sha256 over the files that define the problem, in a fixed order, names included."""
+    """sha256 over the files grading depends on, in a fixed order, names included."""
     digest = hashlib.sha256()
-    for name in PROBLEM_FILES:
+    for name in GRADED_FILES:
         path = Path(problem_dir) / name
         if path.is_file():
             digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
