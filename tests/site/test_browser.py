@@ -116,21 +116,23 @@ def test_runs_table_sorts_and_filters(built_site: Path, guarded):
 def test_no_request_leaves_localhost_on_any_kind_of_page(built_site: Path, guarded):
     page = guarded.page
     cell = _first_cell(built_site)
-    for rel in ("index.html", "runs/index.html", f"runs/{cell['run_id']}/index.html",
-                f"problems/{cell['problem']}.html", "audits.html", "writeups/fp8-leak.html", "agents/index.html"):
+    for rel in ("index.html", "runs/index.html", f"runs/{cell['run_id']}/index.html", "audits.html",
+                "writeups/fp8-leak.html", "agents/index.html", f"problems/{cell['problem']}.html"):
         page.goto((built_site / rel).as_uri())
         page.wait_for_load_state("load")
-    page.goto((built_site / "problems" / f"{cell['problem']}.html").as_uri())
-    page.wait_for_selector(".js-plotly-plot", timeout=15000)
+    page.wait_for_selector(".js-plotly-plot", timeout=15000)  # the problem page's roofline drew
     assert guarded.outside == []
     assert guarded.errors == []
 
 
 def test_planted_scripts_never_run(hostile_site: Path, guarded):
     page = guarded.page
-    # every index page, and the run pages carrying the planted model name, transcript and annotations
-    run_pages = sorted(hostile_site.glob("runs/*/index.html"))
-    pages = [p for p in sorted(hostile_site.rglob("*.html")) if p not in run_pages] + run_pages[:3]
+    # one page of each kind, and the run pages carrying the planted model name, transcript and annotations
+    run_pages = sorted(hostile_site.glob("runs/*/index.html"))[:3]
+    evil_agent = next(p for p in hostile_site.glob("agents/*.html") if "evil" in p.name)
+    pages = [hostile_site / rel for rel in ("index.html", "runs/index.html", "agents/index.html", "audits.html",
+                                            "writeups/index.html", "writeups/fp8-leak.html", "problems/index.html",
+                                            "problems/01_fp8_gemm.html")] + [evil_agent] + run_pages
     for path in pages:
         page.goto(path.as_uri())
         page.wait_for_load_state("load")
