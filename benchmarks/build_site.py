@@ -39,7 +39,9 @@ def generate(deck: Path, runs: int, transcript_kb: int) -> None:
     write_deck(deck, n_runs=runs, transcript_bytes=transcript_kb * 1024, annotate_every=10)
     marker.touch()
     size = sum(p.stat().st_size for p in deck.rglob("transcript.jsonl"))
-    print(f"deck: {runs} runs, {size / 1e6:.0f} MB of transcripts written in {time.perf_counter() - start:.0f} s")
+    print(
+        f"deck: {runs} runs, {size / 1e6:.0f} MB of transcripts written in {time.perf_counter() - start:.0f} s"
+    )
 
 
 def tree_rss(pid: int) -> int:
@@ -72,12 +74,23 @@ def snapshot_code(target: Path) -> Path:
 def run_build(deck: Path, site: Path, code: Path) -> dict:
     import resource
 
-    cmd = [sys.executable, str(code / "build.py"), "--data", str(deck), "--out", str(site), "--quiet", "--timings"]
+    cmd = [
+        sys.executable,
+        str(code / "build.py"),
+        "--data",
+        str(deck),
+        "--out",
+        str(site),
+        "--quiet",
+        "--timings",
+    ]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     load = os.getloadavg()[0]
     start = time.perf_counter()
     env = {**os.environ, "PYTHONPATH": str(code)}
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=code)
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=code
+    )
     peak = 0
     while proc.poll() is None:
         peak = max(peak, tree_rss(proc.pid))
@@ -90,23 +103,36 @@ def run_build(deck: Path, site: Path, code: Path) -> dict:
     stages = re.search(r"stages: (.*)", output)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"wall": wall, "build": float(match.group(1)), "pages": int(match.group(2)),
-            "rendered": int(match.group(3)), "tree_peak": peak, "largest_process": after.ru_maxrss * 1024,
-            "cpu": cpu, "load": max(load, os.getloadavg()[0]), "stages": stages.group(1) if stages else ""}
+    return {
+        "wall": wall,
+        "build": float(match.group(1)),
+        "pages": int(match.group(2)),
+        "rendered": int(match.group(3)),
+        "tree_peak": peak,
+        "largest_process": after.ru_maxrss * 1024,
+        "cpu": cpu,
+        "load": max(load, os.getloadavg()[0]),
+        "stages": stages.group(1) if stages else "",
+    }
 
 
 def edit_one_annotation(deck: Path) -> Path:
     path = sorted((deck / "annotations").glob("*.yaml"))[0]
     text = path.read_text()
-    stamp = f"edited at {time.time():.0f}"
-    text = re.sub(r"summary: .*", f"summary: Upcasts to fp32 and calls the matmul operator ({stamp}).", text, count=1)
+    stamp = f"edited at {time.time_ns()}"
+    text = re.sub(
+        r"summary: .*", f"summary: Upcasts to fp32 and calls the matmul operator ({stamp}).", text, count=1
+    )
     path.write_text(text)
     return path
 
 
 def leaderboard_bytes(site: Path) -> dict:
-    parts = {"index.html": site / "index.html", "site.js": site / "static" / "site.js",
-             "site.css": site / "static" / "site.css"}
+    parts = {
+        "index.html": site / "index.html",
+        "site.js": site / "static" / "site.js",
+        "site.css": site / "static" / "site.css",
+    }
     sizes = {name: p.stat().st_size for name, p in parts.items()}
     sizes["plotly.min.js (shared, not counted)"] = (site / "static" / "plotly.min.js").stat().st_size
     return sizes
@@ -122,18 +148,24 @@ def main() -> None:
     site = args.deck.parent / "site"
     shutil.rmtree(site, ignore_errors=True)
     code = snapshot_code(args.deck.parent / "code")
-    print(f"machine: {len(os.sched_getaffinity(0))} cores, load average before the builds "
-          f"{os.getloadavg()[0]:.1f} (other work on the machine slows the wall-clock figures; CPU-s do not depend on it)")
+    print(
+        f"machine: {len(os.sched_getaffinity(0))} cores, load average before the builds "
+        f"{os.getloadavg()[0]:.1f} (other work on the machine slows the wall-clock figures; CPU-s do not depend on it)"
+    )
 
     full = run_build(args.deck, site, code)
-    print(f"full build: {full['wall']:.2f} s wall ({full['build']:.2f} s in the build), {full['pages']} pages, "
-          f"{full['cpu']:.1f} CPU-s (all processes), peak RSS {full['tree_peak'] / 2**20:.0f} MiB (process tree), "
-          f"{full['largest_process'] / 2**20:.0f} MiB (largest process); load average {full['load']:.1f}")
+    print(
+        f"full build: {full['wall']:.2f} s wall ({full['build']:.2f} s in the build), {full['pages']} pages, "
+        f"{full['cpu']:.1f} CPU-s (all processes), peak RSS {full['tree_peak'] / 2**20:.0f} MiB (process tree), "
+        f"{full['largest_process'] / 2**20:.0f} MiB (largest process); load average {full['load']:.1f}"
+    )
     print(f"  stages: {full['stages']}")
 
     same = run_build(args.deck, site, code)
-    print(f"no-change rebuild: {same['build']:.2f} s in the build, {same['wall']:.2f} s wall, "
-          f"{same['cpu']:.2f} CPU-s, {same['rendered']} pages rendered; load average {same['load']:.1f}")
+    print(
+        f"no-change rebuild: {same['build']:.2f} s in the build, {same['wall']:.2f} s wall, "
+        f"{same['cpu']:.2f} CPU-s, {same['rendered']} pages rendered; load average {same['load']:.1f}"
+    )
 
     # three edits, three rebuilds: the fastest is the least disturbed by other work on the machine
     tries = []
@@ -142,9 +174,11 @@ def main() -> None:
         tries.append(run_build(args.deck, site, code))
     inc = min(tries, key=lambda r: r["build"])
     print("incremental rebuilds (s in the build): " + ", ".join(f"{t['build']:.2f}" for t in tries))
-    print(f"incremental after editing {edited.name}: {inc['build']:.2f} s in the build, {inc['wall']:.2f} s wall "
-          f"(with interpreter start and imports), {inc['cpu']:.2f} CPU-s, {inc['rendered']} of {inc['pages']} "
-          f"pages rendered; load average {inc['load']:.1f}")
+    print(
+        f"incremental after editing {edited.name}: {inc['build']:.2f} s in the build, {inc['wall']:.2f} s wall "
+        f"(with interpreter start and imports), {inc['cpu']:.2f} CPU-s, {inc['rendered']} of {inc['pages']} "
+        f"pages rendered; load average {inc['load']:.1f}"
+    )
     print(f"  stages: {inc['stages']}")
 
     sizes = leaderboard_bytes(site)

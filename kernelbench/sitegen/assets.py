@@ -19,8 +19,11 @@ def plotly_bundle() -> Path:
         raise KernelBenchError("the plotly package is not installed", hint="pip install -e .") from None
     path = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
     if not path.is_file():
-        raise KernelBenchError("plotly.min.js is missing from the plotly package", path=path,
-                               hint="reinstall plotly: pip install --force-reinstall plotly")
+        raise KernelBenchError(
+            "plotly.min.js is missing from the plotly package",
+            path=path,
+            hint="reinstall plotly: pip install --force-reinstall plotly",
+        )
     return path
 
 
@@ -34,8 +37,9 @@ def asset_sources(static_dir: Path) -> dict[str, Path]:
     return sources
 
 
-def copy_assets(sources: dict[str, Path], staging: Path, previous: dict[str, str],
-                hasher: FileHasher) -> tuple[dict[str, str], int]:
+def copy_assets(
+    sources: dict[str, Path], staging: Path, previous: dict[str, str], hasher: FileHasher
+) -> tuple[dict[str, str], int]:
     """Copy assets whose content changed since the last build; return the new asset manifest and how many
     files were copied."""
     current: dict[str, str] = {}

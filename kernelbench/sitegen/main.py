@@ -18,27 +18,58 @@ EXAMPLES = """examples:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python build.py", description=__doc__.splitlines()[0], epilog=EXAMPLES,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", type=Path, default=REPO, metavar="DIR",
-                        help="folder holding runs/ and annotations/ (and optionally problems/); default: the repository")
-    parser.add_argument("--out", type=Path, default=None, metavar="DIR", help="output folder (default: site/)")
-    parser.add_argument("--problems", type=Path, default=None, metavar="DIR",
-                        help="problem deck (default: DATA/problems when it exists)")
-    parser.add_argument("--strict", action="store_true", help="exit non-zero if any input problem is reported")
+    parser = argparse.ArgumentParser(
+        prog="python build.py",
+        description=__doc__.splitlines()[0],
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=REPO,
+        metavar="DIR",
+        help="folder holding runs/ and annotations/ (and optionally problems/); default: the repository",
+    )
+    parser.add_argument(
+        "--out", type=Path, default=None, metavar="DIR", help="output folder (default: site/)"
+    )
+    parser.add_argument(
+        "--problems",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="problem deck (default: DATA/problems when it exists)",
+    )
+    parser.add_argument(
+        "--strict", action="store_true", help="exit non-zero if any input problem is reported"
+    )
     parser.add_argument("--watch", action="store_true", help="rebuild whenever an input changes")
-    parser.add_argument("--serve", nargs="?", type=int, const=8000, default=None, metavar="PORT",
-                        help="serve on 127.0.0.1:PORT (default 8000), rebuild on changes, reload the open page")
-    parser.add_argument("--jobs", type=int, default=None, help="worker processes for run pages (default: CPUs)")
+    parser.add_argument(
+        "--serve",
+        nargs="?",
+        type=int,
+        const=8000,
+        default=None,
+        metavar="PORT",
+        help="serve on 127.0.0.1:PORT (default 8000), rebuild on changes, reload the open page",
+    )
+    parser.add_argument(
+        "--jobs", type=int, default=None, help="worker processes for run pages (default: CPUs)"
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--timings", action="store_true", help="print the time each build stage took")
     return parser.parse_args(argv)
 
 
 def config_from(args: argparse.Namespace) -> BuildConfig:
-    config = BuildConfig(data_dir=args.data.resolve(), out_dir=(args.out or REPO / "site").resolve(),
-                         problems_dir=args.problems.resolve() if args.problems else None, strict=args.strict,
-                         progress=not args.quiet and sys.stderr.isatty())
+    config = BuildConfig(
+        data_dir=args.data.resolve(),
+        out_dir=(args.out or REPO / "site").resolve(),
+        problems_dir=args.problems.resolve() if args.problems else None,
+        strict=args.strict,
+        progress=not args.quiet and sys.stderr.isatty(),
+    )
     if args.jobs:
         config.jobs = args.jobs
     return config
@@ -50,13 +81,19 @@ def print_report(report: BuildReport, strict: bool, timings: bool = False) -> No
     console = Console(stderr=True, markup=False, highlight=False, soft_wrap=True)
     for diag in report.diagnostics:
         console.print(f"{diag.severity}: {diag}", style="red" if diag.severity == "error" else "yellow")
-    summary = (f"built {report.out_dir} in {report.seconds:.2f} s: {report.pages} pages, "
-               f"{report.rendered} rendered, {report.pages - report.rendered} unchanged")
+    summary = (
+        f"built {report.out_dir} in {report.seconds:.2f} s: {report.pages} pages, "
+        f"{report.rendered} rendered, {report.pages - report.rendered} unchanged"
+    )
     if report.diagnostics:
-        summary += f"; {len(report.diagnostics)} problem(s) reported" + (" (--strict: failing)" if strict else "")
+        summary += f"; {len(report.diagnostics)} problem(s) reported" + (
+            " (--strict: failing)" if strict else ""
+        )
     console.print(summary, style="bold")
     if timings:
-        console.print("stages: " + ", ".join(f"{name} {seconds:.3f} s" for name, seconds in report.timings.items()))
+        console.print(
+            "stages: " + ", ".join(f"{name} {seconds:.3f} s" for name, seconds in report.timings.items())
+        )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -37,10 +37,10 @@ def _fallback(value: Any) -> Any:
 
 @dataclass
 class Manifest:
-    pages: dict[str, list] = field(default_factory=dict)     # url -> [inputs hash, diagnostics]
-    static: dict[str, str] = field(default_factory=dict)     # url -> content hash
+    pages: dict[str, list] = field(default_factory=dict)  # url -> [inputs hash, diagnostics]
+    static: dict[str, str] = field(default_factory=dict)  # url -> content hash
     file_hashes: dict[str, list] = field(default_factory=dict)  # path -> [size, mtime_ns, inode, hash]
-    rendered: int = 0                                          # pages rendered by this build (not stored)
+    rendered: int = 0  # pages rendered by this build (not stored)
 
     @classmethod
     def load(cls, out_dir: Path) -> "Manifest":
@@ -51,12 +51,22 @@ class Manifest:
             return cls()
         if not isinstance(data, dict) or data.get("version") != MANIFEST_VERSION:
             return cls()
-        return cls(pages=data.get("pages", {}), static=data.get("static", {}),
-                   file_hashes=data.get("file_hashes", {}))
+        return cls(
+            pages=data.get("pages", {}),
+            static=data.get("static", {}),
+            file_hashes=data.get("file_hashes", {}),
+        )
 
     def dump(self) -> bytes:
-        return orjson.dumps({"version": MANIFEST_VERSION, "pages": self.pages, "static": self.static,
-                             "file_hashes": self.file_hashes}, option=orjson.OPT_SORT_KEYS)
+        return orjson.dumps(
+            {
+                "version": MANIFEST_VERSION,
+                "pages": self.pages,
+                "static": self.static,
+                "file_hashes": self.file_hashes,
+            },
+            option=orjson.OPT_SORT_KEYS,
+        )
 
 
 class FileHasher:

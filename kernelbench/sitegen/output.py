@@ -91,8 +91,11 @@ class Seeding:
         self.out_dir, self.staging = Path(out_dir), Path(staging)
         self.process = None
         if self.out_dir.is_dir() and shutil.which("cp") and os.uname().sysname == "Linux":
-            self.process = subprocess.Popen(["cp", "-al", "--", f"{self.out_dir}/.", f"{self.staging}/"],
-                                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            self.process = subprocess.Popen(
+                ["cp", "-al", "--", f"{self.out_dir}/.", f"{self.staging}/"],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            )
 
     def wait(self) -> None:
         if self.process is not None:

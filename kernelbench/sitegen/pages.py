@@ -19,14 +19,14 @@ class Page:
     solutions, parsing the transcript) happens there, only for pages that are actually rendered.
     """
 
-    url: str                                   # path inside the site, e.g. "runs/<run_id>/index.html"
+    url: str  # path inside the site, e.g. "runs/<run_id>/index.html"
     template: str
     title: str
     inputs: Any
-    sources: tuple[str, ...] = ()              # input files, for diagnostics and the page footer
+    sources: tuple[str, ...] = ()  # input files, for diagnostics and the page footer
     context: Callable[["Page", dict], dict] | None = None  # (page, {"staging", "diagnostics_out"})
     kind: str = "page"
-    parallel: bool = False                     # heavy enough to be worth a worker process
+    parallel: bool = False  # heavy enough to be worth a worker process
     digest: str = field(default="", init=False)
 
     def fingerprint(self, templates_hash: str) -> str:

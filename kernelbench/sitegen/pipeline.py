@@ -52,7 +52,7 @@ class BuildReport:
     seconds: float
     out_dir: Path
     assets_copied: int = 0
-    timings: dict[str, float] = field(default_factory=dict)   # stage -> seconds
+    timings: dict[str, float] = field(default_factory=dict)  # stage -> seconds
 
     @property
     def changed(self) -> bool:
@@ -77,15 +77,17 @@ def build_site(config: BuildConfig) -> BuildReport:
     seeding = None
     try:
         output.claim(staging)
-        seeding = output.Seeding(out_dir, staging)          # runs while the inputs are read
-        site = plan_site(config, hasher)                     # gather + validate + derive, all in memory
+        seeding = output.Seeding(out_dir, staging)  # runs while the inputs are read
+        site = plan_site(config, hasher)  # gather + validate + derive, all in memory
         clock.lap("load and plan")
         env = make_environment(config.templates_dir)
         tpl_hash = templates_hash(config.templates_dir)
         seeding.wait()
         clock.lap("link previous site")
         manifest = Manifest(file_hashes={})
-        manifest.static, copied = copy_assets(asset_sources(config.static_dir), staging, previous.static, hasher)
+        manifest.static, copied = copy_assets(
+            asset_sources(config.static_dir), staging, previous.static, hasher
+        )
         render_diags = _render_changed(site.pages, env, tpl_hash, staging, previous, manifest, config)
         clock.lap("render")
         _prune(staging, site.pages, previous)
@@ -100,8 +102,15 @@ def build_site(config: BuildConfig) -> BuildReport:
         output.abandon(staging)
         raise
     diagnostics = site.diagnostics + render_diags
-    return BuildReport(diagnostics, len(site.pages), manifest.rendered, clock.total(), out_dir,
-                       assets_copied=copied, timings=clock.laps)
+    return BuildReport(
+        diagnostics,
+        len(site.pages),
+        manifest.rendered,
+        clock.total(),
+        out_dir,
+        assets_copied=copied,
+        timings=clock.laps,
+    )
 
 
 class Stopwatch:
@@ -126,14 +135,24 @@ def _refuse_output_inside_inputs(config: BuildConfig, out_dir: Path) -> None:
     for name in ("runs", "annotations", "problems"):
         source = (Path(config.data_dir) / name).resolve()
         if out_dir == source or source in out_dir.parents:
-            raise KernelBenchError(f"the output folder {out_dir} is inside the input folder {source}",
-                                   hint="choose another --out; the build never writes into its inputs")
+            raise KernelBenchError(
+                f"the output folder {out_dir} is inside the input folder {source}",
+                hint="choose another --out; the build never writes into its inputs",
+            )
 
 
 # ------------------------------------------------------------------------------------------------ rendering
 
-def _render_changed(pages: list[Page], env, tpl_hash: str, staging: Path, previous: Manifest,
-                    manifest: Manifest, config: BuildConfig) -> list[Diagnostic]:
+
+def _render_changed(
+    pages: list[Page],
+    env,
+    tpl_hash: str,
+    staging: Path,
+    previous: Manifest,
+    manifest: Manifest,
+    config: BuildConfig,
+) -> list[Diagnostic]:
     """Render pages whose input hash changed (or whose file is missing); reuse the rest as they are."""
     todo: list[Page] = []
     diagnostics: list[Diagnostic] = []
@@ -214,8 +233,13 @@ def _prune(staging: Path, pages: list[Page], previous: Manifest) -> None:
 
 
 def _diag_to_json(d: Diagnostic) -> dict:
-    return {"path": str(d.path) if d.path is not None else None, "message": d.message, "line": d.line,
-            "hint": d.hint, "severity": d.severity}
+    return {
+        "path": str(d.path) if d.path is not None else None,
+        "message": d.message,
+        "line": d.line,
+        "hint": d.hint,
+        "severity": d.severity,
+    }
 
 
 def _diag_from_json(data: dict) -> Diagnostic:

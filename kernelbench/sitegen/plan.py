@@ -16,8 +16,8 @@ from kernelbench.results.leaderboard import Board, build_boards, export_csv, exp
 from kernelbench.sitegen import charts, urls, views
 from kernelbench.sitegen.manifest import FileHasher
 from kernelbench.sitegen.pages import Page
-from kernelbench.sitegen.render import code_hash
 from kernelbench.sitegen.problems import problem_pages
+from kernelbench.sitegen.render import code_hash
 from kernelbench.sitegen.runpage import quote_excerpts, run_tabs, transcript_path
 from kernelbench.sitegen.writeups import writeup_pages
 
@@ -28,7 +28,7 @@ class SiteData:
 
     dataset: Dataset
     boards: list[Board]
-    runs: dict[str, dict]                 # run_id -> run view
+    runs: dict[str, dict]  # run_id -> run view
     scripted: set[str] = field(default_factory=set)
     viewer_version: str = "raw"
 
@@ -50,8 +50,15 @@ class SitePlan:
 def plan_site(config, hasher: FileHasher) -> SitePlan:
     dataset = load_dataset(Path(config.data_dir), config.resolved_problems_dir())
     data = derive(dataset)
-    pages = [*leaderboard_pages(data), runs_index_page(data), *problem_pages(data), *agent_pages(data),
-             audits_page(data), *writeup_pages(data), *run_pages(data, hasher)]
+    pages = [
+        *leaderboard_pages(data),
+        runs_index_page(data),
+        *problem_pages(data),
+        *agent_pages(data),
+        audits_page(data),
+        *writeup_pages(data),
+        *run_pages(data, hasher),
+    ]
     return SitePlan(pages=pages, diagnostics=list(dataset.diagnostics), boards=data.boards)
 
 
@@ -59,8 +66,13 @@ def derive(dataset: Dataset) -> SiteData:
     boards = build_boards(dataset)
     shown = views.shown_runs(boards)
     runs = {run_id: views.run_view(record, dataset, shown) for run_id, record in sorted(dataset.runs.items())}
-    return SiteData(dataset=dataset, boards=boards, runs=runs, scripted=views.scripted_agents(dataset),
-                    viewer_version=_viewer_version())
+    return SiteData(
+        dataset=dataset,
+        boards=boards,
+        runs=runs,
+        scripted=views.scripted_agents(dataset),
+        viewer_version=_viewer_version(),
+    )
 
 
 def _static(inputs: dict):
@@ -69,44 +81,79 @@ def _static(inputs: dict):
 
 # ------------------------------------------------------------------------------------------------ leaderboard
 
+
 def leaderboard_pages(data: SiteData) -> list[Page]:
     diagnostics = [str(d) for d in data.dataset.diagnostics]
     boards = sorted(data.boards, key=lambda b: -sum(c.n_trials for c in b.cells))
-    switcher = [{"gpu": b.gpu, "label": b.gpu_name or b.gpu, "url": urls.board_url(b.gpu, i == 0)}
-                for i, b in enumerate(boards)]
+    switcher = [
+        {"gpu": b.gpu, "label": b.gpu_name or b.gpu, "url": urls.board_url(b.gpu, i == 0)}
+        for i, b in enumerate(boards)
+    ]
     if not boards:
         inputs = {"board": None, "boards": [], "diagnostics": diagnostics, "charts": {}}
         return [Page(urls.LEADERBOARD, "leaderboard.html", "Leaderboard", inputs, context=_static(inputs))]
     return [_board_page(data, board, i == 0, switcher, diagnostics) for i, board in enumerate(boards)]
 
 
-def _board_page(data: SiteData, board: Board, primary: bool, switcher: list[dict], diagnostics: list[str]) -> Page:
+def _board_page(
+    data: SiteData, board: Board, primary: bool, switcher: list[dict], diagnostics: list[str]
+) -> Page:
     rows = views.board_rows(board, data.scripted)
     runs = data.runs_of(gpu=board.gpu)
-    view = {"gpu": board.gpu, "gpu_name": board.gpu_name or board.gpu, "problems": [
-        {"id": p, "url": urls.problem_url(p)} for p in board.problems], "rows": rows,
+    view = {
+        "gpu": board.gpu,
+        "gpu_name": board.gpu_name or board.gpu,
+        "problems": [{"id": p, "url": urls.problem_url(p)} for p in board.problems],
+        "rows": rows,
         "scripted_agents": sorted(a.agent for a in board.agents if a.agent in data.scripted),
-        "imported": bool(runs) and all(r["imported"] for r in runs)}
-    inputs = {"board": view, "boards": switcher, "diagnostics": diagnostics, "derived": board.model_dump(mode="json"),
-              "efficiency": [_efficiency_point(r) for r in runs]}
+        "imported": bool(runs) and all(r["imported"] for r in runs),
+    }
+    inputs = {
+        "board": view,
+        "boards": switcher,
+        "diagnostics": diagnostics,
+        "derived": board.model_dump(mode="json"),
+        "efficiency": [_efficiency_point(r) for r in runs],
+    }
 
     def context(page: Page, extra: dict) -> dict:
-        figures = {"heatmap": charts.heatmap(rows, list(board.problems), page.href),
-                   "passes": charts.pass_counts(board), "ceilings": charts.ceilings(board),
-                   "fastp": charts.fast_p(board), "efficiency": charts.efficiency(inputs["efficiency"], page.href)}
+        figures = {
+            "heatmap": charts.heatmap(rows, list(board.problems), page.href),
+            "passes": charts.pass_counts(board),
+            "ceilings": charts.ceilings(board),
+            "fastp": charts.fast_p(board),
+            "efficiency": charts.efficiency(inputs["efficiency"], page.href),
+        }
         return {"board": view, "boards": switcher, "diagnostics": diagnostics, "charts": figures}
 
     title = f"Leaderboard — {board.gpu_name or board.gpu}"
-    return Page(urls.board_url(board.gpu, primary), "leaderboard.html", title, inputs, context=context,
-                kind="leaderboard")
+    return Page(
+        urls.board_url(board.gpu, primary),
+        "leaderboard.html",
+        title,
+        inputs,
+        context=context,
+        kind="leaderboard",
+    )
 
 
 def _efficiency_point(run: dict) -> dict:
-    keys = ("run_id", "url", "agent", "problem", "status", "peak_fraction", "tokens_total", "cost_usd", "elapsed_s")
+    keys = (
+        "run_id",
+        "url",
+        "agent",
+        "problem",
+        "status",
+        "peak_fraction",
+        "tokens_total",
+        "cost_usd",
+        "elapsed_s",
+    )
     return {k: run[k] for k in keys}
 
 
 # ------------------------------------------------------------------------------------------------ runs table
+
 
 def runs_index_page(data: SiteData) -> Page:
     runs = list(data.runs.values())
@@ -116,6 +163,7 @@ def runs_index_page(data: SiteData) -> Page:
 
 
 # ------------------------------------------------------------------------------------------------ agents
+
 
 def agent_pages(data: SiteData) -> list[Page]:
     by_agent: dict[str, list[dict]] = defaultdict(list)
@@ -128,17 +176,29 @@ def agent_pages(data: SiteData) -> list[Page]:
     summaries, pages = [], []
     for agent, runs in sorted(by_agent.items()):
         first = runs[0]
-        view = {"agent": agent, "url": urls.agent_url(agent), "harness": first["harness"], "model": first["model"],
-                "effort": first["effort"], "scripted": agent in data.scripted, "runs": len(runs),
-                "passes": sum(c["counts"] for c in cells[agent]), "cells": cells[agent]}
+        view = {
+            "agent": agent,
+            "url": urls.agent_url(agent),
+            "harness": first["harness"],
+            "model": first["model"],
+            "effort": first["effort"],
+            "scripted": agent in data.scripted,
+            "runs": len(runs),
+            "passes": sum(c["counts"] for c in cells[agent]),
+            "cells": cells[agent],
+        }
         summaries.append({k: v for k, v in view.items() if k != "cells"})
         inputs = {"agent": view, "runs": runs}
         pages.append(Page(view["url"], "agent.html", agent, inputs, context=_static(inputs), kind="agent"))
     inputs = {"agents": summaries}
-    return [Page(urls.AGENTS_INDEX, "agents.html", "Agents", inputs, context=_static(inputs), kind="index"), *pages]
+    return [
+        Page(urls.AGENTS_INDEX, "agents.html", "Agents", inputs, context=_static(inputs), kind="index"),
+        *pages,
+    ]
 
 
 # ------------------------------------------------------------------------------------------------ audits
+
 
 def audits_page(data: SiteData) -> Page:
     groups = {"rubric_leak": [], "reward_hack": [], "invalid": []}
@@ -148,19 +208,35 @@ def audits_page(data: SiteData) -> Page:
         if annotation and annotation.verdict.value in groups:
             groups[annotation.verdict.value].append({**item, "why": annotation.summary})
         if run["status"] == "INVALID":
-            why = "; ".join(f"class {f['klass']}: {f['message']}" for f in run["findings"] if f["severity"] == "error")
+            why = "; ".join(
+                f"class {f['klass']}: {f['message']}" for f in run["findings"] if f["severity"] == "error"
+            )
             groups["invalid"].append({**item, "why": why or "; ".join(run["reasons"])})
-    writeups = [{"title": w.meta.title, "url": urls.writeup_url(w.slug)} for w in data.dataset.writeups
-                if w.meta.verdict.value in ("rubric_leak", "reward_hack")]
-    inputs = {"groups": [{"title": "Rubric leaks", "entries": groups["rubric_leak"]},
-                         {"title": "Reward hacks", "entries": groups["reward_hack"]},
-                         {"title": "Caught by the grader (INVALID)", "entries": groups["invalid"]}],
-              "writeups": writeups}
-    return Page(urls.AUDITS, "audits.html", "Rubric leaks and reward hacks", inputs, context=_static(inputs),
-                kind="index")
+    writeups = [
+        {"title": w.meta.title, "url": urls.writeup_url(w.slug)}
+        for w in data.dataset.writeups
+        if w.meta.verdict.value in ("rubric_leak", "reward_hack")
+    ]
+    inputs = {
+        "groups": [
+            {"title": "Rubric leaks", "entries": groups["rubric_leak"]},
+            {"title": "Reward hacks", "entries": groups["reward_hack"]},
+            {"title": "Caught by the grader (INVALID)", "entries": groups["invalid"]},
+        ],
+        "writeups": writeups,
+    }
+    return Page(
+        urls.AUDITS,
+        "audits.html",
+        "Rubric leaks and reward hacks",
+        inputs,
+        context=_static(inputs),
+        kind="index",
+    )
 
 
 # ------------------------------------------------------------------------------------------------ run pages
+
 
 def run_pages(data: SiteData, hasher: FileHasher) -> list[Page]:
     return [_run_page(data, record, hasher) for _, record in sorted(data.dataset.runs.items())]
@@ -176,17 +252,29 @@ def _run_page(data: SiteData, record: RunRecord, hasher: FileHasher) -> Page:
     transcript = None if record.imported else transcript_path(record)
     files["transcript"] = hasher(transcript)
     inputs = {"run": view, "annotation": annotation, "files": files, "viewer": data.viewer_version}
-    sources = tuple(str(p) for p in (record.result_path, annotation_record.path if annotation_record else None) if p)
+    sources = tuple(
+        str(p) for p in (record.result_path, annotation_record.path if annotation_record else None) if p
+    )
 
     def context(page: Page, extra: dict) -> dict:
         run_dir = Path(extra["staging"]) / urls.run_dir(record.run_id)
         shown = _copy_annotation(annotation)
         quote_excerpts(shown)
-        tabs, transcript_info = run_tabs(record, shown, run_dir, page.href("static") + "/", extra["diagnostics_out"])
+        tabs, transcript_info = run_tabs(
+            record, shown, run_dir, page.href("static") + "/", extra["diagnostics_out"]
+        )
         return {"run": view, "annotation": shown, "tabs": tabs, "transcript": transcript_info}
 
-    return Page(urls.run_url(record.run_id), "run.html", record.run_id, inputs, sources=sources, context=context,
-                kind="run", parallel=True)
+    return Page(
+        urls.run_url(record.run_id),
+        "run.html",
+        record.run_id,
+        inputs,
+        sources=sources,
+        context=context,
+        kind="run",
+        parallel=True,
+    )
 
 
 def _copy_annotation(annotation: dict | None) -> dict | None:

@@ -16,7 +16,9 @@ def problem_pages(data) -> list[Page]:
         pages.append(page)
         summaries.append(summary)
     inputs = {"problems": summaries}
-    index = Page(urls.PROBLEMS_INDEX, "problems.html", "Problems", inputs, context=lambda p, e: inputs, kind="index")
+    index = Page(
+        urls.PROBLEMS_INDEX, "problems.html", "Problems", inputs, context=lambda p, e: inputs, kind="index"
+    )
     return [index, *pages]
 
 
@@ -25,31 +27,61 @@ def _problem_page(data, problem_id: str) -> tuple[Page, dict]:
     spec = record.spec if record else None
     runs = data.runs_of(problem=problem_id)
     ceilings = [_ceiling_view(c) for b in data.boards for c in b.ceilings if c.problem == problem_id]
-    view = {"id": problem_id, "title": spec.title if spec else "", "description": spec.description if spec else "",
-            "spec": _spec_view(spec), "shapes": _shapes_view(spec), "ceilings": ceilings}
+    view = {
+        "id": problem_id,
+        "title": spec.title if spec else "",
+        "description": spec.description if spec else "",
+        "spec": _spec_view(spec),
+        "shapes": _shapes_view(spec),
+        "ceilings": ceilings,
+    }
     rooflines = _roofline_inputs(spec, runs)
     inputs = {"problem": view, "runs": runs, "rooflines": rooflines}
 
     def context(page: Page, extra: dict) -> dict:
-        figures = [{"gpu": r["gpu"], "figure": charts.roofline(r["points"], r["peak_tflops"], r["dram_gbps"],
-                                                               f"{problem_id} on {r['gpu']}", page.href)}
-                   for r in rooflines]
+        figures = [
+            {
+                "gpu": r["gpu"],
+                "figure": charts.roofline(
+                    r["points"], r["peak_tflops"], r["dram_gbps"], f"{problem_id} on {r['gpu']}", page.href
+                ),
+            }
+            for r in rooflines
+        ]
         return {"problem": view, "runs": runs, "charts": {"rooflines": figures}}
 
-    summary = {"id": problem_id, "url": urls.problem_url(problem_id), "title": view["title"],
-               "regime": spec.regime if spec else None, "attempts": len(runs),
-               "passes": sum(r["status"] == "PASS" for r in runs),
-               "best": max((c["best"] for c in ceilings if c["best"] is not None), default=None)}
+    summary = {
+        "id": problem_id,
+        "url": urls.problem_url(problem_id),
+        "title": view["title"],
+        "regime": spec.regime if spec else None,
+        "attempts": len(runs),
+        "passes": sum(r["status"] == "PASS" for r in runs),
+        "best": max((c["best"] for c in ceilings if c["best"] is not None), default=None),
+    }
     sources = (str(record.path / "problem.yaml"),) if record else ()
-    return Page(urls.problem_url(problem_id), "problem.html", problem_id, inputs, sources=sources, context=context,
-                kind="problem"), summary
+    return Page(
+        urls.problem_url(problem_id),
+        "problem.html",
+        problem_id,
+        inputs,
+        sources=sources,
+        context=context,
+        kind="problem",
+    ), summary
 
 
 def _spec_view(spec: ProblemSpec | None) -> dict | None:
     if spec is None:
         return None
-    return {"regime": spec.regime, "ceiling": spec.ceiling, "flops": spec.flops, "bytes": spec.bytes,
-            "forbidden": list(spec.forbidden), "leak_checks": list(spec.leak_checks)}
+    return {
+        "regime": spec.regime,
+        "ceiling": spec.ceiling,
+        "flops": spec.flops,
+        "bytes": spec.bytes,
+        "forbidden": list(spec.forbidden),
+        "leak_checks": list(spec.leak_checks),
+    }
 
 
 def _shapes_view(spec: ProblemSpec | None) -> list[dict]:
@@ -61,16 +93,25 @@ def _shapes_view(spec: ProblemSpec | None) -> list[dict]:
             flops, nbytes = spec.flops_of(shape), spec.bytes_of(shape)
         except (ArithmeticError, KeyError, ValueError):
             flops = nbytes = None
-        shapes.append({"label": shape_label(shape), "gflop": flops / 1e9 if flops else None,
-                       "mbytes": nbytes / 1e6 if nbytes else None,
-                       "intensity": flops / nbytes if flops and nbytes else None})
+        shapes.append(
+            {
+                "label": shape_label(shape),
+                "gflop": flops / 1e9 if flops else None,
+                "mbytes": nbytes / 1e6 if nbytes else None,
+                "intensity": flops / nbytes if flops and nbytes else None,
+            }
+        )
     return shapes
 
 
 def _ceiling_view(ceiling) -> dict:
-    return {"gpu": ceiling.gpu, "best": ceiling.best_peak_fraction, "best_agent": ceiling.best_agent,
-            "best_url": urls.run_url(ceiling.best_run_id) if ceiling.best_run_id else None,
-            "baselines": dict(ceiling.baselines)}
+    return {
+        "gpu": ceiling.gpu,
+        "best": ceiling.best_peak_fraction,
+        "best_agent": ceiling.best_agent,
+        "best_url": urls.run_url(ceiling.best_run_id) if ceiling.best_run_id else None,
+        "baselines": dict(ceiling.baselines),
+    }
 
 
 def _roofline_inputs(spec: ProblemSpec | None, runs: list[dict]) -> list[dict]:

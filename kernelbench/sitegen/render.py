@@ -17,7 +17,7 @@ from kernelbench.sitegen.pages import Page
 def make_environment(templates_dir: Path) -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir)),
-        autoescape=True,                       # every template, whatever its suffix
+        autoescape=True,  # every template, whatever its suffix
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -52,13 +52,18 @@ def render_page(env: jinja2.Environment, page: Page, extra: dict[str, Any] | Non
     try:
         template = env.get_template(page.template)
     except jinja2.TemplateSyntaxError as exc:
-        raise KernelBenchError(f"template error: {exc.message}", path=exc.filename, line=exc.lineno,
-                               hint="fix the template; the previous site stays in place") from None
+        raise KernelBenchError(
+            f"template error: {exc.message}",
+            path=exc.filename,
+            line=exc.lineno,
+            hint="fix the template; the previous site stays in place",
+        ) from None
     context = page.context(page, extra) if page.context else {}
     return template.render(page=page, url=page.href, **extra, **context)
 
 
 # ------------------------------------------------------------------------------------------------ filters
+
 
 def json_script(value: Any) -> Markup:
     """JSON safe to place inside <script type="application/json">: no '<', '>' or '&' survive literally,
@@ -78,7 +83,7 @@ def format_number(value: float | int | None, digits: int = 3) -> str:
         return "—"
     if isinstance(value, int):
         return f"{value:,}"
-    if abs(value) >= 10 ** digits:
+    if abs(value) >= 10**digits:
         return f"{value:,.0f}"
     return f"{value:.{digits}g}"
 

@@ -13,25 +13,49 @@ from pygments.lexers import JsonLexer, PythonLexer, TextLexer
 from kernelbench.errors import Diagnostic, KernelBenchError
 from kernelbench.results.dataset import RunRecord
 
-MAX_SHOWN_BYTES = 1 << 20      # a log bigger than this is cut for the page (the run folder keeps it whole)
-MAX_RAW_TRANSCRIPT = 4 << 20   # the raw fallback embeds at most this much of a transcript
-FILE_TABS = (("solution", "solution.py", "solution.py", PythonLexer),
-             ("check", "check.log", "check.log", TextLexer),
-             ("benchmark", "benchmark.log", "benchmark.log", TextLexer))
+MAX_SHOWN_BYTES = 1 << 20  # a log bigger than this is cut for the page (the run folder keeps it whole)
+MAX_RAW_TRANSCRIPT = 4 << 20  # the raw fallback embeds at most this much of a transcript
+FILE_TABS = (
+    ("solution", "solution.py", "solution.py", PythonLexer),
+    ("check", "check.log", "check.log", TextLexer),
+    ("benchmark", "benchmark.log", "benchmark.log", TextLexer),
+)
 
 
-def run_tabs(record: RunRecord, annotation: dict | None, run_dir: Path, static_prefix: str,
-             diagnostics: list[Diagnostic]) -> tuple[list[dict], dict]:
+def run_tabs(
+    record: RunRecord,
+    annotation: dict | None,
+    run_dir: Path,
+    static_prefix: str,
+    diagnostics: list[Diagnostic],
+) -> tuple[list[dict], dict]:
     """The tabs in order, and what the transcript tab needs in the page head (its css/js or nothing)."""
     quoted = _quoted_lines(annotation)
     transcript_tab, transcript_info = _transcript_tab(record, run_dir, static_prefix, diagnostics)
     tabs = [transcript_tab]
     for tab_id, label, name, lexer in FILE_TABS:
         tabs.append(_file_tab(record, tab_id, label, name, lexer, quoted.get(name, []), diagnostics))
-    tabs.append(_file_tab(record, "result", "result.json", "result.json", JsonLexer, quoted.get("result.json", []),
-                          diagnostics))
-    tabs.append({"id": "annotation", "label": _annotation_label(annotation), "partial": "_annotation.html",
-                 "html": None, "text": None, "note": ""})
+    tabs.append(
+        _file_tab(
+            record,
+            "result",
+            "result.json",
+            "result.json",
+            JsonLexer,
+            quoted.get("result.json", []),
+            diagnostics,
+        )
+    )
+    tabs.append(
+        {
+            "id": "annotation",
+            "label": _annotation_label(annotation),
+            "partial": "_annotation.html",
+            "html": None,
+            "text": None,
+            "note": "",
+        }
+    )
     return tabs, transcript_info
 
 
@@ -39,7 +63,9 @@ def _annotation_label(annotation: dict | None) -> str:
     if not annotation:
         return "annotation (none)"
     bad = sum(not q["ok"] for q in annotation["quotes"])
-    return f"annotation ({annotation['verdict']}{', %d quote mismatch' % bad + ('es' if bad > 1 else '') if bad else ''})"
+    if not bad:
+        return f"annotation ({annotation['verdict']})"
+    return f"annotation ({annotation['verdict']}, {bad} quote mismatch{'es' if bad > 1 else ''})"
 
 
 def _quoted_lines(annotation: dict | None) -> dict[str, list[int]]:
@@ -56,12 +82,23 @@ def _tab(tab_id: str, label: str, *, html: Any = None, text: str | None = None, 
 
 # ------------------------------------------------------------------------------------------------ files
 
-def _file_tab(record: RunRecord, tab_id: str, label: str, name: str, lexer_cls, highlighted: list[int],
-              diagnostics: list[Diagnostic]) -> dict:
+
+def _file_tab(
+    record: RunRecord,
+    tab_id: str,
+    label: str,
+    name: str,
+    lexer_cls,
+    highlighted: list[int],
+    diagnostics: list[Diagnostic],
+) -> dict:
     path = record.file(name)
     if path is None:
-        why = "Imported from a published board: its files were not published." if record.imported else \
-            f"This run has no {name}."
+        why = (
+            "Imported from a published board: its files were not published."
+            if record.imported
+            else f"This run has no {name}."
+        )
         return _tab(tab_id, label, note=why)
     text, note = _read_for_page(path, diagnostics)
     return _tab(tab_id, label, html=highlight_source(text, lexer_cls(), tab_id, highlighted), note=note)
@@ -79,29 +116,46 @@ def _read_for_page(path: Path, diagnostics: list[Diagnostic]) -> tuple[str, str]
     except UnicodeDecodeError as exc:
         if exc.start < len(data) - 4:  # not just a multi-byte character cut by the size limit
             line = data[: exc.start].count(b"\n") + 1
-            diagnostics.append(Diagnostic(path=path, line=line, severity="warning",
-                                          message=f"not valid UTF-8 (byte {exc.start}); shown with replacement marks",
-                                          hint="the file is shown as is; re-save it as UTF-8 if it is yours"))
+            diagnostics.append(
+                Diagnostic(
+                    path=path,
+                    line=line,
+                    severity="warning",
+                    message=f"not valid UTF-8 (byte {exc.start}); shown with replacement marks",
+                    hint="the file is shown as is; re-save it as UTF-8 if it is yours",
+                )
+            )
         return data.decode("utf-8", errors="replace"), note
 
 
 def highlight_source(text: str, lexer, anchor: str, highlighted: list[int], first_line: int = 1) -> Markup:
     """Pygments HTML (escaped by pygments) with line numbers, line anchors `<anchor>-L<n>` and quoted lines
     highlighted in place."""
-    formatter = HtmlFormatter(linenos="inline", lineanchors=f"{anchor}-L", anchorlinenos=True,
-                              hl_lines=[n - first_line + 1 for n in highlighted], linenostart=first_line,
-                              cssclass="highlight", wrapcode=True)
+    formatter = HtmlFormatter(
+        linenos="inline",
+        lineanchors=f"{anchor}-L",
+        anchorlinenos=True,
+        hl_lines=[n - first_line + 1 for n in highlighted],
+        linenostart=first_line,
+        cssclass="highlight",
+        wrapcode=True,
+    )
     return Markup(highlight(text, lexer, formatter))
 
 
 # ------------------------------------------------------------------------------------------------ transcript
 
-def _transcript_tab(record: RunRecord, run_dir: Path, static_prefix: str,
-                    diagnostics: list[Diagnostic]) -> tuple[dict, dict]:
+
+def _transcript_tab(
+    record: RunRecord, run_dir: Path, static_prefix: str, diagnostics: list[Diagnostic]
+) -> tuple[dict, dict]:
     none = {"assets": False}
     if record.imported:
-        return _tab("transcript", "transcript", note="Imported from a published board: this run has no "
-                                                     "transcript (it was not published)."), none
+        return _tab(
+            "transcript",
+            "transcript",
+            note="Imported from a published board: this run has no transcript (it was not published).",
+        ), none
     path = transcript_path(record)
     if path is None:
         return _tab("transcript", "transcript", note="No transcript was recorded for this run."), none
@@ -118,8 +172,13 @@ def transcript_path(record: RunRecord) -> Path | None:
     return record.file("transcript.jsonl")
 
 
-def _viewer_html(path: Path, run_dir: Path, static_prefix: str, diagnostics: list[Diagnostic],
-                 budget_s: float | None = None) -> Markup | None:
+def _viewer_html(
+    path: Path,
+    run_dir: Path,
+    static_prefix: str,
+    diagnostics: list[Diagnostic],
+    budget_s: float | None = None,
+) -> Markup | None:
     """The transcripts stage's viewer (parses the file once); None when it is not available."""
     try:
         from kernelbench.transcripts import load
@@ -130,7 +189,9 @@ def _viewer_html(path: Path, run_dir: Path, static_prefix: str, diagnostics: lis
         session = load(path)
         diagnostics.extend(transcript_diagnostics(path, session))
         # chunks sit beside the run page (one folder per run, not two: the build creates and deletes fewer)
-        return Markup(write_viewer(session, run_dir, asset_prefix=static_prefix, budget_s=budget_s, chunk_prefix=""))
+        return Markup(
+            write_viewer(session, run_dir, asset_prefix=static_prefix, budget_s=budget_s, chunk_prefix="")
+        )
     except KernelBenchError as exc:
         diagnostics.append(exc.diagnostic)
         return None
@@ -142,14 +203,27 @@ MAX_ISSUES_REPORTED = 5
 def transcript_diagnostics(path: Path, session) -> list[Diagnostic]:
     """The parser's issues (bad JSON, a truncated last line, invalid UTF-8...) as build diagnostics."""
     hint = "the transcript is shown as far as it could be read; if the run was cut off this is expected"
-    found = [Diagnostic(path=path, line=issue.line, severity="warning", hint=hint,
-                        message=f"transcript {issue.kind.replace('_', ' ')}: {issue.message}")
-             for issue in session.issues[:MAX_ISSUES_REPORTED]]
+    found = [
+        Diagnostic(
+            path=path,
+            line=issue.line,
+            severity="warning",
+            hint=hint,
+            message=f"transcript {issue.kind.replace('_', ' ')}: {issue.message}",
+        )
+        for issue in session.issues[:MAX_ISSUES_REPORTED]
+    ]
     more = sum(session.issue_counts.values()) - len(found)
     if more > 0:
-        found.append(Diagnostic(path=path, severity="warning", hint=hint,
-                                message=f"{more} more transcript issue(s): "
-                                        + ", ".join(f"{k} ×{v}" for k, v in sorted(session.issue_counts.items()))))
+        found.append(
+            Diagnostic(
+                path=path,
+                severity="warning",
+                hint=hint,
+                message=f"{more} more transcript issue(s): "
+                + ", ".join(f"{k} ×{v}" for k, v in sorted(session.issue_counts.items())),
+            )
+        )
     return found
 
 
@@ -164,6 +238,7 @@ def _raw_transcript_tab(path: Path, diagnostics: list[Diagnostic]) -> dict:
 
 # ------------------------------------------------------------------------------------------------ quotes
 
+
 def quote_excerpts(annotation: dict | None) -> None:
     """Give each quote an HTML excerpt: the file's lines when they match, both versions when they do not."""
     for quote in (annotation or {}).get("quotes", []):
@@ -174,10 +249,14 @@ def quote_excerpts(annotation: dict | None) -> None:
         else:
             said = highlight_source(quote["text"], _lexer_for(quote["file"]), "q", [], first)
             actual = quote.get("actual")
-            real = highlight_source(actual, _lexer_for(quote["file"]), "q", lines, first) if actual else \
-                Markup("<p class='muted'>(no such lines in the run's files)</p>")
-            quote["html"] = Markup("<p>The annotation quotes:</p>") + said + \
-                Markup("<p>The file has:</p>") + real
+            real = (
+                highlight_source(actual, _lexer_for(quote["file"]), "q", lines, first)
+                if actual
+                else Markup("<p class='muted'>(no such lines in the run's files)</p>")
+            )
+            quote["html"] = (
+                Markup("<p>The annotation quotes:</p>") + said + Markup("<p>The file has:</p>") + real
+            )
         quote["link"] = _quote_anchor(quote["file"], first)
 
 
@@ -188,4 +267,3 @@ def _lexer_for(name: str):
 def _quote_anchor(name: str, line: int) -> str | None:
     tabs = {file: tab_id for tab_id, _, file, _ in FILE_TABS} | {"result.json": "result"}
     return f"#{tabs[name]}-L-{line}" if name in tabs else None
-

@@ -141,8 +141,12 @@ def start_watching(config: BuildConfig, rebuilder: Rebuilder):
             if event.event_type in ("opened", "closed_no_write"):
                 return
             src = Path(str(event.src_path)).resolve()
-            if src == out_dir or out_dir in src.parents or out_dir.parent == src.parent and \
-                    src.name.startswith((".building-", ".retired-")):
+            if (
+                src == out_dir
+                or out_dir in src.parents
+                or out_dir.parent == src.parent
+                and src.name.startswith((".building-", ".retired-"))
+            ):
                 return
             rebuilder.schedule()
 

@@ -17,17 +17,41 @@ import yaml
 from kernelbench.fileio import atomic_write_text
 from kernelbench.problems.baselines import Line, ProblemBaselines, ShapeTiming
 from kernelbench.results.annotation import Annotation, Quote, Verdict
-from kernelbench.results.run import (Ceiling, Finding, Grading, Outcome, RunResult, Session, ShapeResult,
-                                     Tokens)
+from kernelbench.results.run import (
+    Ceiling,
+    Finding,
+    Grading,
+    Outcome,
+    RunResult,
+    Session,
+    ShapeResult,
+    Tokens,
+)
 
 PROBLEMS = {
-    "01_fp8_gemm": ("FP8 GEMM", "compute", "fp8", [{"M": 4096, "N": 4096, "K": 4096}, {"M": 128, "N": 8192, "K": 4096}],
-                    "2*M*N*K", "M*K + N*K + 2*M*N"),
-    "04_kahan_softmax": ("Kahan softmax", "memory", "dram", [{"B": 32, "V": 131072}, {"B": 8, "V": 262144}],
-                         "5*B*V", "8*B*V"),
+    "01_fp8_gemm": (
+        "FP8 GEMM",
+        "compute",
+        "fp8",
+        [{"M": 4096, "N": 4096, "K": 4096}, {"M": 128, "N": 8192, "K": 4096}],
+        "2*M*N*K",
+        "M*K + N*K + 2*M*N",
+    ),
+    "04_kahan_softmax": (
+        "Kahan softmax",
+        "memory",
+        "dram",
+        [{"B": 32, "V": 131072}, {"B": 8, "V": 262144}],
+        "5*B*V",
+        "8*B*V",
+    ),
 }
-AGENTS = [("claude", "claude-opus-4-7", "max"), ("codex", "gpt-5.5", "xhigh"), ("kimi", "kimi-k2.6", None),
-          ("scripted", "reference-copy", None)]
+AGENTS = [
+    ("claude", "claude-opus-4-7", "max"),
+    ("codex", "gpt-5.5", "xhigh"),
+    ("kimi", "kimi-k2.6", None),
+    ("scripted", "reference-copy", None),
+]
 SOLUTION = '''"""A candidate kernel."""
 import torch
 
@@ -48,52 +72,134 @@ class Deck:
 def write_problems(root: Path) -> None:
     for pid, (title, regime, ceiling, shapes, flops, nbytes) in PROBLEMS.items():
         folder = root / "problems" / pid
-        spec = {"id": pid, "title": title, "description": f"{title}: a synthetic problem for site tests.",
-                "regime": regime, "ceiling": ceiling, "shapes": shapes, "flops": flops, "bytes": nbytes,
-                "tolerance": {"bfloat16": {"atol": 5e-2, "rtol": 1e-2}}}
+        spec = {
+            "id": pid,
+            "title": title,
+            "description": f"{title}: a synthetic problem for site tests.",
+            "regime": regime,
+            "ceiling": ceiling,
+            "shapes": shapes,
+            "flops": flops,
+            "bytes": nbytes,
+            "tolerance": {"bfloat16": {"atol": 5e-2, "rtol": 1e-2}},
+        }
         atomic_write_text(folder / "problem.yaml", yaml.safe_dump(spec, sort_keys=False))
-        lines = {name: Line(source=f"synthetic {name}", peak_fraction=frac, shapes=[
-            ShapeTiming(index=i, shape=s, median_ms=1.0 / frac) for i, s in enumerate(shapes)])
-            for name, frac in (("eager", 0.05), ("compiled", 0.12), ("sota", 0.4))}
+        lines = {
+            name: Line(
+                source=f"synthetic {name}",
+                peak_fraction=frac,
+                shapes=[ShapeTiming(index=i, shape=s, median_ms=1.0 / frac) for i, s in enumerate(shapes)],
+            )
+            for name, frac in (("eager", 0.05), ("compiled", 0.12), ("sota", 0.4))
+        }
         base = ProblemBaselines(problem=pid, gpu="h100_sxm", gpu_name="NVIDIA H100 80GB HBM3", lines=lines)
         atomic_write_text(folder / "baselines" / "h100_sxm.json", base.model_dump_json(indent=2))
 
 
 # a fixed cycle (7 is prime to the 8 agent × problem combinations) so every deck holds every status
-OUTCOMES = (Outcome.PASS, Outcome.PASS, Outcome.CHECK_FAILED, Outcome.PASS, Outcome.NO_SOLUTION, Outcome.PASS,
-            Outcome.INVALID)
+OUTCOMES = (
+    Outcome.PASS,
+    Outcome.PASS,
+    Outcome.CHECK_FAILED,
+    Outcome.PASS,
+    Outcome.NO_SOLUTION,
+    Outcome.PASS,
+    Outcome.INVALID,
+)
 
 
-def make_result(run_id: str, agent: tuple, problem: str, trial: int, rng: random.Random, started: datetime,
-                transcript: str | None, outcome: Outcome = Outcome.PASS) -> RunResult:
+def make_result(
+    run_id: str,
+    agent: tuple,
+    problem: str,
+    trial: int,
+    rng: random.Random,
+    started: datetime,
+    transcript: str | None,
+    outcome: Outcome = Outcome.PASS,
+) -> RunResult:
     harness, model, effort = agent
     title, regime, ceiling, shapes, *_ = PROBLEMS[problem]
     fraction = round(rng.uniform(0.02, 0.7), 4) if outcome in (Outcome.PASS, Outcome.INVALID) else None
     unit = "TFLOP/s" if regime == "compute" else "GB/s"
     grading = Grading(
-        has_solution=outcome is not Outcome.NO_SOLUTION, correct=outcome is Outcome.PASS, outcome=outcome,
-        device="cuda", peak_fraction=fraction, baselines={"eager": 0.05, "compiled": 0.12, "sota": 0.4},
-        ceiling=Ceiling(regime=regime, dtype=ceiling, value=1979.0 if regime == "compute" else 3350.0, unit=unit,
-                        peak_tflops=1979.0, dram_gbps=3350.0),
-        shapes=[ShapeResult(index=i, shape=s, median_ms=round(rng.uniform(0.05, 2.0), 4),
-                            fraction=fraction, baselines_ms={"eager": 2.5, "sota": 0.4}) for i, s in enumerate(shapes)]
-        if fraction else [],
-        reasons=[] if outcome is Outcome.PASS else [f"synthetic outcome {outcome.value}"])
-    integrity = [Finding(check="ast_lint", klass=1, class_name="library bypass", message="calls torch.mm",
-                         evidence="solution.py:8", file="solution.py", line=8)] if outcome is Outcome.INVALID else []
-    session = Session(exit_code=0, complete=True, elapsed_s=rng.uniform(300, 2700), budget_s=2700,
-                      tokens=Tokens(input=rng.randint(10_000, 2_000_000), output=rng.randint(1000, 90_000)),
-                      cost_usd=round(rng.uniform(0.5, 40), 2), transcript=transcript, transcript_format="normalized")
-    return RunResult(run_id=run_id, harness=harness, model=model, effort=effort, problem=problem, gpu="h100_sxm",
-                     trial=trial, started=started, finished=started + timedelta(seconds=session.elapsed_s or 0),
-                     scripted=harness == "scripted", session=session, grading=grading, integrity=integrity)
+        has_solution=outcome is not Outcome.NO_SOLUTION,
+        correct=outcome is Outcome.PASS,
+        outcome=outcome,
+        device="cuda",
+        peak_fraction=fraction,
+        baselines={"eager": 0.05, "compiled": 0.12, "sota": 0.4},
+        ceiling=Ceiling(
+            regime=regime,
+            dtype=ceiling,
+            value=1979.0 if regime == "compute" else 3350.0,
+            unit=unit,
+            peak_tflops=1979.0,
+            dram_gbps=3350.0,
+        ),
+        shapes=[
+            ShapeResult(
+                index=i,
+                shape=s,
+                median_ms=round(rng.uniform(0.05, 2.0), 4),
+                fraction=fraction,
+                baselines_ms={"eager": 2.5, "sota": 0.4},
+            )
+            for i, s in enumerate(shapes)
+        ]
+        if fraction
+        else [],
+        reasons=[] if outcome is Outcome.PASS else [f"synthetic outcome {outcome.value}"],
+    )
+    integrity = (
+        [
+            Finding(
+                check="ast_lint",
+                klass=1,
+                class_name="library bypass",
+                message="calls torch.mm",
+                evidence="solution.py:8",
+                file="solution.py",
+                line=8,
+            )
+        ]
+        if outcome is Outcome.INVALID
+        else []
+    )
+    session = Session(
+        exit_code=0,
+        complete=True,
+        elapsed_s=rng.uniform(300, 2700),
+        budget_s=2700,
+        tokens=Tokens(input=rng.randint(10_000, 2_000_000), output=rng.randint(1000, 90_000)),
+        cost_usd=round(rng.uniform(0.5, 40), 2),
+        transcript=transcript,
+        transcript_format="normalized",
+    )
+    return RunResult(
+        run_id=run_id,
+        harness=harness,
+        model=model,
+        effort=effort,
+        problem=problem,
+        gpu="h100_sxm",
+        trial=trial,
+        started=started,
+        finished=started + timedelta(seconds=session.elapsed_s or 0),
+        scripted=harness == "scripted",
+        session=session,
+        grading=grading,
+        integrity=integrity,
+    )
 
 
 def write_transcript(path: Path, harness: str, model: str, target_bytes: int, rng: random.Random) -> None:
     """A normalized transcript of roughly `target_bytes`, written as a harness would write it."""
     from kernelbench.transcripts.normalized import NormalizedWriter
 
-    with NormalizedWriter(path, harness=harness, model=model, session_id=path.parent.name, cwd="/workspace") as log:
+    with NormalizedWriter(
+        path, harness=harness, model=model, session_id=path.parent.name, cwd="/workspace"
+    ) as log:
         log.user("Write a faster kernel for this problem. <script>alert('user')</script>")
         step = 0
         while path.stat().st_size < target_bytes:  # the writer flushes every record
@@ -118,20 +224,30 @@ def write_run(root: Path, run_id: str, result: RunResult, transcript_bytes: int,
 
 
 def write_annotation(root: Path, run_id: str, result: RunResult, verdict: Verdict) -> Path:
-    quote = Quote(file="solution.py", lines=[7, 8], label="the GEMM", text=''.join(SOLUTION.splitlines(True)[6:8]))
-    annotation = Annotation(run_id=run_id, model=result.model, harness=result.harness, effort=result.effort,
-                            problem=result.problem, peak_fraction=result.grading.peak_fraction, verdict=verdict,
-                            summary="Upcasts to fp32 and calls the matmul operator.",
-                            quotes=[quote] if result.grading.has_solution else [],
-                            implication=None if verdict is Verdict.CLEAN else "The score measures cuBLAS.")
+    quote = Quote(
+        file="solution.py", lines=[7, 8], label="the GEMM", text="".join(SOLUTION.splitlines(True)[6:8])
+    )
+    annotation = Annotation(
+        run_id=run_id,
+        model=result.model,
+        harness=result.harness,
+        effort=result.effort,
+        problem=result.problem,
+        peak_fraction=result.grading.peak_fraction,
+        verdict=verdict,
+        summary="Upcasts to fp32 and calls the matmul operator.",
+        quotes=[quote] if result.grading.has_solution else [],
+        implication=None if verdict is Verdict.CLEAN else "The score measures cuBLAS.",
+    )
     path = root / "annotations" / f"{run_id}.yaml"
     data = annotation.model_dump(mode="json", exclude_none=True)
     atomic_write_text(path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
     return path
 
 
-def write_deck(root: Path, n_runs: int = 12, transcript_bytes: int = 4000, annotate_every: int = 4,
-               seed: int = 0) -> Deck:
+def write_deck(
+    root: Path, n_runs: int = 12, transcript_bytes: int = 4000, annotate_every: int = 4, seed: int = 0
+) -> Deck:
     """Problems, `n_runs` runs spread over agents × problems × trials, some annotated, one writeup."""
     rng = random.Random(seed)
     root = Path(root)
@@ -145,11 +261,21 @@ def write_deck(root: Path, n_runs: int = 12, transcript_bytes: int = 4000, annot
         started = start + timedelta(minutes=7 * i)
         slug = agent[1].replace("/", "_")
         run_id = f"{started:%Y%m%d_%H%M%S}_{agent[0]}_{slug}_{problem}" + (f"_t{trial}" if trial > 1 else "")
-        result = make_result(run_id, agent, problem, trial, rng, started,
-                             "transcript.jsonl" if transcript_bytes else None, OUTCOMES[i % len(OUTCOMES)])
+        result = make_result(
+            run_id,
+            agent,
+            problem,
+            trial,
+            rng,
+            started,
+            "transcript.jsonl" if transcript_bytes else None,
+            OUTCOMES[i % len(OUTCOMES)],
+        )
         write_run(root, run_id, result, transcript_bytes, rng)
         if annotate_every and i % annotate_every == 0:
-            verdict = [Verdict.CLEAN, Verdict.RUBRIC_LEAK, Verdict.REWARD_HACK, Verdict.INTERESTING][i // annotate_every % 4]
+            verdict = [Verdict.CLEAN, Verdict.RUBRIC_LEAK, Verdict.REWARD_HACK, Verdict.INTERESTING][
+                i // annotate_every % 4
+            ]
             write_annotation(root, run_id, result, verdict)
         run_ids.append(run_id)
     _write_writeup(root, run_ids[:2])
@@ -157,8 +283,17 @@ def write_deck(root: Path, n_runs: int = 12, transcript_bytes: int = 4000, annot
 
 
 def _write_writeup(root: Path, cited: list[str]) -> None:
-    front = yaml.safe_dump({"title": "How the fp8 GEMM leak works", "problem": "01_fp8_gemm",
-                            "verdict": "rubric_leak", "runs": cited}, sort_keys=False)
-    body = (f"# The leak\n\nIn {cited[0]} the agent casts to bf16. Compare `{cited[-1]}`.\n\n"
-            "<script>alert('writeup')</script>\n\n[bad](javascript:alert(1))\n")
+    front = yaml.safe_dump(
+        {
+            "title": "How the fp8 GEMM leak works",
+            "problem": "01_fp8_gemm",
+            "verdict": "rubric_leak",
+            "runs": cited,
+        },
+        sort_keys=False,
+    )
+    body = (
+        f"# The leak\n\nIn {cited[0]} the agent casts to bf16. Compare `{cited[-1]}`.\n\n"
+        "<script>alert('writeup')</script>\n\n[bad](javascript:alert(1))\n"
+    )
     atomic_write_text(root / "annotations" / "writeups" / "fp8-leak.md", f"---\n{front}---\n{body}")

@@ -19,12 +19,23 @@ def shape_label(shape: dict[str, Any]) -> str:
 
 def cell_view(cell: Cell) -> dict:
     return {
-        "agent": cell.agent, "problem": cell.problem, "gpu": cell.gpu, "status": cell.status.value,
-        "label": cell.label, "peak_fraction": cell.peak_fraction, "median": cell.median_peak_fraction,
-        "spread": cell.spread, "n_trials": cell.n_trials, "n_passed": cell.n_passed, "run_id": cell.run_id,
-        "url": urls.run_url(cell.run_id), "problem_url": urls.problem_url(cell.problem),
-        "verdict": cell.verdict.value if cell.verdict else None, "unaudited": cell.unaudited,
-        "counts": cell.counts, "scripted": False,
+        "agent": cell.agent,
+        "problem": cell.problem,
+        "gpu": cell.gpu,
+        "status": cell.status.value,
+        "label": cell.label,
+        "peak_fraction": cell.peak_fraction,
+        "median": cell.median_peak_fraction,
+        "spread": cell.spread,
+        "n_trials": cell.n_trials,
+        "n_passed": cell.n_passed,
+        "run_id": cell.run_id,
+        "url": urls.run_url(cell.run_id),
+        "problem_url": urls.problem_url(cell.problem),
+        "verdict": cell.verdict.value if cell.verdict else None,
+        "unaudited": cell.unaudited,
+        "counts": cell.counts,
+        "scripted": False,
     }
 
 
@@ -40,16 +51,33 @@ def run_view(record: RunRecord, dataset: Dataset, shown: dict[str, Cell]) -> dic
     cell = shown.get(record.run_id)
     session, grading = result.session, result.grading
     return {
-        "run_id": record.run_id, "url": urls.run_url(record.run_id), "agent": result.agent,
-        "agent_url": urls.agent_url(result.agent), "harness": result.harness, "model": result.model,
-        "effort": result.effort, "problem": result.problem, "problem_url": urls.problem_url(result.problem),
-        "gpu": result.gpu, "trial": result.trial, "status": result.status.value,
-        "outcome": grading.outcome.value, "reasons": list(grading.reasons), "peak_fraction": grading.peak_fraction,
-        "scripted": result.scripted, "source": result.source, "imported": record.imported,
-        "elapsed_s": session.elapsed_s, "budget_s": session.budget_s, "tokens": session.tokens.model_dump(),
-        "tokens_total": session.tokens.total, "cost_usd": session.cost_usd,
-        "cost_is_estimate": session.cost_is_estimate, "complete": session.complete,
-        "timed_out": session.timed_out, "exit_code": session.exit_code,
+        "run_id": record.run_id,
+        "url": urls.run_url(record.run_id),
+        "agent": result.agent,
+        "agent_url": urls.agent_url(result.agent),
+        "harness": result.harness,
+        "model": result.model,
+        "effort": result.effort,
+        "problem": result.problem,
+        "problem_url": urls.problem_url(result.problem),
+        "gpu": result.gpu,
+        "trial": result.trial,
+        "status": result.status.value,
+        "outcome": grading.outcome.value,
+        "reasons": list(grading.reasons),
+        "peak_fraction": grading.peak_fraction,
+        "scripted": result.scripted,
+        "source": result.source,
+        "imported": record.imported,
+        "elapsed_s": session.elapsed_s,
+        "budget_s": session.budget_s,
+        "tokens": session.tokens.model_dump(),
+        "tokens_total": session.tokens.total,
+        "cost_usd": session.cost_usd,
+        "cost_is_estimate": session.cost_is_estimate,
+        "complete": session.complete,
+        "timed_out": session.timed_out,
+        "exit_code": session.exit_code,
         "verdict": annotation.verdict.value if annotation else None,
         "unaudited": bool(cell and cell.unaudited),
         "ceiling": grading.ceiling.model_dump() if grading.ceiling else None,
@@ -60,15 +88,31 @@ def run_view(record: RunRecord, dataset: Dataset, shown: dict[str, Cell]) -> dic
 
 
 def _shape_view(shape) -> dict:
-    return {"index": shape.index, "label": shape_label(shape.shape), "shape": shape.shape,
-            "median_ms": shape.median_ms, "tflops": shape.tflops, "gbps": shape.gbps, "fraction": shape.fraction,
-            "flops": shape.flops, "bytes": shape.bytes, "baselines_ms": dict(shape.baselines_ms)}
+    return {
+        "index": shape.index,
+        "label": shape_label(shape.shape),
+        "shape": shape.shape,
+        "median_ms": shape.median_ms,
+        "tflops": shape.tflops,
+        "gbps": shape.gbps,
+        "fraction": shape.fraction,
+        "flops": shape.flops,
+        "bytes": shape.bytes,
+        "baselines_ms": dict(shape.baselines_ms),
+    }
 
 
 def _finding_view(finding) -> dict:
-    return {"check": finding.check, "klass": finding.klass, "class_name": finding.class_name,
-            "severity": finding.severity, "message": finding.message, "evidence": finding.evidence,
-            "file": finding.file, "line": finding.line}
+    return {
+        "check": finding.check,
+        "klass": finding.klass,
+        "class_name": finding.class_name,
+        "severity": finding.severity,
+        "message": finding.message,
+        "evidence": finding.evidence,
+        "file": finding.file,
+        "line": finding.line,
+    }
 
 
 def annotation_view(record: AnnotationRecord | None) -> dict | None:
@@ -81,11 +125,27 @@ def annotation_view(record: AnnotationRecord | None) -> dict | None:
     for i, q in enumerate(a.quotes):
         check = checks.get(i)
         state = check.state.value if check else "unchecked"
-        quotes.append({"file": q.file, "lines": list(q.lines), "label": q.label, "text": q.text, "state": state,
-                       "ok": not (check and check.state.is_problem), "problem": check.note if check else "",
-                       "actual": check.actual if check else None})
-    return {"verdict": a.verdict.value, "summary": a.summary, "implication": a.implication, "auditor": a.auditor,
-            "date": a.date, "source": str(record.path), "quotes": quotes}
+        quotes.append(
+            {
+                "file": q.file,
+                "lines": list(q.lines),
+                "label": q.label,
+                "text": q.text,
+                "state": state,
+                "ok": not (check and check.state.is_problem),
+                "problem": check.note if check else "",
+                "actual": check.actual if check else None,
+            }
+        )
+    return {
+        "verdict": a.verdict.value,
+        "summary": a.summary,
+        "implication": a.implication,
+        "auditor": a.auditor,
+        "date": a.date,
+        "source": str(record.path),
+        "quotes": quotes,
+    }
 
 
 def board_rows(board: Board, scripted: set[str]) -> list[dict]:
@@ -99,10 +159,17 @@ def board_rows(board: Board, scripted: set[str]) -> list[dict]:
             if view:
                 view["scripted"] = summary.agent in scripted
             cells.append(view)
-        rows.append({"agent": summary.agent, "agent_url": urls.agent_url(summary.agent),
-                     "scripted": summary.agent in scripted, "passes": summary.passes,
-                     "passes_without_score": summary.passes_without_score, "invalid": summary.invalid,
-                     "cells": cells})
+        rows.append(
+            {
+                "agent": summary.agent,
+                "agent_url": urls.agent_url(summary.agent),
+                "scripted": summary.agent in scripted,
+                "passes": summary.passes,
+                "passes_without_score": summary.passes_without_score,
+                "invalid": summary.invalid,
+                "cells": cells,
+            }
+        )
     return rows
 
 

@@ -21,24 +21,51 @@ def writeup_pages(data) -> list[Page]:
     pages, summaries = [], []
     for writeup in data.dataset.writeups:
         meta = writeup.meta
-        view = {"slug": writeup.slug, "url": urls.writeup_url(writeup.slug), "title": meta.title,
-                "verdict": meta.verdict.value, "problem": meta.problem,
-                "problem_url": urls.problem_url(meta.problem) if meta.problem else None,
-                "author": meta.author, "date": meta.date,
-                "runs": [{"run_id": r, "url": urls.run_url(r) if r in data.runs else None} for r in meta.runs]}
+        view = {
+            "slug": writeup.slug,
+            "url": urls.writeup_url(writeup.slug),
+            "title": meta.title,
+            "verdict": meta.verdict.value,
+            "problem": meta.problem,
+            "problem_url": urls.problem_url(meta.problem) if meta.problem else None,
+            "author": meta.author,
+            "date": meta.date,
+            "runs": [{"run_id": r, "url": urls.run_url(r) if r in data.runs else None} for r in meta.runs],
+        }
         summaries.append({k: view[k] for k in ("title", "url", "verdict", "problem")})
         inputs = {"writeup": view, "body": writeup.body, "known_runs": sorted(data.runs)}
-        pages.append(Page(view["url"], "writeup.html", meta.title, inputs, sources=(str(writeup.path),),
-                          context=_writeup_context(view, writeup.body, set(data.runs)), kind="writeup"))
+        pages.append(
+            Page(
+                view["url"],
+                "writeup.html",
+                meta.title,
+                inputs,
+                sources=(str(writeup.path),),
+                context=_writeup_context(view, writeup.body, set(data.runs)),
+                kind="writeup",
+            )
+        )
     inputs = {"writeups": summaries}
-    return [Page(urls.WRITEUPS_INDEX, "writeups.html", "Writeups", inputs, context=lambda p, e: inputs,
-                 kind="index"), *pages]
+    return [
+        Page(
+            urls.WRITEUPS_INDEX,
+            "writeups.html",
+            "Writeups",
+            inputs,
+            context=lambda p, e: inputs,
+            kind="index",
+        ),
+        *pages,
+    ]
 
 
 def _writeup_context(view: dict, body: str, known_runs: set[str]):
     def context(page: Page, extra: dict) -> dict:
-        html = render_markdown(body, lambda run_id: page.href(urls.run_url(run_id)) if run_id in known_runs else None)
+        html = render_markdown(
+            body, lambda run_id: page.href(urls.run_url(run_id)) if run_id in known_runs else None
+        )
         return {"writeup": {**view, "html": html}}
+
     return context
 
 
@@ -76,7 +103,7 @@ def _split_text(tok: Token, run_href) -> list[Token]:
         if href is None:
             continue
         if match.start() > last:
-            pieces.append(_like(tok, tok.content[last:match.start()]))
+            pieces.append(_like(tok, tok.content[last : match.start()]))
         link = Token("link_open", "a", 1)
         link.attrs = {"href": href}
         pieces += [link, _like(tok, run_id), Token("link_close", "a", -1)]

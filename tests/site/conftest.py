@@ -10,8 +10,14 @@ import pytest
 from kernelbench.sitegen.pipeline import BuildConfig, build_site
 from kernelbench.sitegen.synthetic import write_deck
 
-BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                "--disable-sync", "--no-first-run"]
+BROWSER_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def make_config(data: Path, out: Path, **kw) -> BuildConfig:
@@ -56,7 +62,7 @@ def browser(chromium_path):
         instance.close()
 
 
-PAYLOAD = "</script><script>window.__pwned = (window.__pwned || 0) + 1</script><img src=x onerror=\"window.__pwned=9\">"
+PAYLOAD = '</script><script>window.__pwned = (window.__pwned || 0) + 1</script><img src=x onerror="window.__pwned=9">'
 
 
 def plant_payloads(deck: Path) -> None:

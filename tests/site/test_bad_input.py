@@ -19,7 +19,9 @@ def _runs(deck: Path) -> list[Path]:
 
 
 def _annotation_with_quote(deck: Path) -> Path:
-    return next(p for p in sorted((deck / "annotations").glob("*.yaml")) if "file: solution.py" in p.read_text())
+    return next(
+        p for p in sorted((deck / "annotations").glob("*.yaml")) if "file: solution.py" in p.read_text()
+    )
 
 
 def break_everything(deck: Path) -> dict[str, Path]:
@@ -66,8 +68,8 @@ def test_build_finishes_and_reports_every_problem_with_its_location(broken_deck,
     text = "\n".join(str(d) for d in report.diagnostics)
     for kind, path in broken.items():
         assert str(path) in text, f"{kind}: {path} not reported in\n{text}"
-    assert f"{broken['yaml']}:2" in text or f"{broken['yaml']}:3" in text   # YAML error with its line
-    assert f"{broken['json']}:2" in text                                       # JSON error with its line
+    assert f"{broken['yaml']}:2" in text or f"{broken['yaml']}:3" in text  # YAML error with its line
+    assert f"{broken['json']}:2" in text  # JSON error with its line
     assert "duplicate run id" in text
     assert "not valid UTF-8" in text
     assert all(d.hint for d in report.diagnostics if str(d.path) in {str(p) for p in broken.values()})
@@ -91,7 +93,15 @@ def test_problems_survive_an_incremental_rebuild(broken_deck, config_for, tmp_pa
 
 def test_strict_fails_and_plain_build_succeeds_on_broken_input(broken_deck, tmp_path: Path):
     deck, broken = broken_deck
-    command = [sys.executable, str(REPO / "build.py"), "--data", str(deck), "--out", str(tmp_path / "site"), "--quiet"]
+    command = [
+        sys.executable,
+        str(REPO / "build.py"),
+        "--data",
+        str(deck),
+        "--out",
+        str(tmp_path / "site"),
+        "--quiet",
+    ]
     plain = subprocess.run(command, capture_output=True, text=True)
     strict = subprocess.run(command + ["--strict"], capture_output=True, text=True)
     assert plain.returncode == 0, plain.stderr

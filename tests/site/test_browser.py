@@ -109,15 +109,23 @@ def test_runs_table_sorts_and_filters(built_site: Path, guarded):
     page.click("#runs-table thead th:nth-child(6) button")  # peak fraction
     page.click("#runs-table thead th:nth-child(6) button")  # descending
     values = page.locator("#runs-table tbody tr td:nth-child(6)").evaluate_all(
-        "cells => cells.map(c => c.dataset.sort).filter(v => v !== '').map(Number)")
+        "cells => cells.map(c => c.dataset.sort).filter(v => v !== '').map(Number)"
+    )
     assert values == sorted(values, reverse=True) and len(values) > 1
 
 
 def test_no_request_leaves_localhost_on_any_kind_of_page(built_site: Path, guarded):
     page = guarded.page
     cell = _first_cell(built_site)
-    for rel in ("index.html", "runs/index.html", f"runs/{cell['run_id']}/index.html", "audits.html",
-                "writeups/fp8-leak.html", "agents/index.html", f"problems/{cell['problem']}.html"):
+    for rel in (
+        "index.html",
+        "runs/index.html",
+        f"runs/{cell['run_id']}/index.html",
+        "audits.html",
+        "writeups/fp8-leak.html",
+        "agents/index.html",
+        f"problems/{cell['problem']}.html",
+    ):
         page.goto((built_site / rel).as_uri())
         page.wait_for_load_state("load")
     page.wait_for_selector(".js-plotly-plot", timeout=15000)  # the problem page's roofline drew
@@ -130,9 +138,23 @@ def test_planted_scripts_never_run(hostile_site: Path, guarded):
     # one page of each kind, and the run pages carrying the planted model name, transcript and annotations
     run_pages = sorted(hostile_site.glob("runs/*/index.html"))[:3]
     evil_agent = next(p for p in hostile_site.glob("agents/*.html") if "evil" in p.name)
-    pages = [hostile_site / rel for rel in ("index.html", "runs/index.html", "agents/index.html", "audits.html",
-                                            "writeups/index.html", "writeups/fp8-leak.html", "problems/index.html",
-                                            "problems/01_fp8_gemm.html")] + [evil_agent] + run_pages
+    pages = (
+        [
+            hostile_site / rel
+            for rel in (
+                "index.html",
+                "runs/index.html",
+                "agents/index.html",
+                "audits.html",
+                "writeups/index.html",
+                "writeups/fp8-leak.html",
+                "problems/index.html",
+                "problems/01_fp8_gemm.html",
+            )
+        ]
+        + [evil_agent]
+        + run_pages
+    )
     for path in pages:
         page.goto(path.as_uri())
         page.wait_for_load_state("load")
@@ -160,7 +182,9 @@ def test_served_page_reloads_after_an_annotation_edit(deck: Path, tmp_path: Path
         page.goto(url)
         page.evaluate("window.__before_reload = true")
         time.sleep(0.8)  # let the reload script read the current build id
-        annotation.write_text(annotation.read_text().replace("Upcasts to fp32", "Upcasts to fp32 (live edit)"))
+        annotation.write_text(
+            annotation.read_text().replace("Upcasts to fp32", "Upcasts to fp32 (live edit)")
+        )
         page.wait_for_function("window.__before_reload === undefined", timeout=15000)
         assert "live edit" in page.content()
         assert guarded.outside == []

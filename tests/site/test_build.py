@@ -17,7 +17,6 @@ from kernelbench.sitegen.manifest import MANIFEST_NAME
 from kernelbench.sitegen.pipeline import REPO, build_site
 
 
-
 class _Links(HTMLParser):
     def __init__(self):
         super().__init__()
@@ -39,9 +38,20 @@ def parse_links(path: Path) -> _Links:
 
 
 def test_every_page_kind_is_built(built_site: Path, pristine_deck: Path):
-    for page in ("index.html", "runs/index.html", "problems/index.html", "agents/index.html", "audits.html",
-                 "writeups/index.html", "writeups/fp8-leak.html", "problems/01_fp8_gemm.html",
-                 "static/plotly.min.js", "static/site.js", "data/leaderboard.json", "data/leaderboard.csv"):
+    for page in (
+        "index.html",
+        "runs/index.html",
+        "problems/index.html",
+        "agents/index.html",
+        "audits.html",
+        "writeups/index.html",
+        "writeups/fp8-leak.html",
+        "problems/01_fp8_gemm.html",
+        "static/plotly.min.js",
+        "static/site.js",
+        "data/leaderboard.json",
+        "data/leaderboard.csv",
+    ):
         assert (built_site / page).is_file(), page
     run_ids = sorted(p.name for p in (pristine_deck / "runs").iterdir())
     assert sorted(p.name for p in (built_site / "runs").iterdir() if p.is_dir()) == run_ids
@@ -71,8 +81,19 @@ def test_leaderboard_links_every_cell_to_its_run(built_site: Path):
 def test_exports_have_the_documented_fields(built_site: Path):
     board = json.loads((built_site / "data" / "leaderboard.json").read_text())
     assert set(board) == {"generated", "cells"}
-    fields = {"agent", "harness", "model", "effort", "problem", "gpu", "status", "peak_fraction", "run_id",
-              "n_trials", "verdict"}
+    fields = {
+        "agent",
+        "harness",
+        "model",
+        "effort",
+        "problem",
+        "gpu",
+        "status",
+        "peak_fraction",
+        "run_id",
+        "n_trials",
+        "verdict",
+    }
     assert board["cells"] and all(set(c) == fields for c in board["cells"])
     with open(built_site / "data" / "leaderboard.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
@@ -91,8 +112,11 @@ def test_run_page_has_header_tabs_and_quotes_in_place(built_site: Path, pristine
 
 
 def test_invalid_run_shows_its_findings(built_site: Path, pristine_deck: Path):
-    invalid = [p.parent.name for p in (pristine_deck / "runs").glob("*/result.json")
-               if '"outcome": "invalid"' in p.read_text()]
+    invalid = [
+        p.parent.name
+        for p in (pristine_deck / "runs").glob("*/result.json")
+        if '"outcome": "invalid"' in p.read_text()
+    ]
     assert invalid, "the synthetic deck should hold an INVALID run"
     html = (built_site / "runs" / invalid[0] / "index.html").read_text()
     assert "Integrity findings" in html and "library bypass" in html and "solution.py:8" in html
@@ -100,8 +124,11 @@ def test_invalid_run_shows_its_findings(built_site: Path, pristine_deck: Path):
 
 
 def _tree_digest(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): hashlib.sha1(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): hashlib.sha1(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def test_build_never_writes_into_its_inputs(config_for, deck: Path, tmp_path: Path):
@@ -181,10 +208,24 @@ def test_empty_data_says_how_to_produce_runs(config_for, tmp_path: Path):
 
 
 def test_command_line_builds_and_has_help(deck: Path, tmp_path: Path):
-    help_text = subprocess.run([sys.executable, str(REPO / "build.py"), "--help"], capture_output=True, text=True)
+    help_text = subprocess.run(
+        [sys.executable, str(REPO / "build.py"), "--help"], capture_output=True, text=True
+    )
     assert help_text.returncode == 0 and "examples:" in help_text.stdout and "--serve" in help_text.stdout
-    done = subprocess.run([sys.executable, str(REPO / "build.py"), "--data", str(deck), "--out",
-                           str(tmp_path / "site"), "--strict", "--quiet"], capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "build.py"),
+            "--data",
+            str(deck),
+            "--out",
+            str(tmp_path / "site"),
+            "--strict",
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
     assert "pages" in done.stderr
 

@@ -18,10 +18,24 @@ BOARD = "published/kernelbench-hard-rtxpro6000-2026-04"
 def published_site(shared_fixtures: Path, tmp_path_factory) -> tuple[Path, dict]:
     source = shared_fixtures / BOARD
     data = tmp_path_factory.mktemp("imported") / "data"
-    done = subprocess.run([sys.executable, "-m", "kernelbench", "import", "kernelbench-hard",
-                           str(source / "leaderboard.json"), "--annotations", str(source / "annotations"),
-                           "--baselines", str(source / "problem_baselines.json"), "--out", str(data)],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kernelbench",
+            "import",
+            "kernelbench-hard",
+            str(source / "leaderboard.json"),
+            "--annotations",
+            str(source / "annotations"),
+            "--baselines",
+            str(source / "problem_baselines.json"),
+            "--out",
+            str(data),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
     from kernelbench.sitegen.pipeline import BuildConfig
 
@@ -38,9 +52,13 @@ def _expected_status(result: dict) -> str:
 
 def test_all_84_cells_render_with_the_published_status_and_value(published_site):
     site, published = published_site
-    cells = {(c["harness"], c["model"], c["problem"]): c
-             for c in json.loads((site / "data" / "leaderboard.json").read_text())["cells"]}
-    expected = {(m["harness"], m["model"], p): r for m in published["models"] for p, r in m["results"].items()}
+    cells = {
+        (c["harness"], c["model"], c["problem"]): c
+        for c in json.loads((site / "data" / "leaderboard.json").read_text())["cells"]
+    }
+    expected = {
+        (m["harness"], m["model"], p): r for m in published["models"] for p, r in m["results"].items()
+    }
     assert len(expected) == 84
     index = (site / "index.html").read_text()
     for key, result in expected.items():

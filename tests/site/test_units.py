@@ -16,13 +16,16 @@ from kernelbench.sitegen.runpage import highlight_source
 from kernelbench.sitegen.writeups import render_markdown
 
 
-@pytest.mark.parametrize("src,dst,expected", [
-    ("index.html", "runs/a/index.html", "runs/a/index.html"),
-    ("runs/a/index.html", "index.html", "../../index.html"),
-    ("runs/a/index.html", "runs/b/index.html", "../b/index.html"),
-    ("problems/x.html", "static/site.css", "../static/site.css"),
-    ("problems/x.html", "problems/x.html#top", "x.html#top"),
-])
+@pytest.mark.parametrize(
+    "src,dst,expected",
+    [
+        ("index.html", "runs/a/index.html", "runs/a/index.html"),
+        ("runs/a/index.html", "index.html", "../../index.html"),
+        ("runs/a/index.html", "runs/b/index.html", "../b/index.html"),
+        ("problems/x.html", "static/site.css", "../static/site.css"),
+        ("problems/x.html", "problems/x.html#top", "x.html#top"),
+    ],
+)
 def test_links_are_relative(src, dst, expected):
     assert relative_url(src, dst) == expected
 
@@ -113,20 +116,32 @@ def test_json_script_cannot_close_its_script_element():
 
 def test_formatting():
     assert format_duration(59) == "59s" and format_duration(3725) == "1h02m"
-    assert format_number(1979.0) == "1,979" and format_number(0.01234) == "0.0123" and format_number(None) == "—"
+    assert (
+        format_number(1979.0) == "1,979" and format_number(0.01234) == "0.0123" and format_number(None) == "—"
+    )
 
 
 def test_highlighted_source_escapes_and_anchors_lines():
-    html = str(highlight_source("a = '<script>alert(1)</script>'\nb = 2\n", __import__("pygments.lexers").lexers.PythonLexer(),
-                                "solution", [2]))
+    html = str(
+        highlight_source(
+            "a = '<script>alert(1)</script>'\nb = 2\n",
+            __import__("pygments.lexers").lexers.PythonLexer(),
+            "solution",
+            [2],
+        )
+    )
     assert "<script>" not in html
     assert 'id="solution-L-2"' in html and 'class="hll"' in html
 
 
 def test_markdown_links_known_runs_and_keeps_html_inert():
     run = "20260501_000000_codex_gpt-5.5_01_fp8_gemm"
-    html = str(render_markdown(f"See {run}. <script>alert(1)</script> [x](javascript:alert(1))",
-                               lambda r: f"../runs/{r}/index.html" if r == run else None))
+    html = str(
+        render_markdown(
+            f"See {run}. <script>alert(1)</script> [x](javascript:alert(1))",
+            lambda r: f"../runs/{r}/index.html" if r == run else None,
+        )
+    )
     assert f'<a href="../runs/{run}/index.html">{run}</a>.' in html
     assert "<script>" not in html and 'href="javascript:' not in html
 
@@ -136,7 +151,7 @@ def test_reload_script_is_injected_before_body_end_only_when_served():
 
     html = inject_reload(b"<html><body><p>x</p></body></html>")
     assert html.index(BUILD_ID_PATH.encode()) < html.index(b"</body>")
-    assert inject_reload(b"no body") .startswith(b"no body<script>")
+    assert inject_reload(b"no body").startswith(b"no body<script>")
 
 
 def test_server_serves_the_swapped_site_and_its_build_id(tmp_path: Path):
