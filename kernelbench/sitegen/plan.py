@@ -6,6 +6,7 @@ arranges their output into pages. Nothing here writes a file.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,23 @@ class SiteData:
     runs: dict[str, dict]  # run_id -> run view
     scripted: set[str] = field(default_factory=set)
     viewer_version: str = "raw"
+
+    def shown_path(self, path: Path | str | None) -> str:
+        """A path as the site shows it: relative to the data (or problems) folder, so a published site does not
+        carry the build machine's folders."""
+        if path is None:
+            return ""
+        path = Path(path)
+        for root in (self.dataset.data_dir, self.dataset.problems_dir and self.dataset.problems_dir.parent):
+            if root:
+                try:
+                    return path.resolve().relative_to(Path(root).resolve()).as_posix()
+                except ValueError:
+                    continue
+        return str(path)
+
+    def shown_diagnostic(self, diag) -> str:
+        return str(dataclasses.replace(diag, path=self.shown_path(diag.path) or None))
 
     def runs_of(self, **match) -> list[dict]:
         return [r for r in self.runs.values() if all(r[k] == v for k, v in match.items())]
@@ -83,7 +101,7 @@ def _static(inputs: dict):
 
 
 def leaderboard_pages(data: SiteData) -> list[Page]:
-    diagnostics = [str(d) for d in data.dataset.diagnostics]
+    diagnostics = [data.shown_diagnostic(d) for d in data.dataset.diagnostics]
     boards = sorted(data.boards, key=lambda b: -sum(c.n_trials for c in b.cells))
     switcher = [
         {"gpu": b.gpu, "label": b.gpu_name or b.gpu, "url": urls.board_url(b.gpu, i == 0)}
@@ -245,7 +263,7 @@ def run_pages(data: SiteData, hasher: FileHasher) -> list[Page]:
 def _run_page(data: SiteData, record: RunRecord, hasher: FileHasher) -> Page:
     view = data.runs[record.run_id]
     annotation_record = data.dataset.annotations.get(record.run_id)
-    annotation = views.annotation_view(annotation_record)
+    annotation = views.annotation_view(annotation_record, data.shown_path)
     # the hash only needs the bytes; which files may be shown is decided by record.file() at render time
     files = {name: hasher(record.path / name) for name in ("solution.py", "check.log", "benchmark.log")}
     files["result.json"] = hasher(record.result_path)
@@ -253,7 +271,7 @@ def _run_page(data: SiteData, record: RunRecord, hasher: FileHasher) -> Page:
     files["transcript"] = hasher(transcript)
     inputs = {"run": view, "annotation": annotation, "files": files, "viewer": data.viewer_version}
     sources = tuple(
-        str(p) for p in (record.result_path, annotation_record.path if annotation_record else None) if p
+        data.shown_path(p) for p in (record.result_path, annotation_record.path if annotation_record else None) if p
     )
 
     def context(page: Page, extra: dict) -> dict:

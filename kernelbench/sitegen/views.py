@@ -115,7 +115,7 @@ def _finding_view(finding) -> dict:
     }
 
 
-def annotation_view(record: AnnotationRecord | None) -> dict | None:
+def annotation_view(record: AnnotationRecord | None, shown_path=str) -> dict | None:
     """The annotation with each quote's check (verified, mismatch, unverifiable...)."""
     if record is None or not record.run_known:
         return None
@@ -143,7 +143,7 @@ def annotation_view(record: AnnotationRecord | None) -> dict | None:
         "implication": a.implication,
         "auditor": a.auditor,
         "date": a.date,
-        "source": str(record.path),
+        "source": shown_path(record.path),
         "quotes": quotes,
     }
 

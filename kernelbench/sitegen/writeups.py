@@ -40,7 +40,7 @@ def writeup_pages(data) -> list[Page]:
                 "writeup.html",
                 meta.title,
                 inputs,
-                sources=(str(writeup.path),),
+                sources=(data.shown_path(writeup.path),),
                 context=_writeup_context(view, writeup.body, set(data.runs)),
                 kind="writeup",
             )

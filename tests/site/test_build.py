@@ -254,3 +254,21 @@ def test_failed_rebuild_keeps_serving_the_previous_site(config_for, deck: Path, 
     assert state.build_id == 1
     assert (tmp_path / "site" / "index.html").read_text() == before
     assert not list(tmp_path.glob(".building-*"))
+
+
+def test_runs_from_two_gpus_give_two_linked_boards(config_for, deck: Path, tmp_path: Path):
+    for result_path in sorted((deck / "runs").glob("*/result.json"))[::3]:
+        data = json.loads(result_path.read_text())
+        data["gpu"] = "h200"
+        result_path.write_text(json.dumps(data))
+    out = tmp_path / "site"
+    build_site(config_for(deck, out))
+    board = json.loads((out / "data" / "leaderboard.json").read_text())
+    assert {c["gpu"] for c in board["cells"]} == {"h100_sxm", "h200"}
+    second = out / "boards" / "h200.html"
+    assert second.is_file() and 'href="../index.html"' in second.read_text()
+    assert 'href="boards/h200.html"' in (out / "index.html").read_text()
+    for link in parse_links(second).links:
+        target = link.split("#")[0]
+        if target:
+            assert (second.parent / target).resolve().exists(), link
