@@ -164,15 +164,35 @@
     pre.appendChild(frag);
   }
 
+  var PAGE_CHARS = 1000000;
+
+  function showMore(button) {
+    var pre = button.parentNode.querySelector("pre"), shown = parseInt(button.getAttribute("data-shown"), 10);
+    var text = blobs[/^\d+:(.+)$/.exec(button.getAttribute("data-blob"))[1]];
+    var next = Math.min(text.length, shown + PAGE_CHARS);
+    pre.appendChild(document.createTextNode(text.slice(shown, next)));
+    if (next >= text.length) { button.parentNode.removeChild(button); return; }
+    button.setAttribute("data-shown", String(next));
+    button.textContent = "show the next " + Math.round(PAGE_CHARS / 1e6) + " MB (" +
+                         ((text.length - next) / 1e6).toFixed(1) + " MB more)";
+  }
+
   function expandBody(button) {
+    if (button.hasAttribute("data-shown")) { showMore(button); return Promise.resolve(); }
     var pre = button.parentNode.querySelector("pre");
     button.disabled = true;
     button.textContent = "loading…";
     return loadBlob(button.getAttribute("data-blob")).then(function (text) {
-      if (pre.classList.contains("kbt-diff")) colorDiff(pre, text);
-      else { pre.textContent = text; pre.classList.remove("hl"); }     // text, never markup
+      var shown = Math.min(text.length, PAGE_CHARS);
+      if (pre.classList.contains("kbt-diff")) colorDiff(pre, text.slice(0, shown));
+      else { pre.textContent = text.slice(0, shown); pre.classList.remove("hl"); }   // text, never markup
       pre.classList.remove("is-cut");
-      button.parentNode.removeChild(button);
+      if (shown >= text.length) { button.parentNode.removeChild(button); return; }
+      // a body of many megabytes is laid out a page at a time, so the browser never stalls on it
+      button.disabled = false;
+      button.setAttribute("data-shown", String(shown));
+      button.textContent = "show the next " + Math.round(PAGE_CHARS / 1e6) + " MB (" +
+                           ((text.length - shown) / 1e6).toFixed(1) + " MB more)";
     }, function () {
       button.disabled = false;
       button.textContent = "could not load the rest (the page needs its transcript/ folder)";
@@ -444,7 +464,8 @@
       window.addEventListener(type, function () { viewer.pinned = null; }, { passive: true });
     });
     followHash();
-    root.setAttribute("data-ready", "1");
+    // when the viewer became usable, from navigation start (read by benchmarks/transcripts_throughput.py)
+    root.setAttribute("data-ready", String(Math.round(performance.now())));
   }
 
   window.KBT = {
