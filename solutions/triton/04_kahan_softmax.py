@@ -61,6 +61,6 @@ class Model(torch.nn.Module):
         x = x.contiguous()
         y = torch.empty_like(x)
         rows, vocab = x.shape
-        block = min(4096, triton.next_power_of_2(vocab))
+        block = min(1024, triton.next_power_of_2(vocab))
         _kahan_softmax_kernel[(rows,)](x, y, vocab, x.stride(0), y.stride(0), BLOCK=block)
         return y

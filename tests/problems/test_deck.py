@@ -38,6 +38,14 @@ def cases(spec):
     return out
 
 
+def size(shape: dict) -> float:
+    """Stress cases run on the smallest smoke shape: Triton's interpreter pays per operation."""
+    total = 1.0
+    for value in shape.values():
+        total *= value
+    return total
+
+
 def mismatches(reference, spec, got, want, inputs) -> list[str]:
     tol = tolerance_of(spec)
     if hasattr(reference, "compare"):
@@ -115,8 +123,9 @@ def test_honest_solution_matches_the_reference(pid, kind):
     spec = load_problem_spec(PROBLEMS / pid)
     reference = load_reference(pid)
     solution = load_solution(kind, pid)
+    smallest = min(range(len(spec.smoke_shapes)), key=lambda j: size(spec.smoke_shapes[j]))
     for i, shape in enumerate(spec.smoke_shapes):
-        for case, scale in cases(spec) if i == 0 else cases(spec)[:1]:
+        for case, scale in cases(spec) if i == smallest else cases(spec)[:1]:
             inputs = reference.get_inputs(shape, 42, "cpu", case, scale)
             ref_model = build(reference, shape)
             candidate = solution.Model(**reference.get_init_kwargs(shape))
