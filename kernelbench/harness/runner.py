@@ -146,9 +146,9 @@ def _record_session(session: Session, proc: ProcessResult | None, report: AgentR
         session.cost_is_estimate = report.cost_is_estimate
         session.transcript, session.transcript_format = report.transcript, report.transcript_format
         session.provider_error = report.provider_error
+        session.notes = list(report.notes)
         if proc is not None and proc.flooded:
-            session.sandbox_note = (session.sandbox_note + "; " if session.sandbox_note else "") + \
-                "stopped: output passed the size limit"
+            session.notes.append("stopped: its output passed the size limit")
 
 
 def _grade_and_classify(request: RunRequest, ws: Workspace, staging: Path, result: RunResult,
