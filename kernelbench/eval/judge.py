@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -71,18 +72,52 @@ def compute_oracle(ctx: dict[str, Any], model, inputs: list) -> tuple[Any, str]:
         return None, f"unavailable: {type(exc).__name__}: {str(exc)[:300]}"
 
 
-def prepare_case(ctx: dict[str, Any], model, case: dict[str, Any], keep_inputs: bool) -> dict[str, Any]:
+class InputPrefetcher:
+    """Draws upcoming cases' inputs on the CPU in worker threads (torch releases the GIL inside its ops), a few
+    cases ahead of the reference: on big shapes the CPU generator, not the GPU, is what grading waits for.
+
+    Contract 2 draws inputs on the CPU and then moves them, so drawing with device="cpu" gives the same
+    values; the judge moves them itself after publishing them (no device-to-host copy back)."""
+
+    def __init__(self, reference, cases: list[dict[str, Any]], ahead: int):
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.reference, self.cases, self.ahead = reference, cases, max(1, ahead)
+        self.pool = ThreadPoolExecutor(max_workers=self.ahead, thread_name_prefix="inputs")
+        self.futures: dict[int, Any] = {}
+        for i in range(min(self.ahead, len(cases))):
+            self._submit(i)
+
+    def _submit(self, i: int) -> None:
+        c = self.cases[i]
+        self.futures[i] = self.pool.submit(self.reference.get_inputs, c["shape"], c["seed"], "cpu",
+                                           case=c["case"], scale=c["scale"])
+
+    def take(self, i: int) -> list:
+        if i + self.ahead < len(self.cases):
+            self._submit(i + self.ahead)
+        return self.futures.pop(i).result()
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def prefetch_depth() -> int:
+    return max(1, min(8, (os.cpu_count() or 2) // 2))
+
+
+def prepare_case(ctx: dict[str, Any], model, case: dict[str, Any], keep_inputs: bool,
+                 cpu_inputs: list) -> dict[str, Any]:
     torch, job = ctx["torch"], ctx["job"]
-    inputs = ctx["reference"].get_inputs(case["shape"], case["seed"], ctx["device"], case=case["case"],
-                                         scale=case["scale"])
-    publish_inputs(job, case["id"], inputs)
+    publish_inputs(job, case["id"], cpu_inputs)
+    inputs = [x.to(ctx["device"]) if isinstance(x, torch.Tensor) else x for x in cpu_inputs]
     with torch.no_grad():
         expected = model(*inputs)
     if job.get("save_expected"):
         items = [expected] if isinstance(expected, torch.Tensor) else list(expected)
         save_tensors(Path(job["out_dir"]) / f"expected_{case['id']}.kbt", items,
                      single=isinstance(expected, torch.Tensor))
-    kept = {"expected": _to_cpu(expected), "inputs": _to_cpu(inputs) if keep_inputs else None}
+    kept = {"expected": _to_cpu(expected), "inputs": cpu_inputs if keep_inputs else None}
     if case.get("oracle"):
         kept["oracle"], kept["oracle_status"] = compute_oracle(ctx, model, inputs)
     return kept
@@ -93,14 +128,17 @@ def run_judge(ctx: dict[str, Any]) -> dict[str, Any]:
     keep_inputs = callable(getattr(ctx["reference"], "compare", None))
     kept: dict[str, dict[str, Any]] = {}
     model, model_shape = None, None
-    for case in job["cases"]:
+    prefetch = InputPrefetcher(ctx["reference"], job["cases"], prefetch_depth())
+    for i, case in enumerate(job["cases"]):
         try:
+            cpu_inputs = prefetch.take(i)
             if model_shape != case["shape_index"]:
                 model, model_shape = None, None
                 model, model_shape = build_model(ctx, case["shape_index"], case["shape"]), case["shape_index"]
-            kept[case["id"]] = prepare_case(ctx, model, case, keep_inputs)
+            kept[case["id"]] = prepare_case(ctx, model, case, keep_inputs, cpu_inputs)
         except Exception as exc:
             kept[case["id"]] = {"reference_error": describe(exc)}
+    prefetch.close()
     del model
     if not job.get("check_dir"):
         return {cid: {"reference_error": k["reference_error"]} if "reference_error" in k else {"prepared": True}

@@ -92,8 +92,10 @@ class L2Flusher:
         if self.buffer is None:
             return
         self.count += 1
-        self.buffer.fill_(self.count % 251 + 1)
+        # the reset first: it may wait for the device, and the GPU must still be busy with the fill when the
+        # start event and the call are queued (otherwise a host round trip lands inside the interval)
         reset_persisting_l2()
+        self.buffer.fill_(self.count % 251 + 1)
 
 
 def device_l2_bytes(device: torch.device) -> int:
