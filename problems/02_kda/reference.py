@@ -23,17 +23,27 @@ class Model(torch.nn.Module):
 
     def forward(self, q, k, v, g, beta):
         """q, k, v (B, T, H, D) bf16; g (B, T, H, D) fp32 log-decay; beta (B, T, H) bf16 -> o (B, T, H, D) bf16."""
-        B, T, H, D = q.shape
-        q, k, v, g, beta = (t.float() for t in (q, k, v, g, beta))
-        state = torch.zeros(B, H, D, v.shape[-1], device=q.device)
-        out = torch.empty(B, T, H, v.shape[-1], device=q.device)
-        for t in range(T):
-            state = state * torch.exp(g[:, t])[..., None]
-            k_t = k[:, t]
-            read = (k_t[..., None] * state).sum(dim=-2)                       # k_tᵀ S, (B, H, V)
-            state = state + (beta[:, t, :, None] * k_t)[..., None] * (v[:, t] - read)[..., None, :]
-            out[:, t] = self.scale * (q[:, t][..., None] * state).sum(dim=-2)
-        return out.to(torch.bfloat16)
+        return recurrence(q, k, v, g, beta, self.scale, torch.float32).to(torch.bfloat16)
+
+
+def recurrence(q, k, v, g, beta, scale: float, dtype: torch.dtype) -> torch.Tensor:
+    """The KDA recurrence, token by token, with the state and all arithmetic in `dtype`."""
+    B, T, H, D = q.shape
+    q, k, v, g, beta = (t.to(dtype) for t in (q, k, v, g, beta))
+    state = torch.zeros(B, H, D, v.shape[-1], dtype=dtype, device=q.device)
+    out = torch.empty(B, T, H, v.shape[-1], dtype=dtype, device=q.device)
+    for t in range(T):
+        state = state * torch.exp(g[:, t])[..., None]
+        k_t = k[:, t]
+        read = (k_t[..., None] * state).sum(dim=-2)                       # k_tᵀ S, (B, H, V)
+        state = state + (beta[:, t, :, None] * k_t)[..., None] * (v[:, t] - read)[..., None, :]
+        out[:, t] = scale * (q[:, t][..., None] * state).sum(dim=-2)
+    return out
+
+
+def oracle(model: Model, q, k, v, g, beta) -> torch.Tensor:
+    """The recurrence in float64, for the grader's error-size detector."""
+    return recurrence(q, k, v, g, beta, model.scale, torch.float64)
 
 
 def get_init_kwargs(shape: dict) -> dict:

@@ -19,19 +19,20 @@ ATOL_FLOOR = 1e-4
 RTOL = 2e-2
 
 
-def decode_attention(q, k_cache, v_cache, block_table, seq_lens, *, magnitude: bool = False) -> torch.Tensor:
+def decode_attention(q, k_cache, v_cache, block_table, seq_lens, *, magnitude: bool = False,
+                     dtype: torch.dtype = torch.float32) -> torch.Tensor:
     """fp32 paged decode attention, sequence by sequence; with magnitude=True it mixes |v| (Σ_j p_j |v_j|)."""
     num_heads, (page_size, num_kv_heads, head_dim) = q.shape[1], k_cache.shape[1:]
     group = num_heads // num_kv_heads
-    out = torch.empty(q.shape, dtype=torch.float32, device=q.device)
+    out = torch.empty(q.shape, dtype=dtype, device=q.device)
     for b in range(q.shape[0]):
         length = int(seq_lens[b])
         pages = block_table[b, : -(-length // page_size)].long()
-        k = k_cache[pages].reshape(-1, num_kv_heads, head_dim)[:length].float()
-        v = v_cache[pages].reshape(-1, num_kv_heads, head_dim)[:length].float()
+        k = k_cache[pages].reshape(-1, num_kv_heads, head_dim)[:length].to(dtype)
+        v = v_cache[pages].reshape(-1, num_kv_heads, head_dim)[:length].to(dtype)
         k = k.repeat_interleave(group, dim=1)  # (L, H, D)
         v = v.repeat_interleave(group, dim=1)
-        scores = torch.einsum("hd,lhd->hl", q[b].float(), k) / math.sqrt(head_dim)
+        scores = torch.einsum("hd,lhd->hl", q[b].to(dtype), k) / math.sqrt(head_dim)
         out[b] = torch.einsum("hl,lhd->hd", torch.softmax(scores, dim=-1), v.abs() if magnitude else v)
     return out
 
@@ -47,6 +48,11 @@ class Model(torch.nn.Module):
         """q (B, H, D) bf16; k/v_cache (num_pages, page_size, H_kv, D) bf16; block_table (B, max_pages) int32;
         seq_lens (B,) int32. Returns (B, H, D) bf16."""
         return decode_attention(q, k_cache, v_cache, block_table, seq_lens).to(q.dtype)
+
+
+def oracle(model: Model, q, k_cache, v_cache, block_table, seq_lens) -> torch.Tensor:
+    """float64 attention, for the grader's error-size detector."""
+    return decode_attention(q, k_cache, v_cache, block_table, seq_lens, dtype=torch.float64)
 
 
 def get_init_kwargs(shape: dict) -> dict:

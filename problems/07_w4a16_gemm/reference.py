@@ -42,6 +42,12 @@ class Model(torch.nn.Module):
         return (x.float() @ w.t()).to(torch.bfloat16)
 
 
+def oracle(model: Model, x: torch.Tensor) -> torch.Tensor:
+    """float64 product of the same bf16-rounded weights, for the grader's error-size detector."""
+    w = dequantize(model.qweight, model.scales, model.zeros, model.group_size).to(torch.bfloat16).double()
+    return x.double() @ w.t()
+
+
 def get_init_kwargs(shape: dict) -> dict:
     return {"N": shape["N"], "K": shape["K"], "group_size": shape["group_size"]}
 

@@ -18,18 +18,18 @@ ATOL_FLOOR = 1e-4
 RTOL = 2e-2
 
 
-def attention(q, k, v, *, magnitude: bool = False) -> torch.Tensor:
+def attention(q, k, v, *, magnitude: bool = False, dtype: torch.dtype = torch.float32) -> torch.Tensor:
     """fp32 causal GQA attention, head by head; with magnitude=True it mixes |v| instead (Σ_j p_ij |v_j|)."""
     num_heads, num_kv_heads, L, D = q.shape[1], k.shape[1], q.shape[2], q.shape[3]
     group = num_heads // num_kv_heads
     causal = torch.ones(L, L, dtype=torch.bool, device=q.device).tril()
-    out = torch.empty(q.shape, dtype=torch.float32, device=q.device)
+    out = torch.empty(q.shape, dtype=dtype, device=q.device)
     for b in range(q.shape[0]):
         for h in range(num_heads):
             kv = h // group
-            scores = (q[b, h].float() @ k[b, kv].float().t()) / math.sqrt(D)
+            scores = (q[b, h].to(dtype) @ k[b, kv].to(dtype).t()) / math.sqrt(D)
             weights = torch.softmax(scores.masked_fill(~causal, float("-inf")), dim=-1)
-            values = v[b, kv].float()
+            values = v[b, kv].to(dtype)
             out[b, h] = weights @ (values.abs() if magnitude else values)
     return out
 
@@ -43,6 +43,11 @@ class Model(torch.nn.Module):
     def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         """q (B, H, L, D), k and v (B, H_kv, L, D), all bf16 -> (B, H, L, D) bf16."""
         return attention(q, k, v).to(q.dtype)
+
+
+def oracle(model: Model, q, k, v) -> torch.Tensor:
+    """float64 attention, for the grader's error-size detector."""
+    return attention(q, k, v, dtype=torch.float64)
 
 
 def get_init_kwargs(shape: dict) -> dict:

@@ -29,6 +29,15 @@ class Model(torch.nn.Module):
         return q, scale, h
 
 
+def oracle(model: Model, x: torch.Tensor, residual: torch.Tensor):
+    """float64 (q before rounding to e4m3, scale, h), for the grader's error-size detector."""
+    h = (x.float() + residual.float()).to(torch.bfloat16)  # h's one bf16 rounding is part of the spec
+    hd = h.double()
+    y = hd * torch.rsqrt(hd.pow(2).mean(dim=-1, keepdim=True) + model.eps) * model.weight.double()
+    scale = y.abs().amax(dim=-1, keepdim=True).clamp(min=1e-12) / FP8_MAX
+    return (y / scale).clamp(-FP8_MAX, FP8_MAX), scale, hd
+
+
 def get_init_kwargs(shape: dict) -> dict:
     return {"hidden": shape["hidden"]}
 
