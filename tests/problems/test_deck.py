@@ -133,3 +133,19 @@ def test_honest_solution_matches_the_reference(pid, kind):
             got = candidate(*[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs])
             want = ref_model(*inputs)
             assert mismatches(reference, spec, got, want, inputs) == [], (shape, case, scale)
+
+
+@pytest.mark.parametrize("pid", PROBLEM_IDS)
+def test_oracle_is_float64_and_close_to_the_reference(pid):
+    """The error-size detector needs a real fp64 result: .double() does not give one when the reference casts."""
+    reference = load_reference(pid)
+    if not hasattr(reference, "oracle"):
+        pytest.skip("integer-valued outputs: no oracle needed")
+    spec = load_problem_spec(PROBLEMS / pid)
+    shape = spec.smoke_shapes[0]
+    model = build(reference, shape)
+    inputs = reference.get_inputs(shape, 42, "cpu")
+    for out, exact in zip(as_tuple(model(*inputs)), as_tuple(reference.oracle(model, *inputs)), strict=True):
+        assert exact.dtype == torch.float64 and exact.shape == out.shape
+        rms = (out.double() - exact).pow(2).mean().sqrt() / exact.pow(2).mean().sqrt().clamp(min=1e-300)
+        assert rms < 0.05, float(rms)
