@@ -245,6 +245,7 @@ def test_cursor_hand_written_sample(sandbox_ok, standins, make_ctx):
     assert argv[1:4] == ["-p", "--output-format", "stream-json"] and argv[-1] == ctx.prompt and "--force" in argv
     assert report.complete and report.session_id == "c-1"
     assert (ctx.run_dir / "transcript.jsonl").read_text() == text
+    assert report.transcript_format == "cursor-stream" and report.tokens.input == 100
 
 
 # ---------------------------------------------------------------------------------------------- misbehaving CLIs

@@ -46,8 +46,11 @@ def check_complete(runs: Path) -> None:
     keys = Counter((r.model, r.problem, r.trial) for r in results)
     assert len(keys) == 8 and set(keys.values()) == {1}, keys  # every cell once, none twice
     for result in results:
-        expected = "PASS" if result.model == "fast-eager" else "ERR"
-        assert result.status.value == expected, (result.run_id, result.grading.reasons)
+        if result.model == "fast-eager":  # graded for real (whether the deck's solution passes is the deck's test)
+            assert result.grading.has_solution and result.grading.checks, (result.run_id, result.grading.reasons)
+            assert result.status.value in ("PASS", "FAIL"), (result.run_id, result.grading.reasons)
+        else:
+            assert result.grading.outcome.value == "no_solution" and result.status.value == "ERR"
     assert not list(runs.glob(".tmp-*"))
 
 
