@@ -7,8 +7,6 @@ hand and prints them beside these, so a wrong datasheet entry shows up as a rati
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict, Field
 
 from kernelbench.errors import KernelBenchError
@@ -111,9 +109,9 @@ def normalize_dtype(dtype: str) -> str:
 def match_profile(device_name: str, sm_count: int | None) -> GpuProfile | None:
     """The profile whose name pattern appears in the device name (and whose SM count agrees, when known)."""
     for profile in PROFILES.values():
-        if any(p.lower() in device_name.lower() for p in profile.name_patterns):
-            if sm_count is None or sm_count == profile.sm_count:
-                return profile
+        named = any(p.lower() in device_name.lower() for p in profile.name_patterns)
+        if named and (sm_count is None or sm_count == profile.sm_count):
+            return profile
     return None
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import importlib.util
 import tempfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from kernelbench.errors import KernelBenchError
 from kernelbench.eval.environment import collect_environment
@@ -72,7 +73,7 @@ def measure_baselines(problem_dir: Path, device: str = "cuda", lines: tuple[str,
         expected_dir = Path(tmp) / "judge"
         result = ProblemBaselines(problem=grader.spec.id, gpu=grader.profile.key if grader.profile else device,
                                   gpu_name=grader.device_info.get("name", "cpu"),
-                                  measured_at=datetime.now(timezone.utc), problem_hash=problem_hash(problem_dir))
+                                  measured_at=datetime.now(UTC), problem_hash=problem_hash(problem_dir))
         result.lines = _measure_all(grader, lines, expected_dir, grader.device_info.get("torch", ""))
         env = collect_environment(device, grader.profile, result.problem_hash, grader.device_info)
         result.environment = {k: str(v) for k, v in env.model_dump().items() if v}

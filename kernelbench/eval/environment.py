@@ -5,7 +5,6 @@ from __future__ import annotations
 import platform
 import subprocess
 import sys
-
 from importlib import metadata
 
 from kernelbench.hardware import GpuProfile, match_profile

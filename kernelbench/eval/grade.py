@@ -16,13 +16,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kernelbench.errors import KernelBenchError
 from kernelbench.eval import verdict
 from kernelbench.eval.cases import Case, build_cases, mix_seed, secret_seed
 from kernelbench.eval.environment import collect_environment, profile_from_info
 from kernelbench.eval.process import StageHandle, StageRun, finish_stage, start_stage
-from kernelbench.eval.worker import DONE_MARKER
 from kernelbench.eval.roofline import ceiling_of, faster_than_light, geometric_mean, score_shape
-from kernelbench.errors import KernelBenchError
+from kernelbench.eval.worker import DONE_MARKER
 from kernelbench.fileio import atomic_write_text
 from kernelbench.problems.loader import PROBLEM_FILES, file_hashes, pristine_copy, problem_hash, shapes_for
 from kernelbench.problems.spec import ProblemSpec, load_problem_spec

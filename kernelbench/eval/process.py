@@ -73,7 +73,7 @@ def _limits() -> None:
     """In the child: no core dumps, bounded file sizes and process count (a fork bomb or a disk flood stops)."""
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (8 << 30, 8 << 30))
-    soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
     cap = 4096 if hard == resource.RLIM_INFINITY else min(hard, 4096)
     resource.setrlimit(resource.RLIMIT_NPROC, (cap, hard))
 

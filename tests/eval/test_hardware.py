@@ -1,8 +1,7 @@
 import pytest
 
 from kernelbench.errors import KernelBenchError
-from kernelbench.hardware import (PEAK_KEYS, PROFILES, ceiling_for, get_profile, match_profile,
-                                  normalize_dtype)
+from kernelbench.hardware import PEAK_KEYS, PROFILES, ceiling_for, get_profile, match_profile, normalize_dtype
 
 
 def test_every_profile_has_the_core_numbers():

@@ -2,8 +2,13 @@ import math
 
 import pytest
 
-from kernelbench.eval.roofline import (ceiling_of, faster_than_light, geometric_mean, minimum_time_ms,
-                                       score_shape)
+from kernelbench.eval.roofline import (
+    ceiling_of,
+    faster_than_light,
+    geometric_mean,
+    minimum_time_ms,
+    score_shape,
+)
 from kernelbench.hardware import get_profile
 from kernelbench.problems.spec import load_problem_spec
 from kernelbench.results.run import ShapeResult

@@ -17,9 +17,9 @@ import torch
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from kb_eval import guards  # noqa: E402
-from kb_eval.compare import compare_outputs  # noqa: E402
-from kb_eval.timing import time_function  # noqa: E402
+from kb_eval import guards
+from kb_eval.compare import compare_outputs
+from kb_eval.timing import time_function
 
 
 def load(name):

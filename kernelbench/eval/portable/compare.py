@@ -26,7 +26,7 @@ class Comparison:
     max_rel_err: float | None = None
     worst_index: list[int] | None = None
 
-    def fail(self, message: str) -> "Comparison":
+    def fail(self, message: str) -> Comparison:
         self.ok = False
         self.messages.append(message)
         return self
