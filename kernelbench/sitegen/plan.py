@@ -35,17 +35,16 @@ class SiteData:
 
     def shown_path(self, path: Path | str | None) -> str:
         """A path as the site shows it: relative to the data (or problems) folder, so a published site does not
-        carry the build machine's folders."""
+        carry the build machine's folders. The dataset builds its paths from those folders, so a string prefix
+        test suffices (resolving every path costs a file-system walk per path)."""
         if path is None:
             return ""
-        path = Path(path)
+        text = str(path)
         for root in (self.dataset.data_dir, self.dataset.problems_dir and self.dataset.problems_dir.parent):
-            if root:
-                try:
-                    return path.resolve().relative_to(Path(root).resolve()).as_posix()
-                except ValueError:
-                    continue
-        return str(path)
+            prefix = str(root).rstrip("/") + "/" if root else None
+            if prefix and text.startswith(prefix):
+                return text[len(prefix):]
+        return text
 
     def shown_diagnostic(self, diag) -> str:
         return str(dataclasses.replace(diag, path=self.shown_path(diag.path) or None))
