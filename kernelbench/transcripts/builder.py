@@ -122,7 +122,7 @@ def dump_raw(record: Any) -> str:
 
 def number_events(session: Session) -> None:
     for index, event in enumerate(session.walk(), start=1):
-        event.__dict__["id"] = index      # plain field write: pydantic's __setattr__ costs 8x more per event
+        event.id = index
 
 
 def sum_usage(events: list[Event]) -> Usage:

@@ -6,10 +6,12 @@ Events are flat (one model with optional fields per kind) so that millions of th
 
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
 from enum import StrEnum
+from functools import lru_cache
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 SCHEMA_VERSION = 1
 
@@ -45,20 +47,26 @@ class Usage(BaseModel):
     def add(self, other: Usage | None) -> None:
         if other is None:
             return
-        self.input += other.input
-        self.output += other.output
-        self.cache_read += other.cache_read
-        self.cache_write += other.cache_write
-        self.reasoning += other.reasoning
+        mine, theirs = self.__dict__, other.__dict__     # ints added to ints: no validation to run
+        mine["input"] += theirs["input"]
+        mine["output"] += theirs["output"]
+        mine["cache_read"] += theirs["cache_read"]
+        mine["cache_write"] += theirs["cache_write"]
+        mine["reasoning"] += theirs["reasoning"]
 
     def is_zero(self) -> bool:
         return not (self.input or self.output or self.cache_read or self.cache_write or self.reasoning)
 
 
-class Event(BaseModel):
-    """One thing that happened. Which optional fields are set depends on `kind`."""
+@dataclass(slots=True, kw_only=True)
+class Event:
+    """One thing that happened. Which optional fields are set depends on `kind`.
 
-    model_config = ConfigDict(extra="ignore")
+    A slotted dataclass rather than a pydantic model: a long transcript holds hundreds of thousands of events,
+    and a model instance costs about four times the memory and construction time. Parsers build events from
+    values they have already checked; the normalized file (the one place events come from outside) is validated
+    through `Event.model_validate`, and `model_dump` serializes with the same schema.
+    """
 
     id: int = 0                     # unique in the session (subagent events included): the anchor `#e-<id>`
     kind: Kind
@@ -80,6 +88,27 @@ class Event(BaseModel):
     record_type: str | None = None  # unknown: the record's type; system: its subtype
     raw: str | None = None          # unknown: the record as JSON text
     events: list[Event] | None = None  # subagent: its own events
+
+    @classmethod
+    def model_validate(cls, data: Any) -> Event:
+        """An event from untrusted data (a normalized file's record), with pydantic's checks and coercions;
+        unknown keys are ignored."""
+        if isinstance(data, dict):
+            data = {k: v for k, v in data.items() if k in EVENT_FIELDS}
+        return _event_adapter().validate_python(data)
+
+    def model_dump(self, **options: Any) -> dict[str, Any]:
+        return _event_adapter().dump_python(self, **options)
+
+
+EVENT_FIELDS = frozenset(f.name for f in fields(Event))
+
+
+@lru_cache(maxsize=1)
+def _event_adapter() -> TypeAdapter[Event]:
+    return TypeAdapter(Event)
+
+
 
 
 class ParseIssue(BaseModel):

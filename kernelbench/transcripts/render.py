@@ -34,6 +34,12 @@ def esc(text: Any) -> str:
     return escape(text if isinstance(text, str) else str(text), quote=True)
 
 
+def esc_text(text: str) -> str:
+    """Escaping for element content (never attributes): the single quote needs none there (double quotes are
+    still escaped so no attribute-looking text survives in the markup), one pass fewer than html.escape."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+
+
 @dataclass
 class RenderContext:
     """What rendering needs beyond the event: results by call id, the cwd to shorten paths, blob output."""
@@ -41,6 +47,9 @@ class RenderContext:
     results: dict[str, Event] = field(default_factory=dict)
     cwd: str | None = None
     write_blob: Callable[[str, str], str] | None = None   # (key, full text) → blob file name
+    # pygments for scripts only on the first screen: its per-call cost is most of a chunk's build time, and
+    # later chunks stay readable as plain text (diffs keep their line colours everywhere: they cost little)
+    highlight: bool = True
 
     def shorten(self, path: str) -> str:
         if self.cwd and path.startswith(self.cwd.rstrip("/") + "/"):
@@ -66,14 +75,14 @@ def body(text: str, ctx: RenderContext, key: str, *, lexer=None, css: str = "kbt
         inner = _highlighted(text, lexer)
         css += " hl"
     else:
-        inner = esc(text)
+        inner = esc_text(text)
     return (f'<div class="kbt-body"><button type="button" class="kbt-copy" title="copy">copy</button>'
             f'<pre class="{css}">{inner}</pre></div>')
 
 
 def _highlighted(text: str, lexer) -> str:
     if lexer is None:
-        return esc(text)
+        return esc_text(text)
     if lexer is _DIFF:
         return diff_lines(text)
     return highlight(text, lexer, _FORMATTER)
@@ -88,7 +97,7 @@ def diff_lines(text: str) -> str:
     diff here, which for thousands of edits is most of the page's build time. Escaping first keeps each line's
     first character (+ - @) as it was."""
     out = []
-    for line in esc(text).split("\n"):
+    for line in esc_text(text).split("\n"):
         cls = DIFF_CLASSES.get(line[:1])
         if cls == "gi" and line.startswith("+++ ") or cls == "gd" and line.startswith("--- "):
             cls = "gh"
@@ -120,7 +129,12 @@ def _size(chars: int) -> str:
 
 
 def one_line(text: Any, limit: int = SUMMARY_CHARS) -> str:
-    text = " ".join(str(text).split()) if text is not None else ""
+    text = str(text) if text is not None else ""
+    # the head of a long text gives the same line as the whole (collapsing only shrinks): no split of megabytes
+    head = " ".join(text[: limit * 4].split())
+    if len(head) >= limit:
+        return head[: limit - 1] + "…"
+    text = " ".join(text.split()) if len(text) > limit * 4 else head
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -167,7 +181,7 @@ def tool_input_body(event: Event, ctx: RenderContext) -> str:
             rest = {k: v for k, v in args.items() if k not in ("command", "cmd")}
             extra = body(_json(rest), ctx, f"{event.id}-args") if rest else ""
             # one-line commands are many and pygments' per-call cost dominates: highlight multi-line scripts
-            lexer = _BASH if "\n" in command else None
+            lexer = _BASH if ctx.highlight and "\n" in command else None
             return body(command, ctx, f"{event.id}-cmd", lexer=lexer) + extra
         patch = args.get("patch", args.get("patchText"))
         if isinstance(patch, str):
@@ -225,9 +239,12 @@ def fmt_duration(seconds: float) -> str:
     return f"{int(seconds // 3600)}h {int(seconds % 3600 // 60):02d}m"
 
 
+KIND_CLASS = {kind: f"ev ev-{kind.value}" for kind in Kind}
+
+
 def _classes(event: Event, extra: str = "") -> str:
     error = " is-err" if event.is_error or (event.exit_code not in (None, 0)) else ""
-    return f"ev ev-{event.kind.value}{error}{extra}"
+    return f"{KIND_CLASS[event.kind]}{error}{extra}"
 
 
 def _details(event: Event, label: str, summary: str, inner: str, *, open_: bool = False, extra: str = "") -> str:
@@ -256,7 +273,7 @@ def _assistant(event: Event, ctx: RenderContext) -> str:
 
 
 def _thinking(event: Event, ctx: RenderContext) -> str:
-    return _details(event, "Thinking", esc(one_line(event.text)),
+    return _details(event, "Thinking", esc_text(one_line(event.text)),
                     body(event.text or "", ctx, f"{event.id}-t", css="kbt-pre kbt-prose"))
 
 
@@ -267,7 +284,7 @@ def _tool_call(event: Event, ctx: RenderContext) -> str:
         status = '<span class="kbt-b bad">failed</span>'
     elif result is None:
         status = '<span class="kbt-b warn">no result</span>'
-    summary = f"{esc(tool_target(event, ctx))}{status}"
+    summary = f"{esc_text(tool_target(event, ctx))}{status}"
     return _details(event, event.name or "tool", summary, tool_input_body(event, ctx), extra=" kbt-call")
 
 
@@ -291,7 +308,7 @@ def _file_edit(event: Event, ctx: RenderContext) -> str:
 
 
 def _compaction(event: Event, ctx: RenderContext) -> str:
-    return _details(event, "Compaction", esc(one_line(event.text)),
+    return _details(event, "Compaction", esc_text(one_line(event.text)),
                     body(event.text or "", ctx, f"{event.id}-t", css="kbt-pre kbt-prose"))
 
 
@@ -301,7 +318,8 @@ def _system(event: Event, ctx: RenderContext) -> str:
         return (f'<div class="{_classes(event)}" id="e-{event.id}"><span class="kbt-k">System</span> '
                 f'<span class="kbt-s">{esc(text)}</span>{badges(event)}{anchor(event)}</div>')
     label = "Context" if (event.record_type or "").startswith("context") else "System"
-    return _details(event, label, esc(one_line(text)), body(text, ctx, f"{event.id}-t", css="kbt-pre kbt-prose"))
+    return _details(event, label, esc_text(one_line(text)),
+                    body(text, ctx, f"{event.id}-t", css="kbt-pre kbt-prose"))
 
 
 def _unknown(event: Event, ctx: RenderContext) -> str:

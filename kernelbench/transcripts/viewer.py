@@ -52,13 +52,14 @@ def write_viewer(session: Session, out_dir: Path, *, asset_prefix: str, budget_s
     prefix = chunk_prefix if chunk_prefix is not None else f"{out_dir.name}/"
     blobs = _BlobWriter(out_dir)
     ctx = RenderContext(results=_results(session), cwd=session.cwd, write_blob=blobs.write)
-    first, ranges = _write_chunks(_pieces(session, ctx), out_dir)
+    first, ranges = _write_chunks(_pieces(session, ctx), out_dir, ctx)
     blobs.flush()
-    total = sum(1 for _ in session.walk())
+    _, counts = _totals(session.events)
+    total = counts["events"]
     index = {"v": VIEWER_VERSION, "prefix": prefix, "chunks": ranges, "events": total}
     return "".join([
         f'<div class="kbt" data-assets="{esc(asset_prefix)}">',
-        _header(session), _banners(session), timeline_html(session, budget_s), _toolbar(),
+        _header(session, counts), _banners(session), timeline_html(session, budget_s), _toolbar(),
         f'<div class="kbt-events">{first}</div>',
         _sentinel(ranges, total),
         f'<script type="application/json" class="kbt-index">{_json_for_html(index)}</script>',
@@ -75,7 +76,7 @@ class _Piece:
     last_id: int
 
 
-def _write_chunks(pieces: Iterator[_Piece], out_dir: Path) -> tuple[str, list[list[int]]]:
+def _write_chunks(pieces: Iterator[_Piece], out_dir: Path, ctx: RenderContext) -> tuple[str, list[list[int]]]:
     """The first screen's markup, and [first_id, last_id] of every chunk (the first screen is chunk 0)."""
     ranges: list[list[int]] = []
     buffer: list[str] = []
@@ -92,6 +93,7 @@ def _write_chunks(pieces: Iterator[_Piece], out_dir: Path) -> tuple[str, list[li
             first_html = _flush(buffer, len(ranges), out_dir) or first_html
             ranges.append([first_id, last_id])
             buffer, size, first_id = [], 0, None
+            ctx.highlight = False                # the first screen is written: the rest goes plain
     if buffer:
         first_html = _flush(buffer, len(ranges), out_dir) or first_html
         ranges.append([first_id, last_id])
@@ -196,7 +198,8 @@ def _totals(events: list[Event]) -> tuple[Usage, dict[str, int]]:
     while stack:
         event = stack.pop()
         counts["events"] += 1
-        counts[event.kind.value] = counts.get(event.kind.value, 0) + 1
+        kind = event.kind._value_                # the plain string: Enum.value is a descriptor call
+        counts[kind] = counts.get(kind, 0) + 1
         usage.add(event.usage)
         if event.events:
             stack.extend(event.events)
@@ -219,8 +222,7 @@ def _last_id(event: Event) -> int:
 
 # ---------------------------------------------------------------------------------------------- page parts
 
-def _header(session: Session) -> str:
-    _, counts = _totals(session.events)
+def _header(session: Session, counts: dict[str, int]) -> str:
     tokens = session.tokens
     cost = "—" if session.cost_usd is None else f"${session.cost_usd:,.2f}" + (
         ' <span class="kbt-b warn" title="{}">estimate</span>'.format(esc(session.cost_note or ""))

@@ -71,3 +71,31 @@ def test_convert_round_trip_keeps_everything(tx: Path, tmp_path: Path, relative:
         assert after[key] == before[key], key
     assert [e.model_dump(exclude={"line"}) for e in again.walk()] == \
         [e.model_dump(exclude={"line"}) for e in original.walk()]
+
+
+def test_parsers_build_events_of_the_declared_types(tx: Path) -> None:
+    """Events are built without validation on the parsing path: every field of every event of every fixture
+    must already hold its declared type (pydantic's strict mode, nothing coerced)."""
+    import typing
+
+    from pydantic import TypeAdapter, ValidationError
+
+    from kernelbench.transcripts.model import Event
+
+    hints = typing.get_type_hints(Event)
+    adapters = {name: TypeAdapter(hint) for name, hint in hints.items() if name != "events"}
+    bad = TypeAdapter(hints["line"])
+    with pytest.raises(ValidationError):
+        bad.validate_python("3", strict=True)                 # the check itself can fail
+    checked = 0
+    for path in sorted(p for p in tx.glob("*/*") if p.is_file()):
+        for event in load(path).walk():
+            for name, adapter in adapters.items():
+                value = getattr(event, name)
+                try:
+                    adapter.validate_python(value, strict=True)
+                except ValidationError as exc:
+                    pytest.fail(f"{path.name} event {event.id} field {name}={value!r:.80}: {exc}")
+            assert event.events is None or isinstance(event.events, list)
+            checked += 1
+    assert checked > 3_000
