@@ -157,15 +157,15 @@ def stamp_times(session: Session) -> None:
 
 def to_epoch(value: Any) -> float | None:
     """Unix seconds from an ISO-8601 string, or from a number in seconds or milliseconds."""
-    if value is None or isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return value / 1000.0 if value > 1e11 else float(value)
-    if isinstance(value, str):
+    if isinstance(value, str):                  # the usual case first: one per record
         try:
             moment = datetime.fromisoformat(value)
         except ValueError:
             return None
         # a time without a zone is taken as UTC, never as this machine's local time
         return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return value / 1000.0 if value > 1e11 else float(value)
     return None

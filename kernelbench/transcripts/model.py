@@ -29,7 +29,19 @@ class Kind(StrEnum):
     UNKNOWN = "unknown"          # a record no parser understood, kept verbatim
 
 
-class Usage(BaseModel):
+class _PlainAssignment(BaseModel):
+    """Field assignment without pydantic's generic path (which costs several times a dict write): parsers set
+    session facts and token counts once per record, assignment is not validated anyway."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in type(self).model_fields:
+            self.__dict__[name] = value
+            self.__pydantic_fields_set__.add(name)
+        else:
+            super().__setattr__(name, value)
+
+
+class Usage(_PlainAssignment):
     """Token counts; the same names as `kernelbench.results.run.Tokens`."""
 
     model_config = ConfigDict(extra="ignore")
@@ -119,7 +131,7 @@ class ParseIssue(BaseModel):
     message: str
 
 
-class Session(BaseModel):
+class Session(_PlainAssignment):
     """A whole transcript: what ran, how it ended, what it cost, and every event in order."""
 
     model_config = ConfigDict(extra="ignore")
