@@ -21,7 +21,8 @@ from kernelbench.problems.spec import ProblemSpec
 
 SECRET_ENV = "KERNELBENCH_SECRET_SEED"
 SECRET_FILE_ENV = "KERNELBENCH_SECRET_SEED_FILE"
-PROPERTY_DRAWS = {"full": 3, "smoke": 2}
+PROPERTY_DRAWS = {"full": 3, "smoke": 2}   # hypothesis draws per grading (a cap: each one is a full case)
+STRESS_SHAPES, PROPERTY_SHAPES = 1, 2       # how many of the smallest shapes carry stress / property cases
 
 
 class Case(BaseModel):
@@ -74,16 +75,22 @@ def _base_cases(spec: ProblemSpec, shapes: list[dict], secret: int) -> list[Case
     return cases
 
 
-def stress_shape_indices(n_shapes: int) -> list[int]:
-    """Stress cases run on the first and the last shape (decks put the awkward shape last): the numerics do not
-    change with size, and every further shape costs a full set of gigabyte inputs on the largest problems."""
-    return sorted({0, n_shapes - 1})
+def smallest_shape_indices(spec: ProblemSpec, shapes: list[dict], n: int) -> list[int]:
+    """The n shapes that move the fewest bytes (ties: the earlier one). Stress and property cases run there
+    only: the numerics they probe do not change with size, while a big shape costs gigabytes of inputs per
+    case; the base cases still cover every shape with every seed."""
+    def size(i: int) -> float:
+        try:
+            return spec.bytes_of(shapes[i])
+        except Exception:  # a formula that cannot be evaluated on this shape: order by position
+            return float(i)
+    return sorted(sorted(range(len(shapes)), key=lambda i: (size(i), i))[:n])
 
 
 def _stress_cases(spec: ProblemSpec, shapes: list[dict], secret: int) -> list[Case]:
     cases = []
     public = spec.seeds[0]
-    for i in stress_shape_indices(len(shapes)):
+    for i in smallest_shape_indices(spec, shapes, STRESS_SHAPES):
         shape = shapes[i]
         for k, stress in enumerate(spec.stress):
             cases.append(Case(id=f"s{i}_stress{k}", shape_index=i, shape=shape, public_seed=public,
@@ -94,7 +101,8 @@ def _stress_cases(spec: ProblemSpec, shapes: list[dict], secret: int) -> list[Ca
 
 
 def _property_cases(spec: ProblemSpec, shapes: list[dict], secret: int, n: int) -> list[Case]:
-    draws = draw_properties(spec, len(shapes), secret, n)
+    pool = smallest_shape_indices(spec, shapes, PROPERTY_SHAPES)
+    draws = [(pool[i], dist, scale, seed) for i, dist, scale, seed in draw_properties(spec, len(pool), secret, n)]
     return [Case(id=f"s{i}_prop{k}", shape_index=i, shape=shapes[i], public_seed=-1,
                  seed=mix_seed(seed, secret, i, "property"), case=dist,
                  scale=scale, label=f"property:{dist}@{scale:g}")

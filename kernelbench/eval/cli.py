@@ -11,6 +11,7 @@ from kernelbench.errors import KernelBenchError
 
 GRADE_EXAMPLE = """example:
   kernelbench grade solution.py --problem problems/04_kahan_softmax --device cpu --shapes smoke --json
+  kernelbench grade hang.py --problem problems/04_kahan_softmax --device cpu --shapes smoke --limit check=20
 exit status: 0 only when the outcome is pass."""
 CALIBRATE_EXAMPLE = """example:
   kernelbench hardware calibrate --json > calibration.json"""
@@ -34,7 +35,25 @@ def _register_grade(subparsers) -> None:
     p.add_argument("--shapes", choices=["full", "smoke"], default="full")
     p.add_argument("--json", action="store_true", help="print the GradeReport as JSON on stdout")
     p.add_argument("--out", type=Path, help="write check.log, benchmark.log and grade.json here")
+    p.add_argument("--limit", action="append", default=[], metavar="STAGE=SECONDS", type=stage_limit,
+                   help="a stage's time limit (stages: check, reference, bench; shape_seconds caps timing per "
+                        "shape); repeatable, e.g. --limit check=20 --limit bench=120")
     p.set_defaults(func=grade_command)
+
+
+def stage_limit(text: str) -> tuple[str, float]:
+    from kernelbench.eval.grade import STAGE_LIMITS_S
+
+    stage, _, seconds = text.partition("=")
+    known = (*STAGE_LIMITS_S, "shape_seconds")
+    try:
+        value = float(seconds)
+    except ValueError:
+        value = -1.0
+    if stage not in known or value <= 0:
+        raise argparse.ArgumentTypeError(f"'{text}' is not STAGE=SECONDS with STAGE one of {', '.join(known)} "
+                                         "and SECONDS a positive number")
+    return stage, value
 
 
 def grade_command(args: argparse.Namespace) -> int:
@@ -45,7 +64,8 @@ def grade_command(args: argparse.Namespace) -> int:
 
     console = Console(stderr=True)
     with console.status(f"grading {args.solution} on {args.problem.name} ({args.device}, {args.shapes})"):
-        report = grade_solution(args.solution, args.problem, device=args.device, shapes=args.shapes, out_dir=args.out)
+        report = grade_solution(args.solution, args.problem, device=args.device, shapes=args.shapes, out_dir=args.out,
+                                limits=dict(args.limit))
     g = report.grading
     if args.json:
         sys.stdout.write(report.dump_json())

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shutil
 import statistics
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -42,6 +43,8 @@ class GradeReport(BaseModel):
     environment: Environment = Field(default_factory=Environment)
     check_log: str = ""
     benchmark_log: str = ""
+    # wall seconds per grading stage, and the judge's own steps as judge.<step> (where a grading spends its time)
+    stages: dict[str, float] = Field(default_factory=dict)
 
     def dump_json(self) -> str:
         return self.model_dump_json(indent=2, by_alias=True) + "\n"
@@ -63,6 +66,7 @@ class Grader:
         self.secret = secret_seed()
         self.timed = False
         self.shapes = shapes_for(self.spec, shapes_mode)
+        self.timed_next = True            # the bench stage will follow: keep its cases' files
         self.cases = build_cases(self.spec, self.shapes, self.secret, shapes_mode)
         self.profile = None               # known once the judge has reported the device
         self.device_info: dict[str, Any] = {}
@@ -71,6 +75,14 @@ class Grader:
         self.build_env = _build_env(workdir / "build")
         (workdir / "inputs").mkdir()
         self.launches: dict[str, float] = {}
+        self.stages: dict[str, float] = {}
+        self.pristine_hashes = file_hashes(self._pristine_files())
+
+    def _pristine_files(self) -> list[Path]:
+        return [self.pristine / n for n in PROBLEM_FILES if (self.problem_dir / n).is_file()]
+
+    def clock(self, name: str, started: float) -> None:
+        self.stages[name] = round(self.stages.get(name, 0.0) + time.monotonic() - started, 3)
 
     def _copy_solution(self) -> Path:
         target = self.workdir / "solution" / self.solution.name
@@ -106,8 +118,14 @@ class Grader:
         return start_stage(role or name, self.job(name, cases, **extra), device=self.device, cwd=self.workdir,
                            extra_env=self.build_env)
 
-    def finish(self, handle: StageHandle, limit_s: float) -> StageRun:
-        run = finish_stage(handle, limit_s)
+    def finish(self, handle: StageHandle, limit_s: float, partner: StageHandle | None = None) -> StageRun:
+        """End a stage; with a partner (the judge beside the check stage), a partner that ends first stops the
+        stage after a short grace instead of leaving it to its full limit."""
+        stopped = partner is not None and wait_either(handle, partner, limit_s)
+        run = finish_stage(handle, limit_s if not stopped else time.monotonic() - handle.started + PARTNER_GRACE_S)
+        if stopped and run.timed_out:
+            run.error = (f"{run.role} stage stopped {PARTNER_GRACE_S:g} s after the judge had finished (it was "
+                         "waiting for something that will not come, e.g. grading files it deleted)")
         log = self.bench_log if run.role == "bench" else self.check_log
         log.append(f"[{run.role} stage: {run.elapsed_s:.1f} s, exit {run.returncode}]")
         if run.output.strip():
@@ -118,13 +136,16 @@ class Grader:
 
     def stage(self, name: str, cases: list[Case], role: str | None = None, **extra: Any) -> StageRun:
         limit = self.limits["reference" if name == "judge" else name]
-        return self.finish(self.start(name, cases, role, **extra), limit)
+        run = self.finish(self.start(name, cases, role, **extra), limit)
+        self.stages[name] = round(self.stages.get(name, 0.0) + run.elapsed_s, 3)
+        return run
 
     # ------------------------------------------------------------------------------------------- stages
 
     def run_lint(self) -> None:
         if not self.lint:
             return
+        started = time.monotonic()
         try:
             from kernelbench.eval.integrity import lint_solution
         except ImportError as exc:
@@ -134,20 +155,27 @@ class Grader:
         self.findings += found
         for f in found:
             self.check_log.append(f"[lint] {f.severity.upper()} class {f.klass}: {f.message} ({f.evidence})")
+        self.clock("lint", started)
 
     def run_correctness(self) -> bool:
         """The judge and the candidate's check stage run side by side; inputs flow to the candidate as files,
         outputs flow back as files, expected values never leave the judge's memory."""
+        started = time.monotonic()
         check_dir = self.workdir / "check"
-        judge = self.start("judge", self.cases, check_dir=str(check_dir))
-        check = self.finish(self.start("check", self.cases), self.limits["check"])
+        keep = [c.id for c in self.timing_cases()] if self.timed_next else []
+        judge = self.start("judge", self.cases, check_dir=str(check_dir), keep_ids=keep)
+        check = self.finish(self.start("check", self.cases), self.limits["check"], partner=judge)
         check_dir.mkdir(exist_ok=True)
         (check_dir / DONE_MARKER).touch()
         judged = self.finish(judge, self.limits["check"] + self.limits["reference"])
+        self.stages["check"], self.stages["judge"] = round(check.elapsed_s, 3), round(judged.elapsed_s, 3)
+        self.clock("correctness", started)
         if judged.result is None:
             raise KernelBenchError(f"the reference failed to run: {judged.error}", path=self.problem_dir,
                                    hint="run `kernelbench problem check` on this problem")
         self.note_device(judged.result)
+        self.stages.update({f"judge.{k}": round(v, 3) for k, v in judged.result.get("clock", {}).items()})
+        self._republished_findings(judged.result.get("republished", []))
         if check.result is None:
             self.grading.reasons.append(check.error)
             self._check_stage_findings(check)
@@ -168,6 +196,23 @@ class Grader:
                                         f"shape {failed[0].shape_index} {failed[0].case}: {failed[0].message}")
         return not failed and check.result is not None
 
+    def _republished_findings(self, case_ids: list[str]) -> None:
+        if case_ids:
+            self.findings.append(verdict.finding(
+                "grading_files", 12, "the candidate deleted the inputs the judge had published for it; the judge "
+                "published them again", f"cases {', '.join(sorted(set(case_ids)))}"))
+
+    def check_pristine_copy(self) -> None:
+        """The problem files the stages import must be the ones copied before grading; a candidate that deleted
+        or edited them is reported and the copy rebuilt from the bytes read before grading."""
+        after = file_hashes(self._pristine_files())
+        changed = [Path(k).name for k, v in after.items() if v != self.pristine_hashes[k]]
+        if not changed:
+            return
+        self.findings.append(verdict.finding("grading_files", 12, "the grader's copy of the problem files was "
+                                             "deleted or edited during grading", ", ".join(changed)))
+        pristine_copy(self.problem_dir, self.workdir / "problem")
+
     def _collect_launches(self, records: dict[str, Any]) -> None:
         for record in records.values():
             for name, t in (record.get("launches") or {}).items():
@@ -183,12 +228,15 @@ class Grader:
             self.check_log.append(f"[launch audit] unavailable: {exc}")
             return
         self._add_findings("launch audit", launch_audit(list(self.launches), self.spec))
-        if "fp8_tensor_cores" in self.spec.leak_checks and self.device == "cuda":
+        if needs_sass_check(self.spec) and self.device == "cuda":
             from kernelbench.eval.integrity.sass import collect_sass, fp8_sass_check
 
+            started = time.monotonic()
             roots = [Path(p) for p in self.build_env.values()] + [self.solution.parent]
             kernels, errors = collect_sass(roots)
-            self._add_findings("fp8 sass", fp8_sass_check(self.launches, kernels, errors))
+            required = required_sass(self.spec, self.device_info)
+            self._add_findings("fp8 sass", fp8_sass_check(self.launches, kernels, errors, required=required))
+            self.clock("sass", started)
 
     def _add_findings(self, label: str, found: list[Finding]) -> None:
         self.findings += found
@@ -303,6 +351,39 @@ class Grader:
             g.outcome = Outcome.PASS
 
 
+PARTNER_GRACE_S = 5.0
+
+
+def wait_either(handle: StageHandle, partner: StageHandle, limit_s: float) -> bool:
+    """Wait until `handle` ends or its limit passes (False), or until `partner` ends first (True)."""
+    while time.monotonic() - handle.started < limit_s:
+        if handle.proc.poll() is not None:
+            return False
+        if partner.proc.poll() is not None:
+            try:
+                handle.proc.wait(timeout=PARTNER_GRACE_S)
+                return False
+            except subprocess.TimeoutExpired:
+                return True
+        time.sleep(0.05)
+    return False
+
+
+def needs_sass_check(spec: ProblemSpec) -> bool:
+    try:
+        from kernelbench.eval.integrity.hooks import needs_sass_check as needs
+    except ImportError:
+        return "fp8_tensor_cores" in spec.leak_checks
+    return needs(spec)
+
+
+def required_sass(spec: ProblemSpec, device_info: dict[str, Any]) -> list[str] | None:
+    """problem.yaml's `required_sass` mnemonics for the arch the judge reported (sm_90 on an H100)."""
+    from kernelbench.eval.integrity.hooks import required_mnemonics
+
+    return required_mnemonics(spec, device_info.get("arch") or None)
+
+
 def iqr(samples: list[float]) -> float:
     if len(samples) < 4:
         return max(samples) - min(samples)
@@ -352,16 +433,24 @@ def _snapshot(paths: list[Path]) -> dict[Path, bytes | None]:
     return {p: p.read_bytes() if p.is_file() else None for p in paths}
 
 
-def _restore_edits(before: dict[Path, bytes | None], hashes: dict[str, str]) -> list[Finding]:
-    """Compare template files with their state before grading; restore and report any edit."""
+def template_findings(before: dict[Path, bytes | None], hashes: dict[str, str], problem_dir: Path) -> list[Finding]:
+    """Compare template files with their state before grading. The source problem folder is only ever read
+    (grading used copies taken before it started): a change there is reported, never written back. A changed
+    workspace copy beside the solution is the candidate's doing: an error, and the copy is put back."""
     findings = []
     after = file_hashes(list(before))
     for path, content in before.items():
-        if after[str(path)] != hashes[str(path)]:
-            if content is not None:
-                path.write_bytes(content)
-            findings.append(verdict.finding("template_hashes", 12, f"{path.name} was modified during grading "
-                                            "(restored)", str(path)))
+        if after[str(path)] == hashes[str(path)]:
+            continue
+        if path.parent == problem_dir:
+            findings.append(verdict.finding("template_hashes", 12, f"the problem's {path.name} changed while it was "
+                                            "graded (grading used the copy taken before; the folder was left as "
+                                            "found)", str(path), severity="warning"))
+            continue
+        if content is not None:
+            path.write_bytes(content)
+        findings.append(verdict.finding("template_hashes", 12, f"{path.name} was modified during grading "
+                                        "(restored)", str(path)))
     return findings
 
 
@@ -380,20 +469,25 @@ def grade_solution(solution: Path, problem_dir: Path, *, device: str = "cuda", s
     with tempfile.TemporaryDirectory(prefix="kb-grade-", dir=scratch_dir()) as tmp:
         grader = Grader(solution, problem_dir, device, shapes, line, {**STAGE_LIMITS_S, **(limits or {})}, lint,
                         Path(tmp))
+        grader.stages["setup"] = round(time.monotonic() - started, 3)
+        grader.timed_next = timing
         grader.run_lint()
         correct = grader.run_correctness()
+        grader.check_pristine_copy()
         grader.run_launch_checks()
         if correct and timing:
             grader.run_timing()
             grader.run_gates()
             grader.attach_baselines()
-        grader.findings += _restore_edits(before, hashes)
+        grader.findings += template_findings(before, hashes, problem_dir)
         grader.decide(correct)
     grader.grading.elapsed_s = time.monotonic() - started
+    grader.stages["total"] = round(grader.grading.elapsed_s, 3)
     environment = collect_environment(device, grader.profile, problem_hash(problem_dir), grader.device_info)
     report = GradeReport(grading=grader.grading, integrity=grader.findings, environment=environment,
                          check_log="\n".join(grader.check_log) + "\n",
-                         benchmark_log="\n".join(grader.bench_log) + "\n")
+                         benchmark_log="\n".join(grader.bench_log) + "\n", stages=grader.stages)
+    report.check_log += "[stage seconds] " + ", ".join(f"{k} {v:.1f}" for k, v in grader.stages.items()) + "\n"
     return _finish(report, out_dir)
 
 

@@ -9,6 +9,7 @@ oracle. Nothing the candidate can read ever holds an expected value.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import os
@@ -34,18 +35,9 @@ def publish_inputs(job: dict[str, Any], case_id: str, inputs: list) -> None:
         else:
             layout.append({"value": item})
     path = input_path(job, case_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.with_suffix(".json").write_text(json.dumps(layout))
     save_tensors(path, tensors, single=False)
-
-
-def _to_cpu(value: Any) -> Any:
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        return value.detach().cpu()
-    if isinstance(value, (tuple, list)):
-        return type(value)(_to_cpu(v) for v in value)
-    return value
 
 
 def _to(value: Any, device: str) -> Any:
@@ -65,9 +57,9 @@ def compute_oracle(ctx: dict[str, Any], model, inputs: list) -> tuple[Any, str]:
         with torch.no_grad():
             hook = getattr(ctx["reference"], "oracle", None)
             if hook is not None:
-                return _to_cpu(hook(model, *inputs)), "ok"
+                return hook(model, *inputs), "ok"
             wide = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
-            return _to_cpu(copy.deepcopy(model).double()(*wide)), "ok"
+            return copy.deepcopy(model).double()(*wide), "ok"
     except Exception as exc:
         return None, f"unavailable: {type(exc).__name__}: {str(exc)[:300]}"
 
@@ -106,58 +98,116 @@ def prefetch_depth() -> int:
     return max(1, min(8, (os.cpu_count() or 2) // 2))
 
 
+class StageClock:
+    """Seconds spent per step of the judge (inputs, reference, oracle, waiting for the candidate, comparing),
+    reported to the parent so a grading shows where its time went."""
+
+    def __init__(self):
+        self.totals: dict[str, float] = {}
+
+    @contextlib.contextmanager
+    def step(self, name: str):
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            self.totals[name] = self.totals.get(name, 0.0) + time.monotonic() - started
+
+
 def prepare_case(ctx: dict[str, Any], model, case: dict[str, Any], keep_inputs: bool,
                  cpu_inputs: list) -> dict[str, Any]:
-    torch, job = ctx["torch"], ctx["job"]
-    publish_inputs(job, case["id"], cpu_inputs)
-    inputs = [x.to(ctx["device"]) if isinstance(x, torch.Tensor) else x for x in cpu_inputs]
-    with torch.no_grad():
-        expected = model(*inputs)
-    if job.get("save_expected"):
-        items = [expected] if isinstance(expected, torch.Tensor) else list(expected)
-        save_tensors(Path(job["out_dir"]) / f"expected_{case['id']}.kbt", items,
-                     single=isinstance(expected, torch.Tensor))
-    kept = {"expected": _to_cpu(expected), "inputs": cpu_inputs if keep_inputs else None}
-    if case.get("oracle"):
-        kept["oracle"], kept["oracle_status"] = compute_oracle(ctx, model, inputs)
+    """Publish the case's inputs, run the reference; expected values (and the oracle) stay on the device."""
+    torch, job, clock = ctx["torch"], ctx["job"], ctx["clock"]
+    with clock.step("publish_inputs"):
+        publish_inputs(job, case["id"], cpu_inputs)
+    with clock.step("reference"):
+        inputs = [x.to(ctx["device"]) if isinstance(x, torch.Tensor) else x for x in cpu_inputs]
+        with torch.no_grad():
+            expected = model(*inputs)
+        if job.get("save_expected"):
+            items = [expected] if isinstance(expected, torch.Tensor) else list(expected)
+            save_tensors(Path(job["out_dir"]) / f"expected_{case['id']}.kbt", items,
+                         single=isinstance(expected, torch.Tensor))
+    kept = {"expected": expected, "inputs": inputs if keep_inputs else None, "cpu_inputs": cpu_inputs}
+    if case.get("oracle") or ctx.get("kahan"):
+        with clock.step("oracle"):
+            kept["oracle"], kept["oracle_status"] = compute_oracle(ctx, model, inputs)
     return kept
 
 
 def run_judge(ctx: dict[str, Any]) -> dict[str, Any]:
+    """Case by case: publish and run the reference for one case, then judge the case before it, so at most two
+    cases' tensors are alive and the candidate always has its next inputs while the previous output is compared."""
     job = ctx["job"]
+    ctx["clock"] = clock = StageClock()
+    ctx["kahan"] = _kahan_bound(job)
     keep_inputs = callable(getattr(ctx["reference"], "compare", None))
-    kept: dict[str, dict[str, Any]] = {}
+    verdicts: dict[str, Any] = {}
+    pending: tuple[dict[str, Any], dict[str, Any]] | None = None
     model, model_shape = None, None
     prefetch = InputPrefetcher(ctx["reference"], job["cases"], prefetch_depth())
     for i, case in enumerate(job["cases"]):
         try:
-            cpu_inputs = prefetch.take(i)
+            with clock.step("inputs"):
+                cpu_inputs = prefetch.take(i)
             if model_shape != case["shape_index"]:
                 model, model_shape = None, None
-                model, model_shape = build_model(ctx, case["shape_index"], case["shape"]), case["shape_index"]
-            kept[case["id"]] = prepare_case(ctx, model, case, keep_inputs, cpu_inputs)
+                with clock.step("reference"):
+                    model, model_shape = build_model(ctx, case["shape_index"], case["shape"]), case["shape_index"]
+            kept = prepare_case(ctx, model, case, keep_inputs, cpu_inputs)
         except Exception as exc:
-            kept[case["id"]] = {"reference_error": describe(exc)}
+            kept = {"reference_error": describe(exc)}
+        if pending is not None:
+            verdicts[pending[0]["id"]] = settle_case(ctx, *pending)
+        pending = (case, kept)
+    if pending is not None:
+        verdicts[pending[0]["id"]] = settle_case(ctx, *pending)
     prefetch.close()
-    del model
+    return {"cases": verdicts, "clock": clock.totals, "republished": ctx.get("republished", [])}
+
+
+def settle_case(ctx: dict[str, Any], case: dict[str, Any], kept: dict[str, Any]) -> dict[str, Any]:
+    """Judge one case (when a candidate runs beside the judge) and free what the later stages do not need."""
+    job = ctx["job"]
     if not job.get("check_dir"):
-        return {cid: {"reference_error": k["reference_error"]} if "reference_error" in k else {"prepared": True}
-                for cid, k in kept.items()}
-    verdicts = {}
-    for case in job["cases"]:
-        verdicts[case["id"]] = judge_case(ctx, case, kept.pop(case["id"]))
-        if case["label"] != "base":  # only base cases are timed later: free the disk (often RAM) now
-            for path in (input_path(job, case["id"]), Path(job["check_dir"]) / f"out_{case['id']}.kbt"):
-                path.unlink(missing_ok=True)
-    return verdicts
+        return {"reference_error": kept["reference_error"]} if "reference_error" in kept else {"prepared": True}
+    verdict = judge_case(ctx, case, kept)
+    if case["id"] not in set(job.get("keep_ids", [])):  # only the timed cases' files are read again
+        for path in (input_path(job, case["id"]), input_path(job, case["id"]).with_suffix(".json"),
+                     Path(job["check_dir"]) / f"out_{case['id']}.kbt"):
+            path.unlink(missing_ok=True)
+    return verdict
 
 
-def wait_for_output(job: dict[str, Any], case_id: str) -> Path | None:
+def _kahan_bound(job: dict[str, Any]) -> bool:
+    """Problems with a Kahan leak check get an fp64 oracle on every case (the row-sum evidence needs it)."""
+    from kernelbench.problems.spec import load_problem_spec
+
+    try:
+        spec = load_problem_spec(Path(job["problem_dir"]))
+    except Exception:
+        return False
+    return bool(set(spec.leak_checks) & {"kahan_row_sum", "kahan"}) and bool(job.get("check_dir"))
+
+
+MAX_REPUBLISH = 3
+
+
+def wait_for_output(ctx: dict[str, Any], case_id: str, inputs: list | None = None) -> Path | None:
+    """Wait for the candidate's output; inputs deleted before the candidate wrote it are published again
+    (a candidate deleting grading files would otherwise wait for its inputs until the stage limit)."""
+    job = ctx["job"]
     check_dir = Path(job["check_dir"])
     path = check_dir / f"out_{case_id}.kbt"
+    republished = ctx.setdefault("republished", [])
     while not path.is_file():
         if (check_dir / DONE_MARKER).is_file():
             return path if path.is_file() else None
+        if inputs is not None and not input_path(job, case_id).is_file():
+            if republished.count(case_id) >= MAX_REPUBLISH:
+                return None
+            republished.append(case_id)
+            publish_inputs(job, case_id, inputs)
         time.sleep(POLL_S)
     return path
 
@@ -165,11 +215,13 @@ def wait_for_output(job: dict[str, Any], case_id: str) -> Path | None:
 def judge_case(ctx: dict[str, Any], case: dict[str, Any], kept: dict[str, Any]) -> dict[str, Any]:
     if "reference_error" in kept:
         return {"reference_error": kept["reference_error"]}
-    path = wait_for_output(ctx["job"], case["id"])
+    with ctx["clock"].step("wait_candidate"):
+        path = wait_for_output(ctx, case["id"], kept.get("cpu_inputs"))
     if path is None:
         return {"missing": True}
     try:
-        return judge_output(ctx, case, path, kept)
+        with ctx["clock"].step("compare"):
+            return judge_output(ctx, case, path, kept)
     except Exception as exc:
         return {"passed": False, "messages": [f"the candidate's output could not be compared: {describe(exc)}"]}
 
@@ -181,18 +233,35 @@ def judge_output(ctx: dict[str, Any], case: dict[str, Any], path: Path, kept: di
     out = tensors[0] if single else tuple(tensors)
     expected = _to(kept["expected"], device)
     result = compare_outputs(out, expected, job["tolerance"])
+    kahan = kahan_evidence(ctx, case, out, kept)
     _metadata(result, meta, expected, job["device"])
     hook = getattr(ctx["reference"], "compare", None)
     if result.ok and hook is not None:
         for message in hook(out, expected, _to(kept["inputs"], device), job["tolerance"]) or []:
             result.fail(message)
     verdict = {"passed": result.ok, "messages": result.messages, "max_abs_err": result.max_abs_err,
-               "max_rel_err": result.max_rel_err, "worst_index": result.worst_index}
-    if result.ok and kept.get("oracle") is not None:
+               "max_rel_err": result.max_rel_err, "worst_index": result.worst_index, "integrity": kahan}
+    if result.ok and case.get("oracle") and kept.get("oracle") is not None:
         verdict["error_size"] = error_sizes(out, expected, _to(kept["oracle"], device))
     elif case.get("oracle"):
         verdict["error_size_status"] = kept.get("oracle_status", "")
     return verdict
+
+
+def kahan_evidence(ctx: dict[str, Any], case: dict[str, Any], out: Any, kept: dict[str, Any]) -> list[dict]:
+    """The Kahan leak check (integrity hook): row sums of the candidate's output against the problem's bound,
+    with what plain and compensated fp32 accumulation give on the same terms as evidence."""
+    if not ctx.get("kahan") or kept.get("oracle") is None or not isinstance(out, ctx["torch"].Tensor):
+        return []
+    from kernelbench.eval.integrity.hooks import kahan_findings
+    from kernelbench.problems.spec import load_problem_spec
+
+    problem_dir = Path(ctx["job"]["problem_dir"])
+    try:
+        found = kahan_findings(load_problem_spec(problem_dir), problem_dir, out, kept["oracle"], case["id"])
+    except Exception:  # a malformed output is the comparison's to report
+        return []
+    return [f.model_dump(mode="json", by_alias=True) for f in found]
 
 
 def _metadata(result: Comparison, meta: list[dict], expected: Any, device: str) -> None:

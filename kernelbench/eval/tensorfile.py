@@ -40,9 +40,8 @@ def save_tensors(path: Path, tensors: list[torch.Tensor], *, single: bool) -> No
         handle.write(MAGIC + len(header).to_bytes(8, "little") + header)
         for t in tensors:
             data = t.detach().contiguous().cpu()
-            if data.numel():
-                handle.write(data.view(-1).view(torch.uint8).numpy().tobytes() if data.dim() else
-                             data.reshape(1).view(torch.uint8).numpy().tobytes())
+            if data.numel():  # the buffer itself, not a bytes copy of it (gigabytes on full shapes)
+                handle.write(memoryview(data.reshape(-1).view(torch.uint8).numpy()))
     os.replace(tmp, path)
 
 

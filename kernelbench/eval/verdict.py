@@ -40,6 +40,7 @@ def judge_case(case: Case, cand: dict[str, Any] | None, judged: dict[str, Any] |
     result = SeedResult(**base, passed=bool(judged["passed"]), max_abs_err=_finite(judged.get("max_abs_err")),
                         max_rel_err=_finite(judged.get("max_rel_err")), worst_index=judged.get("worst_index"),
                         message="; ".join(judged.get("messages", [])))
+    findings += [Finding.model_validate(f) for f in judged.get("integrity", [])]
     for size in judged.get("error_size", []):
         findings += error_size_findings(case, size)
     return result, findings

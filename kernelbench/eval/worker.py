@@ -73,7 +73,7 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     if role == "judge":
         from kernelbench.eval.judge import run_judge
 
-        return {"cases": run_judge(ctx), "device_info": device_info(torch, device)}
+        return {**run_judge(ctx), "device_info": device_info(torch, device)}
     return {"cases": run_cases(ctx)}
 
 
@@ -82,7 +82,7 @@ def device_info(torch, device) -> dict[str, Any]:
     info = {"torch": torch.__version__, "cuda": torch.version.cuda or ""}
     if device.type == "cuda":
         props = torch.cuda.get_device_properties(device)
-        info.update(name=props.name, sm_count=props.multi_processor_count,
+        info.update(name=props.name, sm_count=props.multi_processor_count, arch=f"sm_{props.major}{props.minor}",
                     l2_bytes=int(getattr(props, "L2_cache_size", 0) or 0))
     return info
 

@@ -14,7 +14,8 @@ def test_every_shape_and_public_seed_then_stress_then_property(spec):
     cases = build_cases(spec, spec.smoke_shapes, secret=11, mode="smoke")
     base = [c for c in cases if c.label == "base"]
     assert len(base) == len(spec.smoke_shapes) * 3 and {c.public_seed for c in base} == {42, 123, 456}
-    assert len([c for c in cases if c.label.startswith("stress:")]) == len(spec.smoke_shapes) * len(spec.stress)
+    stress = [c for c in cases if c.label.startswith("stress:")]
+    assert len(stress) == len(spec.stress) and {c.shape_index for c in stress} == {1}  # the smallest shape only
     assert len([c for c in cases if c.label.startswith("property:")]) == 2
     assert len({c.id for c in cases}) == len(cases)
     assert sum(c.oracle for c in cases) == len(spec.smoke_shapes)
@@ -47,3 +48,13 @@ def test_secret_from_env_and_file(monkeypatch, tmp_path):
         secret_seed()
     monkeypatch.delenv("KERNELBENCH_SECRET_SEED_FILE")
     assert secret_seed() != secret_seed()  # random per grading by default
+
+
+def test_stress_and_property_cases_stay_on_the_smallest_shapes(spec):
+    shapes = [{"M": 512, "N": 512, "K": 512}, {"M": 8, "N": 8, "K": 8}, {"M": 4096, "N": 4096, "K": 4096},
+              {"M": 64, "N": 64, "K": 64}]
+    cases = build_cases(spec, shapes, secret=3, mode="full")
+    assert {c.shape_index for c in cases if c.label.startswith("stress:")} == {1}
+    prop = [c for c in cases if c.label.startswith("property:")]
+    assert len(prop) == 3 and {c.shape_index for c in prop} <= {1, 3}
+    assert sum(c.label == "base" for c in cases) == 4 * 3  # every shape keeps every seed

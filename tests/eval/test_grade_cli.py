@@ -29,7 +29,10 @@ def test_honest_solution_passes_with_logs_and_raw_samples(toy_problem, toy_solut
     code, report = grade_json(toy_solutions / "honest.py", toy_problem, "--out", str(tmp_path))
     grading = report["grading"]
     assert code == 0 and grading["outcome"] == "pass" and grading["correct"] is True
-    assert len(grading["checks"]) == 12 and all(c["passed"] for c in grading["checks"])
+    stages = report["stages"]
+    assert {"check", "judge", "bench", "total", "judge.reference", "judge.compare"} <= set(stages)
+    assert stages["total"] >= stages["bench"] > 0 and "[stage seconds]" in report["check_log"]
+    assert len(grading["checks"]) == 10 and all(c["passed"] for c in grading["checks"])
     assert {c["case"].split(":")[0] for c in grading["checks"]} == {"base", "stress", "property"}
     assert len(grading["shapes"]) == 2 and all(len(s["samples_ms"]) == 3 for s in grading["shapes"])
     assert report["environment"]["problem_hash"] and report["environment"]["torch"]
@@ -69,11 +72,36 @@ def test_stale_buffer_input_mutation_and_template_edit_are_caught(toy_problem, t
     assert (workspace / "check.py").read_text() == "print('the real check')\n"
 
 
-def test_hang_is_contained_by_the_stage_limit(toy_problem, toy_solutions):
-    report = grade_solution(toy_solutions / "hang.py", toy_problem, device="cpu", shapes="smoke",
-                            limits={"check": 15.0})
-    assert report.grading.outcome is Outcome.CHECK_FAILED
-    assert "exceeded its limit of 15 s" in report.grading.reasons[0]
+def test_hang_is_contained_by_the_stage_limit_given_on_the_command_line(toy_problem, toy_solutions):
+    code, report = grade_json(toy_solutions / "hang.py", toy_problem, "--limit", "check=15")
+    assert code == 1 and report["grading"]["outcome"] == "check_failed"
+    assert "exceeded its limit of 15 s" in report["grading"]["reasons"][0]
+    assert report["stages"]["check"] < 40
+
+
+def test_deleting_grading_files_neither_hangs_nor_touches_the_source_folder(toy_problem, toy_solutions, tmp_path):
+    """A candidate that deletes everything below its working folder and edits the source problem's reference:
+    the judge publishes the inputs again and reports it, the grader's copy is reported, the source folder is
+    left as the candidate made it (never written by the grader), and the grading ends well before any limit."""
+    problem = tmp_path / toy_problem.name
+    problem.mkdir()
+    for f in toy_problem.iterdir():
+        if f.is_file():
+            (problem / f.name).write_bytes(f.read_bytes())
+    solution = tmp_path / "ws" / "solution.py"
+    solution.parent.mkdir()
+    edit = f"open({str(problem / 'reference.py')!r}, 'a').write('# edited')\n"
+    solution.write_text((toy_solutions / "honest.py").read_text().replace(
+        "    def forward(self, x):\n",
+        "    def forward(self, x):\n        import pathlib\n        " + edit +
+        "        [p.unlink() for p in pathlib.Path.cwd().rglob('*') if p.is_file()]\n"))
+    report = grade_solution(solution, problem, device="cpu", shapes="smoke", lint=False, timing=False,
+                            limits={"check": 120.0})
+    checks = {(f.check, f.severity) for f in report.integrity}
+    assert ("grading_files", "error") in checks and ("template_hashes", "warning") in checks
+    assert report.grading.outcome is Outcome.INVALID
+    assert (problem / "reference.py").read_text().endswith("# edited")
+    assert report.grading.elapsed_s < 100
 
 
 def test_problem_check_command(toy_problem):

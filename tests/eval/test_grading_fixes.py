@@ -1,0 +1,114 @@
+"""Grader plumbing without a full grading: template checks, partner stages, the FP8 SASS requirement, the Kahan
+finding, stage limits on the command line, and the lint switched off for reference and baseline lines."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from kernelbench.eval import grade
+from kernelbench.eval.cli import stage_limit
+from kernelbench.eval.judge import kahan_evidence
+from kernelbench.problems.loader import file_hashes, load_module
+
+DECK = Path(__file__).resolve().parents[2] / "problems"
+
+
+def test_source_folder_is_reported_never_written_workspace_copy_is_restored(tmp_path):
+    problem, workspace = tmp_path / "problem", tmp_path / "ws"
+    problem.mkdir(), workspace.mkdir()
+    source, copy = problem / "reference.py", workspace / "check.py"
+    source.write_text("original"), copy.write_text("workspace original")
+    watched = [source, copy]
+    before, hashes = grade._snapshot(watched), file_hashes(watched)
+    source.write_text("edited"), copy.write_text("edited")
+    found = grade.template_findings(before, hashes, problem)
+    by_path = {Path(f.evidence).name: f for f in found}
+    assert by_path["reference.py"].severity == "warning" and source.read_text() == "edited"
+    assert by_path["check.py"].severity == "error" and copy.read_text() == "workspace original"
+
+
+def _handle(*argv: str) -> SimpleNamespace:
+    return SimpleNamespace(proc=subprocess.Popen([sys.executable, "-c", *argv]), started=time.monotonic())
+
+
+def test_a_stage_is_stopped_soon_after_its_partner_ends():
+    waiting, partner = _handle("import time; time.sleep(60)"), _handle("pass")
+    started = time.monotonic()
+    try:
+        assert grade.wait_either(waiting, partner, limit_s=60) is True
+        assert time.monotonic() - started < grade.PARTNER_GRACE_S + 10
+    finally:
+        waiting.proc.kill(), waiting.proc.wait(), partner.proc.wait()
+    done, other = _handle("pass"), _handle("import time; time.sleep(60)")
+    try:
+        assert grade.wait_either(done, other, limit_s=60) is False
+    finally:
+        other.proc.kill(), other.proc.wait()
+
+
+def test_required_sass_of_the_problem_reaches_the_fp8_check(monkeypatch, tmp_path):
+    import kernelbench.eval.integrity.sass as sass
+
+    seen = {}
+    monkeypatch.setattr(sass, "collect_sass", lambda roots: ([], []))
+    monkeypatch.setattr(sass, "fp8_sass_check", lambda launched, kernels, errors, required=None:
+                        seen.setdefault("required", required) and [])
+    grader = grade.Grader(DECK / "01_fp8_gemm" / "reference.py", DECK / "01_fp8_gemm", "cuda", "smoke",
+                          "candidate", dict(grade.STAGE_LIMITS_S), True, tmp_path)
+    grader.launches, grader.device_info = {"my_fp8_gemm_kernel": 1.0}, {"arch": "sm_90"}
+    grader.run_launch_checks()
+    assert seen["required"] == ["QGMMA", "QMMA"]
+
+
+def test_naive_softmax_accumulation_gets_a_kahan_finding_with_evidence():
+    from kernelbench.eval.integrity.numerics import lane_sums
+
+    problem = DECK / "04_kahan_softmax"
+    ref = load_module(problem / "reference.py", "reference")
+    shape = {"rows": 4, "vocab": 65536}
+    model = ref.Model(**ref.get_init_kwargs(shape))
+    (x,) = ref.get_inputs(shape, 7, "cpu", case="absorb")
+    oracle = ref.oracle(model, x)
+    terms = (oracle / oracle.amax(dim=-1, keepdim=True)).float()
+    ctx = {"kahan": True, "torch": torch, "job": {"problem_dir": str(problem)}}
+    case = {"id": "s0_stress0"}
+    naive = (terms / lane_sums(terms, 1, False).float()[:, None]).float()
+    found = kahan_evidence(ctx, case, naive, {"oracle": oracle})
+    assert found and found[0]["class"] == 14 and "row" in found[0]["evidence"] and "Kahan" in found[0]["evidence"]
+    assert kahan_evidence(ctx, case, oracle.float(), {"oracle": oracle}) == []
+
+
+def test_stage_limits_parse_or_say_what_is_wrong():
+    assert stage_limit("check=20") == ("check", 20.0) and stage_limit("shape_seconds=5") == ("shape_seconds", 5.0)
+    for bad in ("check", "checks=3", "bench=-1", "bench=soon"):
+        with pytest.raises(argparse.ArgumentTypeError, match="STAGE=SECONDS"):
+            stage_limit(bad)
+
+
+class _Stop(Exception):
+    pass
+
+
+def test_reference_and_baseline_lines_are_graded_without_the_lint(monkeypatch, toy_problem):
+    seen = []
+
+    def init(self, solution, problem_dir, device, shapes_mode, line, limits, lint, workdir):
+        seen.append(lint)
+        raise _Stop
+
+    monkeypatch.setattr(grade.Grader, "__init__", init)
+    from kernelbench.eval.baselines import measure_baselines
+    from kernelbench.problems.check import check_problem
+
+    for call in (lambda: check_problem(toy_problem, "cpu"), lambda: measure_baselines(toy_problem, "cpu")):
+        with pytest.raises(_Stop):
+            call()
+    assert seen == [False, False]
