@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -67,8 +68,16 @@ def _hunk_line(line: str) -> str:
     return f"{line}\n"
 
 
+_RARE_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
 def stats(diff: str | None) -> tuple[int, int]:
     """Lines added and removed, headers not counted."""
+    if diff and not _RARE_BREAKS.search(diff):
+        # lines end only at "\n": count line starts in C rather than splitting the diff into a list
+        added = diff.count("\n+") + diff.startswith("+") - diff.count("\n+++ ") - diff.startswith("+++ ")
+        removed = diff.count("\n-") + diff.startswith("-") - diff.count("\n--- ") - diff.startswith("--- ")
+        return added, removed
     added = removed = 0
     for line in (diff or "").splitlines():
         if line.startswith("+") and not line.startswith("+++ "):

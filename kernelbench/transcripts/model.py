@@ -34,7 +34,7 @@ class _PlainAssignment(BaseModel):
     session facts and token counts once per record, assignment is not validated anyway."""
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if name in type(self).model_fields:
+        if name in type(self).__pydantic_fields__:      # a plain dict (model_fields is a property)
             self.__dict__[name] = value
             self.__pydantic_fields_set__.add(name)
         else:

@@ -248,14 +248,15 @@ def _classes(event: Event, extra: str = "") -> str:
 
 
 def _details(event: Event, label: str, summary: str, inner: str, *, open_: bool = False, extra: str = "") -> str:
+    # label and summary arrive escaped: most labels are constants, escaping them per event is wasted work
     return (f'<details class="{_classes(event, extra)}" id="e-{event.id}"{" open" if open_ else ""}>'
-            f'<summary><span class="kbt-k">{esc(label)}</span> <span class="kbt-s">{summary}</span>'
+            f'<summary><span class="kbt-k">{label}</span> <span class="kbt-s">{summary}</span>'
             f'{badges(event)}{anchor(event)}</summary>{inner}</details>')
 
 
 def _block(event: Event, label: str, inner: str) -> str:
     return (f'<div class="{_classes(event)}" id="e-{event.id}"><div class="kbt-h"><span class="kbt-k">'
-            f'{esc(label)}</span>{badges(event)}{anchor(event)}</div>{inner}</div>')
+            f'{label}</span>{badges(event)}{anchor(event)}</div>{inner}</div>')
 
 
 def render_event(event: Event, ctx: RenderContext) -> str:
@@ -268,7 +269,7 @@ def _user(event: Event, ctx: RenderContext) -> str:
 
 
 def _assistant(event: Event, ctx: RenderContext) -> str:
-    label = "Assistant" + (f" · {event.model}" if event.model else "")
+    label = "Assistant" + (f" · {esc_text(event.model)}" if event.model else "")
     return _block(event, label, body(event.text or "", ctx, f"{event.id}-t", css="kbt-pre kbt-prose"))
 
 
@@ -285,7 +286,7 @@ def _tool_call(event: Event, ctx: RenderContext) -> str:
     elif result is None:
         status = '<span class="kbt-b warn">no result</span>'
     summary = f"{esc_text(tool_target(event, ctx))}{status}"
-    return _details(event, event.name or "tool", summary, tool_input_body(event, ctx), extra=" kbt-call")
+    return _details(event, esc_text(event.name or "tool"), summary, tool_input_body(event, ctx), extra=" kbt-call")
 
 
 def _tool_result(event: Event, ctx: RenderContext) -> str:

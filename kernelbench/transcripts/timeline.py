@@ -11,17 +11,25 @@ MAX_SEGMENTS = 300
 CLASSES = {"model": "model", "tool": "tools", "user": "waiting for the user", "sub": "subagents", "other": "other"}
 
 
-@dataclass
+@dataclass(slots=True)
 class Segment:
     start: float
     end: float
     cls: str
     event_id: int
-    label: str
+    note: str | Event          # the label, or the event it is made from when only a few segments get shown
 
     @property
     def width(self) -> float:
         return self.end - self.start
+
+    @property
+    def label(self) -> str:
+        return self.note if isinstance(self.note, str) else _label(self.note)
+
+
+SEGMENT_CLASS = {Kind.TOOL_RESULT: "tool", Kind.USER: "user", Kind.SUBAGENT: "sub", Kind.ASSISTANT: "model",
+                 Kind.THINKING: "model", Kind.TOOL_CALL: "model", Kind.FILE_EDIT: "model"}
 
 
 def segments(session: Session) -> list[Segment]:
@@ -30,21 +38,21 @@ def segments(session: Session) -> list[Segment]:
     out: list[Segment] = []
     for before, after in zip(timed, timed[1:]):
         if after.ts > before.ts:
-            cls, label = _classify(after)
-            out.append(Segment(before.ts, after.ts, cls, after.id, label))
+            # labels are written for the few hundred segments the axis shows, not for every event
+            out.append(Segment(before.ts, after.ts, SEGMENT_CLASS.get(after.kind, "other"), after.id, after))
     return out
 
 
-def _classify(event: Event) -> tuple[str, str]:
+def _label(event: Event) -> str:
     if event.kind is Kind.TOOL_RESULT:
-        return "tool", f"{event.name or 'tool'} ran"
+        return f"{event.name or 'tool'} ran"
     if event.kind is Kind.USER:
-        return "user", "waiting for the user"
+        return "waiting for the user"
     if event.kind is Kind.SUBAGENT:
-        return "sub", f"subagent {event.name or ''}"
+        return f"subagent {event.name or ''}"
     if event.kind in (Kind.ASSISTANT, Kind.THINKING, Kind.TOOL_CALL, Kind.FILE_EDIT):
-        return "model", "model generating" + (f" ({event.name})" if event.kind is Kind.TOOL_CALL else "")
-    return "other", one_line(event.text or event.kind.value, 60)
+        return "model generating" + (f" ({event.name})" if event.kind is Kind.TOOL_CALL else "")
+    return one_line(event.text or event.kind.value, 60)
 
 
 def merge_small(segs: list[Segment], total: float) -> list[Segment]:
