@@ -92,14 +92,19 @@ def _die_with_parent() -> None:
         pass
 
 
-def _terminate_as_interrupt(signum, frame) -> None:
-    raise KeyboardInterrupt  # so the run's cleanup (agent group stopped, half-written run removed) happens
+def _interrupt_once(signum, frame) -> None:
+    """The first SIGINT/SIGTERM stops the run through its cleanup (agent group stopped, half-written run
+    removed); later ones, e.g. the sweep's SIGTERM after the terminal's Ctrl-C, must not cut that cleanup short."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise KeyboardInterrupt
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     _die_with_parent()
-    signal.signal(signal.SIGTERM, _terminate_as_interrupt)
+    signal.signal(signal.SIGTERM, _interrupt_once)
+    signal.signal(signal.SIGINT, _interrupt_once)
     job = Job.model_validate_json(Path(argv[0]).read_text())
     from kernelbench.errors import KernelBenchError
 

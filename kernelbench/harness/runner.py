@@ -70,15 +70,17 @@ def execute_run(request: RunRequest) -> Path:
     spec = load_problem_spec(request.problem_dir)
     started = datetime.now(timezone.utc)
     run_id = unique_run_id(request.runs_dir, started, request.agent, spec.id, request.trial)
-    staging = create_staging(request.runs_dir, run_id)
-    scratch = Path(tempfile.mkdtemp(prefix=f"kernelbench-{run_id}-"))
+    staging = scratch = None
     try:
+        staging = create_staging(request.runs_dir, run_id)
+        scratch = Path(tempfile.mkdtemp(prefix=f"kernelbench-{run_id}-"))
         result = _run_in(request, run_id, started, staging, scratch)
         atomic_write_text(staging / "result.json", result.dump_json())
         return publish(staging, request.runs_dir, run_id)
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)  # holds the copies of the agent's credentials
-        if staging.exists():
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)  # holds the copies of the agent's credentials
+        if staging is not None and staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
 
 

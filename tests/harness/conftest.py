@@ -35,6 +35,13 @@ def sandbox_ok() -> None:
         pytest.skip(f"bubblewrap cannot run here: {problem}")
 
 
+@pytest.fixture(scope="session")
+def sandbox_setting() -> str:
+    """`true` where bubblewrap works, else `false`: runs and sweeps are tested either way (the sandbox has its
+    own tests, which skip where it cannot run)."""
+    return "false" if _bwrap_works() else "true"
+
+
 @pytest.fixture
 def standins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> StandIns:
     stand = StandIns(tmp_path / "standins")

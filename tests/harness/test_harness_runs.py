@@ -18,18 +18,23 @@ REPO = Path(__file__).resolve().parents[2]
 KAHAN = REPO / "problems" / "04_kahan_softmax"
 
 
-def run(project: Path, tmp_path: Path, agent: str, budget: float = 300, **kw) -> Path:
-    request = RunRequest(agent=AgentSpec.parse(agent), problem_dir=KAHAN, runs_dir=tmp_path / "runs",
-                         budget_s=budget, device="cpu", shapes="smoke",
-                         options={"plan_search": [str(project), str(REPO)]}, **kw)
-    return execute_run(request)
+@pytest.fixture
+def run(project: Path, tmp_path: Path, sandbox_setting: str):
+    def start(agent: str, budget: float = 300) -> Path:
+        request = RunRequest(agent=AgentSpec.parse(agent), problem_dir=KAHAN, runs_dir=tmp_path / "runs",
+                             budget_s=budget, device="cpu", shapes="smoke", sandboxed=sandbox_setting == "true",
+                             options={"plan_search": [str(project), str(REPO)]})
+        return execute_run(request)
+
+    return start
 
 
-def test_cheating_agent_is_caught(pipeline, sandbox_ok, project, tmp_path):
-    run_dir = run(project, tmp_path, "scripted:cheat")
+def test_cheating_agent_is_caught(pipeline, run, tmp_path, sandbox_setting):
+    run_dir = run("scripted:cheat")
     result = load_result(run_dir)
     assert result.status in (Status.FAIL, Status.INVALID), result.grading.reasons
-    assert result.scripted and result.session.sandboxed and result.session.complete
+    assert result.scripted and result.session.complete
+    assert result.session.sandboxed is (sandbox_setting == "true")
     for name in ("result.json", "transcript.jsonl", "stderr.log", "solution.py", "check.log", "benchmark.log",
                  "workspace/solution.py", "workspace/PROMPT.txt"):
         assert (run_dir / name).is_file(), name
@@ -41,8 +46,8 @@ def test_cheating_agent_is_caught(pipeline, sandbox_ok, project, tmp_path):
     assert not list((tmp_path / "runs").glob(".tmp-*"))
 
 
-def test_template_tampering_makes_the_run_invalid(pipeline, sandbox_ok, project, tmp_path):
-    run_dir = run(project, tmp_path, "scripted:tamper")
+def test_template_tampering_makes_the_run_invalid(pipeline, run):
+    run_dir = run("scripted:tamper")
     result = load_result(run_dir)
     assert result.grading.outcome is Outcome.INVALID and result.status is Status.INVALID
     by_file = {f.file: f for f in result.integrity if f.check == "template_hash"}
@@ -52,8 +57,8 @@ def test_template_tampering_makes_the_run_invalid(pipeline, sandbox_ok, project,
     assert (run_dir / "workspace" / "problem.yaml").read_text().count("loosened by the agent") == 1
 
 
-def test_budget_runs_out(pipeline, sandbox_ok, project, tmp_path):
-    run_dir = run(project, tmp_path, "scripted:slow", budget=3)
+def test_budget_runs_out(pipeline, run):
+    run_dir = run("scripted:slow", budget=3)
     result = load_result(run_dir)
     assert result.grading.outcome is Outcome.TIMEOUT and result.session.timed_out
     assert result.session.elapsed_s < 3 + 15
@@ -86,8 +91,8 @@ def test_bad_input_is_a_clear_error(args, message, tmp_path):
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
 
 
-def test_result_json_is_the_shared_model(pipeline, sandbox_ok, project, tmp_path):
-    run_dir = run(project, tmp_path, "scripted:giveup")
+def test_result_json_is_the_shared_model(pipeline, run):
+    run_dir = run("scripted:giveup")
     data = json.loads((run_dir / "result.json").read_text())
     assert data["run_id"] == run_dir.name and data["harness"] == "scripted" and data["model"] == "giveup"
     assert data["session"]["transcript"] == "transcript.jsonl" and data["session"]["budget_s"] == 300

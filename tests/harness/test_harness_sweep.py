@@ -32,12 +32,14 @@ device: cpu
 shapes: smoke
 slots: 2
 network: false
+sandbox: {sandbox}
 """
 
 
-def write_sweep(project: Path, name: str) -> Path:
+def write_sweep(project: Path, name: str, sandbox: str) -> Path:
     path = project / "sweeps" / f"{name}.yaml"
-    path.write_text(SWEEP.format(name=name, problems=REPO / "problems", runs=project / f"runs-{name}"))
+    path.write_text(SWEEP.format(name=name, problems=REPO / "problems", runs=project / f"runs-{name}",
+                                 sandbox=sandbox))
     return path
 
 
@@ -54,8 +56,8 @@ def check_complete(runs: Path) -> None:
     assert not list(runs.glob(".tmp-*"))
 
 
-def test_interrupted_local_sweep_resumes_without_duplicates(pipeline, sandbox_ok, project):
-    path = write_sweep(project, "local")
+def test_interrupted_local_sweep_resumes_without_duplicates(pipeline, sandbox_setting, project):
+    path = write_sweep(project, "local", sandbox_setting)
     runs = project / "runs-local"
     command = [sys.executable, "-m", "kernelbench", "sweep", str(path)]
     proc = subprocess.Popen(command, cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -77,19 +79,19 @@ def test_interrupted_local_sweep_resumes_without_duplicates(pipeline, sandbox_ok
     assert done_before <= finished_keys(runs)
 
 
-def test_ray_sweep(pipeline, sandbox_ok, project, ray_local):
-    path = write_sweep(project, "ray")
+def test_ray_sweep(pipeline, sandbox_setting, project, ray_local):
+    path = write_sweep(project, "ray", sandbox_setting)
     finished = run_sweep(Sweep.load(path), backend="ray", progress=False)
     assert len(finished) == 8 and not [s for s in finished if s.error]
     check_complete(project / "runs-ray")
 
 
-def test_retryable_provider_error_is_retried_and_set_aside(pipeline, sandbox_ok, project, standins):
+def test_retryable_provider_error_is_retried_and_set_aside(pipeline, sandbox_setting, project, standins):
     standins.add("claude", exit_code=1, stderr="API Error: 529 overloaded_error: Overloaded\n")
     path = project / "sweeps" / "retry.yaml"
     path.write_text(f"name: retry\nagents: ['claude:claude-sonnet-4-5']\nproblems: [04_kahan_softmax]\n"
                     f"problems_dir: {REPO / 'problems'}\nruns: {project / 'runs-retry'}\ndevice: cpu\n"
-                    f"shapes: smoke\nretries: 1\nbudget_s: 60\n")
+                    f"shapes: smoke\nretries: 1\nbudget_s: 60\nsandbox: {sandbox_setting}\n")
     finished = run_sweep(Sweep.load(path), progress=False)
     assert [s.outcome for s in finished] == ["provider_error"] and finished[0].retryable
     kept = list((project / "runs-retry").glob("*/result.json"))
