@@ -72,6 +72,7 @@
     var slot = this.slots[n];
     slot.textContent = "";
     slot.insertAdjacentHTML("beforeend", html);      // markup escaped at build time
+    colorDiffs(slot);
     slot.removeAttribute("data-empty");
     this.filled[n] = true;
     // a chunk that arrives above a revealed event would push it off screen: keep it where the reader was sent
@@ -148,13 +149,14 @@
     });
   }
 
-  // The rest of a long diff arrives as text: colour its lines with the classes pygments uses, built as text nodes.
+  // The rest of a long diff, and diffs in chunks, arrive as text: colour their lines with the classes pygments
+  // uses (as render.diff_lines does for the first screen), built as text nodes.
   function colorDiff(pre, text) {
     var lines = text.split("\n");
     if (lines.length > 50000) { pre.textContent = text; pre.classList.remove("hl"); return; }
     var frag = document.createDocumentFragment();
     lines.forEach(function (line, i) {
-      var cls = /^(\+\+\+|---) /.test(line) ? "gh" : line[0] === "+" ? "gi" : line[0] === "-" ? "gd" :
+      var cls = /^(\+\+\+ |--- |Index: )/.test(line) ? "gh" : line[0] === "+" ? "gi" : line[0] === "-" ? "gd" :
                 line.slice(0, 2) === "@@" ? "gu" : "";
       var node = document.createTextNode(line + (i < lines.length - 1 ? "\n" : ""));
       if (cls) { var span = document.createElement("span"); span.className = cls; span.appendChild(node); node = span; }
@@ -162,6 +164,11 @@
     });
     pre.textContent = "";
     pre.appendChild(frag);
+    pre.classList.add("hl");
+  }
+
+  function colorDiffs(root) {
+    all(root, "pre.kbt-diff:not(.hl)").forEach(function (pre) { colorDiff(pre, pre.textContent); });
   }
 
   var PAGE_CHARS = 1000000;

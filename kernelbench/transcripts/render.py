@@ -48,7 +48,8 @@ class RenderContext:
     cwd: str | None = None
     write_blob: Callable[[str, str], str] | None = None   # (key, full text) → blob file name
     # pygments for scripts only on the first screen: its per-call cost is most of a chunk's build time, and
-    # later chunks stay readable as plain text (diffs keep their line colours everywhere: they cost little)
+    # later chunks stay readable as plain text; their diffs are sent plain and coloured line by line by the page
+    # when the chunk arrives (as text nodes), which costs the browser less than the build
     highlight: bool = True
 
     def shorten(self, path: str) -> str:
@@ -65,13 +66,18 @@ def body(text: str, ctx: RenderContext, key: str, *, lexer=None, css: str = "kbt
     preview, cut = _preview(text)
     if cut and ctx.write_blob is not None:
         blob = ctx.write_blob(key, text)
-        inner = _highlighted(preview, lexer)
-        css += " hl" if lexer is not None else ""
+        if lexer is _DIFF and not ctx.highlight:
+            inner = esc_text(preview)          # coloured by the page, as below
+        else:
+            inner = _highlighted(preview, lexer)
+            css += " hl" if lexer is not None else ""
         more = (f'<button type="button" class="kbt-more-text" data-blob="{esc(blob)}">'
                 f'show all {_size(len(text))} ({text.count(chr(10)) + 1:,} lines)</button>')
         return (f'<div class="kbt-body"><button type="button" class="kbt-copy" title="copy">copy</button>'
                 f'<pre class="{css} is-cut">{inner}</pre>{more}</div>')
-    if lexer is _DIFF or (lexer is not None and len(text) <= HIGHLIGHT_LIMIT):
+    if lexer is _DIFF and not ctx.highlight:
+        inner = esc_text(text)             # coloured by the page when its chunk arrives (transcript.js colorDiff)
+    elif lexer is _DIFF or (lexer is not None and len(text) <= HIGHLIGHT_LIMIT):
         inner = _highlighted(text, lexer)
         css += " hl"
     else:

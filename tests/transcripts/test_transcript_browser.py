@@ -154,6 +154,19 @@ def test_diff_renders_highlighted(page, base_url: str) -> None:
     assert page.locator(".ev-tool_call:visible").count() == 0       # the filter hides the rest
 
 
+def test_diffs_in_later_chunks_coloured_on_arrival(page, base_url: str) -> None:
+    """Chunks carry diffs as plain escaped text; the page colours their lines when the chunk arrives."""
+    page.goto(f"{base_url}/claude/index.html")
+    page.click(".kbt-load-all")
+    page.wait_for_function("!document.querySelector('.kbt-chunk[data-empty]')", timeout=60_000)
+    edit = page.locator(".kbt-chunk details.ev-file_edit").last
+    assert edit.count() == 1
+    pre = edit.locator("pre.kbt-diff")
+    assert "hl" in pre.get_attribute("class") and pre.locator(".gi, .gd").count() > 0
+    assert pre.text_content().startswith("--- ")                   # the text itself is unchanged
+    assert page.locator("pre.kbt-diff:not(.hl)").count() == 0
+
+
 def test_filters_errors_and_thinking(page, base_url: str) -> None:
     page.goto(f"{base_url}/codex/index.html")
     page.click(".kbt-filters [data-filter=errors]")
