@@ -73,7 +73,13 @@ def _grade(solution: Path, problem: Path, lint: bool = True) -> dict:
             "shapes": [{"index": s.index, "median_ms": s.median_ms, "iqr_ms": s.spread_ms, "method": s.timing_method,
                         "fraction": s.fraction, "tflops": s.tflops, "gbps": s.gbps, "n": len(s.samples_ms)}
                        for s in g.shapes],
-            "benchmark_log": report.benchmark_log[-3000:]}
+            "benchmark_log": report.benchmark_log[-3000:], "stages": report.stages}
+
+
+def stage_line(result: dict) -> str:
+    """Where a grading's time went: wall seconds per stage and the judge's own steps (judge.*)."""
+    stages = result.get("stages") or {}
+    return "  stages (s): " + ", ".join(f"{k} {v:.1f}" for k, v in stages.items())
 
 
 def phase_wrong(args, out: dict) -> None:
@@ -81,6 +87,7 @@ def phase_wrong(args, out: dict) -> None:
     result = _grade(solution, REPO / "problems" / "04_kahan_softmax")
     out["wrong_kernel"] = result
     print(f"wrong kernel: {result['outcome']} (must not be pass); reasons: {result['reasons'][:1]}")
+    print(stage_line(result))
 
 
 def phase_repeat(args, out: dict) -> None:
@@ -96,6 +103,7 @@ def phase_repeat(args, out: dict) -> None:
         if second is None:
             out["repeat"][name] = {"first": first, "second": "skipped: budget"}
             print(f"repeat {name}: graded once ({first['outcome']}, {first['elapsed_s']:.1f} s), no budget left")
+            print(stage_line(first))
             print(first["benchmark_log"])
             continue
         pf = [first["peak_fraction"], second["peak_fraction"]]
@@ -103,6 +111,8 @@ def phase_repeat(args, out: dict) -> None:
         out["repeat"][name] = {"first": first, "second": second, "relative_difference": diff}
         print(f"repeat {name}: {first['outcome']}/{second['outcome']} peak_fraction {pf}, relative difference "
               f"{diff}, grading time {first['elapsed_s']:.1f} s / {second['elapsed_s']:.1f} s")
+        print(stage_line(first))
+        print(stage_line(second))
         for f in first["findings"]:
             print(f"  {f}")
         print(first["benchmark_log"])

@@ -55,7 +55,7 @@ def test_a_stage_is_stopped_soon_after_its_partner_ends():
 
 
 def test_required_sass_of_the_problem_reaches_the_fp8_check(monkeypatch, tmp_path):
-    import kernelbench.eval.integrity.sass as sass
+    from kernelbench.eval.integrity import sass
 
     seen = {}
     monkeypatch.setattr(sass, "collect_sass", lambda roots: ([], []))
