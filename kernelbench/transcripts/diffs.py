@@ -8,6 +8,9 @@ from collections.abc import Iterable
 from typing import Any
 
 
+_RARE_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")   # line ends other than "\n"
+
+
 def header(path: str, *, created: bool = False, deleted: bool = False) -> str:
     old = "/dev/null" if created else f"a/{path.lstrip('/')}"
     new = "/dev/null" if deleted else f"b/{path.lstrip('/')}"
@@ -22,9 +25,13 @@ def from_strings(path: str, old: str, new: str) -> str:
 
 
 def from_creation(path: str, content: str) -> str:
-    lines = content.splitlines()
-    body = "".join(f"+{line}\n" for line in lines)
-    return header(path, created=True) + f"@@ -0,0 +1,{len(lines)} @@\n" + body
+    if not content or _RARE_BREAKS.search(content):
+        lines = content.splitlines()
+        count, body = len(lines), "".join(f"+{line}\n" for line in lines)
+    else:                                   # lines end only at "\n": prefix them all in one pass
+        text = content[:-1] if content.endswith("\n") else content
+        count, body = text.count("\n") + 1, "+" + text.replace("\n", "\n+") + "\n"
+    return header(path, created=True) + f"@@ -0,0 +1,{count} @@\n" + body
 
 
 def from_hunks(path: str, hunks: Iterable[dict[str, Any]]) -> str:
@@ -35,7 +42,11 @@ def from_hunks(path: str, hunks: Iterable[dict[str, Any]]) -> str:
             continue
         parts.append(f"@@ -{hunk.get('oldStart', 0)},{hunk.get('oldLines', 0)} "
                      f"+{hunk.get('newStart', 0)},{hunk.get('newLines', 0)} @@\n")
-        parts.extend(f"{line}\n" for line in hunk.get("lines") or [] if isinstance(line, str))
+        lines = hunk.get("lines") or []
+        try:
+            parts.append("\n".join(lines) + "\n" if lines else "")
+        except TypeError:                   # a line that is not a string: skipped, as before
+            parts.extend(f"{line}\n" for line in lines if isinstance(line, str))
     return "".join(parts)
 
 
@@ -66,9 +77,6 @@ def _hunk_line(line: str) -> str:
         context = line[2:].strip()
         return f"@@ {context} @@\n" if context and not context.endswith("@@") else f"{line}\n"
     return f"{line}\n"
-
-
-_RARE_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
 def stats(diff: str | None) -> tuple[int, int]:
