@@ -21,6 +21,7 @@ class SessionBuilder:
         self.calls: dict[str, Event] = {}       # call_id → tool_call event, to pair results
         self.models: dict[str, None] = {}       # ordered set
         self._stack: list[list[Event]] = [self.session.events]
+        self.records = 0                        # records read through `accept`, added to the session at the end
 
     # ------------------------------------------------------------------ events
 
@@ -63,7 +64,7 @@ class SessionBuilder:
 
     def accept(self, line) -> dict | None:
         """The record of one line when it is a JSON object; anything else is counted and kept as unknown."""
-        self.session.records += 1
+        self.records += 1
         if line.problem:
             self.bad_line(line.number, line.raw, line.problem)
             return None
@@ -102,6 +103,8 @@ class SessionBuilder:
 
     def finish(self) -> Session:
         session = self.session
+        session.records += self.records
+        self.records = 0
         # names in angle brackets (Claude's "<synthetic>") mark locally generated messages, not models
         session.models = [m for m in self.models if m and not m.startswith("<")] or session.models
         number_events(session)

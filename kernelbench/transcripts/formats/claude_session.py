@@ -51,12 +51,15 @@ def _note_session_facts(session: Session, record: dict, state: _State) -> None:
         state.first = False
         state.is_agent_file = bool(record.get("isSidechain")) or "agentId" in record
     # the last one wins: a resumed session starts with records carried over from the one before it
-    if record.get("sessionId") and record.get("type") in ("user", "assistant", "system"):
-        session.session_id = record["sessionId"]
+    # (compared first: the same values repeat on every record, an assignment costs more than the comparison)
+    session_id = record.get("sessionId")
+    if session_id and session_id != session.session_id and record.get("type") in ("user", "assistant", "system"):
+        session.session_id = session_id
     if session.cwd is None and isinstance(record.get("cwd"), str):
         session.cwd = record["cwd"]
-    if isinstance(record.get("version"), str):
-        session.format_version = record["version"]
+    version = record.get("version")
+    if isinstance(version, str) and version != session.format_version:
+        session.format_version = version
 
 
 def _track_sidechain(builder: SessionBuilder, record: dict, state: _State) -> None:

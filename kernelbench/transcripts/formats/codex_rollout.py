@@ -67,7 +67,7 @@ def parse(path: Path) -> Session:
         record = builder.accept(line)
         if record is None:
             continue
-        record = _envelope(record, builder.session.records == 1)
+        record = _envelope(record, builder.records == 1)
         if not isinstance(record.get("payload"), (dict, list, str)):
             builder.unknown(record, line.number)
         else:
