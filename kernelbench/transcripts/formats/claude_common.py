@@ -19,13 +19,11 @@ EDIT_TOOLS = {"Edit", "MultiEdit", "Write", "NotebookEdit"}
 def claude_usage(raw: Any) -> Usage | None:
     if not isinstance(raw, dict):
         return None
-    return Usage(input=_int(raw.get("input_tokens")), output=_int(raw.get("output_tokens")),
-                 cache_read=_int(raw.get("cache_read_input_tokens")),
-                 cache_write=_int(raw.get("cache_creation_input_tokens")))
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+    # one per assistant line: the int checks inline (type() is int also keeps booleans out)
+    given, made = raw.get("input_tokens"), raw.get("output_tokens")
+    read, written = raw.get("cache_read_input_tokens"), raw.get("cache_creation_input_tokens")
+    return Usage(input=given if type(given) is int else 0, output=made if type(made) is int else 0,
+                 cache_read=read if type(read) is int else 0, cache_write=written if type(written) is int else 0)
 
 
 def flatten_content(content: Any) -> str:
