@@ -7,7 +7,6 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-
 _RARE_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")   # line ends other than "\n"
 
 
@@ -29,7 +28,7 @@ def from_creation(path: str, content: str) -> str:
         lines = content.splitlines()
         count, body = len(lines), "".join(f"+{line}\n" for line in lines)
     else:                                   # lines end only at "\n": prefix them all in one pass
-        text = content[:-1] if content.endswith("\n") else content
+        text = content.removesuffix("\n")
         count, body = text.count("\n") + 1, "+" + text.replace("\n", "\n+") + "\n"
     return header(path, created=True) + f"@@ -0,0 +1,{count} @@\n" + body
 
