@@ -30,9 +30,10 @@ def run(project: Path, tmp_path: Path, sandbox_setting: str):
 
 
 def test_cheating_agent_is_caught(pipeline, run, tmp_path, sandbox_setting):
-    run_dir = run("scripted:cheat")
+    run_dir = run("scripted:subclass-cheat")
     result = load_result(run_dir)
-    assert result.status in (Status.FAIL, Status.INVALID), result.grading.reasons
+    assert result.status is Status.INVALID, result.grading.reasons
+    assert any(f.klass == 1 and f.severity == "error" for f in result.integrity), result.integrity
     assert result.scripted and result.session.complete
     assert result.session.sandboxed is (sandbox_setting == "true")
     for name in ("result.json", "transcript.jsonl", "stderr.log", "solution.py", "check.log", "benchmark.log",
