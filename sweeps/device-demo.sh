@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
 # The demo sweep on a lent GPU machine (no bubblewrap, no pydantic/orjson, nothing fetchable there):
-# unpacks the carried bubblewrap package and wheels, runs what is left of sweeps/demo-h100.yaml for at most
-# STOP_AFTER seconds (default 420, inside the 10-minute command limit), and packs runs/ into $OUT/runs.tgz.
-# Call it again (after unpacking runs.tgz into the checkout) to carry on: finished runs are skipped.
+# installs the carried wheels and bubblewrap package where they are missing, runs what is left of the sweep
+# for at most STOP_AFTER seconds (default 420, inside the 10-minute command limit), and packs the runs folder
+# into $OUT/runs.tgz. Call it again (after unpacking runs.tgz into the checkout) to carry on: finished runs
+# are skipped.
 #
 #   carry: .whl .debs        command: bash sweeps/device-demo.sh
+#   SWEEP (default sweeps/demo-h100.yaml), RUNS (default runs), STOP_AFTER, OUT
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PYTHONUNBUFFERED=1
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
-export PYTHONPATH="/tmp/site:$PWD"
+sweep="${SWEEP:-sweeps/demo-h100.yaml}" runs="${RUNS:-runs}" out="${OUT:-/tmp}"
+if ! python3 -c "import pydantic, orjson" 2>/dev/null; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+  export PYTHONPATH="/tmp/site${PYTHONPATH:+:$PYTHONPATH}"
+fi
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 if ! command -v bwrap >/dev/null; then
   dpkg -x .debs/bubblewrap_*.deb /tmp/bw && export PATH="/tmp/bw/usr/bin:$PATH"
 fi
@@ -18,10 +24,10 @@ if ! bwrap --ro-bind / / --dev /dev --proc /proc --unshare-pid true 2>/dev/null;
   echo "bubblewrap cannot create namespaces here: running unsandboxed (recorded in every result.json)"
   sandbox=(--no-sandbox)
 fi
-nvidia-smi -L
+nvidia-smi -L 2>/dev/null || true
 status=0
-python3 -m kernelbench sweep sweeps/demo-h100.yaml --resume --stop-after "${STOP_AFTER:-420}" "${sandbox[@]}" \
-  2>&1 | tee "${OUT:-/tmp}/sweep.log" || status=$?
-tar czf "${OUT:-/tmp}/runs.tgz" runs
-ls runs | wc -l
+python3 -m kernelbench sweep "$sweep" --resume --stop-after "${STOP_AFTER:-420}" "${sandbox[@]}" \
+  2>&1 | tee "$out/sweep.log" || status=$?
+tar czf "$out/runs.tgz" "$runs"
+echo "$(ls "$runs" | wc -l) run directories in $runs"
 exit $status
