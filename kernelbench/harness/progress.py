@@ -61,7 +61,7 @@ class SweepProgress:
             self.counts[key] = self.counts.get(key, 0) + 1
         if not self.console.is_terminal:  # a log file gets one line per finished run instead of redraws
             self.console.print(f"{job.agent} {Path(job.problem_dir).name} t{job.trial}: {describe(summary)}",
-                               markup=False, highlight=False)
+                               markup=False, highlight=False, soft_wrap=True)
 
     def _set(self, job: Job, state: str, text: str) -> None:
         agent, problem, trial = job.key
