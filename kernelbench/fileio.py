@@ -117,7 +117,11 @@ def load_yaml(path: Path, text: str | None = None) -> Any:
 
 def read_text(path: Path) -> str:
     """Read UTF-8 text; invalid bytes are an error naming the byte offset."""
-    data = Path(path).read_bytes()
+    return decode_text(path, Path(path).read_bytes())
+
+
+def decode_text(path: Path, data: bytes) -> str:
+    """`read_text` for bytes already read (so a caller can hash exactly the bytes it parses)."""
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -162,9 +166,10 @@ def validation_diagnostics(path: Path, data: Any, error: Any) -> list[Diagnostic
     return diags
 
 
-def load_json(path: Path) -> Any:
-    """Parse JSON; a syntax error names the file and line."""
-    text = read_text(path)
+def load_json(path: Path, text: str | None = None) -> Any:
+    """Parse JSON (from `text` when given, else the file); a syntax error names the file and line."""
+    if text is None:
+        text = read_text(path)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

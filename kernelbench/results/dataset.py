@@ -16,20 +16,63 @@ no longer match keeps its `QuoteCheck`s with state MISMATCH). Stable API for the
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from kernelbench.errors import Diagnostic, KernelBenchError
-from kernelbench.fileio import ModelLoadError, load_json, load_yaml, parse_model, read_text
+from kernelbench.fileio import ModelLoadError, decode_text, load_json, load_yaml, parse_model, read_text
 from kernelbench.problems.baselines import ProblemBaselines
 from kernelbench.problems.spec import ProblemSpec
 from kernelbench.results.annotation import Annotation, Quote, WriteupMeta
 from kernelbench.results.run import RESULT_FILE, RunResult
 
 UNVERIFIABLE_NOTE = "unverifiable: run files not published"
+T = TypeVar("T")
+
+
+# --------------------------------------------------------------------------------------------- parse cache
+
+class ParseCache:
+    """Validated inputs kept from one load to the next, keyed by each file's path and the hash of its bytes.
+
+    Every load still reads and hashes every file (microseconds for a result.json or an annotation); only the
+    parse and validation (a millisecond or more each) are skipped, and only when the bytes are exactly those
+    parsed before. So an edit is always seen, even one that keeps the file's size and modification time: the
+    cache never consults file metadata. Only successful parses are kept (a broken file reports its diagnostics
+    on every load). Values are shared between loads and must not be mutated by their users.
+    """
+
+    def __init__(self, entries: dict[tuple[str, bytes], Any] | None = None):
+        self.entries = dict(entries or {})
+        self.used: dict[tuple[str, bytes], Any] = {}  # the entries the latest load needed (what to keep)
+        self.hits = self.misses = 0
+
+    def parse(self, path: Path, parse: Callable[[bytes], T]) -> T:
+        """`parse(bytes)` of the file at `path`, or the value parsed before from the same bytes."""
+        data = Path(path).read_bytes()
+        key = (str(path), hashlib.blake2b(data, digest_size=16).digest())
+        if key in self.entries:
+            self.hits += 1
+            value = self.entries[key]
+        else:
+            self.misses += 1
+            value = self.entries[key] = parse(data)
+        self.used[key] = value
+        return value
+
+    def start_load(self) -> None:
+        """Forget the previous load's bookkeeping, keeping only what it used (deleted files drop out)."""
+        if self.used:
+            self.entries = self.used
+        self.used, self.hits, self.misses = {}, 0, 0
+
+
+def _no_cache() -> ParseCache:
+    return ParseCache()
 
 
 # --------------------------------------------------------------------------------------------- records
@@ -178,24 +221,27 @@ class Dataset:
 # --------------------------------------------------------------------------------------------- entry point
 
 def load_dataset(data_dir: Path, problems_dir: Path | None = None, *, runs_dir: Path | None = None,
-                 annotations_dir: Path | None = None) -> Dataset:
+                 annotations_dir: Path | None = None, cache: ParseCache | None = None) -> Dataset:
     """Load runs, annotations, writeups, problems and baselines; never raises for bad input.
 
     problems_dir defaults to `<data_dir>/problems` when that folder exists (an imported data directory keeps its
     baselines there). runs_dir / annotations_dir override `<data_dir>/runs` and `<data_dir>/annotations`
     (writeups are read from `<annotations_dir>/writeups`). Problems load first, then runs, then annotations
-    (checked against the runs), then writeups.
+    (checked against the runs), then writeups. `cache` (optional) keeps validated files between loads of the
+    same folders, so a rebuild after one edit parses one file.
     """
+    cache = cache if cache is not None else _no_cache()
+    cache.start_load()
     data_dir = Path(data_dir)
     if problems_dir is None and (data_dir / "problems").is_dir():
         problems_dir = data_dir / "problems"
     annotations_dir = Path(annotations_dir) if annotations_dir else data_dir / "annotations"
     dataset = Dataset(data_dir=data_dir, problems_dir=Path(problems_dir) if problems_dir else None)
     if dataset.problems_dir is not None:
-        _load_problems(dataset, dataset.problems_dir)
-    _load_runs(dataset, Path(runs_dir) if runs_dir else data_dir / "runs")
-    _load_annotations(dataset, annotations_dir)
-    _load_writeups(dataset, annotations_dir / "writeups")
+        _load_problems(dataset, dataset.problems_dir, cache)
+    _load_runs(dataset, Path(runs_dir) if runs_dir else data_dir / "runs", cache)
+    _load_annotations(dataset, annotations_dir, cache)
+    _load_writeups(dataset, annotations_dir / "writeups", cache)
     return dataset
 
 
@@ -214,26 +260,30 @@ def _report(dataset: Dataset, exc: Exception, path: Path) -> None:
 
 # --------------------------------------------------------------------------------------------- problems
 
-def _load_problems(dataset: Dataset, problems_dir: Path) -> None:
+def _load_problems(dataset: Dataset, problems_dir: Path, cache: ParseCache) -> None:
     if not problems_dir.is_dir():
         dataset.diagnostics.append(Diagnostic(path=problems_dir, message="problems folder not found",
                                               hint="pass an existing folder, or leave it out"))
         return
     for folder in sorted(p for p in problems_dir.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
         if (folder / "problem.yaml").is_file():
-            _load_problem_spec(dataset, folder)
+            _load_problem_spec(dataset, folder, cache)
         for path in sorted((folder / "baselines").glob("*.json")):
-            _load_baselines_file(dataset, folder.name, path)
+            _load_baselines_file(dataset, folder.name, path, cache)
 
 
-def _load_problem_spec(dataset: Dataset, folder: Path) -> None:
+def _load_problem_spec(dataset: Dataset, folder: Path, cache: ParseCache) -> None:
     path = folder / "problem.yaml"
-    try:
-        data = load_yaml(path)
+
+    def parse(raw: bytes) -> tuple[Any, ProblemSpec]:
+        data = load_yaml(path, decode_text(path, raw))
         if not isinstance(data, dict):
             raise KernelBenchError("expected a mapping at the top level", path=path, line=1,
                                    hint="see the problem.yaml fields in DESIGN.md")
-        spec = parse_model(path, ProblemSpec, data)
+        return data, parse_model(path, ProblemSpec, data)
+
+    try:
+        data, spec = cache.parse(path, parse)
     except (KernelBenchError, OSError) as exc:
         _report(dataset, exc, path)
         return
@@ -245,9 +295,9 @@ def _load_problem_spec(dataset: Dataset, folder: Path) -> None:
     dataset.problems[spec.id] = ProblemRecord(id=spec.id, path=folder, spec=spec)
 
 
-def _load_baselines_file(dataset: Dataset, problem_id: str, path: Path) -> None:
+def _load_baselines_file(dataset: Dataset, problem_id: str, path: Path, cache: ParseCache) -> None:
     try:
-        baselines = parse_model(path, ProblemBaselines, load_json(path))
+        baselines = cache.parse(path, lambda raw: parse_model(path, ProblemBaselines, _json(path, raw)))
     except (KernelBenchError, OSError) as exc:
         _report(dataset, exc, path)
         return
@@ -262,11 +312,15 @@ def _load_baselines_file(dataset: Dataset, problem_id: str, path: Path) -> None:
 
 # --------------------------------------------------------------------------------------------- runs
 
-def _load_runs(dataset: Dataset, runs_dir: Path) -> None:
+def _json(path: Path, raw: bytes) -> Any:
+    return load_json(path, decode_text(path, raw))
+
+
+def _load_runs(dataset: Dataset, runs_dir: Path, cache: ParseCache) -> None:
     if not runs_dir.is_dir():
         return
     for folder in sorted(p for p in runs_dir.iterdir() if p.is_dir() and not p.name.startswith(".")):
-        record = _load_run(dataset, folder)
+        record = _load_run(dataset, folder, cache)
         if record is None:
             continue
         if record.run_id in dataset.runs:
@@ -278,7 +332,7 @@ def _load_runs(dataset: Dataset, runs_dir: Path) -> None:
         dataset.runs[record.run_id] = record
 
 
-def _load_run(dataset: Dataset, folder: Path) -> RunRecord | None:
+def _load_run(dataset: Dataset, folder: Path, cache: ParseCache) -> RunRecord | None:
     path = folder / RESULT_FILE
     if not path.is_file():
         dataset.diagnostics.append(Diagnostic(
@@ -286,7 +340,7 @@ def _load_run(dataset: Dataset, folder: Path) -> RunRecord | None:
             hint="grade the run again (kernelbench grade ... --out) or remove the folder"))
         return None
     try:
-        result = parse_model(path, RunResult, load_json(path))
+        result = cache.parse(path, lambda raw: parse_model(path, RunResult, _json(path, raw)))
     except (KernelBenchError, OSError) as exc:
         _report(dataset, exc, path)
         return None
@@ -309,11 +363,11 @@ def _json_key_line(path: Path, key: str) -> int | None:
 
 # --------------------------------------------------------------------------------------------- annotations
 
-def _load_annotations(dataset: Dataset, folder: Path) -> None:
+def _load_annotations(dataset: Dataset, folder: Path, cache: ParseCache) -> None:
     if not folder.is_dir():
         return
     for path in sorted(folder.glob("*.yaml")) + sorted(folder.glob("*.yml")):
-        record = load_annotation_file(path, dataset)
+        record = load_annotation_file(path, dataset, cache)
         if record is None:
             continue
         if record.run_id in dataset.annotations:
@@ -325,14 +379,18 @@ def _load_annotations(dataset: Dataset, folder: Path) -> None:
         dataset.annotations[record.run_id] = record
 
 
-def load_annotation_file(path: Path, dataset: Dataset) -> AnnotationRecord | None:
+def load_annotation_file(path: Path, dataset: Dataset, cache: ParseCache | None = None) -> AnnotationRecord | None:
     """Parse one annotation YAML and check it against the dataset's runs (diagnostics go to `dataset`)."""
-    try:
-        data = load_yaml(path)
+
+    def parse(raw: bytes) -> tuple[Any, Annotation]:
+        data = load_yaml(path, decode_text(path, raw))
         if not isinstance(data, dict):
             raise KernelBenchError("expected a mapping at the top level", path=path, line=1,
                                    hint="an annotation has run_id, verdict, summary, quotes, implication")
-        annotation = parse_model(path, Annotation, data)
+        return data, parse_model(path, Annotation, data)
+
+    try:
+        data, annotation = (cache or _no_cache()).parse(path, parse)
     except (KernelBenchError, OSError) as exc:
         _report(dataset, exc, path)
         return None
@@ -434,28 +492,19 @@ def _first_difference(text: str, actual: str, first: int) -> str:
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*\r?\n?", re.DOTALL | re.MULTILINE)
 
 
-def _load_writeups(dataset: Dataset, folder: Path) -> None:
+def _load_writeups(dataset: Dataset, folder: Path, cache: ParseCache) -> None:
     if not folder.is_dir():
         return
     for path in sorted(folder.glob("*.md")):
-        writeup = load_writeup(path, dataset)
+        writeup = load_writeup(path, dataset, cache)
         if writeup is not None:
             dataset.writeups.append(writeup)
 
 
-def load_writeup(path: Path, dataset: Dataset) -> Writeup | None:
+def load_writeup(path: Path, dataset: Dataset, cache: ParseCache | None = None) -> Writeup | None:
     """Split front matter from body, validate it, and report cited runs that do not exist."""
     try:
-        text = read_text(path)
-        match = _FRONT_MATTER.match(text)
-        if match is None:
-            raise KernelBenchError("no front matter", path=path, line=1,
-                                   hint="start the file with '---', the title/problem/verdict/runs keys, '---'")
-        data = load_yaml(path, "\n" + match.group(1))  # the leading newline keeps YAML lines = file lines
-        if not isinstance(data, dict):
-            raise KernelBenchError("front matter is not a mapping", path=path, line=2,
-                                   hint="write key: value lines between the '---' markers")
-        meta = parse_model(path, WriteupMeta, data)
+        text, body_start, data, meta = (cache or _no_cache()).parse(path, lambda raw: _parse_writeup(path, raw))
     except (KernelBenchError, OSError) as exc:
         _report(dataset, exc, path)
         return None
@@ -464,6 +513,20 @@ def load_writeup(path: Path, dataset: Dataset) -> Writeup | None:
         dataset.diagnostics.append(Diagnostic(path=path, line=data.key_lines.get("runs"),
                                               message=f"cites unknown run '{run_id}'",
                                               hint="check the run id against runs/"))
-    body_line = text[: match.end()].count("\n") + 1
-    return Writeup(slug=path.stem, path=path, meta=meta, body=text[match.end():], body_line=body_line,
+    body_line = text[:body_start].count("\n") + 1
+    return Writeup(slug=path.stem, path=path, meta=meta, body=text[body_start:], body_line=body_line,
                    unknown_runs=unknown)
+
+
+def _parse_writeup(path: Path, raw: bytes) -> tuple[str, int, Any, WriteupMeta]:
+    """The writeup's text, where its body starts, its front matter (line-annotated) and the validated meta."""
+    text = decode_text(path, raw)
+    match = _FRONT_MATTER.match(text)
+    if match is None:
+        raise KernelBenchError("no front matter", path=path, line=1,
+                               hint="start the file with '---', the title/problem/verdict/runs keys, '---'")
+    data = load_yaml(path, "\n" + match.group(1))  # the leading newline keeps YAML lines = file lines
+    if not isinstance(data, dict):
+        raise KernelBenchError("front matter is not a mapping", path=path, line=2,
+                               hint="write key: value lines between the '---' markers")
+    return text, match.end(), data, parse_model(path, WriteupMeta, data)

@@ -2,13 +2,19 @@
 
 A page is re-rendered only when the content hash of its inputs changed (never by modification time). File
 contents are hashed once and cached under their (size, mtime, inode) like git's index does, so an unchanged
-200 KB transcript is not re-read on every rebuild; a changed file always gets a new content hash.
+200 KB transcript is not re-read on every rebuild. As in git, a signature is trusted only for files last
+modified before the previous build began ("racily clean" files are hashed again): a file rewritten within the
+file system's timestamp granularity of being hashed keeps size and mtime, and would otherwise be missed. What
+remains undetected is an edit that deliberately restores an older mtime (to the nanosecond) at equal size and
+inode; delete the output folder to rebuild from scratch after such tampering. Results, annotations, writeups
+and problem files do not depend on this: they are always hashed by content (results.dataset.ParseCache).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +46,7 @@ class Manifest:
     pages: dict[str, list] = field(default_factory=dict)  # url -> [inputs hash, diagnostics]
     static: dict[str, str] = field(default_factory=dict)  # url -> content hash
     file_hashes: dict[str, list] = field(default_factory=dict)  # path -> [size, mtime_ns, inode, hash]
+    started_ns: int = 0  # wall clock when that build began hashing (signatures are trusted before it)
     rendered: int = 0  # pages rendered by this build (not stored)
 
     @classmethod
@@ -55,6 +62,7 @@ class Manifest:
             pages=data.get("pages", {}),
             static=data.get("static", {}),
             file_hashes=data.get("file_hashes", {}),
+            started_ns=data.get("started_ns", 0),
         )
 
     def dump(self) -> bytes:
@@ -64,6 +72,7 @@ class Manifest:
                 "pages": self.pages,
                 "static": self.static,
                 "file_hashes": self.file_hashes,
+                "started_ns": self.started_ns,
             },
             option=orjson.OPT_SORT_KEYS,
         )
@@ -72,9 +81,14 @@ class Manifest:
 class FileHasher:
     """Content hashes of files, re-reading a file only when its stat signature changed."""
 
-    def __init__(self, cache: dict[str, list] | None = None):
+    # a margin for file systems whose timestamps lag the wall clock (coarse ticks, network file systems)
+    RACY_MARGIN_NS = 2_000_000_000
+
+    def __init__(self, cache: dict[str, list] | None = None, trusted_before_ns: int = 0):
         self.previous = cache or {}
         self.seen: dict[str, list] = {}
+        self.trusted_before_ns = trusted_before_ns - self.RACY_MARGIN_NS
+        self.started_ns = time.time_ns()
 
     def __call__(self, path: Path | None) -> str | None:
         if path is None:
@@ -88,7 +102,7 @@ class FileHasher:
             return None
         signature = [st.st_size, st.st_mtime_ns, st.st_ino]
         cached = self.previous.get(key)
-        if cached and cached[:3] == signature:
+        if cached and cached[:3] == signature and st.st_mtime_ns < self.trusted_before_ns:
             digest = cached[3]
         else:
             digest = hash_file(Path(path))

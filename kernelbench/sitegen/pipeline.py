@@ -18,6 +18,13 @@ from kernelbench.errors import Diagnostic
 from kernelbench.fileio import atomic_write_bytes
 from kernelbench.sitegen import output
 from kernelbench.sitegen.assets import asset_sources, copy_assets
+from kernelbench.sitegen.buildcache import (
+    WarmState,
+    cache_version,
+    load_parse_cache,
+    save_parse_cache,
+    viewer_cache_file,
+)
 from kernelbench.sitegen.manifest import MANIFEST_NAME, FileHasher, Manifest
 from kernelbench.sitegen.pages import Page
 from kernelbench.sitegen.render import make_environment, render_page, templates_hash
@@ -64,27 +71,35 @@ class BuildReport:
         return bool(self.diagnostics)
 
 
-def build_site(config: BuildConfig) -> BuildReport:
-    """Build the whole site into `config.out_dir`; the previous site stays in place until the very end."""
+def build_site(config: BuildConfig, warm: WarmState | None = None) -> BuildReport:
+    """Build the whole site into `config.out_dir`; the previous site stays in place until the very end.
+
+    `warm` (the dev server's) carries parsed inputs and compiled templates from the previous rebuild; without
+    it the parsed inputs come from the previous build's cache in the output folder.
+    """
     from kernelbench.sitegen.plan import plan_site
 
     clock = Stopwatch()
     out_dir = Path(config.out_dir).resolve()
     _refuse_output_inside_inputs(config, out_dir)
     previous = Manifest.load(out_dir)
-    hasher = FileHasher(previous.file_hashes)
+    hasher = FileHasher(previous.file_hashes, previous.started_ns)
     staging = output.new_staging_dir(out_dir)
     seeding = None
     try:
         output.claim(staging)
         seeding = output.Seeding(out_dir, staging)  # runs while the inputs are read
-        site = plan_site(config, hasher)  # gather + validate + derive, all in memory
+        version = cache_version()
+        parse_cache = warm.parse_cache if warm else load_parse_cache(out_dir, version)
+        site = plan_site(config, hasher, parse_cache)  # gather + validate + derive, all in memory
         clock.lap("load and plan")
-        env = make_environment(config.templates_dir)
         tpl_hash = templates_hash(config.templates_dir)
+        env = _environment(config, tpl_hash, warm)
         seeding.wait()
         clock.lap("link previous site")
-        manifest = Manifest(file_hashes={})
+        if warm is None or warm.builds == 0:  # a warm process keeps it in memory; the disk copy is for commands
+            save_parse_cache(parse_cache, staging, version)
+        manifest = Manifest(file_hashes={}, started_ns=hasher.started_ns)
         manifest.static, copied = copy_assets(
             asset_sources(config.static_dir), staging, previous.static, hasher
         )
@@ -96,6 +111,8 @@ def build_site(config: BuildConfig) -> BuildReport:
         atomic_write_bytes(staging / MANIFEST_NAME, manifest.dump())
         output.swap_in(staging, out_dir)
         clock.lap("exports and swap")
+        if warm is not None:
+            warm.builds += 1
     except BaseException:
         if seeding is not None:
             seeding.cancel()
@@ -111,6 +128,16 @@ def build_site(config: BuildConfig) -> BuildReport:
         assets_copied=copied,
         timings=clock.laps,
     )
+
+
+def _environment(config: BuildConfig, tpl_hash: str, warm: WarmState | None):
+    """A jinja2 environment; the warm one is reused while no template (by content hash) changed, since jinja's
+    own reload check trusts modification times."""
+    if warm is None:
+        return make_environment(config.templates_dir)
+    if warm.env is None or warm.env_key != tpl_hash:
+        warm.env, warm.env_key = make_environment(config.templates_dir), tpl_hash
+    return warm.env
 
 
 class Stopwatch:
@@ -208,8 +235,7 @@ def _render_indexed(index: int):
 
 def _render_one(page: Page, env, staging: Path) -> tuple[str, str, list[Diagnostic]]:
     target = staging / page.url
-    if page.kind == "run":  # the run folder also holds the transcript viewer's chunks: start it afresh
-        shutil.rmtree(target.parent, ignore_errors=True)
+    # a run folder also holds the viewer's chunks: the run page's transcript tab clears it or keeps it
     target.parent.mkdir(parents=True, exist_ok=True)
     diagnostics: list[Diagnostic] = []
     html = render_page(env, page, {"diagnostics_out": diagnostics, "staging": staging})
@@ -228,6 +254,7 @@ def _prune(staging: Path, pages: list[Page], previous: Manifest) -> None:
         target = staging / url
         if url.startswith("runs/") and url.endswith("/index.html") and url.count("/") == 2:
             shutil.rmtree(target.parent, ignore_errors=True)  # the run's folder holds its viewer chunks too
+            viewer_cache_file(staging, url.split("/")[1]).unlink(missing_ok=True)
         else:
             target.unlink(missing_ok=True)
 

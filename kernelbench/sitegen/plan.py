@@ -12,14 +12,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kernelbench.errors import Diagnostic
-from kernelbench.results.dataset import Dataset, RunRecord, load_dataset
+from kernelbench.results.dataset import Dataset, ParseCache, RunRecord, load_dataset
 from kernelbench.results.leaderboard import Board, build_boards, export_csv, export_json
 from kernelbench.sitegen import charts, urls, views
-from kernelbench.sitegen.manifest import FileHasher
-from kernelbench.sitegen.pages import Page
+from kernelbench.sitegen.buildcache import viewer_cache_file
+from kernelbench.sitegen.manifest import FileHasher, hash_data
+from kernelbench.sitegen.pages import Page, slug
 from kernelbench.sitegen.problems import problem_pages
 from kernelbench.sitegen.render import code_hash
-from kernelbench.sitegen.runpage import quote_excerpts, run_tabs, transcript_path
+from kernelbench.sitegen.runpage import ViewerReuse, quote_excerpts, run_tabs, transcript_path
 from kernelbench.sitegen.writeups import writeup_pages
 
 
@@ -64,8 +65,8 @@ class SitePlan:
         export_csv(self.boards, staging / "data" / "leaderboard.csv")
 
 
-def plan_site(config, hasher: FileHasher) -> SitePlan:
-    dataset = load_dataset(Path(config.data_dir), config.resolved_problems_dir())
+def plan_site(config, hasher: FileHasher, cache: ParseCache | None = None) -> SitePlan:
+    dataset = load_dataset(Path(config.data_dir), config.resolved_problems_dir(), cache=cache)
     data = derive(dataset)
     pages = [
         *leaderboard_pages(data),
@@ -277,9 +278,12 @@ def _run_page(data: SiteData, record: RunRecord, hasher: FileHasher) -> Page:
         run_dir = Path(extra["staging"]) / urls.run_dir(record.run_id)
         shown = _copy_annotation(annotation)
         quote_excerpts(shown)
-        tabs, transcript_info = run_tabs(
-            record, shown, run_dir, page.href("static") + "/", extra["diagnostics_out"]
+        prefix = page.href("static") + "/"
+        reuse = ViewerReuse(
+            viewer_cache_file(extra["staging"], slug(record.run_id)),
+            hash_data([files["transcript"], str(transcript), data.viewer_version, prefix, _budget(record)]),
         )
+        tabs, transcript_info = run_tabs(record, shown, run_dir, prefix, extra["diagnostics_out"], reuse)
         return {"run": view, "annotation": shown, "tabs": tabs, "transcript": transcript_info}
 
     return Page(
@@ -292,6 +296,10 @@ def _run_page(data: SiteData, record: RunRecord, hasher: FileHasher) -> Page:
         kind="run",
         parallel=True,
     )
+
+
+def _budget(record: RunRecord) -> float | None:
+    return record.result.session.budget_s
 
 
 def _copy_annotation(annotation: dict | None) -> dict | None:

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+import shutil
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from markupsafe import Markup
 from pygments import highlight
@@ -28,10 +32,11 @@ def run_tabs(
     run_dir: Path,
     static_prefix: str,
     diagnostics: list[Diagnostic],
+    viewer_reuse: "ViewerReuse | None" = None,
 ) -> tuple[list[dict], dict]:
     """The tabs in order, and what the transcript tab needs in the page head (its css/js or nothing)."""
     quoted = _quoted_lines(annotation)
-    transcript_tab, transcript_info = _transcript_tab(record, run_dir, static_prefix, diagnostics)
+    transcript_tab, transcript_info = _transcript_tab(record, run_dir, static_prefix, diagnostics, viewer_reuse)
     tabs = [transcript_tab]
     for tab_id, label, name, lexer in FILE_TABS:
         tabs.append(_file_tab(record, tab_id, label, name, lexer, quoted.get(name, []), diagnostics))
@@ -147,9 +152,19 @@ def highlight_source(text: str, lexer, anchor: str, highlighted: list[int], firs
 
 
 def _transcript_tab(
-    record: RunRecord, run_dir: Path, static_prefix: str, diagnostics: list[Diagnostic]
+    record: RunRecord,
+    run_dir: Path,
+    static_prefix: str,
+    diagnostics: list[Diagnostic],
+    reuse: "ViewerReuse | None" = None,
 ) -> tuple[dict, dict]:
     none = {"assets": False}
+    if reuse is not None:
+        cached = reuse.lookup(run_dir)
+        if cached is not None:
+            diagnostics.extend(cached[1])
+            return _tab("transcript", "transcript", html=cached[0]), {"assets": True}
+    clear_run_dir(run_dir)
     if record.imported:
         return _tab(
             "transcript",
@@ -159,8 +174,12 @@ def _transcript_tab(
     path = transcript_path(record)
     if path is None:
         return _tab("transcript", "transcript", note="No transcript was recorded for this run."), none
-    html = _viewer_html(path, run_dir, static_prefix, diagnostics, record.result.session.budget_s)
+    found: list[Diagnostic] = []
+    html = _viewer_html(path, run_dir, static_prefix, found, record.result.session.budget_s)
+    diagnostics.extend(found)
     if html is not None:
+        if reuse is not None:
+            reuse.store(html, found)
         return _tab("transcript", "transcript", html=html), {"assets": True}
     return _raw_transcript_tab(path, diagnostics), none
 
@@ -198,6 +217,40 @@ def _viewer_html(
 
 
 MAX_ISSUES_REPORTED = 5
+
+
+def clear_run_dir(run_dir: Path) -> None:
+    """Start the run's folder afresh (it holds the page and the viewer's chunks of an older transcript)."""
+    shutil.rmtree(run_dir, ignore_errors=True)
+    run_dir.mkdir(parents=True, exist_ok=True)
+
+
+class ViewerReuse:
+    """The viewer's first screen kept from the previous build, for a run page re-rendered while its transcript
+    did not change (an annotation edit): the transcript is neither parsed nor laid out again, and its chunk
+    files (hard-linked from the previous site) stay as they are.
+
+    `key` must cover everything the viewer's output depends on: the transcript's content hash, the viewer's
+    code hash, the asset prefix and the budget. A different key, or any unreadable file, means: render afresh.
+    """
+
+    def __init__(self, cache_file: Path, key: str):
+        self.cache_file, self.key = cache_file, key
+
+    def lookup(self, run_dir: Path) -> tuple[Markup, list[Diagnostic]] | None:
+        try:
+            saved = orjson.loads(self.cache_file.read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            return None
+        if not isinstance(saved, dict) or saved.get("key") != self.key or not run_dir.is_dir():
+            return None
+        return Markup(saved["html"]), [Diagnostic(**d) for d in saved["diagnostics"]]
+
+    def store(self, html: str, diagnostics: list[Diagnostic]) -> None:
+        found = [{**dataclasses.asdict(d), "path": str(d.path) if d.path else None} for d in diagnostics]
+        self.cache_file.parent.mkdir(parents=True, exist_ok=True)
+        self.cache_file.unlink(missing_ok=True)  # may be a hard link into the previous site
+        self.cache_file.write_bytes(orjson.dumps({"key": self.key, "html": str(html), "diagnostics": found}))
 
 
 def transcript_diagnostics(path: Path, session) -> list[Diagnostic]:

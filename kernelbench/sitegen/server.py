@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Callable
 
 from kernelbench.errors import KernelBenchError
+from kernelbench.sitegen.buildcache import WarmState
 from kernelbench.sitegen.pipeline import BuildConfig, BuildReport, build_site
 
 BUILD_ID_PATH = "/__kernelbench/build-id"
@@ -90,6 +91,7 @@ class Rebuilder:
 
     def __init__(self, config: BuildConfig, state: BuildState, report: Callable[[BuildReport, bool], None]):
         self.config, self.state, self.report = config, state, report
+        self.warm = WarmState()  # parsed inputs and templates carried from one rebuild to the next
         self._timer: threading.Timer | None = None
         self._lock = threading.Lock()
         self.builds = 0
@@ -106,7 +108,7 @@ class Rebuilder:
         with self._lock:
             self._timer = None
         try:
-            report = build_site(self.config)
+            report = build_site(self.config, self.warm)
         except KernelBenchError as exc:
             print(f"rebuild failed, still serving the previous site: {exc}", flush=True)
             return False

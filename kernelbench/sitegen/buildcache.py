@@ -1,0 +1,79 @@
+"""What one build keeps for the next: validated inputs (in memory while watching, on disk between commands)
+and the compiled templates.
+
+Nothing here decides whether a page is stale: page fingerprints (manifest.py) still do that from content
+hashes. This only saves parsing work, and every saved parse is keyed by the hash of the exact bytes parsed
+(`ParseCache`), so a reused value can never belong to different file contents.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kernelbench.results.dataset import ParseCache
+
+CACHE_DIR = ".kernelbench-cache"
+PARSE_CACHE_NAME = "parsed-inputs.pickle"
+_PACKAGE = Path(__file__).resolve().parents[1]
+# the code whose classes are pickled: a change to any of it makes the saved cache unusable
+_MODEL_SOURCES = ("results", "problems/spec.py", "problems/baselines.py", "fileio.py", "errors.py")
+
+
+@dataclass
+class WarmState:
+    """Kept by the dev server between rebuilds, so a rebuild after one edit parses and compiles only that edit."""
+
+    parse_cache: ParseCache = field(default_factory=ParseCache)
+    env: object | None = None  # jinja2 environment, valid for `env_key`
+    env_key: str = ""
+    builds: int = 0
+
+
+def viewer_cache_file(site_dir: Path, run_id: str) -> Path:
+    """Where a run's transcript viewer first screen is kept for the next build (see runpage.ViewerReuse)."""
+    return Path(site_dir) / CACHE_DIR / "viewer" / f"{run_id}.json"
+
+
+def parse_cache_path(out_dir: Path) -> Path:
+    return Path(out_dir) / CACHE_DIR / PARSE_CACHE_NAME
+
+
+def cache_version() -> str:
+    import pydantic
+
+    h = hashlib.blake2b(digest_size=16)
+    h.update(f"{sys.version}|{pydantic.VERSION}".encode())
+    for name in _MODEL_SOURCES:
+        root = _PACKAGE / name
+        for path in sorted(root.rglob("*.py")) if root.is_dir() else [root]:
+            h.update(str(path.relative_to(_PACKAGE)).encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def load_parse_cache(out_dir: Path, version: str) -> ParseCache:
+    """The previous build's parsed inputs, or an empty cache (anything unreadable or from other code: start
+    afresh). The file is the build's own output; it is never read from the input folders."""
+    try:
+        saved = pickle.loads(parse_cache_path(out_dir).read_bytes())  # noqa: S301 - our own output folder
+        if saved.get("version") == version:
+            return ParseCache(saved["entries"])
+    except Exception:  # noqa: BLE001 - a cache that cannot be read is simply not used
+        pass
+    return ParseCache()
+
+
+def save_parse_cache(cache: ParseCache, staging: Path, version: str) -> None:
+    """Write what this build used, unless it is exactly what the previous build saved (then the hard link
+    seeded from the previous site is already right)."""
+    target = parse_cache_path(staging)
+    if target.exists() and not cache.misses and len(cache.used) == len(cache.entries):
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    blob = pickle.dumps({"version": version, "entries": cache.used}, protocol=pickle.HIGHEST_PROTOCOL)
+    target.unlink(missing_ok=True)  # a hard link into the previous site: replace it, never write through it
+    target.write_bytes(blob)  # inside the staging folder, which is swapped in whole: no atomic write needed
