@@ -60,8 +60,10 @@ class RenderContext:
 
 # ---------------------------------------------------------------------------------------------- bodies
 
-def body(text: str, ctx: RenderContext, key: str, *, lexer=None, css: str = "kbt-pre") -> str:
-    """A <pre> with a copy button; long text is cut to a preview and the rest put in a blob file."""
+def body(text: str, ctx: RenderContext, key: str, *, lexer=None, css: str = "kbt-pre",
+         lines: int | None = None) -> str:
+    """A <pre> with a copy button; long text is cut to a preview and the rest put in a blob file. `lines` is the
+    text's line count where the caller has it already (counting a long output twice is measurable)."""
     text = text or ""
     preview, cut = _preview(text)
     if cut and ctx.write_blob is not None:
@@ -72,7 +74,7 @@ def body(text: str, ctx: RenderContext, key: str, *, lexer=None, css: str = "kbt
             inner = _highlighted(preview, lexer)
             css += " hl" if lexer is not None else ""
         more = (f'<button type="button" class="kbt-more-text" data-blob="{esc(blob)}">'
-                f'show all {_size(len(text))} ({text.count(chr(10)) + 1:,} lines)</button>')
+                f'show all {_size(len(text))} ({lines or text.count(chr(10)) + 1:,} lines)</button>')
         return (f'<div class="kbt-body"><button type="button" class="kbt-copy" title="copy">copy</button>'
                 f'<pre class="{css} is-cut">{inner}</pre>{more}</div>')
     if lexer is _DIFF and not ctx.highlight:
@@ -301,7 +303,7 @@ def _tool_result(event: Event, ctx: RenderContext) -> str:
     summary = f"{esc(event.name or 'result')} output · {lines:,} line{'s' if lines != 1 else ''}"
     if not text:
         summary = f"{esc(event.name or 'result')} output · empty"
-    return _details(event, "→", summary, body(text, ctx, f"{event.id}-o"))
+    return _details(event, "→", summary, body(text, ctx, f"{event.id}-o", lines=lines))
 
 
 def _file_edit(event: Event, ctx: RenderContext) -> str:

@@ -52,9 +52,9 @@ def write_viewer(session: Session, out_dir: Path, *, asset_prefix: str, budget_s
     prefix = chunk_prefix if chunk_prefix is not None else f"{out_dir.name}/"
     blobs = _BlobWriter(out_dir)
     ctx = RenderContext(results=_results(session), cwd=session.cwd, write_blob=blobs.write)
-    first, ranges = _write_chunks(_pieces(session, ctx), out_dir, ctx)
+    counts: dict[str, int] = {"events": 0}        # the whole session's, summed from its turns
+    first, ranges = _write_chunks(_pieces(session, ctx, counts), out_dir, ctx)
     blobs.flush()
-    _, counts = _totals(session.events)
     total = counts["events"]
     index = {"v": VIEWER_VERSION, "prefix": prefix, "chunks": ranges, "events": total}
     return "".join([
@@ -160,14 +160,18 @@ def _results(session: Session) -> dict[str, Event]:
     return {e.call_id: e for e in session.walk() if e.kind is Kind.TOOL_RESULT and e.call_id}
 
 
-def _pieces(session: Session, ctx: RenderContext) -> Iterator[_Piece]:
+def _pieces(session: Session, ctx: RenderContext, session_counts: dict[str, int]) -> Iterator[_Piece]:
     turns = _turn_starts(session.events)
     number = 0
     for index, event in enumerate(session.events):
         html = _render(event, ctx)
         if index in turns:
             number += 1
-            html = _turn_header(number, session.events[index:turns[index]]) + html
+            events = session.events[index:turns[index]]
+            usage, counts = _totals(events)
+            for kind, count in counts.items():
+                session_counts[kind] = session_counts.get(kind, 0) + count
+            html = _turn_header(number, events, usage, counts) + html
         yield _Piece(html, event.id, _last_id(event))
 
 
@@ -181,8 +185,7 @@ def _turn_starts(events: list[Event]) -> dict[int, int]:
     return {start: end for start, end in zip(starts, starts[1:] + [len(events)])} if events else {}
 
 
-def _turn_header(number: int, events: list[Event]) -> str:
-    usage, counts = _totals(events)
+def _turn_header(number: int, events: list[Event], usage: Usage, counts: dict[str, int]) -> str:
     times = [e.ts for e in events if e.ts is not None]
     parts = [f"{counts['events']} events", f"{counts.get('tool_call', 0)} tool calls"]
     if not usage.is_zero():
