@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from kernelbench.errors import Diagnostic, KernelBenchError
 from kernelbench.fileio import ModelLoadError, decode_text, load_json, load_yaml, parse_model, read_text

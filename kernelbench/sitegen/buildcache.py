@@ -13,8 +13,10 @@ import pickle
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from kernelbench.results.dataset import ParseCache
+if TYPE_CHECKING:  # the models behind it are imported when a build starts, not for `build.py --help`
+    from kernelbench.results.dataset import ParseCache
 
 CACHE_DIR = ".kernelbench-cache"
 PARSE_CACHE_NAME = "parsed-inputs.pickle"
@@ -27,10 +29,16 @@ _MODEL_SOURCES = ("results", "problems/spec.py", "problems/baselines.py", "filei
 class WarmState:
     """Kept by the dev server between rebuilds, so a rebuild after one edit parses and compiles only that edit."""
 
-    parse_cache: ParseCache = field(default_factory=ParseCache)
+    parse_cache: ParseCache = field(default_factory=lambda: _new_parse_cache())
     env: object | None = None  # jinja2 environment, valid for `env_key`
     env_key: str = ""
     builds: int = 0
+
+
+def _new_parse_cache(entries: dict | None = None) -> ParseCache:
+    from kernelbench.results.dataset import ParseCache
+
+    return ParseCache(entries)
 
 
 def viewer_cache_file(site_dir: Path, run_id: str) -> Path:
@@ -59,12 +67,11 @@ def load_parse_cache(out_dir: Path, version: str) -> ParseCache:
     """The previous build's parsed inputs, or an empty cache (anything unreadable or from other code: start
     afresh). The file is the build's own output; it is never read from the input folders."""
     try:
-        saved = pickle.loads(parse_cache_path(out_dir).read_bytes())  # noqa: S301 - our own output folder
-        if saved.get("version") == version:
-            return ParseCache(saved["entries"])
+        saved = pickle.loads(parse_cache_path(out_dir).read_bytes())  # our own output folder
+        entries = saved["entries"] if saved.get("version") == version else None
     except Exception:  # noqa: BLE001 - a cache that cannot be read is simply not used
-        pass
-    return ParseCache()
+        entries = None
+    return _new_parse_cache(entries)
 
 
 def save_parse_cache(cache: ParseCache, staging: Path, version: str) -> None:

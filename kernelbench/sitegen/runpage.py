@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-
 from markupsafe import Markup
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
@@ -32,7 +31,7 @@ def run_tabs(
     run_dir: Path,
     static_prefix: str,
     diagnostics: list[Diagnostic],
-    viewer_reuse: "ViewerReuse | None" = None,
+    viewer_reuse: ViewerReuse | None = None,
 ) -> tuple[list[dict], dict]:
     """The tabs in order, and what the transcript tab needs in the page head (its css/js or nothing)."""
     quoted = _quoted_lines(annotation)
@@ -156,7 +155,7 @@ def _transcript_tab(
     run_dir: Path,
     static_prefix: str,
     diagnostics: list[Diagnostic],
-    reuse: "ViewerReuse | None" = None,
+    reuse: ViewerReuse | None = None,
 ) -> tuple[dict, dict]:
     none = {"assets": False}
     if reuse is not None:

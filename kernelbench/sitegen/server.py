@@ -20,7 +20,7 @@ from kernelbench.sitegen.buildcache import WarmState
 from kernelbench.sitegen.pipeline import BuildConfig, BuildReport, build_site
 
 BUILD_ID_PATH = "/__kernelbench/build-id"
-DEBOUNCE_S = 0.3
+DEBOUNCE_S = 0.1  # an editor's save (write a temporary file, rename it) takes milliseconds
 RELOAD_SCRIPT = b"""<script>/* live reload: injected by `python build.py --serve` only */
 (function () {
   var seen = null;

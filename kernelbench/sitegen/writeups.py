@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
 from markupsafe import Markup
 
 from kernelbench.sitegen import urls
 from kernelbench.sitegen.pages import Page
 
+if TYPE_CHECKING:  # imported where used: a rebuild that renders no writeup never loads markdown-it
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
+
 
 def make_markdown() -> MarkdownIt:
+    from markdown_it import MarkdownIt
+
     # "html": False makes any HTML in a writeup literal text; markdown-it also refuses javascript: links
     return MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
 
@@ -96,6 +101,8 @@ def _link_runs(children: list[Token], run_href) -> list[Token]:
 
 
 def _split_text(tok: Token, run_href) -> list[Token]:
+    from markdown_it.token import Token
+
     pieces, last = [], 0
     for match in _RUN_ID.finditer(tok.content):
         run_id = match.group(0).rstrip("._-")  # a run id ending a sentence keeps its full stop outside
@@ -116,6 +123,8 @@ def _split_text(tok: Token, run_href) -> list[Token]:
 
 
 def _like(tok: Token, content: str) -> Token:
+    from markdown_it.token import Token
+
     new = Token(tok.type, tok.tag, tok.nesting, markup=tok.markup)
     new.content = content
     return new
