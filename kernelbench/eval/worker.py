@@ -91,8 +91,7 @@ def build_model(ctx: dict[str, Any], shape_index: int, shape: dict[str, Any]):
     torch, reference, candidate = ctx["torch"], ctx["reference"], ctx["candidate"]
     kwargs = reference.get_init_kwargs(shape)
     seed = ctx["job"]["model_seeds"][str(shape_index)]
-    torch.manual_seed(seed)
-    ref_model = reference.Model(**kwargs)
+    ref_model = build_reference(torch, reference, kwargs, seed, ctx["device"])
     if candidate is None:
         model = ref_model
     else:
@@ -104,6 +103,22 @@ def build_model(ctx: dict[str, Any], shape_index: int, shape: dict[str, Any]):
     if ctx["job"]["line"] == "compiled":
         model = torch.compile(model)
     return model
+
+
+def build_reference(torch, reference, kwargs: dict[str, Any], seed: int, device):
+    """The reference's parameters, drawn on the grading device: gigabytes of MoE weights drawn by the CPU
+    generator cost seconds in every stage of every shape. Every process of a grading draws them the same way
+    (same seed, same device), so the candidate still loads exactly the judge's weights; a reference whose
+    __init__ cannot run under a CUDA default device falls back to the CPU, again the same in every process."""
+    if device.type == "cuda":
+        try:
+            torch.manual_seed(seed)
+            with torch.device(device):
+                return reference.Model(**kwargs)
+        except (RuntimeError, TypeError, ValueError, AssertionError):  # AssertionError: a build without CUDA
+            pass
+    torch.manual_seed(seed)
+    return reference.Model(**kwargs)
 
 
 def input_path(job: dict[str, Any], case_id: str) -> Path:

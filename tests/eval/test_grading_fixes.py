@@ -112,3 +112,15 @@ def test_reference_and_baseline_lines_are_graded_without_the_lint(monkeypatch, t
         with pytest.raises(_Stop):
             call()
     assert seen == [False, False]
+
+
+def test_reference_weights_fall_back_to_the_cpu_the_same_way_in_every_process(toy_problem):
+    """On this CPU-only build the CUDA path raises, and the weights are exactly the CPU-seeded ones."""
+    from kernelbench.eval.worker import build_reference
+
+    ref = load_module(toy_problem / "reference.py", "reference")
+    kwargs = ref.get_init_kwargs({"M": 4, "N": 5, "K": 6})
+    on_cpu = build_reference(torch, ref, kwargs, 11, torch.device("cpu")).state_dict()
+    fallback = build_reference(torch, ref, kwargs, 11, torch.device("cuda")).state_dict()
+    assert on_cpu.keys() == fallback.keys() and all(torch.equal(on_cpu[k], fallback[k]) for k in on_cpu)
+    assert all(v.device.type == "cpu" for v in fallback.values())
