@@ -213,6 +213,8 @@ def anchor(event: Event) -> str:
 
 
 def badges(event: Event) -> str:
+    if event.exit_code is None and event.is_error is None and event.duration_s is None and event.usage is None:
+        return ""                               # most events: nothing to show
     parts = []
     if event.exit_code is not None:
         parts.append(f'<span class="kbt-b{" bad" if event.exit_code else ""}">exit {event.exit_code}</span>')
@@ -221,7 +223,8 @@ def badges(event: Event) -> str:
     if event.duration_s is not None and event.duration_s >= 0.05:
         parts.append(f'<span class="kbt-b">{fmt_duration(event.duration_s)}</span>')
     if event.usage is not None:
-        parts.append(f'<span class="kbt-b tok" title="{esc(usage_title(event.usage))}">'
+        # the title is digits and fixed words: nothing in it to escape
+        parts.append(f'<span class="kbt-b tok" title="{usage_title(event.usage)}">'
                      f'{fmt_tokens(event.usage.total)} tok</span>')
     return "".join(parts)
 
