@@ -16,8 +16,11 @@ no longer match keeps its `QuoteCheck`s with state MISMATCH). Stable API for the
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import os
 import re
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
@@ -101,11 +104,24 @@ class RunRecord:
     def file(self, name: str) -> Path | None:
         """A file of the run directory by relative name, or None when absent (never escapes the folder)."""
         try:
+            root = self._resolved_path
+            if name not in ("", ".", "..") and "/" not in name:
+                # the common case, one stat: a plain name that is a regular file (not a link) is what
+                # resolving would give; anything else takes the full path below
+                mode = os.lstat(root / name).st_mode
+                if stat.S_ISREG(mode):
+                    return root / name
+                if not stat.S_ISLNK(mode):
+                    return None
             candidate = (self.path / name).resolve()
-            inside = candidate.is_relative_to(self.path.resolve()) and candidate.is_file()
+            inside = candidate.is_relative_to(root) and candidate.is_file()
         except (OSError, ValueError):  # loops of links, NUL bytes in the name
             return None
         return candidate if inside else None
+
+    @functools.cached_property
+    def _resolved_path(self) -> Path:
+        return self.path.resolve()
 
 
 class QuoteState(str, Enum):

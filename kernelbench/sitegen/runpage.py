@@ -178,8 +178,8 @@ def _transcript_tab(
     diagnostics.extend(found)
     if html is not None:
         if reuse is not None:
-            reuse.store(html, found)
-        return _tab("transcript", "transcript", html=html), {"assets": True}
+            reuse.store(found)
+        return _tab("transcript", "transcript", html=ViewerReuse.mark(html)), {"assets": True}
     return _raw_transcript_tab(path, diagnostics), none
 
 
@@ -225,31 +225,44 @@ def clear_run_dir(run_dir: Path) -> None:
 
 
 class ViewerReuse:
-    """The viewer's first screen kept from the previous build, for a run page re-rendered while its transcript
-    did not change (an annotation edit): the transcript is neither parsed nor laid out again, and its chunk
-    files (hard-linked from the previous site) stay as they are.
+    """The viewer's first screen taken from the previous build's page, for a run page re-rendered while its
+    transcript did not change (an annotation edit): the transcript is neither parsed nor laid out again, and
+    its chunk files (hard-linked from the previous site) stay as they are.
 
+    The cache file holds the key and the viewer's diagnostics; the HTML is cut from the previous page between
+    two comment markers, which no escaped content can contain (every '<' of transcript text is escaped).
     `key` must cover everything the viewer's output depends on: the transcript's content hash, the viewer's
-    code hash, the asset prefix and the budget. A different key, or any unreadable file, means: render afresh.
+    code hash, the asset prefix and the budget. A different key, or anything unreadable, means: render afresh.
     """
+
+    START, END = "<!-- kernelbench:viewer -->", "<!-- /kernelbench:viewer -->"
 
     def __init__(self, cache_file: Path, key: str):
         self.cache_file, self.key = cache_file, key
 
+    @classmethod
+    def mark(cls, html: str) -> Markup:
+        return Markup(cls.START) + Markup(html) + Markup(cls.END)
+
     def lookup(self, run_dir: Path) -> tuple[Markup, list[Diagnostic]] | None:
         try:
             saved = orjson.loads(self.cache_file.read_bytes())
-        except (OSError, orjson.JSONDecodeError):
+            page = (run_dir / "index.html").read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError, orjson.JSONDecodeError):
             return None
-        if not isinstance(saved, dict) or saved.get("key") != self.key or not run_dir.is_dir():
+        if not isinstance(saved, dict) or saved.get("key") != self.key:
             return None
-        return Markup(saved["html"]), [Diagnostic(**d) for d in saved["diagnostics"]]
+        start = page.find(self.START)
+        end = page.find(self.END, start)
+        if start < 0 or end < 0:
+            return None
+        return Markup(page[start : end + len(self.END)]), [Diagnostic(**d) for d in saved["diagnostics"]]
 
-    def store(self, html: str, diagnostics: list[Diagnostic]) -> None:
+    def store(self, diagnostics: list[Diagnostic]) -> None:
         found = [{**dataclasses.asdict(d), "path": str(d.path) if d.path else None} for d in diagnostics]
         self.cache_file.parent.mkdir(parents=True, exist_ok=True)
         self.cache_file.unlink(missing_ok=True)  # may be a hard link into the previous site
-        self.cache_file.write_bytes(orjson.dumps({"key": self.key, "html": str(html), "diagnostics": found}))
+        self.cache_file.write_bytes(orjson.dumps({"key": self.key, "diagnostics": found}))
 
 
 def transcript_diagnostics(path: Path, session) -> list[Diagnostic]:

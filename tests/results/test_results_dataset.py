@@ -248,3 +248,22 @@ def test_loading_never_raises_on_garbage(tmp_path, result_bytes, annotation_text
                                                             errors="surrogatepass")
     dataset = load_dataset(root)
     assert all(d.path is not None for d in dataset.diagnostics)
+
+
+def test_run_file_lookup_stays_inside_the_run_folder(tmp_path):
+    from kernelbench.results.dataset import RunRecord
+
+    outside = tmp_path / "secret.txt"
+    outside.write_text("x")
+    run = tmp_path / "runs" / "r1"
+    (run / "sub").mkdir(parents=True)
+    (run / "solution.py").write_text("pass\n")
+    (run / "sub" / "log.txt").write_text("log\n")
+    (run / "inner-link.py").symlink_to(run / "solution.py")
+    (run / "escape").symlink_to(outside)
+    record = RunRecord(run_id="r1", path=run, result=None, result_path=run / "result.json")
+    assert record.file("solution.py") == (run / "solution.py").resolve()
+    assert record.file("sub/log.txt") == (run / "sub" / "log.txt").resolve()
+    assert record.file("inner-link.py") == (run / "solution.py").resolve()
+    for name in ("escape", "sub", "missing.py", "..", ".", "", "../secret.txt", "a\x00b"):
+        assert record.file(name) is None, name
