@@ -119,13 +119,9 @@ def _preview(text: str) -> tuple[str, bool]:
     if len(text) <= PREVIEW_CHARS and text.count("\n", 0, PREVIEW_CHARS) < PREVIEW_LINES:
         return text, False
     cut = text[:PREVIEW_CHARS]
-    newline = -1
-    for _ in range(PREVIEW_LINES):
-        newline = cut.find("\n", newline + 1)
-        if newline < 0:
-            break
-    if newline > 0:
-        cut = cut[:newline]
+    lines = cut.split("\n", PREVIEW_LINES)
+    if len(lines) > PREVIEW_LINES:          # up to (not including) the PREVIEW_LINES-th line end
+        cut = "\n".join(lines[:PREVIEW_LINES])
     return cut, True
 
 
