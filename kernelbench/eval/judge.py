@@ -175,7 +175,7 @@ def settle_case(ctx: dict[str, Any], case: dict[str, Any], kept: dict[str, Any])
     verdict = judge_case(ctx, case, kept)
     if case["id"] not in set(job.get("keep_ids", [])):  # only the timed cases' files are read again
         for path in (input_path(job, case["id"]), input_path(job, case["id"]).with_suffix(".json"),
-                     Path(job["check_dir"]) / f"out_{case['id']}.kbt"):
+                     Path(job["check_dir"]) / f"out_{case['id']}.kbt", Path(job["check_dir"]) / f"end_{case['id']}"):
             path.unlink(missing_ok=True)
     return verdict
 
@@ -201,8 +201,9 @@ def wait_for_output(ctx: dict[str, Any], case_id: str, inputs: list | None = Non
     check_dir = Path(job["check_dir"])
     path = check_dir / f"out_{case_id}.kbt"
     republished = ctx.setdefault("republished", [])
+    ended = check_dir / f"end_{case_id}"  # the check stage's end-of-case marker (worker.end_marker)
     while not path.is_file():
-        if (check_dir / DONE_MARKER).is_file():
+        if (check_dir / DONE_MARKER).is_file() or ended.is_file():
             return path if path.is_file() else None
         if inputs is not None and not input_path(job, case_id).is_file():
             if republished.count(case_id) >= MAX_REPUBLISH:

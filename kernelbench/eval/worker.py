@@ -155,7 +155,14 @@ def run_cases(ctx: dict[str, Any]) -> dict[str, Any]:
             results[case["id"]] = {"error": describe(exc)}
             if "CUDA" in str(exc) or "cuda" in type(exc).__module__:
                 break  # the context is likely broken; later cases would only repeat this
+        finally:
+            end_marker(ctx["job"], case["id"]).touch()
     return results
+
+
+def end_marker(job: dict[str, Any], case_id: str) -> Path:
+    """Written after each case, output or not, so the judge moves on at once from a case that saved nothing."""
+    return Path(job["out_dir"]) / f"end_{case_id}"
 
 
 def run_case(ctx: dict[str, Any], model, case: dict[str, Any]) -> dict[str, Any]:

@@ -113,3 +113,15 @@ def test_problem_check_command(toy_problem):
 def test_missing_solution_is_no_solution(toy_problem, tmp_path):
     report = grade_solution(tmp_path / "solution.py", toy_problem, device="cpu", shapes="smoke")
     assert report.grading.outcome is Outcome.NO_SOLUTION and not report.grading.has_solution
+
+
+def test_a_candidate_that_saves_no_output_does_not_stall_the_judge(toy_problem, toy_solutions, tmp_path):
+    """Raising (or returning a refused type) saves nothing; the judge must move on at once, not wait for the
+    check stage's limit while the candidate waits for its next inputs."""
+    solution = tmp_path / "solution.py"
+    solution.write_text((toy_solutions / "honest.py").read_text().replace(
+        "    def forward(self, x):\n", "    def forward(self, x):\n        raise ValueError('not today')\n"))
+    report = grade_solution(solution, toy_problem, device="cpu", shapes="smoke", lint=False, timing=False)
+    assert report.grading.outcome is Outcome.CHECK_FAILED
+    assert all("not today" in c.message for c in report.grading.checks)
+    assert report.stages["check"] < 60
