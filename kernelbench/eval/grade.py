@@ -260,6 +260,12 @@ class Grader:
 
     def run_timing(self) -> None:
         self.timed = True
+        missing = self.missing_timing_files()
+        if missing:
+            self.findings.append(verdict.finding("grading_files", 12, "files the bench stage needs were deleted "
+                                                 "during the check stage; nothing could be timed", missing[0]))
+            self.grading.reasons.append(f"timing skipped: {len(missing)} grading files were deleted")
+            return
         bench = self.stage("bench", self.timing_cases(), expected_dir=str(self.workdir / "check"),
                            expected_prefix="out")
         if bench.result is None:
@@ -267,6 +273,13 @@ class Grader:
             return
         for index, shape in enumerate(self.shapes):
             self.grading.shapes.append(self._shape_result(index, shape, bench.result["shapes"].get(str(index), {})))
+
+    def missing_timing_files(self) -> list[str]:
+        """The timed cases' inputs and checked outputs (the bench stage would wait for them until its limit)."""
+        paths = []
+        for case in self.timing_cases():
+            paths += [self.workdir / "inputs" / f"in_{case.id}.kbt", self.workdir / "check" / f"out_{case.id}.kbt"]
+        return [p.name for p in paths if not p.is_file()]
 
     def _shape_result(self, index: int, shape: dict, raw: dict[str, Any]) -> ShapeResult:
         result = ShapeResult(index=index, shape=shape, flops=self.spec.flops_of(shape),

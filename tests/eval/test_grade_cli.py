@@ -95,8 +95,8 @@ def test_deleting_grading_files_neither_hangs_nor_touches_the_source_folder(toy_
         "    def forward(self, x):\n",
         "    def forward(self, x):\n        import pathlib\n        " + edit +
         "        [p.unlink() for p in pathlib.Path.cwd().rglob('*') if p.is_file()]\n"))
-    report = grade_solution(solution, problem, device="cpu", shapes="smoke", lint=False, timing=False,
-                            limits={"check": 120.0})
+    report = grade_solution(solution, problem, device="cpu", shapes="smoke", lint=False,
+                            limits={"check": 120.0, "bench": 120.0})
     checks = {(f.check, f.severity) for f in report.integrity}
     assert ("grading_files", "error") in checks and ("template_hashes", "warning") in checks
     assert report.grading.outcome is Outcome.INVALID
