@@ -12,6 +12,7 @@ Figures are MB per second of process CPU time (and of wall time, for reference).
 from __future__ import annotations
 
 import argparse
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -67,14 +68,19 @@ def main() -> int:
     args = parser.parse_args()
     files = args.input or [p for name in JSONL_FOLDERS for p in sorted((FIXTURES / name).glob("*.jsonl"))]
     mb = sum(p.stat().st_size for p in files) / 1e6
-    versions = {f"{args.against} (before)": export(args.against), "this tree (after)": REPO}
+    before = export(args.against)
+    versions = {f"{args.against} (before)": before, "this tree (after)": REPO}
     best = {name: [float("inf")] * 4 for name in versions}
-    out = Path(tempfile.mkdtemp(prefix="kbt-compare-out-")) / "transcript"
-    for round_number in range(args.rounds):
-        for name, code in versions.items():
-            times = one_round(code, files, out)
-            best[name] = [min(a, b) for a, b in zip(best[name], times)]
-        print(f"round {round_number + 1}/{args.rounds} done", file=sys.stderr)
+    out = Path(tempfile.mkdtemp(prefix="kbt-compare-out-"))
+    try:
+        for round_number in range(args.rounds):
+            for name, code in versions.items():
+                times = one_round(code, files, out / "transcript")
+                best[name] = [min(a, b) for a, b in zip(best[name], times)]
+            print(f"round {round_number + 1}/{args.rounds} done", file=sys.stderr)
+    finally:
+        shutil.rmtree(before, ignore_errors=True)
+        shutil.rmtree(out, ignore_errors=True)
     print(f"{len(files)} files, {mb:.2f} MB, best of {args.rounds} alternating rounds (MB/s)")
     print(f"{'version':28} {'CPU: parse':>10} {'render':>7} {'both':>7} | {'wall: parse':>11} {'render':>7} {'both':>7}")
     for name, (cp, cr, wp, wr) in best.items():
