@@ -54,6 +54,7 @@ def discard(path: Path) -> None:
         try:
             if os.fork() == 0:
                 os.setsid()
+                os.nice(19)  # deleting the old site must not slow the next rebuild down
                 shutil.rmtree(path, ignore_errors=True)
         finally:
             os._exit(0)
