@@ -352,8 +352,9 @@ class Grader:
             g.ceiling = ceiling_of(self.spec, self.profile)
         if any(f.severity == "error" for f in self.findings):
             g.outcome = Outcome.INVALID
-            g.reasons.insert(0, "integrity: " + "; ".join(f"class {f.klass} ({f.class_name}): {f.message}"
-                                                          for f in self.findings if f.severity == "error"))
+            errors = dict.fromkeys(f"class {f.klass} ({f.class_name}): {f.message}"  # once each, in order
+                                   for f in self.findings if f.severity == "error")
+            g.reasons.insert(0, "integrity: " + "; ".join(errors))
         elif not correct:
             g.outcome = Outcome.CHECK_FAILED
         elif not self.timed:

@@ -124,3 +124,25 @@ def test_reference_weights_fall_back_to_the_cpu_the_same_way_in_every_process(to
     fallback = build_reference(torch, ref, kwargs, 11, torch.device("cuda")).state_dict()
     assert on_cpu.keys() == fallback.keys() and all(torch.equal(on_cpu[k], fallback[k]) for k in on_cpu)
     assert all(v.device.type == "cpu" for v in fallback.values())
+
+
+def test_kahan_finding_only_for_outputs_right_element_by_element(tmp_path):
+    """NaN (a stale buffer) is the comparison's to report, not blamed on the accumulation."""
+    from kernelbench.eval.judge import judge_output
+    from kernelbench.eval.tensorfile import save_tensors
+    from kernelbench.problems.spec import load_problem_spec
+
+    problem = DECK / "04_kahan_softmax"
+    ref = load_module(problem / "reference.py", "reference")
+    spec = load_problem_spec(problem)
+    shape = {"rows": 2, "vocab": 4096}
+    model = ref.Model(**ref.get_init_kwargs(shape))
+    (x,) = ref.get_inputs(shape, 3, "cpu", case="absorb")
+    expected, oracle = model(x), ref.oracle(model, x)
+    ctx = {"kahan": True, "torch": torch, "reference": ref, "clock": None,
+           "job": {"problem_dir": str(problem), "device": "cpu",
+                   "tolerance": {k: v.model_dump() for k, v in spec.tolerance.items()}}}
+    path = tmp_path / "out.kbt"
+    save_tensors(path, [torch.full_like(expected, float("nan"))], single=True)
+    verdict = judge_output(ctx, {"id": "c"}, path, {"expected": expected, "oracle": oracle, "inputs": [x]})
+    assert not verdict["passed"] and verdict["integrity"] == []
