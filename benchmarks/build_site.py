@@ -139,12 +139,15 @@ def edit_one_annotation_with(deck: Path, stamp: str) -> Path:
     return path
 
 
-def measure_watch(deck: Path, site: Path, code: Path, tries: int = 5) -> list[tuple[float, float]]:
-    """(edit written -> edited page in place, the watcher's own build seconds) for each edit."""
+def measure_watch(deck: Path, site: Path, code: Path, tries: int = 5) -> list[tuple[float, float, float]]:
+    """(edit written -> edited page in place, the watcher's own build seconds, its CPU-s) for each edit."""
     import queue
     import threading
 
-    cmd = [sys.executable, str(code / "build.py"), "--data", str(deck), "--out", str(site), "--watch", "--quiet"]
+    cmd = [
+        sys.executable, str(code / "build.py"), "--data", str(deck), "--out", str(site), "--watch", "--quiet",
+        "--timings",
+    ]
     env = {**os.environ, "PYTHONPATH": str(code)}
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=code)
     lines: queue.Queue[str] = queue.Queue()
@@ -183,7 +186,8 @@ def measure_watch(deck: Path, site: Path, code: Path, tries: int = 5) -> list[tu
                 time.sleep(0.005)
             seen = time.perf_counter() - start
             built = float(wait_for(r"in ([\d.]+) s: \d+ pages").group(1))
-            results.append((seen, built))
+            cpu = float(wait_for(r"; ([\d.]+) CPU-s in the building process").group(1))
+            results.append((seen, built, cpu))
     finally:
         proc.terminate()
         proc.wait()
@@ -254,10 +258,12 @@ def main() -> None:
     watched = measure_watch(args.deck, site, code)
     print(
         "warm incremental (python build.py --watch), edit written -> rebuilt page in place: "
-        + ", ".join(f"{seen:.2f}" for seen, _ in watched)
+        + ", ".join(f"{seen:.2f}" for seen, _, _ in watched)
         + " s; the watcher's own rebuild: "
-        + ", ".join(f"{built:.2f}" for _, built in watched)
-        + f" s (median {sorted(s for s, _ in watched)[len(watched) // 2]:.2f} s end to end); "
+        + ", ".join(f"{built:.2f}" for _, built, _ in watched)
+        + " s, "
+        + ", ".join(f"{cpu:.2f}" for _, _, cpu in watched)
+        + f" CPU-s (median {sorted(s for s, _, _ in watched)[len(watched) // 2]:.2f} s end to end); "
         f"load average {os.getloadavg()[0]:.1f}"
     )
 

@@ -93,6 +93,7 @@ def print_report(report: BuildReport, strict: bool, timings: bool = False) -> No
     if timings:
         console.print(
             "stages: " + ", ".join(f"{name} {seconds:.3f} s" for name, seconds in report.timings.items())
+            + f"; {report.cpu_s:.3f} CPU-s in the building process"
         )
 
 
@@ -103,7 +104,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.serve is not None or args.watch:
             from kernelbench.sitegen.server import run_dev_loop
 
-            return run_dev_loop(config, port=args.serve, print_report=print_report)
+            def report(result: BuildReport, strict: bool) -> None:
+                print_report(result, strict, args.timings)
+
+            return run_dev_loop(config, port=args.serve, print_report=report)
         report = build_site(config)
     except KernelBenchError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -60,6 +60,7 @@ class BuildReport:
     out_dir: Path
     assets_copied: int = 0
     timings: dict[str, float] = field(default_factory=dict)  # stage -> seconds
+    cpu_s: float = 0.0  # CPU time of the building process (render workers not included)
 
     @property
     def changed(self) -> bool:
@@ -127,6 +128,7 @@ def build_site(config: BuildConfig, warm: WarmState | None = None) -> BuildRepor
         out_dir,
         assets_copied=copied,
         timings=clock.laps,
+        cpu_s=time.process_time() - clock.cpu_start,
     )
 
 
@@ -145,6 +147,7 @@ class Stopwatch:
 
     def __init__(self):
         self.start = self.last = time.perf_counter()
+        self.cpu_start = time.process_time()
         self.laps: dict[str, float] = {}
 
     def lap(self, name: str) -> None:
