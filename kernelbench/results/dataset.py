@@ -95,6 +95,7 @@ class RunRecord:
     path: Path
     result: RunResult
     result_path: Path
+    resolved_path: Path | None = field(default=None, repr=False, compare=False)  # `path` resolved, if known
 
     @property
     def imported(self) -> bool:
@@ -121,7 +122,7 @@ class RunRecord:
 
     @functools.cached_property
     def _resolved_path(self) -> Path:
-        return self.path.resolve()
+        return self.resolved_path or self.path.resolve()
 
 
 class QuoteState(str, Enum):
@@ -336,8 +337,11 @@ def _json(path: Path, raw: bytes) -> Any:
 def _load_runs(dataset: Dataset, runs_dir: Path, cache: ParseCache) -> None:
     if not runs_dir.is_dir():
         return
+    root = runs_dir.resolve()  # once: a run folder that is not a link resolves to root / its name
     for folder in sorted(p for p in runs_dir.iterdir() if p.is_dir() and not p.name.startswith(".")):
         record = _load_run(dataset, folder, cache)
+        if record is not None and not folder.is_symlink():
+            record.resolved_path = root / folder.name
         if record is None:
             continue
         if record.run_id in dataset.runs:

@@ -267,3 +267,17 @@ def test_run_file_lookup_stays_inside_the_run_folder(tmp_path):
     assert record.file("inner-link.py") == (run / "solution.py").resolve()
     for name in ("escape", "sub", "missing.py", "..", ".", "", "../secret.txt", "a\x00b"):
         assert record.file(name) is None, name
+
+
+def test_run_file_paths_resolve_through_linked_run_folders(tmp_path, make_run):
+    from kernelbench.results.dataset import load_dataset
+
+    plain = make_run("20260101_000000_claude_opus_01_demo")
+    linked = make_run("20260101_000001_claude_opus_01_demo")
+    elsewhere = tmp_path / "elsewhere" / linked.name
+    elsewhere.parent.mkdir()
+    linked.rename(elsewhere)
+    linked.symlink_to(elsewhere, target_is_directory=True)
+    runs = load_dataset(tmp_path).runs
+    assert runs[plain.name].file("solution.py") == (plain / "solution.py").resolve()
+    assert runs[linked.name].file("solution.py") == (elsewhere / "solution.py").resolve()
