@@ -338,12 +338,14 @@ def _load_runs(dataset: Dataset, runs_dir: Path, cache: ParseCache) -> None:
     if not runs_dir.is_dir():
         return
     root = runs_dir.resolve()  # once: a run folder that is not a link resolves to root / its name
-    for folder in sorted(p for p in runs_dir.iterdir() if p.is_dir() and not p.name.startswith(".")):
-        record = _load_run(dataset, folder, cache)
-        if record is not None and not folder.is_symlink():
-            record.resolved_path = root / folder.name
+    with os.scandir(runs_dir) as scan:  # the entries' types come with the listing: no stat per folder
+        entries = sorted((e for e in scan if not e.name.startswith(".") and e.is_dir()), key=lambda e: e.name)
+    for entry in entries:
+        record = _load_run(dataset, runs_dir / entry.name, cache)
         if record is None:
             continue
+        if not entry.is_symlink():
+            record.resolved_path = root / entry.name
         if record.run_id in dataset.runs:
             first = dataset.runs[record.run_id].path
             dataset.diagnostics.append(Diagnostic(
