@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 import pytest
+
+# Without a GPU, Triton kernels can only run in its interpreter. Triton decides per kernel at decoration time,
+# so the switch must be on before any test module imports a kernel, whatever order the tests run in.
+if not Path("/dev/nvidiactl").exists():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
+BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                "--disable-sync", "--no-first-run"]
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_FIXTURES = REPO.parent / "shared" / "fixtures"
@@ -26,3 +35,14 @@ def chromium_path() -> str:
         pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
     pytest.importorskip("playwright", reason="playwright is not installed (pip install -e '.[dev]')")
     return path
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_path: str):
+    """One headless Chromium for the whole run: Playwright's sync API allows one instance per thread at a time."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        instance = p.chromium.launch(executable_path=chromium_path, args=BROWSER_ARGS)
+        yield instance
+        instance.close()

@@ -10,16 +10,6 @@ import pytest
 from kernelbench.sitegen.pipeline import BuildConfig, build_site
 from kernelbench.sitegen.synthetic import write_deck
 
-BROWSER_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-
-
 def make_config(data: Path, out: Path, **kw) -> BuildConfig:
     return BuildConfig(data_dir=data, out_dir=out, jobs=kw.pop("jobs", 1), **kw)
 
@@ -50,16 +40,6 @@ def built_site(pristine_deck: Path, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("built") / "site"
     build_site(make_config(pristine_deck, out))
     return out
-
-
-@pytest.fixture(scope="session")
-def browser(chromium_path):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        instance = p.chromium.launch(executable_path=chromium_path, args=BROWSER_ARGS)
-        yield instance
-        instance.close()
 
 
 PAYLOAD = '</script><script>window.__pwned = (window.__pwned || 0) + 1</script><img src=x onerror="window.__pwned=9">'

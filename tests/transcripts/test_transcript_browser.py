@@ -13,8 +13,6 @@ from kernelbench.transcripts import NormalizedWriter, load
 from kernelbench.transcripts.viewer import write_page
 
 pytestmark = pytest.mark.browser
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
 FINAL_COUNT = "/^\\d+ \\/ \\d+$/.test(document.querySelector('.kbt-count').textContent)"   # search finished
 FIXTURES = {
     "claude": "claude-session/claude-35b94415-dd5e-4481-b179-5ae683b817cd.jsonl",
@@ -44,16 +42,6 @@ def base_url(site: Path):
     thread.start()
     yield f"http://127.0.0.1:{server.server_port}"
     server.shutdown()
-
-
-@pytest.fixture(scope="module")
-def browser(chromium_path: str):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
-        yield launched
-        launched.close()
 
 
 @pytest.fixture
