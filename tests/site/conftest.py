@@ -10,6 +10,7 @@ import pytest
 from kernelbench.sitegen.pipeline import BuildConfig, build_site
 from kernelbench.sitegen.synthetic import write_deck
 
+
 def make_config(data: Path, out: Path, **kw) -> BuildConfig:
     return BuildConfig(data_dir=data, out_dir=out, jobs=kw.pop("jobs", 1), **kw)
 
