@@ -19,6 +19,7 @@ from kernelbench.fileio import atomic_write_bytes
 from kernelbench.sitegen import output
 from kernelbench.sitegen.assets import asset_sources, copy_assets
 from kernelbench.sitegen.buildcache import (
+    CACHE_DIR,
     WarmState,
     cache_version,
     load_parse_cache,
@@ -95,9 +96,10 @@ def build_site(config: BuildConfig, warm: WarmState | None = None) -> BuildRepor
         site = plan_site(config, hasher, parse_cache)  # gather + validate + derive, all in memory
         clock.lap("load and plan")
         tpl_hash = templates_hash(config.templates_dir)
-        env = _environment(config, tpl_hash, warm)
+        env = _environment(config, tpl_hash, warm, staging)
         seeding.wait()
         clock.lap("link previous site")
+        (staging / CACHE_DIR / "jinja").mkdir(parents=True, exist_ok=True)
         if warm is None or warm.builds == 0:  # a warm process keeps it in memory; the disk copy is for commands
             save_parse_cache(parse_cache, staging, version)
         manifest = Manifest(file_hashes={}, started_ns=hasher.started_ns)
@@ -132,11 +134,12 @@ def build_site(config: BuildConfig, warm: WarmState | None = None) -> BuildRepor
     )
 
 
-def _environment(config: BuildConfig, tpl_hash: str, warm: WarmState | None):
+def _environment(config: BuildConfig, tpl_hash: str, warm: WarmState | None, staging: Path):
     """A jinja2 environment; the warm one is reused while no template (by content hash) changed, since jinja's
-    own reload check trusts modification times."""
+    own reload check trusts modification times. A command takes compiled templates from the previous site's
+    cache (seeded into the staging folder before the first template is loaded)."""
     if warm is None:
-        return make_environment(config.templates_dir)
+        return make_environment(config.templates_dir, staging / CACHE_DIR / "jinja")
     if warm.env is None or warm.env_key != tpl_hash:
         warm.env, warm.env_key = make_environment(config.templates_dir), tpl_hash
     return warm.env

@@ -14,9 +14,12 @@ from kernelbench.errors import KernelBenchError
 from kernelbench.sitegen.pages import Page
 
 
-def make_environment(templates_dir: Path) -> jinja2.Environment:
+def make_environment(templates_dir: Path, bytecode_dir: Path | None = None) -> jinja2.Environment:
+    """`bytecode_dir`: where compiled templates are kept between commands (jinja checks each against its
+    source's hash, and writes through a temporary file and a rename, so a hard-linked copy is never edited)."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir)),
+        bytecode_cache=jinja2.FileSystemBytecodeCache(str(bytecode_dir)) if bytecode_dir else None,
         autoescape=True,  # every template, whatever its suffix
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,

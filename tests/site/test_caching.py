@@ -137,3 +137,22 @@ def test_file_hasher_rehashes_racily_clean_files(tmp_path: Path):
     signed(path)
     trusting = FileHasher(signed.seen, trusted_before_ns=time.time_ns())
     assert trusting(path) == signed.seen[str(path)][3]
+
+
+def test_cold_rebuild_sees_a_template_edit_that_keeps_size_and_mtime(config_for, deck: Path, tmp_path: Path):
+    """Compiled templates are kept between commands; jinja checks each against its source's hash."""
+    import shutil
+
+    from kernelbench.sitegen.pipeline import REPO
+
+    templates = tmp_path / "templates"
+    shutil.copytree(REPO / "templates", templates)
+    out = tmp_path / "site"
+    build_site(config_for(deck, out, templates_dir=templates))
+    assert any((out / ".kernelbench-cache" / "jinja").iterdir())
+    base = templates / "base.html"
+    text = base.read_text()
+    marker = next(word for word in ("<footer", "<main", "<body") if word in text)
+    _same_size_edit(base, marker, marker.upper())
+    build_site(config_for(deck, out, templates_dir=templates))
+    assert marker.upper() in (out / "index.html").read_text()
