@@ -1,8 +1,10 @@
+import json
+
 import pytest
 import torch
 
 from kernelbench.eval.portable.timing import TimedOutputInvalid, time_function
-from kernelbench.eval.tensorfile import load_tensors, save_tensors
+from kernelbench.eval.tensorfile import ALIGN, MAGIC, load_tensors, save_tensors
 
 
 def test_tensor_files_keep_dtype_shape_and_strides(tmp_path):
@@ -15,6 +17,33 @@ def test_tensor_files_keep_dtype_shape_and_strides(tmp_path):
         assert torch.equal(a, b) and a.dtype == b.dtype
     assert loaded[0].stride() == (1, 4) and loaded[4].stride() == items[4].stride()
     assert meta[5]["dense"] is False and meta[5]["stride"] == [1, 0]
+
+
+@pytest.mark.parametrize("name", ["t.kbt", "a_much_longer_name_for_the_header.kbt"])
+def test_loaded_tensors_are_aligned_whatever_the_header_length(tmp_path, name):
+    # CPU kernels given a float view at an odd address (the data used to start right after a header of any
+    # length) sometimes returned slightly wrong values on their first call: timed outputs then disagreed with
+    # the checked ones of an honest solution
+    items = [torch.arange(3, dtype=torch.uint8), torch.randn(4, 5, dtype=torch.float64), torch.randn(7),
+             torch.arange(3, dtype=torch.int16), torch.randn(2, 2, dtype=torch.complex128)]
+    save_tensors(tmp_path / name, items, single=False)
+    loaded, _, _ = load_tensors(tmp_path / name)
+    for a, b in zip(items, loaded):
+        assert torch.equal(a, b) and a.dtype == b.dtype
+        assert b.data_ptr() % ALIGN == 0
+
+
+def test_files_without_padding_still_load_aligned(tmp_path):
+    x, y = torch.arange(3, dtype=torch.uint8), torch.randn(4, 5)
+    meta = {"single": False, "tensors": [{"dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape),
+                                          "stride": list(t.stride()), "dense": True, "device": "cpu"}
+                                         for t in (x, y)]}
+    header = json.dumps(meta).encode()
+    raw = b"".join(t.view(torch.uint8).reshape(-1).numpy().tobytes() for t in (x, y))
+    (tmp_path / "old.kbt").write_bytes(MAGIC + len(header).to_bytes(8, "little") + header + raw)
+    loaded, _, _ = load_tensors(tmp_path / "old.kbt")
+    assert torch.equal(loaded[0], x) and torch.equal(loaded[1], y)
+    assert loaded[1].data_ptr() % y.element_size() == 0
 
 
 def _sets():
