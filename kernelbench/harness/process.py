@@ -56,12 +56,22 @@ def run_budgeted(argv: list[str], *, cwd: Path, env: dict[str, str], budget_s: f
             raise
         finally:
             if proc.poll() is None:
-                stop_group(proc, grace_s)
+                # a flooding process gets no grace period: every second of it is more output on disk
+                stop_group(proc, 0.0 if result.flooded else grace_s)
             result.exit_code = proc.wait()
             result.elapsed_s = time.monotonic() - start
             if result.exit_code is not None and result.exit_code < 0:
                 result.signal = signal.Signals(-result.exit_code).name
+    if result.flooded:
+        _cut_to(stdout_path, max_stdout)
+        _cut_to(stderr_path, max_stderr)
     return result
+
+
+def _cut_to(path: Path, limit: int) -> None:
+    """Keep the first `limit` bytes: what was written between the check and the kill stays bounded too."""
+    if _size(path) > limit:
+        os.truncate(path, limit)
 
 
 def _feed_stdin(proc: subprocess.Popen, text: str | None) -> None:
