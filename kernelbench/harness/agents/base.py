@@ -167,6 +167,15 @@ class AgentAdapter(ABC):
 
     # ------------------------------------------------------------------ shared helpers
 
+    @staticmethod
+    def keep_stdout_as_transcript(ctx: AgentContext, name: str = "transcript.jsonl") -> AgentReport:
+        """For CLIs whose event stream on stdout is the transcript: move it into the run dir under `name`."""
+        report = AgentReport()
+        if ctx.stdout_path.is_file():
+            ctx.stdout_path.rename(ctx.run_dir / name)
+            report.transcript = name
+        return report
+
     def usage_from(self, report: AgentReport, ctx: AgentContext) -> None:
         """Fill tokens, cost and format from the transcript, through the transcripts stage's parsers."""
         if not report.transcript:

@@ -26,10 +26,7 @@ class CursorAdapter(AgentAdapter):
                 "--force", ctx.prompt]
 
     def collect(self, ctx: AgentContext, proc: ProcessResult) -> AgentReport:
-        report = AgentReport()
-        if ctx.stdout_path.is_file():
-            ctx.stdout_path.rename(ctx.run_dir / TRANSCRIPT)
-            report.transcript = TRANSCRIPT
+        report = self.keep_stdout_as_transcript(ctx, TRANSCRIPT)
         result, error = None, None
         for event in read_events(ctx.run_dir / TRANSCRIPT):
             kind = event.get("type")
