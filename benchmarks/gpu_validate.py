@@ -21,7 +21,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-PHASES = ("calibrate", "check", "wrong", "repeat", "independent", "baselines", "compiled")
+PHASES = ("calibrate", "check", "wrong", "grade", "repeat", "independent", "baselines", "compiled")
 
 
 def deck(selected: str) -> list[Path]:
@@ -88,6 +88,25 @@ def phase_wrong(args, out: dict) -> None:
     out["wrong_kernel"] = result
     print(f"wrong kernel: {result['outcome']} (must not be pass); reasons: {result['reasons'][:1]}")
     print(stage_line(result))
+
+
+def phase_grade(args, out: dict) -> None:
+    """Every selected problem's Triton solution graded once: outcome, peak_fraction and where the time went."""
+    out["grade"] = {}
+    for problem in deck(args.problems):
+        solution = REPO / "solutions" / "triton" / f"{problem.name}.py"
+        if _remaining(args) < 60 or not solution.is_file():
+            print(f"grade {problem.name}: skipped ({'budget' if solution.is_file() else 'no solution'})")
+            continue
+        result = _grade(solution, problem)
+        out["grade"][problem.name] = result
+        print(f"grade {problem.name}: {result['outcome']} peak_fraction {result['peak_fraction']} in "
+              f"{result['elapsed_s']:.1f} s; reasons {result['reasons'][:1]}")
+        print(stage_line(result))
+        for f in result["findings"]:
+            print(f"  {f}")
+        for s in result["shapes"]:
+            print(f"  shape {s['index']}: {s['median_ms']} ms ({s['method']}, n={s['n']}), fraction {s['fraction']}")
 
 
 def phase_repeat(args, out: dict) -> None:

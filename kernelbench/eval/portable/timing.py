@@ -1,7 +1,8 @@
 """The timing protocol, the same for candidates and for the eager / compiled / SOTA lines.
 
-Per timed call: flush L2 (a write over >= 2x the L2), reset persisting-L2 lines, take the next pre-generated
-input set, time with CUDA events around the call, then synchronise the whole device and record a third event
+Per timed call: flush L2 (a write over >= 2x the L2), reset persisting-L2 lines, keep the GPU busy a little
+longer than the host needs to launch the call (a device-side spin, so the start event does not fire while the
+host is still launching), take the next pre-generated input set, time with CUDA events around the call, then synchronise the whole device and record a third event
 (so work left on side streams is counted: see `_measure`), validate the output outside the timed interval. Warmup calls follow the very same path, so a
 candidate cannot tell warmup from scoring. Kernels faster than `graph_below_ms` are timed by replaying a CUDA
 graph captured per input set (events resolve about half a microsecond; launch overhead would dominate).
@@ -105,6 +106,50 @@ def device_l2_bytes(device: torch.device) -> int:
     return int(getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0) or (50 << 20))
 
 
+# ------------------------------------------------------------------------------------------------- launch cover
+
+class LaunchCover:
+    """A device-side spin queued after the flush and before the start event, a little longer than the host
+    takes to launch the call. Without it the start event fires as soon as the flush ends, and whatever part of
+    the host's launch work is still running lands inside the measured interval (tens of microseconds for a
+    cuBLAS call, more for a Python model launching several kernels): an independent kernel-duration measurement
+    then disagrees by 10-20% on sub-millisecond kernels."""
+
+    MAX_US = 2000.0
+
+    def __init__(self, device: torch.device):
+        self.device = device
+        self.host_launch_us: list[float] = []
+        self.cycles_per_us = _spin_cycles_per_us(device) if device.type == "cuda" else 0.0
+
+    def record_launch(self, seconds: float) -> None:
+        self.host_launch_us.append(seconds * 1e6)
+
+    @property
+    def cover_us(self) -> float:
+        recent = self.host_launch_us[-5:]
+        return min(self.MAX_US, 20.0 + 1.5 * statistics.median(recent)) if recent else 50.0
+
+    def __call__(self) -> None:
+        if self.cycles_per_us > 0:
+            torch.cuda._sleep(int(self.cover_us * self.cycles_per_us))
+
+
+def _spin_cycles_per_us(device: torch.device) -> float:
+    """The spin kernel counts clock cycles; how many make a microsecond, measured once (clocks vary by part)."""
+    try:
+        cycles = 2_000_000
+        torch.cuda._sleep(1000)
+        start, end, _ = _events()
+        start.record()
+        torch.cuda._sleep(cycles)
+        end.record()
+        end.synchronize()
+        return cycles / (start.elapsed_time(end) * 1e3)
+    except Exception:  # no spin kernel in this torch build: time without the cover
+        return 0.0
+
+
 # ------------------------------------------------------------------------------------------------- one call
 
 def _check(validate: Validate | None, out: Any, k: int) -> None:
@@ -119,7 +164,7 @@ def _events() -> tuple[Any, Any, Any]:
 
 
 def _measure(launch: Callable[[], Any], device: torch.device, flush: Callable[[], None],
-             overhead_ms: float) -> tuple[float, Any, bool]:
+             overhead_ms: float, cover: LaunchCover | None = None) -> tuple[float, Any, bool]:
     """Time one call: events around the launch, then a device-wide synchronise and a third event.
 
     The third event is processed only once every stream is idle, so work a candidate leaves on a side stream
@@ -135,8 +180,13 @@ def _measure(launch: Callable[[], Any], device: torch.device, flush: Callable[[]
     # no synchronise after the flush: the GPU is still busy with it while the start event and the call are
     # queued, so the start event fires right before the work instead of a host round trip earlier
     start, end, after = _events()
+    if cover is not None:
+        cover()
     start.record()
+    began = _perf_counter()
     out = launch()
+    if cover is not None:
+        cover.record_launch(_perf_counter() - began)
     end.record()
     torch.cuda.synchronize(device)
     after.record()
@@ -207,9 +257,10 @@ def time_function(fn: Callable, input_sets: list[list], device: torch.device, *,
     began = _perf_counter()
     flush = L2Flusher(device, device_l2_bytes(device) if l2_bytes is None else l2_bytes)
     timing = Timing(sync_overhead_ms=_sync_overhead_ms(device))
+    cover = LaunchCover(device) if device.type == "cuda" else None
     overhead, n, eager_ms = timing.sync_overhead_ms, len(input_sets), []
     for i in range(max(warmup, 1)):
-        ms, out, _ = _measure(lambda: fn(*input_sets[i % n]), device, flush, overhead)
+        ms, out, _ = _measure(lambda: fn(*input_sets[i % n]), device, flush, overhead, cover)
         _check(validate, out, i % n)
         eager_ms.append(ms)
     graphs = None
@@ -219,10 +270,10 @@ def time_function(fn: Callable, input_sets: list[list], device: torch.device, *,
                       max_seconds is not None and _perf_counter() - began > max_seconds):
         k = len(timing.samples_ms) % n
         if graphs:
-            ms, _, late = _measure(graphs[k][0].replay, device, flush, overhead)
+            ms, _, late = _measure(graphs[k][0].replay, device, flush, overhead, cover)
             out = graphs[k][1]
         else:
-            ms, out, late = _measure(lambda: fn(*input_sets[k]), device, flush, overhead)
+            ms, out, late = _measure(lambda: fn(*input_sets[k]), device, flush, overhead, cover)
         _check(validate, out, k)
         timing.samples_ms.append(ms)
         timing.side_stream_samples += late
