@@ -6,7 +6,7 @@
 # are skipped.
 #
 #   carry: .whl .debs        command: bash sweeps/device-demo.sh
-#   SWEEP (default sweeps/demo-h100.yaml), RUNS (default runs), STOP_AFTER, OUT
+#   SWEEP (default sweeps/demo-h100.yaml), RUNS (default runs), STOP_AFTER, HARD_STOP, OUT
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PYTHONUNBUFFERED=1
@@ -26,7 +26,11 @@ if ! bwrap --ro-bind / / --dev /dev --proc /proc --unshare-pid true 2>/dev/null;
 fi
 nvidia-smi -L 2>/dev/null || true
 status=0
-python3 -m kernelbench sweep "$sweep" --resume --stop-after "${STOP_AFTER:-420}" "${sandbox[@]}" \
+# --stop-after starts nothing new after that long; HARD_STOP then interrupts the run in flight like Ctrl-C (it is
+# removed, finished runs stay), so the runs are packed before the machine's own command limit kills everything
+stop_after="${STOP_AFTER:-420}"
+timeout --signal=INT --kill-after=20 "${HARD_STOP:-$((stop_after + 120))}" \
+  python3 -m kernelbench sweep "$sweep" --resume --stop-after "$stop_after" "${sandbox[@]}" \
   2>&1 | tee "$out/sweep.log" || status=$?
 tar czf "$out/runs.tgz" "$runs"
 echo "$(ls "$runs" | wc -l) run directories in $runs"

@@ -12,6 +12,7 @@ import json
 import shutil
 from pathlib import Path
 
+from kernelbench.eval.cases import STRESS_SHAPES, smallest_shape_indices
 from kernelbench.problems.spec import ProblemSpec, load_problem_spec
 
 PORTABLE = Path(__file__).resolve().parent / "portable"
@@ -28,7 +29,9 @@ def problem_config(spec: ProblemSpec) -> dict:
     return {"id": spec.id, "shapes": spec.shapes, "smoke_shapes": smoke, "seeds": spec.seeds,
             "tolerance": {k: v.model_dump() for k, v in spec.tolerance.items()},
             "stress": [s.model_dump() for s in spec.stress], "timing": spec.timing.model_dump(),
-            "work": work(spec.shapes), "smoke_work": work(smoke)}
+            "work": work(spec.shapes), "smoke_work": work(smoke),
+            # the grader draws its stress cases on the smallest shape(s) only; check.py does the same
+            "stress_shapes": smallest_shape_indices(spec, spec.shapes, STRESS_SHAPES)}
 
 
 def write_agent_files(problem_dir: Path, workspace: Path) -> list[Path]:

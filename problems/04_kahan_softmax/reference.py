@@ -109,7 +109,7 @@ def compare(out, expected, inputs, tolerance) -> list[str]:
     """Elementwise tolerance against the fp64-rounded reference, then the per-row normalisation bound."""
     if type(out) is not torch.Tensor or out.shape != expected.shape or out.dtype != expected.dtype:
         return [f"output must be a float32 tensor of shape {tuple(expected.shape)}"]
-    got, want = out.double().cpu(), expected.double().cpu()
+    got, want = out.double(), expected.to(out.device).double()  # on the device: a host copy costs seconds
     if not torch.isfinite(got).all():
         return ["output holds NaN or Inf"]
     atol, rtol = _tolerance(tolerance, "float32", (1e-12, 1e-5))
@@ -119,10 +119,10 @@ def compare(out, expected, inputs, tolerance) -> list[str]:
         idx = divmod(int(excess.argmax()), want.shape[-1])
         problems.append(f"elementwise: worst at {list(idx)}: got {got[idx].item():.9g}, expected "
                         f"{want[idx].item():.9g} (atol {atol:g}, rtol {rtol:g})")
-    row_err = (got.sum(dim=-1) - 1.0).abs()
+    row_err = (got.sum(dim=-1) - 1.0).abs().cpu()
     worst = int(row_err.argmax())
     if row_err[worst] > ROW_SUM_BOUND:
-        problems.append(f"normalisation: row {worst} sums to 1 {'+' if got[worst].sum() > 1 else '-'} "
+        problems.append(f"normalisation: row {worst} sums to 1 {'+' if float(got[worst].sum()) > 1 else '-'} "
                         f"{row_err[worst].item():.3g}, bound {ROW_SUM_BOUND:g}: the row sum was accumulated "
                         f"without compensation (see README.md)")
     return problems

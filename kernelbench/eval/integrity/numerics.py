@@ -57,7 +57,7 @@ def accumulation_errors(oracle) -> dict[str, object]:
 
 def kahan_check(out, oracle, bound: float, *, case_id: str = "") -> list[Finding]:
     """Error when a row of the candidate's output misses the normalisation bound; evidence gives the numbers."""
-    deviation = row_sum_deviation(out.cpu())
+    deviation = row_sum_deviation(out).cpu()  # summed on the output's device: a host copy costs seconds
     worst = int(deviation.argmax())
     if float(deviation[worst]) <= bound:
         return []
