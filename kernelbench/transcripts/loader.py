@@ -7,6 +7,7 @@ from pathlib import Path
 from kernelbench.errors import KernelBenchError
 from kernelbench.transcripts.builder import SessionBuilder
 from kernelbench.transcripts.formats import document_formats, line_formats
+from kernelbench.transcripts.gcpause import gc_paused
 from kernelbench.transcripts.model import Session
 from kernelbench.transcripts.pricing import estimate_cost
 from kernelbench.transcripts.reader import (
@@ -23,9 +24,10 @@ def load(path: Path | str, *, estimate: bool = True) -> Session:
     """Parse any supported transcript. Unreadable parts become counted issues and unknown events, never errors;
     only a missing file (or a directory) raises `KernelBenchError`. Without a cost in the log, the cost is
     estimated from the dated price table and marked as an estimate."""
-    session = _parse(Path(path))
-    if estimate:
-        estimate_cost(session)
+    with gc_paused():
+        session = _parse(Path(path))
+        if estimate:
+            estimate_cost(session)
     return session
 
 

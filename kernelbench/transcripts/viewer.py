@@ -19,6 +19,7 @@ from pathlib import Path
 
 import orjson
 
+from kernelbench.transcripts.gcpause import gc_paused
 from kernelbench.transcripts.model import Event, Kind, Session, Usage
 from kernelbench.transcripts.render import (
     RenderContext,
@@ -46,7 +47,12 @@ def write_viewer(session: Session, out_dir: Path, *, asset_prefix: str, budget_s
     (the run page `runs/<id>/index.html` with `out_dir = runs/<id>/transcript`). `asset_prefix` is where
     transcript.css/js are served from, relative to the page (recorded on the root element for standalone use).
     """
-    out_dir = Path(out_dir)
+    with gc_paused():
+        return _write_viewer(session, Path(out_dir), asset_prefix, budget_s, chunk_prefix)
+
+
+def _write_viewer(session: Session, out_dir: Path, asset_prefix: str, budget_s: float | None,
+                  chunk_prefix: str | None) -> str:
     out_dir.mkdir(parents=True, exist_ok=True)
     _remove_old_files(out_dir)
     prefix = chunk_prefix if chunk_prefix is not None else f"{out_dir.name}/"
