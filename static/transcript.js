@@ -1,6 +1,6 @@
 // KernelBench Hard transcript viewer: chunks loaded while scrolling, search, filters, deep links, copy buttons.
 // Chunk and blob files are scripts calling KBT.chunk / KBT.blob (script tags work over http and from file://).
-// Chunk markup was escaped by the site build; blob text is only ever inserted as text.
+// Both are data: chunk views are built into elements here and blob text is only ever inserted as text.
 (function () {
   "use strict";
 
@@ -67,12 +67,12 @@
     });
   };
 
-  Viewer.prototype.receive = function (n, html) {
-    if (typeof html !== "string" || this.filled[n] || !this.slots[n]) return;
-    var slot = this.slots[n];
+  Viewer.prototype.receive = function (n, items) {
+    if (!Array.isArray(items) || this.filled[n] || !this.slots[n]) return;
+    var slot = this.slots[n], frag = document.createDocumentFragment();
+    items.forEach(function (item) { frag.appendChild(renderItem(item)); });
     slot.textContent = "";
-    slot.insertAdjacentHTML("beforeend", html);      // markup escaped at build time
-    colorDiffs(slot);
+    slot.appendChild(frag);
     slot.removeAttribute("data-empty");
     this.filled[n] = true;
     // a chunk that arrives above a revealed event would push it off screen: keep it where the reader was sent
@@ -131,6 +131,90 @@
     if (count) count.textContent = text;
   };
 
+  // ------------------------------------------------------------------------------------------ views -> elements
+
+  // A chunk holds views (kernelbench/transcripts/render.py documents the keys); these functions build the
+  // elements markup.py writes for the first screen. Every text goes in as a text node or an attribute value
+  // set through the DOM: nothing from a transcript is ever parsed as markup.
+  function el(tag, cls) {
+    var node = document.createElement(tag);
+    if (cls) node.className = cls;
+    return node;
+  }
+
+  function textEl(tag, cls, text) {
+    var node = el(tag, cls);
+    node.textContent = text;
+    return node;
+  }
+
+  // A text, or a list of texts and [class, text(, title)] spans.
+  function appendParts(parent, parts, separator) {
+    if (typeof parts === "string") { if (parts) parent.appendChild(document.createTextNode(parts)); return; }
+    (parts || []).forEach(function (part, i) {
+      if (separator && i) parent.appendChild(document.createTextNode(separator));
+      if (typeof part === "string") { if (part) parent.appendChild(document.createTextNode(part)); return; }
+      var span = textEl("span", part[0], part[1]);
+      if (part.length > 2) span.setAttribute("title", part[2]);
+      parent.appendChild(span);
+    });
+  }
+
+  function renderBody(spec) {
+    var box = el("div", "kbt-body"), copy = textEl("button", "kbt-copy", "copy");
+    copy.type = "button";
+    copy.setAttribute("title", "copy");
+    box.appendChild(copy);
+    var pre = el("pre", spec[0]);
+    if (spec[2] === "diff") colorDiff(pre, spec[1]); else pre.textContent = spec[1];
+    box.appendChild(pre);
+    if (spec[3] != null) {
+      pre.classList.add("is-cut");
+      var more = textEl("button", "kbt-more-text", spec[4] || "show all");
+      more.type = "button";
+      more.setAttribute("data-blob", spec[3]);
+      box.appendChild(more);
+    }
+    return box;
+  }
+
+  function renderEvent(view) {
+    var form = view.f, node = el(form === "d" ? "details" : "div", view.c), head = node;
+    node.id = "e-" + view.i;
+    if (form === "d") {
+      if (view.o) node.open = true;
+      head = node.appendChild(el("summary"));
+    } else if (form === "b") {
+      head = node.appendChild(el("div", "kbt-h"));
+    }
+    head.appendChild(textEl("span", "kbt-k", view.k));
+    if (form !== "b") {
+      head.appendChild(document.createTextNode(" "));
+      appendParts(head.appendChild(el("span", "kbt-s")), view.s || "");
+    }
+    appendParts(head, view.g || []);
+    var anchor = textEl("a", "kbt-a", "#" + view.i);
+    anchor.setAttribute("href", "#e-" + view.i);
+    anchor.setAttribute("title", "link to this event");
+    head.appendChild(anchor);
+    (view.b || []).forEach(function (spec) { node.appendChild(renderBody(spec)); });
+    if (view.e) {
+      var sub = node.appendChild(el("div", "kbt-sub"));
+      view.e.forEach(function (child) { sub.appendChild(renderItem(child)); });
+    }
+    return node;
+  }
+
+  function renderItem(item) {
+    if (item.T == null) return renderEvent(item);
+    var turn = el("div", "kbt-turn");
+    turn.id = "t-" + item.T;
+    turn.appendChild(textEl("strong", "", "Turn " + item.T));
+    turn.appendChild(document.createTextNode(" · "));
+    appendParts(turn, item.s, " · ");
+    return turn;
+  }
+
   // ------------------------------------------------------------------------------------------ blobs
 
   // A reference is "<pack number>:<key>"; a pack file registers all its texts at once.
@@ -150,7 +234,7 @@
   }
 
   // The rest of a long diff, and diffs in chunks, arrive as text: colour their lines with the classes pygments
-  // uses (as render.diff_lines does for the first screen), built as text nodes.
+  // uses (as markup.diff_lines does for the first screen), built as text nodes.
   function colorDiff(pre, text) {
     var lines = text.split("\n");
     if (lines.length > 50000) { pre.textContent = text; pre.classList.remove("hl"); return; }
@@ -165,10 +249,6 @@
     pre.textContent = "";
     pre.appendChild(frag);
     pre.classList.add("hl");
-  }
-
-  function colorDiffs(root) {
-    all(root, "pre.kbt-diff:not(.hl)").forEach(function (pre) { colorDiff(pre, pre.textContent); });
   }
 
   var PAGE_CHARS = 1000000;
@@ -476,7 +556,7 @@
   }
 
   window.KBT = {
-    chunk: function (n, html) { if (viewer) viewer.receive(n, html); },
+    chunk: function (n, items) { if (viewer) viewer.receive(n, items); },
     blobs: function (pack, texts) {
       Object.keys(texts || {}).forEach(function (key) {
         if (typeof texts[key] === "string") blobs[key] = texts[key];

@@ -1,8 +1,20 @@
-"""Events → HTML fragments for the transcript viewer.
+"""Events → views: what the viewer shows of each event, decided once, as plain data.
 
-Everything from the transcript passes through `esc` (or pygments, which escapes too); nothing from it ever becomes
-a URL, an attribute name or markup. Long bodies are cut to a preview here and the full text goes to a blob file
-that the page loads on demand and inserts as text (never as HTML).
+A view is a small dict of texts and constant class names (keys below). The first screen turns views into HTML on
+the server (`markup.py`, with pygments); later chunks are written as the views themselves (JSON) and the page builds
+their DOM (`static/transcript.js`, `renderItem`), inserting every text as text. Deciding labels, summaries,
+badges and cut points here keeps the two emitters mechanical, so they cannot disagree about content.
+
+Event view keys (absent = empty):
+    i  event id (the anchor `#e-<i>`)          c  class list of the event element (constants only)
+    f  form: "d" <details>, "b" block with a header, "l" one line
+    o  1 when the <details> starts open         k  label (text)
+    s  summary: a text, or parts (below)       g  badges: parts
+    b  bodies: [css, text, lexer, blob, more]   (lexer "diff" | "bash" | None; blob reference and button label
+       when the text is a preview of a longer one kept in a blob file)
+    e  child views (subagent span)
+Turn header view: {"T": number, "s": parts}. Parts: a list whose items are a text or [class, text] or
+[class, text, title] (a <span>; an empty class means none).
 """
 
 from __future__ import annotations
@@ -14,9 +26,6 @@ from html import escape
 from typing import Any
 
 import orjson
-from pygments import highlight
-from pygments.formatters import HtmlFormatter
-from pygments.lexers import BashLexer, DiffLexer
 
 from kernelbench.transcripts import diffs
 from kernelbench.transcripts.model import Event, Kind, Usage
@@ -25,9 +34,9 @@ PREVIEW_CHARS = 6_000        # a body longer than this shows a preview and an ex
 PREVIEW_LINES = 120
 HIGHLIGHT_LIMIT = 4_000      # scripts longer than this stay plain: pygments would cost more than the page
 SUMMARY_CHARS = 140
-_FORMATTER = HtmlFormatter(nowrap=True)
-_DIFF, _BASH = DiffLexer(), BashLexer()
 SHELL_TOOLS = {"bash", "shell", "exec_command", "run_shell_command", "local_shell_call", "shellcommand"}
+
+View = dict[str, Any]
 
 
 def esc(text: Any) -> str:
@@ -46,11 +55,7 @@ class RenderContext:
 
     results: dict[str, Event] = field(default_factory=dict)
     cwd: str | None = None
-    write_blob: Callable[[str, str], str] | None = None   # (key, full text) → blob file name
-    # pygments for scripts only on the first screen: its per-call cost is most of a chunk's build time, and
-    # later chunks stay readable as plain text; their diffs are sent plain and coloured line by line by the page
-    # when the chunk arrives (as text nodes), which costs the browser less than the build
-    highlight: bool = True
+    write_blob: Callable[[str, str], str] | None = None   # (key, full text) → blob reference
 
     def shorten(self, path: str) -> str:
         if self.cwd and path.startswith(self.cwd.rstrip("/") + "/"):
@@ -60,69 +65,25 @@ class RenderContext:
 
 # ---------------------------------------------------------------------------------------------- bodies
 
-def body(text: str, ctx: RenderContext, key: str, *, lexer=None, css: str = "kbt-pre",
-         lines: int | None = None) -> str:
-    """A <pre> with a copy button; long text is cut to a preview and the rest put in a blob file. `lines` is the
-    text's line count where the caller has it already (counting a long output twice is measurable)."""
+def body(text: str, ctx: RenderContext, key: str, *, lexer: str | None = None, css: str = "kbt-pre",
+         lines: int | None = None) -> list:
+    """[css, shown text, lexer, blob, button label]; long text is cut to a preview and the whole put in a blob
+    file. `lines` is the text's line count where the caller has it already (counting a long output twice is
+    measurable)."""
     text = text or ""
-    preview, cut = _preview(text)
-    if cut and ctx.write_blob is not None:
-        blob = ctx.write_blob(key, text)
-        if lexer is _DIFF and not ctx.highlight:
-            inner = esc_text(preview)          # coloured by the page, as below
-        else:
-            inner = _highlighted(preview, lexer)
-            css += " hl" if lexer is not None else ""
-        more = (f'<button type="button" class="kbt-more-text" data-blob="{esc(blob)}">'
-                f'show all {_size(len(text))} ({lines or text.count(chr(10)) + 1:,} lines)</button>')
-        return (f'<div class="kbt-body"><button type="button" class="kbt-copy" title="copy">copy</button>'
-                f'<pre class="{css} is-cut">{inner}</pre>{more}</div>')
-    if lexer is _DIFF and not ctx.highlight:
-        inner = esc_text(text)             # coloured by the page when its chunk arrives (transcript.js colorDiff)
-    elif lexer is _DIFF or (lexer is not None and len(text) <= HIGHLIGHT_LIMIT):
-        inner = _highlighted(text, lexer)
-        css += " hl"
-    else:
-        inner = esc_text(text)
-    return (f'<div class="kbt-body"><button type="button" class="kbt-copy" title="copy">copy</button>'
-            f'<pre class="{css}">{inner}</pre></div>')
+    if len(text) <= PREVIEW_CHARS and text.count("\n") < PREVIEW_LINES or ctx.write_blob is None:
+        return [css, text, lexer, None, None]
+    more = f"show all {_size(len(text))} ({lines or text.count(chr(10)) + 1:,} lines)"
+    return [css, _preview(text), lexer, ctx.write_blob(key, text), more]
 
 
-def _highlighted(text: str, lexer) -> str:
-    if lexer is None:
-        return esc_text(text)
-    if lexer is _DIFF:
-        return diff_lines(text)
-    return highlight(text, lexer, _FORMATTER)
-
-
-DIFF_CLASSES = {"+": "gi", "-": "gd", "@": "gu", "I": "gh"}   # by first character; headers checked apart
-
-
-def diff_lines(text: str) -> str:
-    """A diff marked up line by line with the token classes pygments' DiffLexer gives the same lines (it is a
-    line classifier too), styled by the same pygments stylesheet; pygments' own formatter costs about 2 ms per
-    diff here, which for thousands of edits is most of the page's build time. Escaping first keeps each line's
-    first character (+ - @) as it was."""
-    out = []
-    for line in esc_text(text).split("\n"):
-        cls = DIFF_CLASSES.get(line[:1])
-        if cls == "gi" and line.startswith("+++ ") or cls == "gd" and line.startswith("--- "):
-            cls = "gh"
-        elif cls == "gu" and not line.startswith("@@") or cls == "gh" and not line.startswith("Index: "):
-            cls = None
-        out.append(f'<span class="{cls}">{line}</span>' if cls else line)
-    return "\n".join(out)
-
-
-def _preview(text: str) -> tuple[str, bool]:
-    if len(text) <= PREVIEW_CHARS and text.count("\n", 0, PREVIEW_CHARS) < PREVIEW_LINES:
-        return text, False
+def _preview(text: str) -> str:
+    """The head shown before the expander: PREVIEW_CHARS at most, up to the PREVIEW_LINES-th line end."""
     cut = text[:PREVIEW_CHARS]
     lines = cut.split("\n", PREVIEW_LINES)
-    if len(lines) > PREVIEW_LINES:          # up to (not including) the PREVIEW_LINES-th line end
+    if len(lines) > PREVIEW_LINES:
         cut = "\n".join(lines[:PREVIEW_LINES])
-    return cut, True
+    return cut
 
 
 def _size(chars: int) -> str:
@@ -174,25 +135,27 @@ def _unwrap_shell(command: list) -> str:
     return " ".join(parts)
 
 
-def tool_input_body(event: Event, ctx: RenderContext) -> str:
+def tool_input_bodies(event: Event, ctx: RenderContext) -> list[list]:
     args = event.input
-    name = (event.name or "").lower()
     if isinstance(args, dict):
         command = args.get("command", args.get("cmd"))
         if isinstance(command, list):
             command = _unwrap_shell(command)
-        if isinstance(command, str) and (name in SHELL_TOOLS or len(args) <= 3):
-            rest = {k: v for k, v in args.items() if k not in ("command", "cmd")}
-            extra = body(_json(rest), ctx, f"{event.id}-args") if rest else ""
+        if isinstance(command, str) and ((event.name or "").lower() in SHELL_TOOLS or len(args) <= 3):
             # one-line commands are many and pygments' per-call cost dominates: highlight multi-line scripts
-            lexer = _BASH if ctx.highlight and "\n" in command else None
-            return body(command, ctx, f"{event.id}-cmd", lexer=lexer) + extra
+            lexer = "bash" if "\n" in command and len(command) <= HIGHLIGHT_LIMIT else None
+            bodies = [body(command, ctx, f"{event.id}-cmd", lexer=lexer)]
+            if len(args) > 1:
+                rest = {k: v for k, v in args.items() if k not in ("command", "cmd")}
+                if rest:
+                    bodies.append(body(_json(rest), ctx, f"{event.id}-args"))
+            return bodies
         patch = args.get("patch", args.get("patchText"))
         if isinstance(patch, str):
-            return body(patch, ctx, f"{event.id}-patch", lexer=_DIFF)
+            return [body(patch, ctx, f"{event.id}-patch", lexer="diff")]
     if args is None:
-        return ""
-    return body(args if isinstance(args, str) else _json(args), ctx, f"{event.id}-in")
+        return []
+    return [body(args if isinstance(args, str) else _json(args), ctx, f"{event.id}-in")]
 
 
 def _json(value: Any) -> str:
@@ -202,27 +165,21 @@ def _json(value: Any) -> str:
         return repr(value)
 
 
-# ---------------------------------------------------------------------------------------------- events
+# ---------------------------------------------------------------------------------------------- badges
 
-def anchor(event: Event) -> str:
-    return f'<a class="kbt-a" href="#e-{event.id}" title="link to this event">#{event.id}</a>'
-
-
-def badges(event: Event) -> str:
+def badges(event: Event) -> list | None:
     if event.exit_code is None and event.is_error is None and event.duration_s is None and event.usage is None:
-        return ""                               # most events: nothing to show
-    parts = []
+        return None                             # most events: nothing to show
+    parts: list = []
     if event.exit_code is not None:
-        parts.append(f'<span class="kbt-b{" bad" if event.exit_code else ""}">exit {event.exit_code}</span>')
+        parts.append(["kbt-b bad" if event.exit_code else "kbt-b", f"exit {event.exit_code}"])
     elif event.is_error:
-        parts.append('<span class="kbt-b bad">error</span>')
+        parts.append(["kbt-b bad", "error"])
     if event.duration_s is not None and event.duration_s >= 0.05:
-        parts.append(f'<span class="kbt-b">{fmt_duration(event.duration_s)}</span>')
+        parts.append(["kbt-b", fmt_duration(event.duration_s)])
     if event.usage is not None:
-        # the title is digits and fixed words: nothing in it to escape
-        parts.append(f'<span class="kbt-b tok" title="{usage_title(event.usage)}">'
-                     f'{fmt_tokens(event.usage.total)} tok</span>')
-    return "".join(parts)
+        parts.append(["kbt-b tok", f"{fmt_tokens(event.usage.total)} tok", usage_title(event.usage)])
+    return parts or None
 
 
 def usage_title(usage: Usage) -> str:
@@ -246,101 +203,105 @@ def fmt_duration(seconds: float) -> str:
     return f"{int(seconds // 3600)}h {int(seconds % 3600 // 60):02d}m"
 
 
+# ---------------------------------------------------------------------------------------------- events
+
 KIND_CLASS = {kind: f"ev ev-{kind.value}" for kind in Kind}
 
 
-def _classes(event: Event, extra: str = "") -> str:
+def _view(event: Event, form: str, label: str, summary: Any = None, bodies: list | None = None,
+          extra: str = "") -> View:
     error = " is-err" if event.is_error or (event.exit_code not in (None, 0)) else ""
-    return f"{KIND_CLASS[event.kind]}{error}{extra}"
+    view: View = {"i": event.id, "c": f"{KIND_CLASS[event.kind]}{error}{extra}", "f": form, "k": label}
+    if summary is not None:
+        view["s"] = summary
+    if bodies:
+        view["b"] = bodies
+    if event.exit_code is not None or event.is_error is not None or event.duration_s is not None \
+            or event.usage is not None:
+        marks = badges(event)
+        if marks:
+            view["g"] = marks
+    return view
 
 
-def _details(event: Event, label: str, summary: str, inner: str, *, open_: bool = False, extra: str = "") -> str:
-    # label and summary arrive escaped: most labels are constants, escaping them per event is wasted work
-    return (f'<details class="{_classes(event, extra)}" id="e-{event.id}"{" open" if open_ else ""}>'
-            f'<summary><span class="kbt-k">{label}</span> <span class="kbt-s">{summary}</span>'
-            f'{badges(event)}{anchor(event)}</summary>{inner}</details>')
+def event_view(event: Event, ctx: RenderContext) -> View:
+    return RENDERERS.get(event.kind, _unknown)(event, ctx)
 
 
-def _block(event: Event, label: str, inner: str) -> str:
-    return (f'<div class="{_classes(event)}" id="e-{event.id}"><div class="kbt-h"><span class="kbt-k">'
-            f'{label}</span>{badges(event)}{anchor(event)}</div>{inner}</div>')
+def _prose(event: Event, ctx: RenderContext, text: str | None = None) -> list[list]:
+    return [body(event.text or "" if text is None else text, ctx, f"{event.id}-t", css="kbt-pre kbt-prose")]
 
 
-def render_event(event: Event, ctx: RenderContext) -> str:
-    renderer = RENDERERS.get(event.kind, _unknown)
-    return renderer(event, ctx)
+def _user(event: Event, ctx: RenderContext) -> View:
+    return _view(event, "b", "User", bodies=_prose(event, ctx))
 
 
-def _user(event: Event, ctx: RenderContext) -> str:
-    return _block(event, "User", body(event.text or "", ctx, f"{event.id}-t", css="kbt-pre kbt-prose"))
+def _assistant(event: Event, ctx: RenderContext) -> View:
+    label = f"Assistant · {event.model}" if event.model else "Assistant"
+    return _view(event, "b", label, bodies=_prose(event, ctx))
 
 
-def _assistant(event: Event, ctx: RenderContext) -> str:
-    label = "Assistant" + (f" · {esc_text(event.model)}" if event.model else "")
-    return _block(event, label, body(event.text or "", ctx, f"{event.id}-t", css="kbt-pre kbt-prose"))
+def _thinking(event: Event, ctx: RenderContext) -> View:
+    return _view(event, "d", "Thinking", one_line(event.text), _prose(event, ctx))
 
 
-def _thinking(event: Event, ctx: RenderContext) -> str:
-    return _details(event, "Thinking", esc_text(one_line(event.text)),
-                    body(event.text or "", ctx, f"{event.id}-t", css="kbt-pre kbt-prose"))
-
-
-def _tool_call(event: Event, ctx: RenderContext) -> str:
+def _tool_call(event: Event, ctx: RenderContext) -> View:
     result = ctx.results.get(event.call_id or "")
-    status = ""
-    if result is not None and (result.is_error or result.exit_code not in (None, 0)):
-        status = '<span class="kbt-b bad">failed</span>'
-    elif result is None:
-        status = '<span class="kbt-b warn">no result</span>'
-    summary = f"{esc_text(tool_target(event, ctx))}{status}"
-    return _details(event, esc_text(event.name or "tool"), summary, tool_input_body(event, ctx), extra=" kbt-call")
+    target = tool_target(event, ctx)
+    if result is None:
+        summary: Any = [target, ["kbt-b warn", "no result"]]
+    elif result.is_error or result.exit_code not in (None, 0):
+        summary = [target, ["kbt-b bad", "failed"]]
+    else:
+        summary = target
+    return _view(event, "d", event.name or "tool", summary, tool_input_bodies(event, ctx), " kbt-call")
 
 
-def _tool_result(event: Event, ctx: RenderContext) -> str:
+def _tool_result(event: Event, ctx: RenderContext) -> View:
     text = event.output or ""
     lines = text.count("\n") + 1 if text else 0
-    summary = f"{esc(event.name or 'result')} output · {lines:,} line{'s' if lines != 1 else ''}"
-    if not text:
-        summary = f"{esc(event.name or 'result')} output · empty"
-    return _details(event, "→", summary, body(text, ctx, f"{event.id}-o", lines=lines))
+    name = event.name or "result"
+    summary = f"{name} output · {lines:,} line{'s' if lines != 1 else ''}" if text else f"{name} output · empty"
+    return _view(event, "d", "→", summary, [body(text, ctx, f"{event.id}-o", lines=lines)])
 
 
-def _file_edit(event: Event, ctx: RenderContext) -> str:
+def _file_edit(event: Event, ctx: RenderContext) -> View:
     added, removed = diffs.stats(event.diff)
     path = ctx.shorten(event.path or "?")
-    summary = (f'{esc(posixpath.basename(path) or path)} <span class="kbt-path">{esc(path)}</span>'
-               f'<span class="kbt-add">+{added}</span> <span class="kbt-del">−{removed}</span>')
-    small = (added + removed) <= 40
-    return _details(event, "Edit", summary, body(event.diff or "", ctx, f"{event.id}-d", lexer=_DIFF,
-                                                 css="kbt-pre kbt-diff"), open_=small)
+    summary = [f"{posixpath.basename(path) or path} ", ["kbt-path", path], ["kbt-add", f"+{added}"], " ",
+               ["kbt-del", f"−{removed}"]]
+    view = _view(event, "d", "Edit", summary,
+                 [body(event.diff or "", ctx, f"{event.id}-d", lexer="diff", css="kbt-pre kbt-diff")])
+    if added + removed <= 40:
+        view["o"] = 1
+    return view
 
 
-def _compaction(event: Event, ctx: RenderContext) -> str:
-    return _details(event, "Compaction", esc_text(one_line(event.text)),
-                    body(event.text or "", ctx, f"{event.id}-t", css="kbt-pre kbt-prose"))
+def _compaction(event: Event, ctx: RenderContext) -> View:
+    return _view(event, "d", "Compaction", one_line(event.text), _prose(event, ctx))
 
 
-def _system(event: Event, ctx: RenderContext) -> str:
+def _system(event: Event, ctx: RenderContext) -> View:
     text = event.text or ""
     if len(text) <= SUMMARY_CHARS and "\n" not in text:
-        return (f'<div class="{_classes(event)}" id="e-{event.id}"><span class="kbt-k">System</span> '
-                f'<span class="kbt-s">{esc(text)}</span>{badges(event)}{anchor(event)}</div>')
+        return _view(event, "l", "System", text)
     label = "Context" if (event.record_type or "").startswith("context") else "System"
-    return _details(event, label, esc_text(one_line(text)),
-                    body(text, ctx, f"{event.id}-t", css="kbt-pre kbt-prose"))
+    return _view(event, "d", label, one_line(text), _prose(event, ctx, text))
 
 
-def _unknown(event: Event, ctx: RenderContext) -> str:
-    return _details(event, "Unknown record", esc(event.record_type or "?"),
-                    body(event.raw or "", ctx, f"{event.id}-r"))
+def _unknown(event: Event, ctx: RenderContext) -> View:
+    return _view(event, "d", "Unknown record", event.record_type or "?",
+                 [body(event.raw or "", ctx, f"{event.id}-r")])
 
 
-def render_subagent(event: Event, ctx: RenderContext, inner: str, counts: dict[str, int], usage: Usage) -> str:
-    summary = (f"{esc(one_line(event.name or 'subagent', 60))} · {esc(one_line(event.text or '', 80))} · "
-               f"{counts.get('events', 0)} events · {counts.get('tool_call', 0)} tool calls")
+def subagent_view(event: Event, children: list[View], counts: dict[str, int], usage: Usage) -> View:
+    summary: list = [(f"{one_line(event.name or 'subagent', 60)} · {one_line(event.text or '', 80)} · "
+                      f"{counts.get('events', 0)} events · {counts.get('tool_call', 0)} tool calls")]
     if not usage.is_zero():
-        summary += f' · <span title="{esc(usage_title(usage))}">{fmt_tokens(usage.total)} tok</span>'
-    return _details(event, "Subagent", summary, f'<div class="kbt-sub">{inner}</div>')
+        summary += [" · ", ["", f"{fmt_tokens(usage.total)} tok", usage_title(usage)]]
+    view = _view(event, "d", "Subagent", summary)
+    view["e"] = children
+    return view
 
 
 RENDERERS = {Kind.USER: _user, Kind.ASSISTANT: _assistant, Kind.THINKING: _thinking, Kind.TOOL_CALL: _tool_call,

@@ -1,11 +1,12 @@
 """The transcript viewer: the first screen as HTML, the rest as chunk files the page loads while the reader scrolls.
 
 `write_viewer(session, out_dir, asset_prefix=..., budget_s=...)` writes into `out_dir`
-    c-0001.js, c-0002.js ...  `KBT.chunk(n, "<html>")`: later events, as one JSON string of escaped markup
+    c-0001.js, c-0002.js ...  `KBT.chunk(n, [view, ...])`: later events as views (render.py), JSON data that the
+                              page turns into elements, inserting every text as text
     b-0001.js ...             `KBT.blobs(n, {"<key>": "<text>"})`: full texts of bodies cut to a preview
-and returns the first screen's HTML. Chunk and blob files are scripts that call a registration function, so the
-page loads them with a script tag, which works over http and from file:// alike (fetch() does not on file://).
-Their payload is data: chunk markup was escaped here, blob text is inserted by the page as text.
+and returns the first screen's HTML (markup.py). Chunk and blob files are scripts that call a registration
+function, so the page loads them with a script tag, which works over http and from file:// alike (fetch() does
+not on file://). Their payload is data only.
 
 The page that embeds the HTML must also load `transcript.css` and `transcript.js` (from `asset_prefix`).
 """
@@ -16,18 +17,21 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import orjson
 
 from kernelbench.transcripts.gcpause import gc_paused
+from kernelbench.transcripts.markup import items_html
 from kernelbench.transcripts.model import Event, Kind, Session, Usage
 from kernelbench.transcripts.render import (
     RenderContext,
+    View,
     esc,
+    event_view,
     fmt_duration,
     fmt_tokens,
-    render_event,
-    render_subagent,
+    subagent_view,
     usage_title,
 )
 from kernelbench.transcripts.timeline import timeline_html
@@ -59,7 +63,7 @@ def _write_viewer(session: Session, out_dir: Path, asset_prefix: str, budget_s: 
     blobs = _BlobWriter(out_dir)
     ctx = RenderContext(results=_results(session), cwd=session.cwd, write_blob=blobs.write)
     counts: dict[str, int] = {"events": 0}        # the whole session's, summed from its turns
-    first, ranges = _write_chunks(_pieces(session, ctx, counts), out_dir, ctx)
+    first, ranges = _write_chunks(_pieces(session, ctx, counts), out_dir)
     blobs.flush()
     total = counts["events"]
     index = {"v": VIEWER_VERSION, "prefix": prefix, "chunks": ranges, "events": total}
@@ -75,44 +79,68 @@ def _write_viewer(session: Session, out_dir: Path, asset_prefix: str, budget_s: 
 
 # ---------------------------------------------------------------------------------------------- chunks
 
-@dataclass
+@dataclass(slots=True)
 class _Piece:
-    html: str
+    items: list[View]      # an event's view, after its turn's header where a turn starts
     first_id: int
     last_id: int
 
 
-def _write_chunks(pieces: Iterator[_Piece], out_dir: Path, ctx: RenderContext) -> tuple[str, list[list[int]]]:
-    """The first screen's markup, and [first_id, last_id] of every chunk (the first screen is chunk 0)."""
+def _write_chunks(pieces: Iterator[_Piece], out_dir: Path) -> tuple[str, list[list[int]]]:
+    """The first screen's markup, and [first_id, last_id] of every chunk (the first screen is chunk 0).
+
+    The first screen is HTML; every later chunk is a script file holding its views as JSON, which the page turns
+    into elements when the chunk is needed (no escaping and no markup to build here for most of a transcript)."""
     ranges: list[list[int]] = []
-    buffer: list[str] = []
-    size, first_id, last_id = 0, None, 0
-    first_html = ""
+    html: list[str] = []
+    size = 0
     for piece in pieces:
-        if first_id is None:
+        html.append(items_html(piece.items))
+        size += len(html[-1])
+        if not ranges:
+            ranges.append([piece.first_id, piece.last_id])
+        ranges[0][1] = piece.last_id
+        if size >= FIRST_SCREEN_BYTES:
+            break
+    buffer: list[bytes] = []
+    size, first_id, last_id = 0, 0, 0
+    for piece in pieces:                       # what the first screen left
+        if not buffer:
             first_id = piece.first_id
-        buffer.append(piece.html)
-        size += len(piece.html)
+        buffer.append(_json_items(piece.items))
+        size += len(buffer[-1])
         last_id = piece.last_id
-        limit = FIRST_SCREEN_BYTES if not ranges else CHUNK_BYTES
-        if size >= limit:
-            first_html = _flush(buffer, len(ranges), out_dir) or first_html
+        if size >= CHUNK_BYTES:
+            _write_chunk(out_dir, len(ranges), buffer)
             ranges.append([first_id, last_id])
-            buffer, size, first_id = [], 0, None
-            ctx.highlight = False                # the first screen is written: the rest goes plain
+            buffer, size = [], 0
     if buffer:
-        first_html = _flush(buffer, len(ranges), out_dir) or first_html
+        _write_chunk(out_dir, len(ranges), buffer)
         ranges.append([first_id, last_id])
-    return first_html, ranges
+    return "".join(html), ranges
 
 
-def _flush(buffer: list[str], number: int, out_dir: Path) -> str | None:
-    html = "".join(buffer)
-    if number == 0:
-        return html
+def _json_items(items: list[View]) -> bytes:
+    """The items as JSON array elements (without the brackets), to be joined into a chunk's array."""
+    try:
+        return orjson.dumps(items)[1:-1]
+    except TypeError:                      # lone surrogates: keep what can be kept
+        return orjson.dumps(_without_surrogates(items))[1:-1]
+
+
+def _without_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode("utf-8", "replace").decode("utf-8")
+    if isinstance(value, list):
+        return [_without_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _without_surrogates(v) for k, v in value.items()}
+    return value
+
+
+def _write_chunk(out_dir: Path, number: int, items: list[bytes]) -> None:
     (out_dir / f"c-{number:04d}.js").write_bytes(
-        b"KBT.chunk(" + str(number).encode() + b"," + _js_string(html) + b");\n")
-    return None
+        b"KBT.chunk(" + str(number).encode() + b",[" + b",".join(items) + b"]);\n")
 
 
 class _BlobWriter:
@@ -170,15 +198,16 @@ def _pieces(session: Session, ctx: RenderContext, session_counts: dict[str, int]
     turns = _turn_starts(session.events)
     number = 0
     for index, event in enumerate(session.events):
-        html = _render(event, ctx)
+        view = _view(event, ctx)
         if index in turns:
             number += 1
             events = session.events[index:turns[index]]
             usage, counts = _totals(events)
             for kind, count in counts.items():
                 session_counts[kind] = session_counts.get(kind, 0) + count
-            html = _turn_header(number, events, usage, counts) + html
-        yield _Piece(html, event.id, _last_id(event))
+            yield _Piece([_turn_header(number, events, usage, counts), view], event.id, _last_id(event))
+        else:
+            yield _Piece([view], event.id, _last_id(event))
 
 
 def _turn_starts(events: list[Event]) -> dict[int, int]:
@@ -191,14 +220,14 @@ def _turn_starts(events: list[Event]) -> dict[int, int]:
     return {start: end for start, end in zip(starts, starts[1:] + [len(events)])} if events else {}
 
 
-def _turn_header(number: int, events: list[Event], usage: Usage, counts: dict[str, int]) -> str:
+def _turn_header(number: int, events: list[Event], usage: Usage, counts: dict[str, int]) -> View:
     times = [e.ts for e in events if e.ts is not None]
-    parts = [f"{counts['events']} events", f"{counts.get('tool_call', 0)} tool calls"]
+    parts: list = [f"{counts['events']} events", f"{counts.get('tool_call', 0)} tool calls"]
     if not usage.is_zero():
-        parts.append(f'<span title="{esc(usage_title(usage))}">{fmt_tokens(usage.total)} tokens</span>')
+        parts.append(["", f"{fmt_tokens(usage.total)} tokens", usage_title(usage)])
     if len(times) > 1:
         parts.append(fmt_duration(max(times) - min(times)))
-    return f'<div class="kbt-turn" id="t-{number}"><strong>Turn {number}</strong> · {" · ".join(parts)}</div>'
+    return {"T": number, "s": parts}
 
 
 def _totals(events: list[Event]) -> tuple[Usage, dict[str, int]]:
@@ -215,12 +244,12 @@ def _totals(events: list[Event]) -> tuple[Usage, dict[str, int]]:
     return usage, counts
 
 
-def _render(event: Event, ctx: RenderContext) -> str:
+def _view(event: Event, ctx: RenderContext) -> View:
     if event.kind is Kind.SUBAGENT:
-        inner = "".join(_render(child, ctx) for child in event.events or [])
+        children = [_view(child, ctx) for child in event.events or []]
         usage, counts = _totals(event.events or [])
-        return render_subagent(event, ctx, inner, counts, usage)
-    return render_event(event, ctx)
+        return subagent_view(event, children, counts, usage)
+    return event_view(event, ctx)
 
 
 def _last_id(event: Event) -> int:
@@ -240,8 +269,8 @@ def _header(session: Session, counts: dict[str, int]) -> str:
         ("format", f"{session.format} {session.format_version or ''}".strip()),
         ("model", ", ".join(session.models) or "—"),
         ("duration", fmt_duration(session.duration_s) if session.duration_s is not None else "—"),
-        ("events", f"{counts['events']:,} ({counts.get('tool_call', 0):,} tool calls, "
-                   f"{counts.get('file_edit', 0):,} edits)"),
+        ("events", (f"{counts['events']:,} ({counts.get('tool_call', 0):,} tool calls, "
+                    f"{counts.get('file_edit', 0):,} edits)")),
     ]
     rows = "".join(f"<div><dt>{esc(k)}</dt><dd>{esc(v)}</dd></div>" for k, v in facts)
     rows += (f'<div><dt>tokens</dt><dd title="{esc(usage_title(tokens))}">{fmt_tokens(tokens.total)} '

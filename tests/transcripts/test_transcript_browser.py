@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kernelbench.transcripts import NormalizedWriter, load
+from kernelbench.transcripts import NormalizedWriter, load, viewer
 from kernelbench.transcripts.viewer import write_page
 
 pytestmark = pytest.mark.browser
@@ -29,9 +29,11 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 @pytest.fixture(scope="module")
 def site(tx: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("site")
-    for name, relative in FIXTURES.items():
-        write_page(load(tx / relative), root / name, budget_s=3600)
-    write_page(load(_evil_transcript(root / "evil.jsonl")), root / "evil")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(viewer, "CHUNK_BYTES", 60_000)         # several chunks even for the mid-sized fixtures
+        for name, relative in FIXTURES.items():
+            write_page(load(tx / relative), root / name, budget_s=3600)
+        write_page(load(_evil_transcript(root / "evil.jsonl")), root / "evil")
     return root
 
 
@@ -207,3 +209,51 @@ def test_copy_button_copies_the_whole_text(browser, base_url: str) -> None:
     assert copied.count("<script>window.__pwned=1</script>") == 2 and copied.count("\n") >= 400   # blob included
     assert page.evaluate("window.__pwned") is None
     context.close()
+
+
+NORMALIZED_EVENTS = """() => {
+  // the events as a string: elements with sorted attributes, chunk wrappers left out, <pre> by its text (the
+  // first screen highlights shell scripts with pygments, chunks show them plain)
+  function norm(node) {
+    if (node.nodeType === 3) return node.nodeValue;
+    if (node.nodeType !== 1) return "";
+    if (node.classList.contains("kbt-chunk")) return inner(node);
+    var tag = node.tagName.toLowerCase();
+    if (tag === "pre") {
+      var cls = Array.from(node.classList).filter(function (c) { return c !== "hl"; }).join(" ");
+      return "<pre " + cls + ">" + node.textContent + "</pre>";
+    }
+    var attrs = Array.from(node.attributes).map(function (a) { return a.name + "=" + JSON.stringify(a.value); });
+    return "<" + tag + " " + attrs.sort().join(" ") + ">" + inner(node) + "</" + tag + ">";
+  }
+  function inner(node) { return Array.from(node.childNodes).map(norm).join(""); }
+  return inner(document.querySelector(".kbt-events"));
+}"""
+
+
+@pytest.mark.parametrize("name", ["claude", "codex", "opencode", "stream", "evil"])
+def test_chunks_built_by_the_page_match_the_server_markup(page, tx: Path, tmp_path: Path, name: str) -> None:
+    """The same transcript written once all as first-screen HTML and once almost all as chunk views: after
+    loading every chunk, the page holds the same elements with the same texts."""
+    if name == "stream":
+        source = tx / "claude-stream" / "claude-stream-json-simple.jsonl"      # subagent spans
+    else:
+        source = _evil_transcript(tmp_path / "evil.jsonl") if name == "evil" else tx / FIXTURES[name]
+    session = load(source)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(viewer, "FIRST_SCREEN_BYTES", 10**12)
+        write_page(session, tmp_path / "server")
+        patch.setattr(viewer, "FIRST_SCREEN_BYTES", 1)
+        patch.setattr(viewer, "CHUNK_BYTES", 50_000)
+        write_page(session, tmp_path / "page")
+    assert len(list((tmp_path / "server" / "transcript").glob("c-*.js"))) == 0
+    assert len(list((tmp_path / "page" / "transcript").glob("c-*.js"))) >= 1
+    shown = {}
+    for which in ("server", "page"):
+        page.goto((tmp_path / which / "index.html").as_uri())
+        page.evaluate("document.querySelector('.kbt-load-all') && document.querySelector('.kbt-load-all').click()")
+        page.wait_for_selector(".kbt-sentinel[data-done]", state="attached", timeout=60_000)
+        shown[which] = page.evaluate(NORMALIZED_EVENTS)
+    assert shown["page"].count('id="e-') == sum(1 for _ in session.walk())
+    assert shown["page"] == shown["server"]
+    assert page.evaluate("window.__pwned") is None

@@ -7,16 +7,23 @@ import re
 from pathlib import Path
 
 from kernelbench.transcripts import NormalizedWriter, load
+from kernelbench.transcripts.markup import items_html
 from kernelbench.transcripts.viewer import write_viewer
 
 EVENT_ID = re.compile(r'id="e-(\d+)"')
 
 
-def chunk_html(path: Path) -> str:
+def chunk_items(path: Path) -> list[dict]:
+    """A chunk file's views: the file is one call with a JSON array (data only, nothing else to run)."""
     text = path.read_text()
-    match = re.fullmatch(r"KBT\.chunk\((\d+),(.*)\);\n", text, re.DOTALL)
+    match = re.fullmatch(r"KBT\.chunk\((\d+),(\[.*\])\);\n", text, re.DOTALL)
     assert match, path
     return json.loads(match.group(2))
+
+
+def chunk_html(path: Path) -> str:
+    """The markup the first screen would have for a chunk's views (the page builds the same elements)."""
+    return items_html(chunk_items(path))
 
 
 def index_of(html: str) -> dict:
