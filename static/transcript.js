@@ -67,10 +67,13 @@
     });
   };
 
-  Viewer.prototype.receive = function (n, items) {
-    if (!Array.isArray(items) || this.filled[n] || !this.slots[n]) return;
+  // A chunk is an array of pieces, each an array of items (an event's view, after its turn's header).
+  Viewer.prototype.receive = function (n, pieces) {
+    if (!Array.isArray(pieces) || this.filled[n] || !this.slots[n]) return;
     var slot = this.slots[n], frag = document.createDocumentFragment();
-    items.forEach(function (item) { frag.appendChild(renderItem(item)); });
+    pieces.forEach(function (items) {
+      items.forEach(function (item) { frag.appendChild(renderItem(item)); });
+    });
     slot.textContent = "";
     slot.appendChild(frag);
     slot.removeAttribute("data-empty");
@@ -251,11 +254,28 @@
     pre.classList.add("hl");
   }
 
+  // A cut body's whole text: its preview (what the <pre> holds until the body is expanded; search marks and
+  // diff colours keep its text) followed by the rest from the blob. Kept per reference, read once.
+  var fullTexts = {};           // blob reference -> Promise of the whole text
+  var wholeText = {};           // blob reference -> the whole text, once loaded
+
+  function fullText(button) {
+    var reference = button.getAttribute("data-blob");
+    if (!fullTexts[reference]) {
+      var preview = button.parentNode.querySelector("pre").textContent;
+      fullTexts[reference] = loadBlob(reference).then(function (rest) {
+        wholeText[reference] = preview + rest;
+        return wholeText[reference];
+      }, function (error) { delete fullTexts[reference]; throw error; });
+    }
+    return fullTexts[reference];
+  }
+
   var PAGE_CHARS = 1000000;
 
   function showMore(button) {
     var pre = button.parentNode.querySelector("pre"), shown = parseInt(button.getAttribute("data-shown"), 10);
-    var text = blobs[/^\d+:(.+)$/.exec(button.getAttribute("data-blob"))[1]];
+    var text = wholeText[button.getAttribute("data-blob")];
     var next = Math.min(text.length, shown + PAGE_CHARS);
     pre.appendChild(document.createTextNode(text.slice(shown, next)));
     if (next >= text.length) { button.parentNode.removeChild(button); return; }
@@ -269,7 +289,7 @@
     var pre = button.parentNode.querySelector("pre");
     button.disabled = true;
     button.textContent = "loading…";
-    return loadBlob(button.getAttribute("data-blob")).then(function (text) {
+    return fullText(button).then(function (text) {
       var shown = Math.min(text.length, PAGE_CHARS);
       if (pre.classList.contains("kbt-diff")) colorDiff(pre, text.slice(0, shown));
       else { pre.textContent = text.slice(0, shown); pre.classList.remove("hl"); }   // text, never markup
@@ -469,7 +489,7 @@
   function onCopy(button) {
     var box = button.parentNode, pre = box.querySelector("pre"), more = box.querySelector(".kbt-more-text");
     if (more) {
-      loadBlob(more.getAttribute("data-blob")).then(function (text) { copyText(text, button); });
+      fullText(more).then(function (text) { copyText(text, button); });
     } else {
       copyText(pre.textContent, button);
     }
@@ -556,7 +576,7 @@
   }
 
   window.KBT = {
-    chunk: function (n, items) { if (viewer) viewer.receive(n, items); },
+    chunk: function (n, pieces) { if (viewer) viewer.receive(n, pieces); },
     blobs: function (pack, texts) {
       Object.keys(texts || {}).forEach(function (key) {
         if (typeof texts[key] === "string") blobs[key] = texts[key];

@@ -11,7 +11,7 @@ Event view keys (absent = empty):
     o  1 when the <details> starts open         k  label (text)
     s  summary: a text, or parts (below)       g  badges: parts
     b  bodies: [css, text, lexer, blob, more]   (lexer "diff" | "bash" | None; blob reference and button label
-       when the text is a preview of a longer one kept in a blob file)
+       when the text is the preview of a longer one whose rest is in a blob file)
     e  child views (subagent span)
 Turn header view: {"T": number, "s": parts}. Parts: a list whose items are a text or [class, text] or
 [class, text, title] (a <span>; an empty class means none).
@@ -55,7 +55,7 @@ class RenderContext:
 
     results: dict[str, Event] = field(default_factory=dict)
     cwd: str | None = None
-    write_blob: Callable[[str, str], str] | None = None   # (key, full text) → blob reference
+    write_blob: Callable[[str, str], str] | None = None   # (key, text after the preview) → blob reference
 
     def shorten(self, path: str) -> str:
         if self.cwd and path.startswith(self.cwd.rstrip("/") + "/"):
@@ -67,14 +67,16 @@ class RenderContext:
 
 def body(text: str, ctx: RenderContext, key: str, *, lexer: str | None = None, css: str = "kbt-pre",
          lines: int | None = None) -> list:
-    """[css, shown text, lexer, blob, button label]; long text is cut to a preview and the whole put in a blob
+    """[css, shown text, lexer, blob, button label]; long text is cut to a preview, the rest put in a blob
     file. `lines` is the text's line count where the caller has it already (counting a long output twice is
     measurable)."""
     text = text or ""
     if len(text) <= PREVIEW_CHARS and text.count("\n") < PREVIEW_LINES or ctx.write_blob is None:
         return [css, text, lexer, None, None]
     more = f"show all {_size(len(text))} ({lines or text.count(chr(10)) + 1:,} lines)"
-    return [css, _preview(text), lexer, ctx.write_blob(key, text), more]
+    preview = _preview(text)
+    # the blob holds the rest only: the page has the preview, and writing it twice is most of a blob's bytes
+    return [css, preview, lexer, ctx.write_blob(key, text[len(preview):]), more]
 
 
 def _preview(text: str) -> str:

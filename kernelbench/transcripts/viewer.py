@@ -1,9 +1,9 @@
 """The transcript viewer: the first screen as HTML, the rest as chunk files the page loads while the reader scrolls.
 
 `write_viewer(session, out_dir, asset_prefix=..., budget_s=...)` writes into `out_dir`
-    c-0001.js, c-0002.js ...  `KBT.chunk(n, [view, ...])`: later events as views (render.py), JSON data that the
-                              page turns into elements, inserting every text as text
-    b-0001.js ...             `KBT.blobs(n, {"<key>": "<text>"})`: full texts of bodies cut to a preview
+    c-0001.js, c-0002.js ...  `KBT.chunk(n, [[view, ...], ...])`: later events as views (render.py), JSON data
+                              that the page turns into elements, inserting every text as text
+    b-0001.js ...             `KBT.blobs(n, {"<key>": "<text>"})`: the rest of bodies cut to a preview
 and returns the first screen's HTML (markup.py). Chunk and blob files are scripts that call a registration
 function, so the page loads them with a script tag, which works over http and from file:// alike (fetch() does
 not on file://). Their payload is data only.
@@ -63,8 +63,10 @@ def _write_viewer(session: Session, out_dir: Path, asset_prefix: str, budget_s: 
     blobs = _BlobWriter(out_dir)
     ctx = RenderContext(results=_results(session), cwd=session.cwd, write_blob=blobs.write)
     counts: dict[str, int] = {"events": 0}        # the whole session's, summed from its turns
-    first, ranges = _write_chunks(_pieces(session, ctx, counts), out_dir)
-    blobs.flush()
+    try:
+        first, ranges = _write_chunks(_pieces(session, ctx, counts), out_dir)
+    finally:
+        blobs.close()
     total = counts["events"]
     index = {"v": VIEWER_VERSION, "prefix": prefix, "chunks": ranges, "events": total}
     return "".join([
@@ -90,7 +92,8 @@ def _write_chunks(pieces: Iterator[_Piece], out_dir: Path) -> tuple[str, list[li
     """The first screen's markup, and [first_id, last_id] of every chunk (the first screen is chunk 0).
 
     The first screen is HTML; every later chunk is a script file holding its views as JSON, which the page turns
-    into elements when the chunk is needed (no escaping and no markup to build here for most of a transcript)."""
+    into elements when the chunk is needed (no escaping and no markup to build here for most of a transcript).
+    A chunk's array holds one array of items per piece, written to the file as each piece is dumped."""
     ranges: list[list[int]] = []
     html: list[str] = []
     size = 0
@@ -102,30 +105,29 @@ def _write_chunks(pieces: Iterator[_Piece], out_dir: Path) -> tuple[str, list[li
         ranges[0][1] = piece.last_id
         if size >= FIRST_SCREEN_BYTES:
             break
-    buffer: list[bytes] = []
-    size, first_id, last_id = 0, 0, 0
-    for piece in pieces:                       # what the first screen left
-        if not buffer:
-            first_id = piece.first_id
-        buffer.append(_json_items(piece.items))
-        size += len(buffer[-1])
-        last_id = piece.last_id
-        if size >= CHUNK_BYTES:
-            _write_chunk(out_dir, len(ranges), buffer)
-            ranges.append([first_id, last_id])
-            buffer, size = [], 0
-    if buffer:
-        _write_chunk(out_dir, len(ranges), buffer)
-        ranges.append([first_id, last_id])
+    chunk: _ScriptFile | None = None
+    try:
+        for piece in pieces:                       # what the first screen left
+            if chunk is None:
+                number = len(ranges)
+                chunk = _ScriptFile(out_dir / f"c-{number:04d}.js", b"KBT.chunk(%d,[" % number, b"]);\n")
+                ranges.append([piece.first_id, piece.last_id])
+            chunk.add(_json_items(piece.items))
+            ranges[-1][1] = piece.last_id
+            if chunk.size >= CHUNK_BYTES:
+                chunk.close()
+                chunk = None
+    finally:
+        if chunk is not None:
+            chunk.close()
     return "".join(html), ranges
 
 
 def _json_items(items: list[View]) -> bytes:
-    """The items as JSON array elements (without the brackets), to be joined into a chunk's array."""
     try:
-        return orjson.dumps(items)[1:-1]
+        return orjson.dumps(items)
     except TypeError:                      # lone surrogates: keep what can be kept
-        return orjson.dumps(_without_surrogates(items))[1:-1]
+        return orjson.dumps(_without_surrogates(items))
 
 
 def _without_surrogates(value: Any) -> Any:
@@ -138,37 +140,57 @@ def _without_surrogates(value: Any) -> Any:
     return value
 
 
-def _write_chunk(out_dir: Path, number: int, items: list[bytes]) -> None:
-    (out_dir / f"c-{number:04d}.js").write_bytes(
-        b"KBT.chunk(" + str(number).encode() + b",[" + b",".join(items) + b"]);\n")
+class _ScriptFile:
+    """A chunk or blob file written as its parts arrive: `head` part,part,... `tail` (no joined copy of a
+    megabyte held in memory: transient buffers that size are given back to the system and faulted in again)."""
+
+    def __init__(self, path: Path, head: bytes, tail: bytes):
+        self.handle = open(path, "wb")      # noqa: SIM115 - closed by close(), parts arrive over many calls
+        self.handle.write(head)
+        self.tail = tail
+        self.size = 0
+
+    def add(self, *parts: bytes) -> None:
+        write = self.handle.write
+        if self.size:
+            write(b",")
+        for part in parts:
+            write(part)
+            self.size += len(part)
+
+    def close(self) -> None:
+        self.handle.write(self.tail)
+        self.handle.close()
 
 
 class _BlobWriter:
-    """Full texts of cut bodies, packed into files of about PACK_BYTES (`KBT.blobs(n, {key: text})`): one
-    file per body would cost more in file creation than in writing."""
+    """Texts of cut bodies, packed into files of about PACK_BYTES (`KBT.blobs(n, {key: text})`): one file per
+    body would cost more in file creation than in writing. A blob holds what follows the preview (the page has
+    the preview already)."""
 
     def __init__(self, out_dir: Path):
         self.out_dir = out_dir
-        self.pack: list[bytes] = []
-        self.size = 0
+        self.pack: _ScriptFile | None = None
         self.number = 1
 
     def write(self, key: str, text: str) -> str:
-        safe = re.sub(r"[^A-Za-z0-9_-]", "_", key)
-        encoded = _js_string(text)
-        self.pack.append(b'"' + safe.encode() + b'":' + encoded)
-        self.size += len(encoded)
+        if self.pack is None:
+            self.pack = _ScriptFile(self.out_dir / f"b-{self.number:04d}.js", b"KBT.blobs(%d,{" % self.number,
+                                    b"});\n")
+        safe = key if _SAFE_KEY.match(key) else re.sub(r"[^A-Za-z0-9_-]", "_", key)
+        self.pack.add(b'"%s":' % safe.encode(), _js_string(text))
         reference = f"{self.number}:{safe}"
-        if self.size >= PACK_BYTES:
-            self.flush()
+        if self.pack.size >= PACK_BYTES:
+            self.close()
         return reference
 
-    def flush(self) -> None:
-        if not self.pack:
-            return
-        (self.out_dir / f"b-{self.number:04d}.js").write_bytes(
-            b"KBT.blobs(" + str(self.number).encode() + b",{" + b",".join(self.pack) + b"});\n")
-        self.pack, self.size, self.number = [], 0, self.number + 1
+    def close(self) -> None:
+        if self.pack is not None:
+            self.pack.close()
+            self.pack, self.number = None, self.number + 1
+
+
+_SAFE_KEY = re.compile(r"[A-Za-z0-9_-]+\Z")
 
 
 def _js_string(text: str) -> bytes:

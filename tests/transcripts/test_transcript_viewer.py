@@ -8,17 +8,19 @@ from pathlib import Path
 
 from kernelbench.transcripts import NormalizedWriter, load
 from kernelbench.transcripts.markup import items_html
+from kernelbench.transcripts.render import PREVIEW_LINES, RenderContext, body
 from kernelbench.transcripts.viewer import write_viewer
 
 EVENT_ID = re.compile(r'id="e-(\d+)"')
 
 
 def chunk_items(path: Path) -> list[dict]:
-    """A chunk file's views: the file is one call with a JSON array (data only, nothing else to run)."""
+    """A chunk file's views: the file is one call with a JSON array (data only, nothing else to run) of pieces,
+    each an array of items."""
     text = path.read_text()
     match = re.fullmatch(r"KBT\.chunk\((\d+),(\[.*\])\);\n", text, re.DOTALL)
     assert match, path
-    return json.loads(match.group(2))
+    return [item for piece in json.loads(match.group(2)) for item in piece]
 
 
 def chunk_html(path: Path) -> str:
@@ -68,7 +70,23 @@ def test_transcript_content_is_escaped(tmp_path: Path) -> None:
     pack = (out / "b-0001.js").read_text()
     assert pack.startswith("KBT.blobs(1,{") and pack.endswith("});\n")
     texts = json.loads(pack[len("KBT.blobs(1,"):-3])        # data: a JSON object of texts
-    assert any(text.startswith("<script>window.__pwned=1") for text in texts.values())
+    assert any(text.endswith("\n<script>window.__pwned=1</script>" + payload[33:]) for text in texts.values())
+
+
+def test_a_cut_body_is_its_preview_then_its_blob() -> None:
+    written: dict[str, str] = {}
+
+    def write_blob(key: str, text: str) -> str:
+        written[key] = text
+        return f"1:{key}"
+
+    ctx = RenderContext(write_blob=write_blob)
+    whole = "".join(f"line {n}\n" for n in range(1000))
+    _css, preview, _lexer, reference, more = body(whole, ctx, "7-o", lines=1001)
+    assert preview == "".join(f"line {n}\n" for n in range(PREVIEW_LINES)).removesuffix("\n")
+    assert reference == "1:7-o" and preview + written["7-o"] == whole      # the rest only, nothing twice
+    assert more == f"show all {len(whole) / 1024:.1f} KB (1,001 lines)"
+    assert body("short", ctx, "8-o") == ["kbt-pre", "short", None, None, None] and "8-o" not in written
 
 
 def test_incomplete_banner_and_time_axis(tx: Path, tmp_path: Path) -> None:
