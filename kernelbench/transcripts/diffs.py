@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Iterable
 from typing import Any
 
-_RARE_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")   # line ends other than "\n"
+RARE_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"   # line ends other than "\n" (str.splitlines' list)
+
+
+def has_rare_breaks(text: str) -> bool:
+    """Whether any line ends in `text` other than "\n": one substring test per kind of break, which scans at
+    memory speed, where a regular expression's character class walks the text a character at a time."""
+    return any(brk in text for brk in RARE_BREAKS)
 
 
 def header(path: str, *, created: bool = False, deleted: bool = False) -> str:
@@ -24,7 +29,7 @@ def from_strings(path: str, old: str, new: str) -> str:
 
 
 def from_creation(path: str, content: str) -> str:
-    if not content or _RARE_BREAKS.search(content):
+    if not content or has_rare_breaks(content):
         lines = content.splitlines()
         count, body = len(lines), "".join(f"+{line}\n" for line in lines)
     else:                                   # lines end only at "\n": prefix them all in one pass
@@ -80,7 +85,7 @@ def _hunk_line(line: str) -> str:
 
 def stats(diff: str | None) -> tuple[int, int]:
     """Lines added and removed, headers not counted."""
-    if diff and not _RARE_BREAKS.search(diff):
+    if diff and not has_rare_breaks(diff):
         # lines end only at "\n": count line starts in C rather than splitting the diff into a list
         added = diff.count("\n+") + diff.startswith("+") - diff.count("\n+++ ") - diff.startswith("+++ ")
         removed = diff.count("\n-") + diff.startswith("-") - diff.count("\n--- ") - diff.startswith("--- ")
