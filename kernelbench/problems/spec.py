@@ -82,6 +82,9 @@ class TimingSpec(Strict):
     stderr_target: float = Field(0.0, ge=0)
     cuda_graph_below_ms: float = Field(0.05, ge=0)  # replay a CUDA graph for kernels faster than this
     input_sets: int = Field(4, ge=1)  # rotating pre-generated input sets, a fresh one for every timed call
+    # wall-clock cap on one shape's warmup + timed calls: a solution taking a second per call still gets at least
+    # 5 timed trials (its spread is then small against its median) without holding the GPU for minutes
+    shape_seconds: float = Field(20.0, gt=0)
 
 
 class StressCase(Strict):

@@ -41,7 +41,7 @@ def time_shape(reference, module, config, index, shape, device):
         t = config["timing"]
         return time_function(model, sets, device, warmup=t["warmup"], trials=t["trials"],
                              max_trials=t["max_trials"], stderr_target=t["stderr_target"],
-                             graph_below_ms=t["cuda_graph_below_ms"],
+                             graph_below_ms=t["cuda_graph_below_ms"], max_seconds=t.get("shape_seconds"),
                              validate=lambda out, k: compare_outputs(out, expected[k], config["tolerance"]).messages)
 
 
