@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import orjson
 
 from kernelbench.transcripts.model import Event, Kind, ParseIssue, Session, Usage
+from kernelbench.transcripts.reader import BOM, READ_BUFFER, Line, repair_line
 
 MAX_STORED_ISSUES = 200
 
@@ -30,8 +32,8 @@ class SessionBuilder:
         self._stack[-1].append(event)
         if kind is Kind.TOOL_CALL and event.call_id:
             self.calls[event.call_id] = event
-        if event.model:
-            self.note_model(event.model)
+        if event.model and event.model not in self.models:
+            self.models[event.model] = None
         return event
 
     def result(self, call_id: str | None, **fields: Any) -> Event:
@@ -74,6 +76,46 @@ class SessionBuilder:
             self.unknown(line.record, line.number)
             return None
         return line.record
+
+    def lines(self, path: Path) -> Iterator[tuple[int, dict]]:
+        """(line number, record) for every line of a JSON Lines file that holds a JSON object, in order; every
+        other line is counted and kept as an unknown event where it stands, as `accept` does. The same reading as
+        `iter_lines` + `accept` (banner lines, BOM, CRLF, repaired UTF-8, a cut-off last line) without an
+        object per line: a good line is decoded and handed over at once, only a bad one waits for the next line
+        to know whether it was the file's last."""
+        loads, decode_error = orjson.loads, orjson.JSONDecodeError
+        held: Line | None = None           # a line that did not parse, until we know whether it is the last
+        with open(path, "rb", buffering=READ_BUFFER) as handle:
+            number = 0
+            for number, raw in enumerate(handle, start=1):
+                if number == 1 and raw.startswith(BOM):
+                    raw = raw[len(BOM):]
+                try:
+                    record = loads(raw)
+                except decode_error:
+                    if raw.isspace() or not raw:
+                        continue
+                    if held is not None:
+                        yield from self._held(held)
+                    held = repair_line(number, raw)
+                    continue
+                if held is not None:
+                    yield from self._held(held)
+                    held = None
+                self.records += 1
+                if type(record) is dict:
+                    yield number, record
+                else:
+                    self.unknown(record, number)
+        if held is not None:
+            if held.problem == "bad_json" and not held.ended and held.raw.lstrip()[:1] in (b"{", b"["):
+                held.problem = "truncated_last_line"
+            yield from self._held(held)
+
+    def _held(self, line: Line) -> Iterator[tuple[int, dict]]:
+        record = self.accept(line)
+        if record is not None:
+            yield line.number, record
 
     def bad_line(self, number: int, raw: bytes, problem: str) -> None:
         """A line that is not JSON: counted, and kept as an unknown event so nothing is lost."""

@@ -21,7 +21,6 @@ import orjson
 
 from kernelbench.transcripts.builder import SessionBuilder, to_epoch
 from kernelbench.transcripts.model import SCHEMA_VERSION, Event, Kind, Session, Usage
-from kernelbench.transcripts.reader import iter_lines
 
 HEADER_TYPE = "kernelbench-session"
 FORMAT = "normalized"
@@ -145,20 +144,17 @@ def parse(path: Path) -> Session:
     session = builder.session
     usage_seen = Usage()
     ended = False
-    for line in iter_lines(path):
-        record = builder.accept(line)
-        if record is None:
-            continue
+    for number, record in builder.lines(path):
         if record.get("type") == HEADER_TYPE:
             _read_header(builder, record)
         elif record.get("type") == "event":
-            _read_event(builder, record, line.number)
+            _read_event(builder, record, number)
         elif record.get("type") == "usage":
             _read_usage(builder, record, usage_seen)
         elif record.get("type") == "end":
             ended = _read_end(session, record)
         else:
-            builder.unknown(record, line.number)
+            builder.unknown(record, number)
     if session.tokens.is_zero() and not usage_seen.is_zero():
         session.tokens = usage_seen
     if not ended:

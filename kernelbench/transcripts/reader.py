@@ -23,6 +23,7 @@ class Line:
     raw: bytes             # the line without its line ending
     problem: str | None = None  # bad_json | truncated_last_line: `record` is None
     repaired: str | None = None  # invalid_utf8: bytes were replaced, `record` is usable
+    ended: bool = True     # the line had its line end (a last line without one may have been cut off)
 
 
 def parse_json_bytes(raw: bytes) -> tuple[Any, str | None]:
@@ -73,6 +74,13 @@ def _repair(number: int, raw: bytes) -> Line:
     if record is not None:
         return Line(number, record, raw, None, problem)
     return Line(number, None, raw, problem)
+
+
+def repair_line(number: int, chunk: bytes) -> Line:
+    """A line (with its line end, if any) that orjson rejected: repaired UTF-8, or the problem."""
+    line = _repair(number, chunk.rstrip(b"\r\n"))
+    line.ended = chunk.endswith(b"\n")
+    return line
 
 
 HEAD_BYTES = 256 * 1024

@@ -65,18 +65,18 @@ class RenderContext:
 
 # ---------------------------------------------------------------------------------------------- bodies
 
-def body(text: str, ctx: RenderContext, key: str, *, lexer: str | None = None, css: str = "kbt-pre",
+def body(text: str, ctx: RenderContext, key: tuple[int, str], *, lexer: str | None = None, css: str = "kbt-pre",
          lines: int | None = None) -> list:
     """[css, shown text, lexer, blob, button label]; long text is cut to a preview, the rest put in a blob
-    file. `lines` is the text's line count where the caller has it already (counting a long output twice is
-    measurable)."""
-    text = text or ""
-    if len(text) <= PREVIEW_CHARS and text.count("\n") < PREVIEW_LINES or ctx.write_blob is None:
+    file named by `key` (event id, part). `lines` is the text's line count where the caller has it already
+    (counting a long output twice is measurable)."""
+    if len(text) <= PREVIEW_CHARS and (text.count("\n") + 1 if lines is None else lines) <= PREVIEW_LINES \
+            or ctx.write_blob is None:
         return [css, text, lexer, None, None]
     more = f"show all {_size(len(text))} ({lines or text.count(chr(10)) + 1:,} lines)"
     preview = _preview(text)
     # the blob holds the rest only: the page has the preview, and writing it twice is most of a blob's bytes
-    return [css, preview, lexer, ctx.write_blob(key, text[len(preview):]), more]
+    return [css, preview, lexer, ctx.write_blob(f"{key[0]}-{key[1]}", text[len(preview):]), more]
 
 
 def _preview(text: str) -> str:
@@ -146,18 +146,18 @@ def tool_input_bodies(event: Event, ctx: RenderContext) -> list[list]:
         if isinstance(command, str) and ((event.name or "").lower() in SHELL_TOOLS or len(args) <= 3):
             # one-line commands are many and pygments' per-call cost dominates: highlight multi-line scripts
             lexer = "bash" if "\n" in command and len(command) <= HIGHLIGHT_LIMIT else None
-            bodies = [body(command, ctx, f"{event.id}-cmd", lexer=lexer)]
+            bodies = [body(command, ctx, (event.id, "cmd"), lexer=lexer)]
             if len(args) > 1:
                 rest = {k: v for k, v in args.items() if k not in ("command", "cmd")}
                 if rest:
-                    bodies.append(body(_json(rest), ctx, f"{event.id}-args"))
+                    bodies.append(body(_json(rest), ctx, (event.id, "args")))
             return bodies
         patch = args.get("patch", args.get("patchText"))
         if isinstance(patch, str):
-            return [body(patch, ctx, f"{event.id}-patch", lexer="diff")]
+            return [body(patch, ctx, (event.id, "patch"), lexer="diff")]
     if args is None:
         return []
-    return [body(args if isinstance(args, str) else _json(args), ctx, f"{event.id}-in")]
+    return [body(args if isinstance(args, str) else _json(args), ctx, (event.id, "in"))]
 
 
 def _json(value: Any) -> str:
@@ -231,7 +231,7 @@ def event_view(event: Event, ctx: RenderContext) -> View:
 
 
 def _prose(event: Event, ctx: RenderContext, text: str | None = None) -> list[list]:
-    return [body(event.text or "" if text is None else text, ctx, f"{event.id}-t", css="kbt-pre kbt-prose")]
+    return [body((event.text or "") if text is None else text, ctx, (event.id, "t"), css="kbt-pre kbt-prose")]
 
 
 def _user(event: Event, ctx: RenderContext) -> View:
@@ -264,7 +264,7 @@ def _tool_result(event: Event, ctx: RenderContext) -> View:
     lines = text.count("\n") + 1 if text else 0
     name = event.name or "result"
     summary = f"{name} output · {lines:,} line{'s' if lines != 1 else ''}" if text else f"{name} output · empty"
-    return _view(event, "d", "→", summary, [body(text, ctx, f"{event.id}-o", lines=lines)])
+    return _view(event, "d", "→", summary, [body(text, ctx, (event.id, "o"), lines=lines)])
 
 
 def _file_edit(event: Event, ctx: RenderContext) -> View:
@@ -273,7 +273,7 @@ def _file_edit(event: Event, ctx: RenderContext) -> View:
     summary = [f"{posixpath.basename(path) or path} ", ["kbt-path", path], ["kbt-add", f"+{added}"], " ",
                ["kbt-del", f"−{removed}"]]
     view = _view(event, "d", "Edit", summary,
-                 [body(event.diff or "", ctx, f"{event.id}-d", lexer="diff", css="kbt-pre kbt-diff")])
+                 [body(event.diff or "", ctx, (event.id, "d"), lexer="diff", css="kbt-pre kbt-diff")])
     if added + removed <= 40:
         view["o"] = 1
     return view
@@ -293,7 +293,7 @@ def _system(event: Event, ctx: RenderContext) -> View:
 
 def _unknown(event: Event, ctx: RenderContext) -> View:
     return _view(event, "d", "Unknown record", event.record_type or "?",
-                 [body(event.raw or "", ctx, f"{event.id}-r")])
+                 [body(event.raw or "", ctx, (event.id, "r"))])
 
 
 def subagent_view(event: Event, children: list[View], counts: dict[str, int], usage: Usage) -> View:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from kernelbench.transcripts.gcpause import gc_paused
 from kernelbench.transcripts.markup import items_html
 from kernelbench.transcripts.model import Event, Kind, Session, Usage
 from kernelbench.transcripts.render import (
+    RENDERERS,
     RenderContext,
     View,
     esc,
@@ -83,14 +83,10 @@ def _write_viewer(session: Session, out_dir: Path, asset_prefix: str, budget_s: 
 
 # ---------------------------------------------------------------------------------------------- chunks
 
-@dataclass(slots=True)
-class _Piece:
-    items: list[View]      # an event's view, after its turn's header where a turn starts
-    first_id: int
-    last_id: int
+Piece = tuple[list[View], int, int]    # an event's view (after its turn's header where one starts), first/last id
 
 
-def _write_chunks(pieces: Iterator[_Piece], out_dir: Path) -> tuple[str, list[list[int]]]:
+def _write_chunks(pieces: Iterator[Piece], out_dir: Path) -> tuple[str, list[list[int]]]:
     """The first screen's markup, and [first_id, last_id] of every chunk (the first screen is chunk 0).
 
     The first screen is HTML; every later chunk is a script file holding its views as JSON, which the page turns
@@ -99,24 +95,29 @@ def _write_chunks(pieces: Iterator[_Piece], out_dir: Path) -> tuple[str, list[li
     ranges: list[list[int]] = []
     html: list[str] = []
     size = 0
-    for piece in pieces:
-        html.append(items_html(piece.items))
+    for items, first_id, last_id in pieces:
+        html.append(items_html(items))
         size += len(html[-1])
         if not ranges:
-            ranges.append([piece.first_id, piece.last_id])
-        ranges[0][1] = piece.last_id
+            ranges.append([first_id, last_id])
+        ranges[0][1] = last_id
         if size >= FIRST_SCREEN_BYTES:
             break
     chunk: _ScriptFile | None = None
     try:
-        for piece in pieces:                       # what the first screen left
+        for items, first_id, last_id in pieces:       # what the first screen left
             if chunk is None:
                 number = len(ranges)
                 chunk = _ScriptFile(out_dir / f"c-{number:04d}.js", b"KBT.chunk(%d,[" % number, b"]);\n")
-                ranges.append([piece.first_id, piece.last_id])
-            chunk.add(_json_items(piece.items))
-            ranges[-1][1] = piece.last_id
-            if chunk.size >= CHUNK_BYTES:
+                ranges.append([first_id, last_id])
+                write, size = chunk.handle.write, 0
+            else:
+                write(b",")
+            data = _json_items(items)
+            write(data)
+            size += len(data)
+            ranges[-1][1] = last_id
+            if size >= CHUNK_BYTES:
                 chunk.close()
                 chunk = None
     finally:
@@ -218,20 +219,24 @@ def _results(session: Session) -> dict[str, Event]:
     return {e.call_id: e for e in session.walk() if e.kind is Kind.TOOL_RESULT and e.call_id}
 
 
-def _pieces(session: Session, ctx: RenderContext, session_counts: dict[str, int]) -> Iterator[_Piece]:
-    turns = _turn_starts(session.events)
+def _pieces(session: Session, ctx: RenderContext, session_counts: dict[str, int]) -> Iterator[Piece]:
+    events = session.events
+    turns = _turn_starts(events)
+    renderers, subagent = RENDERERS, Kind.SUBAGENT
     number = 0
-    for index, event in enumerate(session.events):
-        view = _view(event, ctx)
+    for index, event in enumerate(events):
+        kind = event.kind
+        view = _view(event, ctx) if kind is subagent else renderers[kind](event, ctx)
+        last_id = event.id if event.events is None else _last_id(event)
         if index in turns:
             number += 1
-            events = session.events[index:turns[index]]
-            usage, counts = _totals(events)
-            for kind, count in counts.items():
-                session_counts[kind] = session_counts.get(kind, 0) + count
-            yield _Piece([_turn_header(number, events, usage, counts), view], event.id, _last_id(event))
+            turn = events[index:turns[index]]
+            usage, counts = _totals(turn)
+            for name, count in counts.items():
+                session_counts[name] = session_counts.get(name, 0) + count
+            yield [_turn_header(number, turn, usage, counts), view], event.id, last_id
         else:
-            yield _Piece([view], event.id, _last_id(event))
+            yield [view], event.id, last_id
 
 
 def _turn_starts(events: list[Event]) -> dict[int, int]:

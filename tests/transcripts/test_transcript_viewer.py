@@ -82,11 +82,11 @@ def test_a_cut_body_is_its_preview_then_its_blob() -> None:
 
     ctx = RenderContext(write_blob=write_blob)
     whole = "".join(f"line {n}\n" for n in range(1000))
-    _css, preview, _lexer, reference, more = body(whole, ctx, "7-o", lines=1001)
+    _css, preview, _lexer, reference, more = body(whole, ctx, (7, "o"), lines=1001)
     assert preview == "".join(f"line {n}\n" for n in range(PREVIEW_LINES)).removesuffix("\n")
     assert reference == "1:7-o" and preview + written["7-o"] == whole      # the rest only, nothing twice
     assert more == f"show all {len(whole) / 1024:.1f} KB (1,001 lines)"
-    assert body("short", ctx, "8-o") == ["kbt-pre", "short", None, None, None] and "8-o" not in written
+    assert body("short", ctx, (8, "o")) == ["kbt-pre", "short", None, None, None] and "8-o" not in written
 
 
 def test_incomplete_banner_and_time_axis(tx: Path, tmp_path: Path) -> None:

@@ -59,21 +59,34 @@ class ClaudeMessages:
     # ------------------------------------------------------------------ assistant
 
     def assistant(self, record: dict, line: int, ts: float | None) -> None:
-        message = record.get("message") if isinstance(record.get("message"), dict) else {}
+        message = record.get("message")
+        if type(message) is not dict:
+            message = {}
         model = message.get("model")
-        model = model if isinstance(model, str) else None
-        if model and model != SYNTHETIC_MODEL:
+        if type(model) is not str:
+            model = None
+        elif model != SYNTHETIC_MODEL:
             self.b.note_model(model)
         last: Event | None = None
         content = message.get("content")
-        if isinstance(content, str):
+        if type(content) is str:
             content = [{"type": "text", "text": content}]
-        for block in content if isinstance(content, list) else []:
-            last = self._assistant_block(block, record, line, ts, model) or last
+        elif type(content) is not list:
+            content = ()
+        add = self.b.add
+        for block in content:
+            btype = block.get("type") if type(block) is dict else None
+            if btype == "text":
+                last = add(Kind.ASSISTANT, ts=ts, line=line, text=str(block.get("text", "")), model=model)
+            elif btype == "tool_use":
+                last = add(Kind.TOOL_CALL, ts=ts, line=line, name=str(block.get("name")), call_id=block.get("id"),
+                           input=block.get("input"), model=model)
+            else:
+                last = self._assistant_block(block, record, line, ts, model) or last
         if last is None:
-            last = self.b.add(Kind.SYSTEM, ts=ts, line=line, record_type="empty_assistant",
-                              text="(assistant message without content)", model=model)
-        if record.get("isApiErrorMessage") or model == SYNTHETIC_MODEL:
+            last = add(Kind.SYSTEM, ts=ts, line=line, record_type="empty_assistant",
+                       text="(assistant message without content)", model=model)
+        if model == SYNTHETIC_MODEL or record.get("isApiErrorMessage"):
             last.is_error = True
         self._count_usage(message, record, last)
 
@@ -94,18 +107,20 @@ class ClaudeMessages:
         return self.b.unknown(block, line, record_type=f"assistant:{btype}", ts=ts)
 
     def _count_usage(self, message: dict, record: dict, event: Event) -> None:
-        usage = claude_usage(message.get("usage"))
-        if usage is None:
+        raw = message.get("usage")
+        if type(raw) is not dict:
             return
+        usage = claude_usage(raw)
         key = (message.get("id"), record.get("requestId"))
         if key[0] is None:            # no id to de-duplicate by: every line is its own response
             event.usage = usage
             return
-        previous = self.usage_owner.get(key)
+        owner = self.usage_owner
+        previous = owner.get(key)
         if previous is not None:
             previous.usage = None
         event.usage = usage
-        self.usage_owner[key] = event
+        owner[key] = event
 
     # ------------------------------------------------------------------ user
 

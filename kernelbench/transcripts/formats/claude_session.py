@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kernelbench.transcripts.builder import SessionBuilder
+from kernelbench.transcripts.builder import SessionBuilder, to_epoch
 from kernelbench.transcripts.formats.claude_common import ClaudeMessages, record_time
 from kernelbench.transcripts.model import Event, Kind, Session
-from kernelbench.transcripts.reader import head_records, iter_lines
+from kernelbench.transcripts.reader import head_records
 
 NAME = "claude-session"
 CLAUDE_TYPES = {"user", "assistant", "summary", "file-history-snapshot", "queue-operation", "progress", "system"}
@@ -26,12 +26,34 @@ def parse(path: Path, *, with_subagents: bool = True) -> Session:
     builder = SessionBuilder(path, NAME, harness="claude")
     messages = ClaudeMessages(builder)
     state = _State()
-    for line in iter_lines(path):
-        record = builder.accept(line)
-        if record is not None:
-            _note_session_facts(builder.session, record, state)
-            _track_sidechain(builder, record, state)
-            _dispatch(builder, messages, record, line.number)
+    session = builder.session
+    for number, record in builder.lines(path):
+        get = record.get
+        rtype = get("type")
+        # session facts: the last one wins, since a resumed session starts with records carried over from the
+        # one before it (compared first: the same values repeat on every record)
+        session_id, version = get("sessionId"), get("version")
+        if session_id and session_id != session.session_id and rtype in ("user", "assistant", "system"):
+            session.session_id = session_id
+        if version != session.format_version and isinstance(version, str):
+            session.format_version = version
+        if session.cwd is None and isinstance(get("cwd"), str):
+            session.cwd = record["cwd"]
+        if rtype == "assistant" or rtype == "user":
+            if state.first:
+                state.first = False
+                state.is_agent_file = bool(get("isSidechain")) or "agentId" in record
+            ts = to_epoch(get("timestamp"))
+            if not state.is_agent_file and bool(get("isSidechain")) != state.in_sidechain:
+                _toggle_sidechain(builder, state, ts)
+            if rtype == "assistant":
+                messages.assistant(record, number, ts)
+            else:
+                messages.user(record, number, ts)
+        elif rtype in IGNORED:
+            builder.ignore(rtype)
+        else:
+            _other_record(builder, record, rtype, number)
     builder.close_subagent()
     if with_subagents and not state.is_agent_file:
         attach_subagent_files(builder, path, messages.agent_results)
@@ -46,49 +68,23 @@ class _State:
         self.in_sidechain = False
 
 
-def _note_session_facts(session: Session, record: dict, state: _State) -> None:
-    if state.first and record.get("type") in ("user", "assistant"):
-        state.first = False
-        state.is_agent_file = bool(record.get("isSidechain")) or "agentId" in record
-    # the last one wins: a resumed session starts with records carried over from the one before it
-    # (compared first: the same values repeat on every record, an assignment costs more than the comparison)
-    session_id = record.get("sessionId")
-    if session_id and session_id != session.session_id and record.get("type") in ("user", "assistant", "system"):
-        session.session_id = session_id
-    if session.cwd is None and isinstance(record.get("cwd"), str):
-        session.cwd = record["cwd"]
-    version = record.get("version")
-    if isinstance(version, str) and version != session.format_version:
-        session.format_version = version
-
-
-def _track_sidechain(builder: SessionBuilder, record: dict, state: _State) -> None:
+def _toggle_sidechain(builder: SessionBuilder, state: _State, ts: float | None) -> None:
     """Older versions logged Task subagents inline as sidechain records: fold each run of them into a span."""
-    if state.is_agent_file or record.get("type") not in ("user", "assistant"):
-        return
-    sidechain = bool(record.get("isSidechain"))
-    if sidechain and not state.in_sidechain:
-        builder.open_subagent(name="sidechain", ts=record_time(record), text="subagent (sidechain)")
-    elif not sidechain and state.in_sidechain:
+    if state.in_sidechain:
         builder.close_subagent()
-    state.in_sidechain = sidechain
+    else:
+        builder.open_subagent(name="sidechain", ts=ts, text="subagent (sidechain)")
+    state.in_sidechain = not state.in_sidechain
 
 
-def _dispatch(builder: SessionBuilder, messages: ClaudeMessages, record: dict, line: int) -> None:
-    rtype = record.get("type")
+def _other_record(builder: SessionBuilder, record: dict, rtype: object, line: int) -> None:
     ts = record_time(record)
-    if rtype == "assistant":
-        messages.assistant(record, line, ts)
-    elif rtype == "user":
-        messages.user(record, line, ts)
-    elif rtype == "system":
+    if rtype == "system":
         system_record(builder, record, line, ts)
     elif rtype == "summary":
         builder.add(Kind.SYSTEM, line=line, record_type="summary", text=f"Session title: {record.get('summary')}")
     elif rtype == "queue-operation":
         _queue_operation(builder, record, line, ts)
-    elif rtype in IGNORED:
-        builder.ignore(str(rtype))
     else:
         builder.unknown(record, line, ts=ts)
 

@@ -24,15 +24,11 @@ def detect(records: list[dict], head: bytes) -> bool:
 
 
 def parse(path: Path) -> Session:
-    from kernelbench.transcripts.reader import iter_lines
-
     builder = SessionBuilder(path, NAME, harness="claude")
     messages = ClaudeMessages(builder)
     parent: list[str | None] = [None]
-    for line in iter_lines(path):
-        record = builder.accept(line)
-        if record is not None:
-            _dispatch(builder, messages, record, line.number, parent)
+    for number, record in builder.lines(path):
+        _dispatch(builder, messages, record, number, parent)
     builder.close_subagent()
     return builder.finish()
 

@@ -19,9 +19,9 @@ from kernelbench.transcripts import diffs
 from kernelbench.transcripts.builder import SessionBuilder, to_epoch
 from kernelbench.transcripts.formats.claude_session import ends_with_answer
 from kernelbench.transcripts.model import Event, Kind, Session, Usage
-from kernelbench.transcripts.reader import iter_lines
 
 NAME = "codex-rollout"
+USAGE_FIELDS = ("input", "output", "cache_read", "cache_write", "reasoning")
 ROLLOUT_TYPES = {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
 # UI twins of response items, or progress ticks: understood, not shown twice
 IGNORED_EVENTS = {"exec_command_begin", "exec_command_end", "exec_command_output_delta", "patch_apply_begin",
@@ -63,15 +63,12 @@ def _is_early_rollout(records: list[dict]) -> bool:
 def parse(path: Path) -> Session:
     builder = SessionBuilder(path, NAME, harness="codex")
     state = _State()
-    for line in iter_lines(path):
-        record = builder.accept(line)
-        if record is None:
-            continue
+    for number, record in builder.lines(path):
         record = _envelope(record, builder.records == 1)
         if not isinstance(record.get("payload"), (dict, list, str)):
-            builder.unknown(record, line.number)
+            builder.unknown(record, number)
         else:
-            _dispatch(builder, state, record, line.number)
+            _dispatch(builder, state, record, number)
     _finish(builder, state)
     return builder.finish()
 
@@ -100,6 +97,9 @@ class _State:
 
 def _dispatch(builder: SessionBuilder, state: _State, record: dict, line: int) -> None:
     rtype, payload = record.get("type"), record.get("payload")
+    if rtype == "event_msg" and type(payload) is dict and payload.get("type") == "token_count":
+        _token_count(builder, state, payload)       # the most frequent record, and one without an event
+        return
     ts = to_epoch(record.get("timestamp"))
     if rtype == "session_meta" and isinstance(payload, dict):
         _session_meta(builder.session, payload)
@@ -317,9 +317,9 @@ def openai_usage(raw: dict) -> Usage:
 
 
 def _difference(now: Usage, before: Usage) -> Usage | None:
-    fields = ("input", "output", "cache_read", "cache_write", "reasoning")
-    step = {name: getattr(now, name) - getattr(before, name) for name in fields}
-    if any(value < 0 for value in step.values()):
+    a, b = now.__dict__, before.__dict__           # the counts themselves, without attribute lookups
+    step = {name: a[name] - b[name] for name in USAGE_FIELDS}
+    if min(step.values()) < 0:
         return None
     return Usage(**step)
 
