@@ -72,6 +72,9 @@ def evaluate_formula(text: str, shape: dict[str, Any]) -> float:
 class Tolerance(Strict):
     atol: float
     rtol: float
+    # allowed |diff| also grows by row_rtol × the rms of the expected output's row (last dimension): where a
+    # reduction cancels, the error of a correct kernel scales with the terms summed, not with the tiny result
+    row_rtol: float = Field(0.0, ge=0)
 
 
 class TimingSpec(Strict):

@@ -69,3 +69,19 @@ def test_tolerance_lookup_prefers_the_problem():
     assert tolerance_for(torch.bfloat16, {"bfloat16": {"atol": 0.5, "rtol": 0.25}}) == (0.5, 0.25)
     assert tolerance_for(torch.bfloat16, {}) == (2e-2, 2e-2)
     assert tolerance_for(torch.int64, {}) == (0.0, 0.0)
+
+
+def test_row_rtol_allows_error_proportional_to_the_row_magnitude():
+    """A cancelled output in a large row may be off by row_rtol × the row's rms, and not by more."""
+    expected = torch.tensor([[100.0, -100.0, 0.01, 100.0], [1.0, 1.0, 0.01, 1.0]])
+    rms_row0 = float(expected[0].square().mean().sqrt())
+    near = expected.clone()
+    near[0, 2] += 0.5 * 4e-3 * rms_row0           # inside the row term, far outside atol + rtol·|e|
+    plain = {"float32": {"atol": 1e-3, "rtol": 1e-3}}
+    with_row = {"float32": {"atol": 1e-3, "rtol": 1e-3, "row_rtol": 4e-3}}
+    assert not compare_outputs(near, expected, plain).ok
+    assert compare_outputs(near, expected, with_row).ok
+    far = expected.clone()
+    far[1, 2] += 0.5 * 4e-3 * rms_row0            # the same error in a small row is still wrong
+    result = compare_outputs(far, expected, with_row)
+    assert not result.ok and "row_rtol=0.004" in result.messages[0] and result.worst_index == [1, 2]

@@ -41,6 +41,12 @@ def tolerance_for(dtype: torch.dtype, tolerances: dict[str, Any]) -> tuple[float
     return DEFAULT_TOLERANCE.get(name, (0.0, 0.0))
 
 
+def row_rtol_for(dtype: torch.dtype, tolerances: dict[str, Any]) -> float:
+    """The share of the expected row's rms magnitude added to the allowed error (0 unless problem.yaml sets it)."""
+    tol = tolerances.get(str(dtype).removeprefix("torch."))
+    return float(tol.get("row_rtol", 0.0) or 0.0) if isinstance(tol, dict) else 0.0
+
+
 def as_tuple(value: Any) -> tuple | None:
     if isinstance(value, torch.Tensor):
         return (value,)
@@ -64,7 +70,7 @@ def compare_outputs(out: Any, expected: Any, tolerances: dict[str, Any]) -> Comp
         return result.fail(f"output has {len(got)} elements, expected {len(exp)}")
     for i, (o, e) in enumerate(zip(got, exp)):
         name = "output" if single else f"output[{i}]"
-        _compare_tensor(name, o, e, tolerance_for(e.dtype, tolerances), result)
+        _compare_tensor(name, o, e, tolerance_for(e.dtype, tolerances), result, row_rtol_for(e.dtype, tolerances))
     return result
 
 
@@ -73,14 +79,15 @@ def _type_name(value: Any) -> str:
     return f"{kind.__module__}.{kind.__qualname__}"
 
 
-def _compare_tensor(name: str, o: Any, e: torch.Tensor, tol: tuple[float, float], result: Comparison) -> None:
+def _compare_tensor(name: str, o: Any, e: torch.Tensor, tol: tuple[float, float], result: Comparison,
+                    row_rtol: float = 0.0) -> None:
     problems = _metadata_problems(name, o, e)
     if problems:
         for p in problems:
             result.fail(p)
         return
     if e.is_floating_point() or e.is_complex():
-        _compare_values(name, o, e, tol, result)
+        _compare_values(name, o, e, tol, result, row_rtol)
     elif not torch.equal(o, e):
         diff = (o != e).nonzero()
         result.fail(f"{name}: {diff.shape[0]} of {e.numel()} elements differ (exact match required for "
@@ -117,7 +124,7 @@ def _index(idx: torch.Tensor) -> list[int]:
 
 
 def _compare_values(name: str, o: torch.Tensor, e: torch.Tensor, tol: tuple[float, float],
-                    result: Comparison) -> None:
+                    result: Comparison, row_rtol: float = 0.0) -> None:
     atol, rtol = tol
     wide = torch.complex128 if e.is_complex() else torch.float64
     o64, e64 = o.detach().to(wide), e.to(device=o.device, dtype=wide)
@@ -132,6 +139,9 @@ def _compare_values(name: str, o: torch.Tensor, e: torch.Tensor, tol: tuple[floa
     both = finite_e & finite_o
     err = torch.where(both, (o64 - e64).abs(), torch.zeros((), dtype=torch.float64, device=o.device))
     allowed = atol + rtol * e64.abs()
+    if row_rtol > 0 and e.dim() >= 1 and e.shape[-1] > 0:
+        finite_part = torch.where(finite_e, e64, torch.zeros((), dtype=e64.dtype, device=e64.device))
+        allowed = allowed + row_rtol * finite_part.abs().square().mean(dim=-1, keepdim=True).sqrt()
     excess = err - allowed
     _record_errors(err, e64, result)
     if e.numel() and float(excess.max()) > 0:
@@ -142,8 +152,9 @@ def _compare_values(name: str, o: torch.Tensor, e: torch.Tensor, tol: tuple[floa
         result.worst_index = idx
         result.fail(f"{name}: {int((excess > 0).sum())} of {e.numel()} elements out of tolerance; worst at "
                     f"index {idx}: got {o64[at].item():.6g}, expected {e64[at].item():.6g}, "
-                    f"|diff| {err[at].item():.3g} > atol + rtol*|expected| = {allowed[at].item():.3g} "
-                    f"(atol={atol:g}, rtol={rtol:g})")
+                    f"|diff| {err[at].item():.3g} > atol + rtol*|expected|"
+                    f"{' + row_rtol*rms(row)' if row_rtol else ''} = {allowed[at].item():.3g} "
+                    f"(atol={atol:g}, rtol={rtol:g}{f', row_rtol={row_rtol:g}' if row_rtol else ''})")
 
 
 def _same_nonfinite(o: torch.Tensor, e: torch.Tensor) -> torch.Tensor:
