@@ -1,0 +1,1 @@
+../../../tests/integrity/cases/01_topk_sort_method.py

@@ -1,0 +1,1 @@
+../../../tests/integrity/cases/01_w4a16_linear_module.py

@@ -1,0 +1,1 @@
+../../../tests/integrity/cases/01_sdpa_dynamic_import.py
