@@ -5,7 +5,7 @@ Nothing raises here: every line is yielded either as a parsed record or as a pro
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -92,24 +92,60 @@ def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
     return head.removeprefix(BOM)
 
 
-def head_records(path: Path, limit: int = 40, head: bytes | None = None) -> list[dict]:
+def head_records(path: Path, limit: int = 40, head: bytes | None = None) -> HeadRecords:
     """The first JSON object records among the file's first lines (banners and broken lines skipped), for
-    detection; reads only the head of the file, so a 100 MB log costs the same as a small one."""
-    head = read_head(path) if head is None else head
-    lines = head.split(b"\n")
-    if len(head) >= HEAD_BYTES:
-        lines = lines[:-1]                      # the last line may be cut by the head's end
-    records: list[dict] = []
-    for raw in lines[: limit * 3]:
-        raw = raw.strip()
-        if raw[:1] != b"{":
-            continue
-        record, _ = parse_json_bytes(raw)
-        if isinstance(record, dict):
-            records.append(record)
-            if len(records) >= limit:
-                break
-    return records
+    detection; reads only the head of the file, so a 100 MB log costs the same as a small one. Records are
+    decoded as detection asks for them: most formats are told apart by their first record or two."""
+    return HeadRecords(read_head(path) if head is None else head, limit)
+
+
+class HeadRecords(Sequence):
+    """A list of up to `limit` records from the lines of `head`, each line split off and decoded when an index,
+    slice, length or iteration first reaches it."""
+
+    def __init__(self, head: bytes, limit: int):
+        self.head, self.limit = head, limit
+        self.records: list[dict] = []
+        self.position, self.lines = 0, 0     # where the next line starts; lines looked at (limit * 3 at most)
+        # a head that fills the read may end inside a line: that line is left out
+        self.end = head.rfind(b"\n") + 1 if len(head) >= HEAD_BYTES else len(head)
+
+    def _fill(self, count: float) -> None:
+        head, records = self.head, self.records
+        while len(records) < min(count, self.limit) and self.lines < self.limit * 3 and self.position < self.end:
+            cut = head.find(b"\n", self.position, self.end)
+            cut = self.end if cut < 0 else cut
+            raw = head[self.position:cut].strip()
+            self.position, self.lines = cut + 1, self.lines + 1
+            if raw[:1] == b"{":
+                record, _ = parse_json_bytes(raw)
+                if isinstance(record, dict):
+                    records.append(record)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            plain = index.step is None and (index.start or 0) >= 0 and index.stop is not None and index.stop >= 0
+            self._fill(index.stop if plain else float("inf"))
+        else:
+            self._fill(index + 1 if index >= 0 else float("inf"))
+        return self.records[index]
+
+    def __len__(self) -> int:
+        self._fill(float("inf"))
+        return len(self.records)
+
+    def __bool__(self) -> bool:
+        self._fill(1)
+        return bool(self.records)
+
+    def __iter__(self):
+        index = 0
+        while True:
+            self._fill(index + 1)
+            if index >= len(self.records):
+                return
+            yield self.records[index]
+            index += 1
 
 
 def first_records(path: Path, limit: int = 10) -> list[dict]:

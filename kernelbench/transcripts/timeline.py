@@ -2,45 +2,39 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import heapq
+from operator import attrgetter
 
 from kernelbench.transcripts.model import Event, Kind, Session
 from kernelbench.transcripts.render import esc, fmt_duration, one_line
 
-MAX_SEGMENTS = 300
+MAX_SEGMENTS = 200             # bars on the axis (runs of tiny steps are merged): a few pixels each
 CLASSES = {"model": "model", "tool": "tools", "user": "waiting for the user", "sub": "subagents", "other": "other"}
-
-
-@dataclass(slots=True)
-class Segment:
-    start: float
-    end: float
-    cls: str
-    event_id: int
-    note: str | Event          # the label, or the event it is made from when only a few segments get shown
-
-    @property
-    def width(self) -> float:
-        return self.end - self.start
-
-    @property
-    def label(self) -> str:
-        return self.note if isinstance(self.note, str) else _label(self.note)
-
-
 SEGMENT_CLASS = {Kind.TOOL_RESULT: "tool", Kind.USER: "user", Kind.SUBAGENT: "sub", Kind.ASSISTANT: "model",
                  Kind.THINKING: "model", Kind.TOOL_CALL: "model", Kind.FILE_EDIT: "model"}
 
+# A segment is (start, end, class, event id, event): the gap before the event, spent on what the event shows. A
+# merged run of segments has its label (a str) in place of the event. Tuples, not objects: a long log has a
+# segment per event, and labels are written only for the few hundred the axis shows.
+Segment = tuple[float, float, str, int, "Event | str"]
+
 
 def segments(session: Session) -> list[Segment]:
-    timed = [e for e in session.events if e.ts is not None]
-    timed.sort(key=lambda e: e.ts)
+    timed = sorted((e for e in session.events if e.ts is not None), key=attrgetter("ts"))
+    classes = SEGMENT_CLASS
     out: list[Segment] = []
-    for before, after in zip(timed, timed[1:]):
-        if after.ts > before.ts:
-            # labels are written for the few hundred segments the axis shows, not for every event
-            out.append(Segment(before.ts, after.ts, SEGMENT_CLASS.get(after.kind, "other"), after.id, after))
+    before = timed[0].ts if timed else 0.0
+    for event in timed:
+        ts = event.ts
+        if ts > before:
+            out.append((before, ts, classes.get(event.kind, "other"), event.id, event))
+        before = ts
     return out
+
+
+def label(segment: Segment) -> str:
+    note = segment[4]
+    return note if isinstance(note, str) else _label(note)
 
 
 def _label(event: Event) -> str:
@@ -63,14 +57,14 @@ def merge_small(segs: list[Segment], total: float) -> list[Segment]:
     out: list[Segment] = []
     group: list[Segment] = []
     for seg in segs:
-        if seg.width >= threshold:
+        if seg[1] - seg[0] >= threshold:
             if group:
                 out.append(_group(group))
                 group = []
             out.append(seg)
             continue
         group.append(seg)
-        if group[-1].end - group[0].start >= threshold:
+        if seg[1] - group[0][0] >= threshold:
             out.append(_group(group))
             group = []
     if group:
@@ -80,27 +74,27 @@ def merge_small(segs: list[Segment], total: float) -> list[Segment]:
 
 def _group(group: list[Segment]) -> Segment:
     weights: dict[str, float] = {}
-    for seg in group:
-        weights[seg.cls] = weights.get(seg.cls, 0.0) + seg.width
-    cls = max(weights, key=weights.get)
-    label = f"{len(group)} steps, mostly {CLASSES[cls]}"
-    return Segment(group[0].start, group[-1].end, cls, group[0].event_id, label)
+    for start, end, cls, _, _ in group:
+        weights[cls] = weights.get(cls, 0.0) + (end - start)
+    cls = max(weights, key=weights.__getitem__)
+    return (group[0][0], group[-1][1], cls, group[0][3], f"{len(group)} steps, mostly {CLASSES[cls]}")
 
 
 def timeline_html(session: Session, budget_s: float | None) -> str:
     segs = segments(session)
     if not segs:
         return '<div class="kbt-time"><p class="kbt-muted">No timestamps in this log: no time axis.</p></div>'
-    start, end = segs[0].start, segs[-1].end
+    start, end = segs[0][0], segs[-1][1]
     used = end - start
     span = max(used, budget_s or 0.0) or 1.0
+    scale = 100 / span
     bars = []
     for seg in merge_small(segs, span):
-        left, width = (seg.start - start) / span * 100, max(seg.width / span * 100, 0.05)
-        title = f"{seg.label} · {fmt_duration(seg.width)}"
-        bars.append(f'<a class="seg seg-{seg.cls}" href="#e-{seg.event_id}" style="left:{left:.3f}%;'
-                    f'width:{width:.3f}%" title="{esc(title)}"></a>')
-    marks = f'<span class="kbt-mark end" style="left:{used / span * 100:.3f}%" title="session ended"></span>'
+        width = seg[1] - seg[0]
+        title = esc(f"{label(seg)} · {fmt_duration(width)}")
+        bars.append(f'<a class="seg seg-{seg[2]}" href="#e-{seg[3]}" style="left:'
+                    f'{(seg[0] - start) * scale:.3f}%;width:{max(width * scale, 0.05):.3f}%" title="{title}"></a>')
+    marks = f'<span class="kbt-mark end" style="left:{used * scale:.3f}%" title="session ended"></span>'
     if budget_s:
         marks += '<span class="kbt-mark budget" style="left:100%" title="budget"></span>'
     return (f'<div class="kbt-time"><div class="kbt-axis">{"".join(bars)}{marks}</div>'
@@ -109,8 +103,8 @@ def timeline_html(session: Session, budget_s: float | None) -> str:
 
 def _legend(segs: list[Segment], used: float, budget_s: float | None) -> str:
     totals: dict[str, float] = {}
-    for seg in segs:
-        totals[seg.cls] = totals.get(seg.cls, 0.0) + seg.width
+    for start, end, cls, _, _ in segs:
+        totals[cls] = totals.get(cls, 0.0) + (end - start)
     parts = [f'<span class="kbt-key seg-{cls}"></span>{esc(CLASSES[cls])} {fmt_duration(t)} '
              f'({t / used * 100:.0f}%)' for cls, t in sorted(totals.items(), key=lambda kv: -kv[1])]
     head = f"wall clock {fmt_duration(used)}"
@@ -120,9 +114,8 @@ def _legend(segs: list[Segment], used: float, budget_s: float | None) -> str:
 
 
 def _longest(segs: list[Segment]) -> str:
-    tools = sorted((s for s in segs if s.cls in ("tool", "sub")), key=lambda s: -s.width)[:5]
+    tools = heapq.nlargest(5, (s for s in segs if s[2] == "tool" or s[2] == "sub"), key=lambda s: s[1] - s[0])
     if not tools:
         return ""
-    items = "".join(f'<li><a href="#e-{s.event_id}">{esc(s.label)}</a> {fmt_duration(s.width)}</li>'
-                    for s in tools)
+    items = "".join(f'<li><a href="#e-{s[3]}">{esc(label(s))}</a> {fmt_duration(s[1] - s[0])}</li>' for s in tools)
     return f'<details class="kbt-longest"><summary>longest tool calls</summary><ol>{items}</ol></details>'

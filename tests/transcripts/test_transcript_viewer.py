@@ -120,6 +120,7 @@ def test_rewriting_removes_stale_chunks(tx: Path, tmp_path: Path) -> None:
 def test_subagents_are_folded_with_their_counts(tx: Path, tmp_path: Path) -> None:
     session = load(tx / "claude-stream" / "claude-stream-json-simple.jsonl")
     html = write_viewer(session, tmp_path / "transcript", asset_prefix="")
+    html += "".join(chunk_html(p) for p in sorted((tmp_path / "transcript").glob("c-*.js")))
     spans = re.findall(r'<details class="ev ev-subagent[^"]*" id="e-\d+"><summary><span class="kbt-k">Subagent</span>'
                        r' <span class="kbt-s">(.*?)</span>', html)
     assert len(spans) == 8

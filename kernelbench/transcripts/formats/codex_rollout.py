@@ -218,7 +218,9 @@ def _split_output(output: Any) -> tuple[str, int | None, float | None]:
             meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
             return str(data["output"]), meta.get("exit_code"), meta.get("duration_seconds")
     head = output[:400]
-    exit_match, wall_match = EXIT_RE.search(head), WALL_RE.search(head)
+    # the patterns only where their words are: a case-blind pattern scans character by character
+    exit_match = EXIT_RE.search(head) if "xit" in head.lower() else None
+    wall_match = WALL_RE.search(head) if "Wall time:" in head else None
     if exit_match and "\nOutput:\n" in output:
         body = output.split("\nOutput:\n", 1)[1]
     else:
