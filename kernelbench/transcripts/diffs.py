@@ -54,33 +54,42 @@ def from_hunks(path: str, hunks: Iterable[dict[str, Any]]) -> str:
     return "".join(parts)
 
 
+FILE_MARKERS = (("*** Update File: ", False, False), ("*** Add File: ", True, False), ("*** Delete File: ", False, True))
+
+
 def from_apply_patch(patch: str) -> list[tuple[str, str]]:
     """Codex's `*** Begin Patch` envelope → [(path, unified diff)], one per file it touches."""
     edits: list[tuple[str, list[str]]] = []
+    lines: list[str] | None = None        # the current file's diff, line by line (joined once at the end)
     for line in patch.splitlines():
-        if line.startswith("*** Begin Patch") or line.startswith("*** End Patch") or line == "*** End of File":
-            continue
-        for marker, created, deleted in (("*** Update File: ", False, False), ("*** Add File: ", True, False),
-                                         ("*** Delete File: ", False, True)):
-            if line.startswith(marker):
-                path = line[len(marker):].strip()
-                edits.append((path, [header(path, created=created, deleted=deleted)]))
-                if created:
-                    edits[-1][1].append("@@ new file @@\n")
-                break
-        else:
-            if line.startswith("*** Move to: ") and edits:
-                edits[-1][1].append(f"# moved to {line[len('*** Move to: '):].strip()}\n")
-            elif edits:
-                edits[-1][1].append(_hunk_line(line))
-    return [(path, "".join(lines)) for path, lines in edits]
+        if line[:3] == "***":             # markers are rare: most lines are hunk lines, checked once each
+            if line.startswith(("*** Begin Patch", "*** End Patch")) or line == "*** End of File":
+                continue
+            marker = next((m for m in FILE_MARKERS if line.startswith(m[0])), None)
+            if marker is not None:
+                path = line[len(marker[0]):].strip()
+                lines = header(path, created=marker[1], deleted=marker[2]).splitlines()
+                if marker[1]:
+                    lines.append("@@ new file @@")
+                edits.append((path, lines))
+                continue
+            if line.startswith("*** Move to: ") and lines is not None:
+                lines.append(f"# moved to {line[len('*** Move to: '):].strip()}")
+                continue
+        if lines is not None:
+            lines.append(_hunk_line(line) if line[:2] == "@@" else line)
+    return [(path, "\n".join(lines) + "\n") for path, lines in edits]
+
+
+def patch_paths(patch: str) -> list[str]:
+    """The files an apply_patch envelope touches, in order (what `from_apply_patch` would name)."""
+    return [line[len(m[0]):].strip() for line in patch.splitlines() if line[:4] == "*** "
+            for m in FILE_MARKERS if line.startswith(m[0])]
 
 
 def _hunk_line(line: str) -> str:
-    if line.startswith("@@"):
-        context = line[2:].strip()
-        return f"@@ {context} @@\n" if context and not context.endswith("@@") else f"{line}\n"
-    return f"{line}\n"
+    context = line[2:].strip()
+    return f"@@ {context} @@" if context and not context.endswith("@@") else line
 
 
 def stats(diff: str | None) -> tuple[int, int]:

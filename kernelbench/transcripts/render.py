@@ -124,7 +124,7 @@ def tool_target(event: Event, ctx: RenderContext) -> str:
         value = args.get(key)
         if isinstance(value, str) and value:
             if key in ("patch", "patchText"):
-                return one_line(", ".join(p for p, _ in diffs.from_apply_patch(value)) or value)
+                return one_line(", ".join(diffs.patch_paths(value)) or value)
             return one_line(ctx.shorten(value) if "path" in key.lower() else value)
     first = next((v for v in args.values() if isinstance(v, (str, int, float))), "")
     return one_line(first)

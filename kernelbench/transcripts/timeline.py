@@ -33,8 +33,9 @@ def segments(session: Session) -> list[Segment]:
 
 
 def label(segment: Segment) -> str:
+    """The segment's label, escaped for an attribute (merged runs have constant labels)."""
     note = segment[4]
-    return note if isinstance(note, str) else _label(note)
+    return note if isinstance(note, str) else esc(_label(note))
 
 
 def _label(event: Event) -> str:
@@ -91,7 +92,7 @@ def timeline_html(session: Session, budget_s: float | None) -> str:
     bars = []
     for seg in merge_small(segs, span):
         width = seg[1] - seg[0]
-        title = esc(f"{label(seg)} · {fmt_duration(width)}")
+        title = f"{label(seg)} · {fmt_duration(width)}"
         bars.append(f'<a class="seg seg-{seg[2]}" href="#e-{seg[3]}" style="left:'
                     f'{(seg[0] - start) * scale:.3f}%;width:{max(width * scale, 0.05):.3f}%" title="{title}"></a>')
     marks = f'<span class="kbt-mark end" style="left:{used * scale:.3f}%" title="session ended"></span>'
@@ -117,5 +118,5 @@ def _longest(segs: list[Segment]) -> str:
     tools = heapq.nlargest(5, (s for s in segs if s[2] == "tool" or s[2] == "sub"), key=lambda s: s[1] - s[0])
     if not tools:
         return ""
-    items = "".join(f'<li><a href="#e-{s[3]}">{esc(label(s))}</a> {fmt_duration(s[1] - s[0])}</li>' for s in tools)
+    items = "".join(f'<li><a href="#e-{s[3]}">{label(s)}</a> {fmt_duration(s[1] - s[0])}</li>' for s in tools)
     return f'<details class="kbt-longest"><summary>longest tool calls</summary><ol>{items}</ol></details>'

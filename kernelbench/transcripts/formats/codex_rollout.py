@@ -9,7 +9,6 @@ session total is the sum of steps, so a counter that restarts mid-file (a resume
 from __future__ import annotations
 
 import re
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -88,7 +87,7 @@ def _envelope(record: dict, first: bool) -> dict:
 
 class _State:
     def __init__(self) -> None:
-        self.twins: dict[str, Counter] = {"item": Counter(), "event": Counter()}
+        self.twins: dict[str, dict[str, int]] = {"item": {}, "event": {}}   # text → times seen, by source
         self.total: Usage | None = None      # last cumulative token_count
         self.spent = Usage()                 # sum of steps: survives the counter restarting mid-file
         self.task_status: str | None = None  # started | complete | aborted
@@ -195,7 +194,7 @@ def _arguments(item: dict) -> Any:
 
 def _output(builder: SessionBuilder, item: dict, line: int, ts: float | None) -> None:
     text, exit_code, duration = _split_output(item.get("output"))
-    refused = exit_code is None and text.lstrip().lower().startswith(REFUSALS)
+    refused = exit_code is None and text.lstrip()[:40].lower().startswith(REFUSALS)
     result = builder.result(item.get("call_id"), ts=ts, line=line, output=text, exit_code=exit_code,
                             is_error=exit_code not in (None, 0) or refused, duration_s=duration)
     if not result.is_error:
@@ -340,10 +339,11 @@ def _attach_usage(events: list[Event], usage: Usage) -> None:
 def _is_twin(state: _State, source: str, key: str) -> bool:
     """True when the other source already gave this text (then it is skipped); else remember it."""
     other = state.twins["event" if source == "item" else "item"]
-    if other[key] > 0:
+    if other.get(key, 0) > 0:
         other[key] -= 1
         return True
-    state.twins[source][key] += 1
+    mine = state.twins[source]
+    mine[key] = mine.get(key, 0) + 1
     return False
 
 
