@@ -63,11 +63,16 @@ def parse(path: Path) -> Session:
     builder = SessionBuilder(path, NAME, harness="codex")
     state = _State()
     for number, record in builder.lines(path):
-        record = _envelope(record, builder.records == 1)
-        if not isinstance(record.get("payload"), (dict, list, str)):
-            builder.unknown(record, number)
+        payload = record.get("payload")
+        if payload is None and "payload" not in record:
+            record = _envelope(record, builder.records == 1)
+            payload = record.get("payload")
+        if type(payload) is dict:
+            _dispatch(builder, state, record, payload, number)
+        elif isinstance(payload, (dict, list, str)):
+            _dispatch(builder, state, record, payload, number)
         else:
-            _dispatch(builder, state, record, number)
+            builder.unknown(record, number)
     _finish(builder, state)
     return builder.finish()
 
@@ -94,28 +99,30 @@ class _State:
         self.effort: str | None = None
 
 
-def _dispatch(builder: SessionBuilder, state: _State, record: dict, line: int) -> None:
-    rtype, payload = record.get("type"), record.get("payload")
-    if rtype == "event_msg" and type(payload) is dict and payload.get("type") == "token_count":
-        _token_count(builder, state, payload)       # the most frequent record, and one without an event
-        return
-    ts = to_epoch(record.get("timestamp"))
-    if rtype == "session_meta" and isinstance(payload, dict):
-        _session_meta(builder.session, payload)
-    elif rtype == "turn_context" and isinstance(payload, dict):
+def _dispatch(builder: SessionBuilder, state: _State, record: dict, payload: object, line: int) -> None:
+    rtype = record.get("type")
+    is_dict = type(payload) is dict or isinstance(payload, dict)
+    # the most frequent records first; token counts and turn contexts make no event (no time needed)
+    if rtype == "response_item" and is_dict:
+        _response_item(builder, state, payload, line, to_epoch(record.get("timestamp")))
+    elif rtype == "event_msg" and is_dict:
+        if payload.get("type") == "token_count":
+            _token_count(builder, state, payload)
+        else:
+            _event_msg(builder, state, payload, line, to_epoch(record.get("timestamp")))
+    elif rtype == "turn_context" and is_dict:
         builder.note_model(payload.get("model"))
         builder.ignore("turn_context")
-    elif rtype == "response_item" and isinstance(payload, dict):
-        _response_item(builder, state, payload, line, ts)
-    elif rtype == "event_msg" and isinstance(payload, dict):
-        _event_msg(builder, state, payload, line, ts)
+    elif rtype == "session_meta" and is_dict:
+        _session_meta(builder.session, payload)
     elif rtype == "state":
         builder.ignore("state")
     elif rtype == "compacted":
-        message = payload.get("message") if isinstance(payload, dict) else payload
-        builder.add(Kind.COMPACTION, ts=ts, line=line, text=str(message or "Context compacted"))
+        message = payload.get("message") if is_dict else payload
+        builder.add(Kind.COMPACTION, ts=to_epoch(record.get("timestamp")), line=line,
+                    text=str(message or "Context compacted"))
     else:
-        builder.unknown(record, line, ts=ts)
+        builder.unknown(record, line, ts=to_epoch(record.get("timestamp")))
 
 
 def _session_meta(session: Session, payload: dict) -> None:
