@@ -65,9 +65,7 @@ def get_inputs(shape: dict, seed: int, device, case: str = "base", scale: float 
     B, H, Hkv, D, P = (shape[k] for k in ("batch", "num_heads", "num_kv_heads", "head_dim", "page_size"))
     L = shape["seq_len"]
     seq_lens = _lengths(B, L, case, gen)
-    max_pages = -(-int(seq_lens.max()) // P)
-    num_pages = B * max_pages + 7
-    block_table = torch.randperm(num_pages, generator=gen)[: B * max_pages].reshape(B, max_pages).int()
+    block_table, num_pages = _block_table(seq_lens, P, gen)
     q = torch.randn(B, H, D, generator=gen)
     k_cache = torch.randn(num_pages, P, Hkv, D, generator=gen)
     v_cache = torch.randn(num_pages, P, Hkv, D, generator=gen)
@@ -78,6 +76,23 @@ def get_inputs(shape: dict, seed: int, device, case: str = "base", scale: float 
     bf = torch.bfloat16
     return [(q * scale).to(bf).to(device), (k_cache * scale).to(bf).to(device), v_cache.to(bf).to(device),
             block_table.to(device), seq_lens.to(device)]
+
+
+def _block_table(seq_lens: torch.Tensor, page_size: int, gen: torch.Generator) -> tuple[torch.Tensor, int]:
+    """A pool just big enough for every sequence's pages (plus a little slack), handed out in shuffled order.
+
+    The pool is sized by the tokens held, as a serving engine's is, not by batch × the longest sequence (with
+    half of all tokens in one sequence that would be a 9 GB pool for a 270 MB cache). Entries of a row past its
+    sequence's last page are padding: valid page numbers that no correct kernel reads."""
+    needed = (seq_lens.long() + page_size - 1) // page_size
+    num_pages = int(needed.sum()) + 7
+    order = torch.randperm(num_pages, generator=gen)
+    table = order[torch.randint(0, num_pages, (len(needed), int(needed.max())), generator=gen)]
+    start = 0
+    for b, n in enumerate(needed.tolist()):
+        table[b, :n] = order[start:start + n]
+        start += n
+    return table.int(), num_pages
 
 
 def _lengths(batch: int, mean: int, case: str, gen: torch.Generator) -> torch.Tensor:
