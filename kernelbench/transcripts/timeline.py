@@ -8,7 +8,7 @@ from operator import attrgetter
 from kernelbench.transcripts.model import Event, Kind, Session
 from kernelbench.transcripts.render import esc, fmt_duration, one_line
 
-MAX_SEGMENTS = 200             # bars on the axis (runs of tiny steps are merged): a few pixels each
+MAX_SEGMENTS = 120             # bars on the axis (runs of tiny steps are merged): several pixels each
 CLASSES = {"model": "model", "tool": "tools", "user": "waiting for the user", "sub": "subagents", "other": "other"}
 SEGMENT_CLASS = {Kind.TOOL_RESULT: "tool", Kind.USER: "user", Kind.SUBAGENT: "sub", Kind.ASSISTANT: "model",
                  Kind.THINKING: "model", Kind.TOOL_CALL: "model", Kind.FILE_EDIT: "model"}
