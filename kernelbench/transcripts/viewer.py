@@ -40,7 +40,7 @@ VIEWER_VERSION = 1
 # markup of events in the page itself: a few screens of collapsed events; the page asks for the first chunk as
 # soon as the reader nears the end of it
 FIRST_SCREEN_BYTES = 32_000
-CHUNK_BYTES = 300_000          # views (JSON) per chunk file
+CHUNK_BYTES = 200_000          # views (JSON) per chunk file: what the page builds in one go
 PACK_BYTES = 1 << 20           # texts per blob file
 CHUNK_FILE = re.compile(r"^(c|b)-\d{4,}\.js$")
 

@@ -53,7 +53,8 @@ class ClaudeMessages:
 
     def __init__(self, builder: SessionBuilder):
         self.b = builder
-        self.usage_owner: dict[tuple, Event] = {}   # (message.id, requestId) → event holding that usage
+        # (message.id, requestId) → the event of the response's last line so far, and that line's usage
+        self.usage_owner: dict[tuple, tuple[Event, dict]] = {}
         self.agent_results: dict[str, Event] = {}   # subagent id → the Task result that reported it
 
     # ------------------------------------------------------------------ assistant
@@ -110,17 +111,17 @@ class ClaudeMessages:
         raw = message.get("usage")
         if type(raw) is not dict:
             return
-        usage = claude_usage(raw)
         key = (message.get("id"), record.get("requestId"))
         if key[0] is None:            # no id to de-duplicate by: every line is its own response
-            event.usage = usage
-            return
-        owner = self.usage_owner
-        previous = owner.get(key)
-        if previous is not None:
-            previous.usage = None
-        event.usage = usage
-        owner[key] = event
+            event.usage = claude_usage(raw)
+        else:                         # the response's last line so far; counted in `finish`
+            self.usage_owner[key] = (event, raw)
+
+    def finish(self) -> None:
+        """Usage onto the event of each response's last line (earlier lines repeat partial counts)."""
+        for event, raw in self.usage_owner.values():
+            event.usage = claude_usage(raw)
+        self.usage_owner.clear()
 
     # ------------------------------------------------------------------ user
 

@@ -55,6 +55,7 @@ def parse(path: Path, *, with_subagents: bool = True) -> Session:
         else:
             _other_record(builder, record, rtype, number)
     builder.close_subagent()
+    messages.finish()
     if with_subagents and not state.is_agent_file:
         attach_subagent_files(builder, path, messages.agent_results)
     builder.session.complete = ends_with_answer(builder.session.events)

@@ -30,6 +30,7 @@ def parse(path: Path) -> Session:
     for number, record in builder.lines(path):
         _dispatch(builder, messages, record, number, parent)
     builder.close_subagent()
+    messages.finish()
     return builder.finish()
 
 
