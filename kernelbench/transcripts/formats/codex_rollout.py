@@ -67,9 +67,7 @@ def parse(path: Path) -> Session:
         if payload is None and "payload" not in record:
             record = _envelope(record, builder.records == 1)
             payload = record.get("payload")
-        if type(payload) is dict:
-            _dispatch(builder, state, record, payload, number)
-        elif isinstance(payload, (dict, list, str)):
+        if isinstance(payload, (dict, list, str)):
             _dispatch(builder, state, record, payload, number)
         else:
             builder.unknown(record, number)

@@ -1,0 +1,67 @@
+"""The builder's own line reader against the general one, and head records decoded on demand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from kernelbench.transcripts.builder import SessionBuilder
+from kernelbench.transcripts.reader import HEAD_BYTES, HeadRecords, iter_lines
+
+MESSY = (b"\xef\xbb\xbfstarting agent...\r\n"
+         b'{"type": "a", "n": 1}\r\n'
+         b"\n   \n"
+         b'{"type": "b", "text": "caf\xe9"}\n'          # invalid UTF-8: replaced, kept
+         b"[1, 2, 3]\n"                                 # JSON, but not an object
+         b'{"type": "c", "broken": \n'                  # not the last line: bad JSON
+         b'{"type": "d"}\n'
+         b'{"type": "e", "cut": "in the midd')          # the last line, cut off
+
+
+def _by_iter_lines(path: Path) -> tuple[list, SessionBuilder]:
+    builder = SessionBuilder(path, "x")
+    out = []
+    for line in iter_lines(path):
+        record = builder.accept(line)
+        if record is not None:
+            out.append((line.number, record))
+    return out, builder
+
+
+@pytest.mark.parametrize("tail", [b"", b"\n", b"\n\n  \n"])
+def test_builder_lines_read_like_iter_lines_and_accept(tmp_path: Path, tail: bytes) -> None:
+    path = tmp_path / "messy.jsonl"
+    path.write_bytes(MESSY + tail)
+    expected, reference = _by_iter_lines(path)
+    builder = SessionBuilder(path, "x")
+    got = list(builder.lines(path))
+    assert got == expected
+    assert [n for n, _ in got] == [2, 5, 8]
+    assert builder.records == reference.records == 7
+    assert builder.session.issue_counts == reference.session.issue_counts
+    assert builder.session.unknown_records == reference.session.unknown_records
+    assert [(e.line, e.record_type, e.raw) for e in builder.session.events] == \
+        [(e.line, e.record_type, e.raw) for e in reference.session.events]
+    # the banner and the broken line are bad JSON; the cut last line is reported as such only when it is last
+    cut = {"truncated_last_line": 1} if not tail else {}
+    assert builder.session.issue_counts == {"invalid_utf8": 1, "bad_json": 2 + (not cut), **cut}
+
+
+def test_head_records_are_decoded_only_as_far_as_asked() -> None:
+    lines = [orjson.dumps({"n": i}) for i in range(100)]
+    head = b"banner\n" + b"\n".join(lines) + b"\n"
+    records = HeadRecords(head, 40)
+    assert records[0] == {"n": 0} and len(records.records) == 1
+    assert records[:3] == [{"n": 0}, {"n": 1}, {"n": 2}] and len(records.records) == 3
+    assert [r["n"] for r in records][:2] == [0, 1] and len(records) == 40 and records[-1] == {"n": 39}
+    assert not HeadRecords(b"not json\n", 40) and HeadRecords(b'{"a": 1}', 40)
+
+
+def test_a_full_head_leaves_out_its_cut_last_line() -> None:
+    line = orjson.dumps({"pad": "x" * 1000}) + b"\n"
+    head = line * (HEAD_BYTES // len(line)) + b'{"cut": "he'
+    head = head[:HEAD_BYTES] if len(head) >= HEAD_BYTES else head + b" " * (HEAD_BYTES - len(head))
+    records = HeadRecords(head, 1000)
+    assert all("pad" in r for r in records) and len(records) == HEAD_BYTES // len(line)
