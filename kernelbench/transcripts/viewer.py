@@ -110,14 +110,9 @@ def _write_chunks(pieces: Iterator[Piece], out_dir: Path) -> tuple[str, list[lis
                 number = len(ranges)
                 chunk = _ScriptFile(out_dir / f"c-{number:04d}.js", b"KBT.chunk(%d,[" % number, b"]);\n")
                 ranges.append([first_id, last_id])
-                write, size = chunk.handle.write, 0
-            else:
-                write(b",")
-            data = _json_items(items)
-            write(data)
-            size += len(data)
+            chunk.add(_json_items(items))
             ranges[-1][1] = last_id
-            if size >= CHUNK_BYTES:
+            if chunk.size >= CHUNK_BYTES:
                 chunk.close()
                 chunk = None
     finally:
@@ -144,26 +139,40 @@ def _without_surrogates(value: Any) -> Any:
 
 
 class _ScriptFile:
-    """A chunk or blob file written as its parts arrive: `head` part,part,... `tail` (no joined copy of a
-    megabyte held in memory: transient buffers that size are given back to the system and faulted in again)."""
+    """A chunk or blob file written as its parts arrive: `head` part,part,... `tail`. Parts are written in
+    batches of about WRITE_BYTES: one write per part costs more than the copy into a batch, and one joined copy
+    of a whole megabyte file is a buffer the system gives back and faults in again each time."""
 
     def __init__(self, path: Path, head: bytes, tail: bytes):
         self.handle = open(path, "wb")      # noqa: SIM115 - closed by close(), parts arrive over many calls
-        self.handle.write(head)
+        self.batch: list[bytes] = [head]
         self.tail = tail
-        self.size = 0
+        self.size = 0                       # bytes of parts added
+        self.pending = 0                    # bytes in the batch
+        self.first = True
 
     def add(self, *parts: bytes) -> None:
-        write = self.handle.write
-        if self.size:
-            write(b",")
+        batch = self.batch
+        if self.first:
+            self.first = False
+        else:
+            batch.append(b",")
         for part in parts:
-            write(part)
+            batch.append(part)
             self.size += len(part)
+            self.pending += len(part)
+        if self.pending >= WRITE_BYTES:
+            self.handle.write(b"".join(batch))
+            batch.clear()
+            self.pending = 0
 
     def close(self) -> None:
-        self.handle.write(self.tail)
+        self.batch.append(self.tail)
+        self.handle.write(b"".join(self.batch))
         self.handle.close()
+
+
+WRITE_BYTES = 64 * 1024
 
 
 class _BlobWriter:
