@@ -36,16 +36,23 @@ class SessionBuilder:
             self.models[event.model] = None
         return event
 
-    def result(self, call_id: str | None, **fields: Any) -> Event:
+    def result(self, call_id: str | None, *, ts: float | None = None, line: int | None = None,
+               name: str | None = None, duration_s: float | None = None, **fields: Any) -> Event:
         """A tool result; one whose call never appeared is kept and reported as an orphan."""
         call = self.calls.get(call_id) if call_id else None
         if call is None:
-            self.issue("orphan_result", f"tool result {call_id!r} has no matching call", fields.get("line"))
-        elif "name" not in fields or fields["name"] is None:
-            fields["name"] = call.name
-        if call is not None and fields.get("duration_s") is None and call.ts and fields.get("ts"):
-            fields["duration_s"] = max(0.0, fields["ts"] - call.ts)
-        return self.add(Kind.TOOL_RESULT, call_id=call_id, **fields)
+            self.issue("orphan_result", f"tool result {call_id!r} has no matching call", line)
+        else:
+            if name is None:
+                name = call.name
+            if duration_s is None and call.ts and ts:
+                duration_s = max(0.0, ts - call.ts)
+        event = Event(kind=Kind.TOOL_RESULT, call_id=call_id, ts=ts, line=line, name=name, duration_s=duration_s,
+                      **fields)
+        self._stack[-1].append(event)
+        if event.model and event.model not in self.models:
+            self.models[event.model] = None
+        return event
 
     def unknown(self, record: Any, line: int | None, record_type: str | None = None, **fields: Any) -> Event:
         rtype = record_type or (str(record.get("type")) if isinstance(record, dict) and "type" in record
