@@ -85,3 +85,20 @@ def test_memoisation_by_pointer_fails_the_in_place_probe():
     timing = time_function(memo, sets, torch.device("cpu"), warmup=2, trials=4,
                            validate=lambda out, k: [] if torch.allclose(out, expected[k]) else ["stale result"])
     assert timing.memo_probe.startswith("failed")
+
+
+def test_a_slow_call_is_capped_by_the_shape_time_budget():
+    """A call of ~60 ms with a 0.5 s budget: warmup stops after a few calls, at least 5 trials are timed."""
+    import time
+
+    def slow(x):
+        time.sleep(0.06)
+        return x + 1
+
+    sets = [[torch.zeros(4)], [torch.ones(4)]]
+    began = time.perf_counter()
+    timing = time_function(slow, sets, torch.device("cpu"), warmup=10, trials=30, max_seconds=0.5)
+    elapsed = time.perf_counter() - began
+    assert 5 <= len(timing.samples_ms) < 30
+    assert elapsed < 0.5 + 12 * 0.06 + 1.0  # the budget, a few warmup calls and the memo probe
+    assert all(s >= 55 for s in timing.samples_ms)

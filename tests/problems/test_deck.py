@@ -149,3 +149,20 @@ def test_oracle_is_float64_and_close_to_the_reference(pid):
         assert exact.dtype == torch.float64 and exact.shape == out.shape
         rms = (out.double() - exact).pow(2).mean().sqrt() / exact.pow(2).mean().sqrt().clamp(min=1e-300)
         assert rms < 0.05, float(rms)
+
+
+def test_paged_attention_pool_is_sized_by_the_tokens_held():
+    """The ragged stress case puts half the tokens in one sequence; the pool must not grow to batch × longest."""
+    import importlib.util
+
+    path = PROBLEMS / "03_paged_attention" / "reference.py"
+    spec = importlib.util.spec_from_file_location("paged_reference", path)
+    reference = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(reference)
+    shape = {"batch": 16, "num_heads": 8, "num_kv_heads": 2, "head_dim": 16, "page_size": 16, "seq_len": 256}
+    q, k_cache, v_cache, block_table, seq_lens = reference.get_inputs(shape, 3, "cpu", case="ragged")
+    needed = [(int(n) + 15) // 16 for n in seq_lens]
+    assert k_cache.shape[0] == sum(needed) + 7
+    used = [p for b, n in enumerate(needed) for p in block_table[b, :n].tolist()]
+    assert len(used) == len(set(used)) and 0 <= min(used) and max(used) < k_cache.shape[0]
+    assert int(block_table.max()) < k_cache.shape[0]  # padding entries are valid page numbers too
