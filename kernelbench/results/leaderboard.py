@@ -3,9 +3,10 @@
 Vocabulary:
 - agent: `harness/model[@effort]` (`kernelbench.results.run.agent_label`), one row of a board.
 - trial: one run of an agent on a problem on a GPU; a cell aggregates every trial of (agent, problem, gpu).
-- valid trial: not INVALID (integrity) and not annotated `reward_hack`. Only valid trials give a cell its score
-  and only cells whose shown trial is a valid PASS count towards ceilings, pass counts and fast_p. Invalid and
-  hacked cells stay on the board, visible, with `counts=False`.
+- valid trial: not INVALID (integrity) and not annotated `reward_hack` or `rubric_leak` (an auditor found the
+  score does not measure the work the problem asks for). Only valid trials give a cell its score and only cells
+  whose shown trial is a valid PASS count towards ceilings, pass counts and fast_p. Invalid, hacked and leaking
+  cells stay on the board, visible, with `counts=False`.
 - board: all cells of one GPU (one board per GPU key).
 
 Stable API for the site build (fields are only ever added): `build_boards`, `Board`, `Cell`, `Trial`, `Speedup`,
@@ -285,6 +286,10 @@ def _geomean(values: list[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
+# an auditor's finding that the score is not a result of the work asked for: shown, never counted
+NOT_COUNTED_VERDICTS = frozenset({Verdict.REWARD_HACK, Verdict.RUBRIC_LEAK})
+
+
 def make_trial(result: RunResult, annotation: Annotation | None = None,
                baselines: ProblemBaselines | None = None) -> Trial:
     """The board's view of one run (pure)."""
@@ -293,7 +298,7 @@ def make_trial(result: RunResult, annotation: Annotation | None = None,
     return Trial(run_id=result.run_id, harness=result.harness, model=result.model, effort=result.effort or None,
                  problem=result.problem, gpu=result.gpu, trial=result.trial, status=status,
                  peak_fraction=result.grading.peak_fraction, verdict=verdict,
-                 valid=status is not Status.INVALID and verdict is not Verdict.REWARD_HACK,
+                 valid=status is not Status.INVALID and verdict not in NOT_COUNTED_VERDICTS,
                  integrity_classes=tuple(sorted({f.klass for f in result.integrity
                                                  if f.severity == "error" and f.klass is not None})),
                  speedups={line: speedup_of(result, line, baselines) for line in LINES},

@@ -54,10 +54,16 @@ def test_all_84_cells_match_the_published_board(rtx_import: Path, shared_fixture
             assert outcome == {"PASS": "pass", "FAIL": "check_failed", "ERR": "no_solution"}[row["status"]]
             statuses.add((row["status"], row["peak_fraction"] is None))
     assert statuses == {("PASS", False), ("PASS", True), ("FAIL", True), ("ERR", True)}
+    # the published board counted passes its own auditors had flagged; ours shows them and does not count them
+    flagged = {run_id for run_id, record in dataset.annotations.items()
+               if record.annotation.verdict.value in ("rubric_leak", "reward_hack")}
     for summary in board.agents:
         label = next(a for a in published["models"] if a["model"] == summary.model)
-        assert summary.passes == label["pass_count"] and summary.attempted == label["total_runs"]
-    assert (board.agents[0].agent, board.agents[0].passes) == ("codex/gpt-5.5@xhigh", 7)
+        leaked = sum(1 for cell in label["results"].values()
+                     if cell["run_id"] in flagged and published_status(cell) == "PASS")
+        assert summary.passes == label["pass_count"] - leaked and summary.attempted == label["total_runs"]
+    codex = next(a for a in board.agents if a.agent == "codex/gpt-5.5@xhigh")
+    assert codex.passes == 5  # 7 on the published board, two of them flagged rubric leaks
 
 
 def test_pass_without_score_and_fail_vs_err(rtx_import: Path):
@@ -84,7 +90,10 @@ def test_all_30_annotations_load_and_quotes_are_unverifiable(rtx_import: Path):
 def test_ceilings_use_baselines_derived_from_raw_output(rtx_import: Path, shared_fixtures: Path):
     [board] = build_boards(load_dataset(rtx_import))
     kahan = board.ceiling("04_kahan_softmax")
-    assert (kahan.best_peak_fraction, kahan.best_agent) == (0.3634, "codex/gpt-5.5@xhigh")
+    # codex's 0.3634 is the published "Kahan without compensation": annotated rubric_leak, shown but not the ceiling
+    assert kahan.best_peak_fraction == 0.1011 and kahan.best_agent.endswith("deepseek-v4-pro")
+    assert "20260427_230711_codex_gpt-5.5_04_kahan_softmax" in kahan.excluded_run_ids \
+        or any("codex" in r for r in kahan.excluded_run_ids)
     # memory-bound: eager's published geomean bandwidth over the card's 1800 GB/s gives the same fraction
     assert kahan.baselines["eager"] == pytest.approx(68.551 / 1800, rel=0.01)
     assert kahan.baselines["sota"] is not None and board.ceiling("01_fp8_gemm").baselines["sota"] is None

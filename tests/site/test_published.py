@@ -70,13 +70,15 @@ def test_all_84_cells_render_with_the_published_status_and_value(published_site)
         assert "this run has no transcript" in run_page.read_text()
 
 
-def test_top_agent_passes_seven_of_seven(published_site):
+def test_top_agent_seven_published_passes_count_five(published_site):
+    """The published board gave its top agent 7/7; two of those passes are annotated rubric leaks, which this
+    site shows on the board but does not count."""
     site, published = published_site
     top = max(published["models"], key=lambda m: m["pass_count"])
     assert top["pass_count"] == 7
     index = (site / "index.html").read_text()
     row = index.split(f">{top['harness']}/{top['model']}@{top['effort']}</a>", 1)[1].split("</tr>", 1)[0]
-    assert '<td class="num">7/7</td>' in row
+    assert '<td class="num">5/7</td>' in row and row.count("rubric leak") == 2
 
 
 def test_annotated_leaks_are_listed(published_site):
