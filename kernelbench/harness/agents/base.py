@@ -31,6 +31,8 @@ GPU_VARS = ("CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH",
             "NVIDIA_DRIVER_CAPABILITIES", "NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST",
             "NVSHMEM_DISABLE_NVLS")
 STDERR_NAME = "stderr.log"
+TRANSCRIPT = "transcript.jsonl"   # the run dir's transcript, when it is a JSONL stream or session log
+EVENTS = "events.jsonl"           # the CLI's stdout stream, kept beside a transcript found elsewhere
 
 
 @dataclass
@@ -168,12 +170,38 @@ class AgentAdapter(ABC):
     # ------------------------------------------------------------------ shared helpers
 
     @staticmethod
-    def keep_stdout_as_transcript(ctx: AgentContext, name: str = "transcript.jsonl") -> AgentReport:
+    def keep_stdout_as_transcript(ctx: AgentContext, name: str = TRANSCRIPT) -> AgentReport:
         """For CLIs whose event stream on stdout is the transcript: move it into the run dir under `name`."""
         report = AgentReport()
         if ctx.stdout_path.is_file():
             ctx.stdout_path.rename(ctx.run_dir / name)
             report.transcript = name
+        return report
+
+    @staticmethod
+    def keep_stdout_as_events(ctx: AgentContext) -> Path:
+        """For CLIs whose transcript is a session file found after the run: keep the stream as `events.jsonl`."""
+        events = ctx.run_dir / EVENTS
+        if ctx.stdout_path.is_file():
+            ctx.stdout_path.rename(events)
+        return events
+
+    @staticmethod
+    def adopt_session_file(ctx: AgentContext, report: AgentReport, found: Path | None, missing_note: str) -> None:
+        """Copy the CLI's own session file into the run dir as the transcript (keeping its suffix, .json or
+        .jsonl); without one, the kept stream is the transcript and `missing_note` says why."""
+        if found is not None:
+            name = "transcript" + found.suffix
+            (ctx.run_dir / name).write_bytes(found.read_bytes())
+            report.transcript = name
+        elif (ctx.run_dir / EVENTS).is_file():
+            report.transcript = EVENTS
+            report.notes.append(missing_note)
+
+    def finish(self, ctx: AgentContext, report: AgentReport, error: ProviderError | None) -> AgentReport:
+        """The end of every `collect`: the stream's own error, else one stderr reports; usage from the transcript."""
+        report.provider_error = first_error(error, stderr_provider_error(ctx.stderr_path))
+        self.usage_from(report, ctx)
         return report
 
     def usage_from(self, report: AgentReport, ctx: AgentContext) -> None:
@@ -245,6 +273,27 @@ def classify_error_text(message: str, source: str, retryable: bool | None = None
     if retryable is None:
         retryable = bool(RETRYABLE.search(message)) and not FATAL.search(message)
     return ProviderError(message=message[:2000], retryable=retryable, source=source)
+
+
+def message_of(payload: object) -> str:
+    """The text of an error payload: its `message`, else its `error`, else the whole of it."""
+    if isinstance(payload, dict):
+        return str(payload.get("message") or payload.get("error") or payload)
+    return str(payload)
+
+
+def error_event(event: dict[str, Any]) -> ProviderError:
+    """A provider error from a stream's `error` record."""
+    return classify_error_text(message_of(event), "error event")
+
+
+def stream_json_records(ctx: AgentContext, report: AgentReport) -> Iterator[dict[str, Any]]:
+    """The records of a Claude-style stream-json transcript (Cursor writes the same shape); the session id is
+    taken from its `system/init` record."""
+    for event in read_events(ctx.run_dir / TRANSCRIPT):
+        if event.get("type") == "system" and event.get("subtype") == "init":
+            report.session_id = event.get("session_id")
+        yield event
 
 
 def stderr_provider_error(path: Path, tail_bytes: int = 256 << 10) -> ProviderError | None:

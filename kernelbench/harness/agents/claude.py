@@ -7,10 +7,8 @@ Usage and cost: the `result` record's totals, read through the transcripts stage
 from __future__ import annotations
 
 from kernelbench.harness.agents.base import (AgentAdapter, AgentContext, AgentReport, classify_error_text,
-                                             first_error, read_events, stderr_provider_error)
+                                             stream_json_records)
 from kernelbench.harness.process import ProcessResult
-
-TRANSCRIPT = "transcript.jsonl"
 
 
 class ClaudeAdapter(AgentAdapter):
@@ -36,13 +34,11 @@ class ClaudeAdapter(AgentAdapter):
                 "DISABLE_ERROR_REPORTING": "1", "DISABLE_TELEMETRY": "1"}
 
     def collect(self, ctx: AgentContext, proc: ProcessResult) -> AgentReport:
-        report = self.keep_stdout_as_transcript(ctx, TRANSCRIPT)
+        report = self.keep_stdout_as_transcript(ctx)
         result, event_error = None, None
-        for event in read_events(ctx.run_dir / TRANSCRIPT):
+        for event in stream_json_records(ctx, report):
             kind = event.get("type")
-            if kind == "system" and event.get("subtype") == "init":
-                report.session_id = event.get("session_id")
-            elif kind == "result":
+            if kind == "result":
                 result = event
             elif kind == "assistant" and event.get("error"):
                 # API failures surface as synthetic assistant records carrying an `error` code
@@ -52,9 +48,7 @@ class ClaudeAdapter(AgentAdapter):
             if result.get("is_error"):
                 event_error = event_error or classify_error_text(
                     f"{result.get('subtype')}: {result.get('result') or ''}", "result.is_error")
-        report.provider_error = first_error(event_error, stderr_provider_error(ctx.stderr_path))
-        self.usage_from(report, ctx)
-        return report
+        return self.finish(ctx, report, event_error)
 
 
 def _text_of(event: dict) -> str:

@@ -11,11 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from kernelbench.harness.agents.base import (AgentAdapter, AgentContext, AgentReport, classify_error_text,
-                                             first_error, read_events, stderr_provider_error)
+                                             error_event, message_of, read_events)
 from kernelbench.harness.process import ProcessResult
-
-EVENTS = "events.jsonl"
-TRANSCRIPT = "transcript.jsonl"
 
 
 class CodexAdapter(AgentAdapter):
@@ -40,11 +37,8 @@ class CodexAdapter(AgentAdapter):
 
     def collect(self, ctx: AgentContext, proc: ProcessResult) -> AgentReport:
         report = AgentReport()
-        events_path = ctx.run_dir / EVENTS
-        if ctx.stdout_path.is_file():
-            ctx.stdout_path.rename(events_path)
         completed, failed, error = False, False, None
-        for event in read_events(events_path):
+        for event in read_events(self.keep_stdout_as_events(ctx)):
             kind = event.get("type")
             if kind == "thread.started":
                 report.session_id = event.get("thread_id")
@@ -52,21 +46,14 @@ class CodexAdapter(AgentAdapter):
                 completed = True
             elif kind == "turn.failed":
                 failed = True
-                error = classify_error_text(_message(event.get("error")), "turn.failed")
+                error = classify_error_text(message_of(event.get("error")), "turn.failed")
             elif kind == "error":
-                error = classify_error_text(_message(event), "error event")
+                error = error_event(event)
         report.complete = completed and not failed
-        report.provider_error = first_error(error, stderr_provider_error(ctx.stderr_path))
-        rollout = find_rollout(ctx.home / ".codex" / "sessions", report.session_id)
-        if rollout is not None:
-            (ctx.run_dir / TRANSCRIPT).write_bytes(rollout.read_bytes())
-            report.transcript = TRANSCRIPT
-        elif events_path.is_file():
-            report.transcript = EVENTS
-            report.notes.append(f"no rollout for session {report.session_id} under ~/.codex/sessions: "
+        self.adopt_session_file(ctx, report, find_rollout(ctx.home / ".codex" / "sessions", report.session_id),
+                                f"no rollout for session {report.session_id} under ~/.codex/sessions: "
                                 "the exec stream is the transcript")
-        self.usage_from(report, ctx)
-        return report
+        return self.finish(ctx, report, error)
 
 
 def find_rollout(sessions: Path, session_id: str | None) -> Path | None:
@@ -75,12 +62,6 @@ def find_rollout(sessions: Path, session_id: str | None) -> Path | None:
         return None
     matches = sorted(sessions.rglob(f"rollout-*{session_id}.jsonl"))
     return matches[0] if len(matches) == 1 else None
-
-
-def _message(payload: object) -> str:
-    if isinstance(payload, dict):
-        return str(payload.get("message") or payload.get("error") or payload)
-    return str(payload)
 
 
 ADAPTER = CodexAdapter()

@@ -7,10 +7,8 @@ The stream is the transcript (`system/init`, `user`, `thinking`, `assistant`, `t
 from __future__ import annotations
 
 from kernelbench.harness.agents.base import (AgentAdapter, AgentContext, AgentReport, classify_error_text,
-                                             first_error, read_events, stderr_provider_error)
+                                             error_event, stream_json_records)
 from kernelbench.harness.process import ProcessResult
-
-TRANSCRIPT = "transcript.jsonl"
 
 
 class CursorAdapter(AgentAdapter):
@@ -26,23 +24,18 @@ class CursorAdapter(AgentAdapter):
                 "--force", ctx.prompt]
 
     def collect(self, ctx: AgentContext, proc: ProcessResult) -> AgentReport:
-        report = self.keep_stdout_as_transcript(ctx, TRANSCRIPT)
+        report = self.keep_stdout_as_transcript(ctx)
         result, error = None, None
-        for event in read_events(ctx.run_dir / TRANSCRIPT):
+        for event in stream_json_records(ctx, report):
             kind = event.get("type")
-            if kind == "system" and event.get("subtype") == "init":
-                report.session_id = event.get("session_id")
-            elif kind == "result":
+            if kind == "result":
                 result = event
                 if event.get("is_error"):
                     error = classify_error_text(str(event.get("result") or event.get("subtype")), "result.is_error")
             elif kind == "error":
-                error = classify_error_text(str(event.get("message") or event.get("error") or event),
-                                            "error event")
+                error = error_event(event)
         report.complete = result is not None and not result.get("is_error")
-        report.provider_error = first_error(error, stderr_provider_error(ctx.stderr_path))
-        self.usage_from(report, ctx)
-        return report
+        return self.finish(ctx, report, error)
 
 
 ADAPTER = CursorAdapter()

@@ -10,10 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from kernelbench.harness.agents.base import (AgentAdapter, AgentContext, AgentReport, classify_error_text,
-                                             first_error, read_events, stderr_provider_error)
+                                             error_event, read_events)
 from kernelbench.harness.process import ProcessResult
-
-EVENTS = "events.jsonl"
 
 
 class GeminiAdapter(AgentAdapter):
@@ -31,11 +29,8 @@ class GeminiAdapter(AgentAdapter):
 
     def collect(self, ctx: AgentContext, proc: ProcessResult) -> AgentReport:
         report = AgentReport()
-        events_path = ctx.run_dir / EVENTS
-        if ctx.stdout_path.is_file():
-            ctx.stdout_path.rename(events_path)
         result, error = None, None
-        for event in read_events(events_path):
+        for event in read_events(self.keep_stdout_as_events(ctx)):
             kind = event.get("type")
             if kind == "init":
                 report.session_id = event.get("session_id") or event.get("sessionId")
@@ -44,20 +39,11 @@ class GeminiAdapter(AgentAdapter):
                 if event.get("status") == "error":
                     error = classify_error_text(str(event.get("error") or event), "result.status")
             elif kind == "error":
-                error = classify_error_text(str(event.get("message") or event.get("error") or event),
-                                            "error event")
+                error = error_event(event)
         report.complete = result is not None and result.get("status", "success") == "success"
-        report.provider_error = first_error(error, stderr_provider_error(ctx.stderr_path))
-        recording = find_recording(ctx.home / ".gemini" / "tmp", report.session_id)
-        if recording is not None:
-            name = "transcript" + recording.suffix
-            (ctx.run_dir / name).write_bytes(recording.read_bytes())
-            report.transcript = name
-        elif events_path.is_file():
-            report.transcript = EVENTS
-            report.notes.append(f"no chat recording for session {report.session_id}: the stream is the transcript")
-        self.usage_from(report, ctx)
-        return report
+        self.adopt_session_file(ctx, report, find_recording(ctx.home / ".gemini" / "tmp", report.session_id),
+                                f"no chat recording for session {report.session_id}: the stream is the transcript")
+        return self.finish(ctx, report, error)
 
 
 def find_recording(root: Path, session_id: str | None) -> Path | None:

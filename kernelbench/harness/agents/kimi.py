@@ -11,11 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from kernelbench.harness.agents.base import (AgentAdapter, AgentContext, AgentReport, classify_error_text,
-                                             first_error, read_events, stderr_provider_error)
+                                             read_events)
 from kernelbench.harness.process import ProcessResult
-
-EVENTS = "events.jsonl"
-TRANSCRIPT = "transcript.jsonl"
 
 
 class KimiAdapter(AgentAdapter):
@@ -38,11 +35,8 @@ class KimiAdapter(AgentAdapter):
 
     def collect(self, ctx: AgentContext, proc: ProcessResult) -> AgentReport:
         report = AgentReport()
-        events_path = ctx.run_dir / EVENTS
-        if ctx.stdout_path.is_file():
-            ctx.stdout_path.rename(events_path)
         last, error = None, None
-        for event in read_events(events_path):
+        for event in read_events(self.keep_stdout_as_events(ctx)):
             if event.get("role") == "meta":
                 report.session_id = event.get("session_id") or report.session_id
             elif event.get("type") == "error" or event.get("role") == "error":
@@ -53,16 +47,9 @@ class KimiAdapter(AgentAdapter):
         # a finished print-mode session ends on an assistant message that calls no more tools
         report.complete = (proc.exit_code == 0 and error is None and last is not None
                            and last.get("role") == "assistant" and not last.get("tool_calls"))
-        report.provider_error = first_error(error, stderr_provider_error(ctx.stderr_path))
-        wire = find_wire(ctx.home, report.session_id)
-        if wire is not None:
-            (ctx.run_dir / TRANSCRIPT).write_bytes(wire.read_bytes())
-            report.transcript = TRANSCRIPT
-        elif events_path.is_file():
-            report.transcript = EVENTS
-            report.notes.append(f"no wire log for session {report.session_id}: the stream is the transcript")
-        self.usage_from(report, ctx)
-        return report
+        self.adopt_session_file(ctx, report, find_wire(ctx.home, report.session_id),
+                                f"no wire log for session {report.session_id}: the stream is the transcript")
+        return self.finish(ctx, report, error)
 
 
 def find_wire(home: Path, session_id: str | None) -> Path | None:

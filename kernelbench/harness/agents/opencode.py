@@ -12,12 +12,11 @@ import json
 import subprocess
 
 from kernelbench.errors import KernelBenchError
-from kernelbench.harness.agents.base import (AgentAdapter, AgentContext, AgentReport, classify_error_text,
-                                             first_error, read_events, stderr_provider_error)
+from kernelbench.harness.agents.base import (EVENTS, AgentAdapter, AgentContext, AgentReport, classify_error_text,
+                                             read_events)
 from kernelbench.harness.process import ProcessResult
 
-EVENTS = "events.jsonl"
-TRANSCRIPT = "transcript.json"
+EXPORT = "transcript.json"   # one JSON document, not a stream
 ROUTED = ("openrouter",)
 
 
@@ -66,9 +65,7 @@ class OpencodeAdapter(AgentAdapter):
 
     def collect(self, ctx: AgentContext, proc: ProcessResult) -> AgentReport:
         report = AgentReport()
-        events_path = ctx.run_dir / EVENTS
-        if ctx.stdout_path.is_file():
-            ctx.stdout_path.rename(events_path)
+        events_path = self.keep_stdout_as_events(ctx)
         last_finish, error = None, None
         for event in read_events(events_path):
             report.session_id = report.session_id or event.get("sessionID")
@@ -78,12 +75,10 @@ class OpencodeAdapter(AgentAdapter):
                 error = _error_of(event)
         report.complete = (proc.exit_code == 0 and error is None and last_finish is not None
                            and last_finish.get("reason") in (None, "stop", "end_turn"))
-        report.provider_error = first_error(error, stderr_provider_error(ctx.stderr_path))
         self._export(ctx, report)
         if report.transcript is None and events_path.is_file():
             report.transcript = EVENTS
-        self.usage_from(report, ctx)
-        return report
+        return self.finish(ctx, report, error)
 
     def _export(self, ctx: AgentContext, report: AgentReport) -> None:
         if not report.session_id:
@@ -96,8 +91,8 @@ class OpencodeAdapter(AgentAdapter):
             report.notes.append(f"opencode export {report.session_id} failed (exit {proc.returncode}): "
                                 f"{proc.stderr.decode('utf-8', 'replace')[-500:]}")
             return
-        (ctx.run_dir / TRANSCRIPT).write_text(text[start:], encoding="utf-8")
-        report.transcript = TRANSCRIPT
+        (ctx.run_dir / EXPORT).write_text(text[start:], encoding="utf-8")
+        report.transcript = EXPORT
 
 
 def _error_of(event: dict):

@@ -16,14 +16,13 @@ from pathlib import Path
 
 import orjson
 
-from kernelbench.harness.agents.base import AgentAdapter, AgentContext, AgentReport
+from kernelbench.harness.agents.base import TRANSCRIPT, AgentAdapter, AgentContext, AgentReport
 from kernelbench.harness.plans import find_plan, load_plan, resolve_plan
 from kernelbench.harness.process import ProcessResult
 from kernelbench.transcripts.normalized import NormalizedWriter
 
 PROGRAM = Path(__file__).resolve().parents[1] / "scripted_program.py"
 AGENT_DIR = ".scripted-agent"
-TRANSCRIPT = "transcript.jsonl"
 
 
 class ScriptedAdapter(AgentAdapter):
