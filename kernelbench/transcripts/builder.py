@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
 
 from kernelbench.transcripts.model import Event, Kind, ParseIssue, Session, Usage
-from kernelbench.transcripts.reader import BOM, READ_BUFFER, Line, repair_line
+from kernelbench.transcripts.reader import BOM, READ_BUFFER, Line, parse_json_bytes, repair_line
 
 MAX_STORED_ISSUES = 200
 
@@ -24,6 +25,8 @@ class SessionBuilder:
         self.models: dict[str, None] = {}       # ordered set
         self._stack: list[list[Event]] = [self.session.events]
         self.records = 0                        # records read through `accept`, added to the session at the end
+        self.current: bytes | None = None       # the line `typed_lines` handed over last, and its number
+        self.current_number = 0
 
     # ------------------------------------------------------------------ events
 
@@ -119,6 +122,63 @@ class SessionBuilder:
                 held.problem = "truncated_last_line"
             yield from self._held(held)
 
+    def typed_lines(self, path: Path, decode: Callable[[bytes], Any]) -> Iterator[tuple[int, Any]]:
+        """Like `lines`, but each line is first decoded by `decode` (a `msgspec.json.Decoder` of the format's
+        record type, which declares only the fields the parser reads: large fields it never reads are skipped
+        without building Python objects). A line that does not fit the type (a field of another JSON type, not an
+        object at all) is decoded as `lines` does, so the parser sees a plain dict for it, or the usual unknown
+        event. `raw_record()` decodes the current line in full, for records kept raw as unknown events."""
+        validation_error = msgspec.ValidationError
+        held: Line | None = None
+        with open(path, "rb", buffering=READ_BUFFER) as handle:
+            for number, raw in enumerate(handle, start=1):
+                if number == 1 and raw.startswith(BOM):
+                    raw = raw[len(BOM):]
+                try:
+                    record = decode(raw)
+                except validation_error:
+                    record = _plain_or_none(raw)
+                    if record is None:
+                        if raw.isspace() or not raw:
+                            continue
+                        if held is not None:
+                            yield from self._held(held)
+                        held = repair_line(number, raw)
+                        continue
+                except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+                    if raw.isspace() or not raw:
+                        continue
+                    if held is not None:
+                        yield from self._held(held)
+                    held = repair_line(number, raw)
+                    continue
+                if held is not None:
+                    yield from self._held(held)
+                    held = None
+                self.records += 1
+                if type(record) is list:       # JSON text that is not an object: decoded as a plain value
+                    self.unknown(record[0], number)
+                    continue
+                self.current, self.current_number = raw, number
+                yield number, record
+        self.current = None
+        if held is not None:
+            if held.problem == "bad_json" and not held.ended and held.raw.lstrip()[:1] in (b"{", b"["):
+                held.problem = "truncated_last_line"
+            yield from self._held(held)
+
+    def raw_record(self) -> Any:
+        """The line `typed_lines` handed over last, decoded in full (every field, as plain JSON values). The
+        typed decoding checks UTF-8 only in the fields it reads: bytes it skipped are checked here, and invalid
+        ones are replaced and reported as for any other line."""
+        if self.current is None:
+            return None
+        record, problem = parse_json_bytes(self.current.rstrip(b"\r\n"))
+        if problem == "invalid_utf8":
+            number = self.current_number
+            self.issue(problem, f"line {number}: invalid UTF-8 replaced by U+FFFD", number)
+        return record
+
     def _held(self, line: Line) -> Iterator[tuple[int, dict]]:
         record = self.accept(line)
         if record is not None:
@@ -163,6 +223,16 @@ class SessionBuilder:
         if session.final_message is None:
             session.final_message = last_assistant_text(session.events)
         return session
+
+
+def _plain_or_none(raw: bytes) -> Any:
+    """A line that did not fit the typed record: its plain decoding (a dict, or a list holding any other JSON
+    value so that it cannot be mistaken for a record), or None when it is not valid JSON."""
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    return value if type(value) is dict else [value]
 
 
 def dump_raw(record: Any) -> str:

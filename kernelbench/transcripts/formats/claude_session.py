@@ -6,6 +6,7 @@ from pathlib import Path
 
 from kernelbench.transcripts.builder import SessionBuilder, to_epoch
 from kernelbench.transcripts.formats.claude_common import ClaudeMessages, record_time
+from kernelbench.transcripts.formats.records import DictLike, claude_decode
 from kernelbench.transcripts.model import Event, Kind, Session
 from kernelbench.transcripts.reader import head_records
 
@@ -27,7 +28,7 @@ def parse(path: Path, *, with_subagents: bool = True) -> Session:
     messages = ClaudeMessages(builder)
     state = _State()
     session = builder.session
-    for number, record in builder.lines(path):
+    for number, record in builder.typed_lines(path, claude_decode):
         get = record.get
         rtype = get("type")
         # session facts: the last one wins, since a resumed session starts with records carried over from the
@@ -86,8 +87,8 @@ def _other_record(builder: SessionBuilder, record: dict, rtype: object, line: in
         builder.add(Kind.SYSTEM, line=line, record_type="summary", text=f"Session title: {record.get('summary')}")
     elif rtype == "queue-operation":
         _queue_operation(builder, record, line, ts)
-    else:
-        builder.unknown(record, line, ts=ts)
+    else:                               # kept whole: the typed record holds only the fields read
+        builder.unknown(builder.raw_record() if isinstance(record, DictLike) else record, line, ts=ts)
 
 
 def system_record(builder: SessionBuilder, record: dict, line: int, ts: float | None) -> None:

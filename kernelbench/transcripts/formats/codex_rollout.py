@@ -17,6 +17,7 @@ import orjson
 from kernelbench.transcripts import diffs
 from kernelbench.transcripts.builder import SessionBuilder, to_epoch
 from kernelbench.transcripts.formats.claude_session import ends_with_answer
+from kernelbench.transcripts.formats.records import CodexPayload, DictLike, codex_decode
 from kernelbench.transcripts.model import Event, Kind, Session, Usage
 
 NAME = "codex-rollout"
@@ -62,17 +63,31 @@ def _is_early_rollout(records: list[dict]) -> bool:
 def parse(path: Path) -> Session:
     builder = SessionBuilder(path, NAME, harness="codex")
     state = _State()
-    for number, record in builder.lines(path):
+    for number, record in builder.typed_lines(path, codex_decode):
         payload = record.get("payload")
         if payload is None and "payload" not in record:
-            record = _envelope(record, builder.records == 1)
+            record = _envelope(_whole(builder, record), builder.records == 1)
             payload = record.get("payload")
-        if isinstance(payload, (dict, list, str)):
+        if isinstance(payload, (CodexPayload, dict, list, str)):
             _dispatch(builder, state, record, payload, number)
         else:
-            builder.unknown(record, number)
+            builder.unknown(_whole(builder, record), number)
     _finish(builder, state)
     return builder.finish()
+
+
+def _whole(builder: SessionBuilder, record: Any) -> Any:
+    """The record with every field, for what is kept raw or re-shaped: a typed record holds only the fields
+    read."""
+    return builder.raw_record() if isinstance(record, DictLike) else record
+
+
+def _raw_payload(builder: SessionBuilder, payload: Any) -> Any:
+    """The payload with every field (see `_whole`)."""
+    if isinstance(payload, DictLike):
+        whole = builder.raw_record()
+        return whole.get("payload", whole) if isinstance(whole, dict) else whole
+    return payload
 
 
 def _envelope(record: dict, first: bool) -> dict:
@@ -99,7 +114,7 @@ class _State:
 
 def _dispatch(builder: SessionBuilder, state: _State, record: dict, payload: object, line: int) -> None:
     rtype = record.get("type")
-    is_dict = type(payload) is dict or isinstance(payload, dict)
+    is_dict = type(payload) is CodexPayload or isinstance(payload, dict)
     # the most frequent records first; token counts and turn contexts make no event (no time needed)
     if rtype == "response_item" and is_dict:
         _response_item(builder, state, payload, line, to_epoch(record.get("timestamp")))
@@ -120,7 +135,7 @@ def _dispatch(builder: SessionBuilder, state: _State, record: dict, payload: obj
         builder.add(Kind.COMPACTION, ts=to_epoch(record.get("timestamp")), line=line,
                     text=str(message or "Context compacted"))
     else:
-        builder.unknown(record, line, ts=to_epoch(record.get("timestamp")))
+        builder.unknown(_whole(builder, record), line, ts=to_epoch(record.get("timestamp")))
 
 
 def _session_meta(session: Session, payload: dict) -> None:
@@ -151,7 +166,7 @@ def _response_item(builder: SessionBuilder, state: _State, item: dict, line: int
         builder.add(Kind.TOOL_CALL, ts=ts, line=line, name="web_search", call_id=item.get("id"),
                     input=item.get("action") if isinstance(item.get("action"), dict) else {})
     else:
-        builder.unknown(item, line, record_type=f"response_item:{itype}", ts=ts)
+        builder.unknown(_raw_payload(builder, item), line, record_type=f"response_item:{itype}", ts=ts)
 
 
 def _message(builder: SessionBuilder, state: _State, item: dict, line: int, ts: float | None) -> None:
@@ -169,7 +184,7 @@ def _message(builder: SessionBuilder, state: _State, item: dict, line: int, ts: 
         else:
             builder.add(Kind.SYSTEM, ts=ts, line=line, text=text, record_type=f"context:{role}")
     else:
-        builder.unknown(item, line, record_type=f"message:{role}", ts=ts)
+        builder.unknown(_raw_payload(builder, item), line, record_type=f"message:{role}", ts=ts)
 
 
 def _reasoning(builder: SessionBuilder, state: _State, item: dict, line: int, ts: float | None) -> None:
@@ -180,7 +195,8 @@ def _reasoning(builder: SessionBuilder, state: _State, item: dict, line: int, ts
     if shown and all(shown):
         return                      # the UI's agent_reasoning events already showed every part
     if not text:
-        size = len(item.get("encrypted_content") or "")
+        typed = isinstance(item, CodexPayload)
+        size = item.encrypted_size() if typed else len(item.get("encrypted_content") or "")
         text = f"(encrypted reasoning, {size} characters)" if size else "(reasoning without a summary)"
     builder.add(Kind.THINKING, ts=ts, line=line, text=text, model=_model(builder))
 
@@ -297,7 +313,7 @@ def _lifecycle(builder: SessionBuilder, state: _State, msg: dict, line: int, ts:
     elif mtype in IGNORED_EVENTS:
         builder.ignore(f"event_msg:{mtype}")
     else:
-        builder.unknown(msg, line, record_type=f"event_msg:{mtype}", ts=ts)
+        builder.unknown(_raw_payload(builder, msg), line, record_type=f"event_msg:{mtype}", ts=ts)
 
 
 def _token_count(builder: SessionBuilder, state: _State, msg: dict) -> None:

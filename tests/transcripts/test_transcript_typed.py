@@ -1,0 +1,129 @@
+"""Typed decoding (msgspec records declaring only the fields read) against the plain orjson path: the same session
+from every real fixture, unknown records kept whole, lines of other shapes still read, bad bytes still reported."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from kernelbench.transcripts import Kind, load
+from kernelbench.transcripts.builder import SessionBuilder
+from kernelbench.transcripts.formats.records import ClaudeRecord, CodexRecord, claude_decode, codex_decode
+
+CLAUDE_USER = {"type": "user", "sessionId": "s1", "uuid": "u1", "timestamp": "2026-01-01T00:00:00Z",
+               "message": {"role": "user", "content": "write a kernel"}}
+CODEX_META = {"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta",
+              "payload": {"id": "c1", "cwd": "/w", "cli_version": "0.104.0", "timestamp": "2026-01-01T00:00:00Z",
+                          "base_instructions": {"text": "long instructions"}}}
+
+
+def lines(*records) -> bytes:
+    return b"".join((r if isinstance(r, bytes) else json.dumps(r).encode()) + b"\n" for r in records)
+
+
+def plain_load(path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The session as read with every line decoded in full by orjson (the reader before typed decoding)."""
+    with monkeypatch.context() as patch:
+        patch.setattr(SessionBuilder, "typed_lines", lambda self, p, decode: self.lines(p))
+        return load(path)
+
+
+def fixture_files(tx: Path) -> list[Path]:
+    return sorted(p for p in tx.glob("*/*") if p.is_file())
+
+
+def test_typed_decoding_gives_the_same_session_on_every_fixture(tx: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    files = fixture_files(tx)
+    assert len(files) >= 20
+    for path in files:
+        typed, plain = load(path), plain_load(path, monkeypatch)
+        assert Counter(e.kind for e in typed.walk()) == Counter(e.kind for e in plain.walk()), path
+        assert typed.tokens == plain.tokens, path
+        assert [e.name for e in typed.walk() if e.kind is Kind.TOOL_CALL] == \
+            [e.name for e in plain.walk() if e.kind is Kind.TOOL_CALL], path
+        assert typed.model_dump() == plain.model_dump(), path      # everything else too: texts, raws, issues
+
+
+@pytest.mark.parametrize(("folder", "decode", "shape"), [("claude-session", claude_decode, ClaudeRecord),
+                                                           ("codex-rollout", codex_decode, CodexRecord)])
+def test_the_typed_shape_fits_every_real_line(tx: Path, folder: str, decode, shape) -> None:
+    """The fast path is the one taken on real logs (a line that does not fit falls back to the full decoding)."""
+    count = 0
+    for path in sorted((tx / folder).glob("*.jsonl")):
+        for raw in path.read_bytes().splitlines():
+            if raw.strip():
+                assert isinstance(decode(raw), shape), (path.name, raw[:80])
+                count += 1
+    assert count > 500
+
+
+def test_claude_unknown_record_type_is_kept_whole(tmp_path: Path) -> None:
+    odd = {"type": "hologram", "sessionId": "s1", "uuid": "u9", "payload": {"big": "x" * 100}, "n": [1, 2]}
+    path = tmp_path / "odd.jsonl"
+    path.write_bytes(lines(CLAUDE_USER, odd))
+    session = load(path)
+    assert session.format == "claude-session"
+    unknown = [e for e in session.events if e.kind is Kind.UNKNOWN]
+    assert len(unknown) == 1 and unknown[0].record_type == "hologram" and unknown[0].line == 2
+    assert json.loads(unknown[0].raw) == odd                  # fields the typed shape does not declare included
+    assert session.unknown_records == {"hologram": 1}
+
+
+def test_claude_field_of_another_json_type_is_read_from_the_full_record(tmp_path: Path) -> None:
+    """`toolUseResult` as a number does not fit the typed shape: the line is read as a plain dict, not lost."""
+    call = {"type": "assistant", "sessionId": "s1", "uuid": "u2", "timestamp": "2026-01-01T00:00:01Z",
+            "message": {"id": "m1", "model": "claude-x", "content": [
+                {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}]}}
+    result = {"type": "user", "sessionId": "s1", "uuid": "u3", "timestamp": "2026-01-01T00:00:02Z",
+              "toolUseResult": 5, "message": {"role": "user", "content": [
+                  {"type": "tool_result", "tool_use_id": "t1", "content": "a.cu"}]}}
+    with pytest.raises(msgspec.ValidationError):
+        claude_decode(json.dumps(result).encode())
+    path = tmp_path / "shape.jsonl"
+    path.write_bytes(lines(CLAUDE_USER, call, result))
+    session = load(path)
+    outputs = [e for e in session.events if e.kind is Kind.TOOL_RESULT]
+    assert [(e.output, e.name, e.line) for e in outputs] == [("a.cu", "Bash", 3)]
+    assert not session.unknown_records and not session.issue_counts
+
+
+def test_invalid_utf8_is_reported_in_a_read_field_and_in_a_record_kept_raw(tmp_path: Path) -> None:
+    prompt = json.dumps({**CLAUDE_USER, "message": {"role": "user", "content": "caf@"}}).encode()
+    odd = json.dumps({"type": "hologram", "sessionId": "s1", "note": "na@ve"}).encode()
+    path = tmp_path / "bytes.jsonl"
+    path.write_bytes(lines(prompt.replace(b"@", b"\xe9"), odd.replace(b"@", b"\xef")))
+    session = load(path)
+    assert session.issue_counts == {"invalid_utf8": 2}
+    assert [e.text for e in session.events if e.kind is Kind.USER] == ["caf\ufffd"]
+    kept = [e for e in session.events if e.kind is Kind.UNKNOWN]
+    assert len(kept) == 1 and json.loads(kept[0].raw)["note"] == "na\ufffdve"
+
+
+def test_codex_unknown_items_and_events_keep_their_whole_payload(tmp_path: Path) -> None:
+    item = {"timestamp": "2026-01-01T00:00:01Z", "type": "response_item",
+            "payload": {"type": "hologram_call", "extra": {"deep": [1, 2, 3]}, "call_id": "h1"}}
+    event = {"timestamp": "2026-01-01T00:00:02Z", "type": "event_msg",
+             "payload": {"type": "hologram_event", "images": ["data:x"], "message": "hi"}}
+    record = {"timestamp": "2026-01-01T00:00:03Z", "type": "hologram_record", "payload": {"rate_limits": {"a": 1}}}
+    path = tmp_path / "rollout.jsonl"
+    path.write_bytes(lines(CODEX_META, item, event, record))
+    session = load(path)
+    assert session.format == "codex-rollout" and session.format_version == "0.104.0"
+    kept = {e.record_type: json.loads(e.raw) for e in session.events if e.kind is Kind.UNKNOWN}
+    assert kept == {"response_item:hologram_call": item["payload"], "event_msg:hologram_event": event["payload"],
+                    "hologram_record": record}
+
+
+def test_codex_encrypted_reasoning_is_measured_without_being_decoded(tmp_path: Path) -> None:
+    secret = "gAAAA" + "QUJD" * 300
+    reasoning = {"timestamp": "2026-01-01T00:00:01Z", "type": "response_item",
+                 "payload": {"type": "reasoning", "summary": [], "content": None, "encrypted_content": secret}}
+    escaped = {**reasoning, "payload": {**reasoning["payload"], "encrypted_content": "a\"b"}}
+    path = tmp_path / "rollout.jsonl"
+    path.write_bytes(lines(CODEX_META, reasoning, escaped))
+    thinking = [e.text for e in load(path).events if e.kind is Kind.THINKING]
+    assert thinking == [f"(encrypted reasoning, {len(secret)} characters)", "(encrypted reasoning, 3 characters)"]
