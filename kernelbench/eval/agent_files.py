@@ -1,7 +1,8 @@
 """Self-contained check.py / benchmark.py for an agent's workspace.
 
 The sandboxed agent cannot see this package, so the workspace gets copies: `kb_eval/` (the portable
-comparison, guard and timing modules the grader itself uses), `check.py`, `benchmark.py` and `problem.json`
+comparison, guard and timing modules the grader itself uses, and the scripts' shared `workspace.py`),
+`check.py`, `benchmark.py` and `problem.json`
 (shapes, public seeds, tolerances, stress cases, timing settings, FLOPs and bytes per shape). No secret seed,
 no hardware table, no grader internals travel.
 """
@@ -19,6 +20,7 @@ PORTABLE = Path(__file__).resolve().parent / "portable"
 TEMPLATES = Path(__file__).resolve().parent / "agent_templates"
 PORTABLE_MODULES = ("__init__.py", "compare.py", "guards.py", "timing.py")
 SCRIPTS = ("check.py", "benchmark.py")
+SCRIPT_MODULES = ("workspace.py",)   # templates the scripts import from kb_eval/
 
 
 def problem_config(spec: ProblemSpec) -> dict:
@@ -43,6 +45,9 @@ def write_agent_files(problem_dir: Path, workspace: Path) -> list[Path]:
     written = []
     for name in PORTABLE_MODULES:
         shutil.copyfile(PORTABLE / name, package / name)
+        written.append(package / name)
+    for name in SCRIPT_MODULES:
+        shutil.copyfile(TEMPLATES / name, package / name)
         written.append(package / name)
     for name in SCRIPTS:
         shutil.copyfile(TEMPLATES / name, workspace / name)

@@ -12,7 +12,8 @@ from kernelbench.eval.agent_files import write_agent_files
 @pytest.mark.slow
 def test_workspace_check_runs_without_the_package(toy_problem, toy_solutions, tmp_path):
     written = write_agent_files(toy_problem, tmp_path)
-    assert {p.name for p in written} >= {"check.py", "benchmark.py", "problem.json", "compare.py", "timing.py"}
+    assert {p.name for p in written} >= {"check.py", "benchmark.py", "problem.json", "compare.py", "timing.py",
+                                        "workspace.py"}
     sources = "".join(p.read_text() for p in (tmp_path / "kb_eval").iterdir() if p.suffix == ".py")
     assert "import kernelbench" not in sources and "from kernelbench" not in sources
     shutil.copy(toy_problem / "reference.py", tmp_path / "reference.py")

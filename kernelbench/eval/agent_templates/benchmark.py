@@ -6,9 +6,6 @@ Same code as the official timing (kb_eval/timing.py): L2 flushed before every ca
 every timed output validated, median over the trials. Prints ms, TFLOP/s and GB/s per shape.
 """
 
-import argparse
-import importlib.util
-import json
 import sys
 from pathlib import Path
 
@@ -20,21 +17,11 @@ sys.path.insert(0, str(HERE))
 from kb_eval import guards
 from kb_eval.compare import compare_outputs
 from kb_eval.timing import time_function
-
-
-def load(name):
-    spec = importlib.util.spec_from_file_location(name, HERE / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from kb_eval.workspace import build_models, load, load_config, parse_args
 
 
 def time_shape(reference, module, config, index, shape, device):
-    kwargs = reference.get_init_kwargs(shape)
-    torch.manual_seed(index)
-    ref_model = reference.Model(**kwargs).to(device).eval()
-    model = module.Model(**kwargs).to(device).eval()
-    model.load_state_dict(ref_model.state_dict(), strict=True)
+    ref_model, model = build_models(reference, module, shape, index, device)
     sets = [reference.get_inputs(shape, seed, device) for seed in config["seeds"]]
     with torch.no_grad():
         expected = [ref_model(*s) for s in sets]
@@ -46,11 +33,8 @@ def time_shape(reference, module, config, index, shape, device):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--smoke", action="store_true")
-    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    args = parser.parse_args()
-    config = json.loads((HERE / "problem.json").read_text())
+    args = parse_args(__doc__)
+    config = load_config()
     reference = load("reference")
     guards.pin_backend_flags()
     shapes = config["smoke_shapes"] if args.smoke else config["shapes"]

@@ -8,9 +8,6 @@ The official grading runs the same comparison code (kb_eval/compare.py) with mor
 in separate processes; passing here is necessary, not sufficient.
 """
 
-import argparse
-import importlib.util
-import json
 import sys
 from pathlib import Path
 
@@ -21,13 +18,7 @@ sys.path.insert(0, str(HERE))
 
 from kb_eval import guards
 from kb_eval.compare import compare_outputs
-
-
-def load(name):
-    spec = importlib.util.spec_from_file_location(name, HERE / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from kb_eval.workspace import build_models, load, load_config, parse_args
 
 
 def cases(config, shapes, stress_shapes):
@@ -41,11 +32,7 @@ def cases(config, shapes, stress_shapes):
 
 def run_case(reference, solution, config, device, case):
     index, shape, seed, dist, scale, _ = case
-    kwargs = reference.get_init_kwargs(shape)
-    torch.manual_seed(index)
-    ref_model = reference.Model(**kwargs).to(device).eval()
-    model = solution.Model(**kwargs).to(device).eval()
-    model.load_state_dict(ref_model.state_dict(), strict=True)
+    ref_model, model = build_models(reference, solution, shape, index, device)
     inputs = reference.get_inputs(shape, seed, device, case=dist, scale=scale)
     pristine = guards.clone_inputs(inputs)
     pinned = guards.pin_backend_flags()
@@ -62,11 +49,8 @@ def run_case(reference, solution, config, device, case):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--smoke", action="store_true")
-    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    args = parser.parse_args()
-    config = json.loads((HERE / "problem.json").read_text())
+    args = parse_args(__doc__)
+    config = load_config()
     reference, solution = load("reference"), load("solution")
     failures = 0
     shapes = config["smoke_shapes"] if args.smoke else config["shapes"]
