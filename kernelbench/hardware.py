@@ -39,15 +39,17 @@ class GpuProfile(BaseModel):
 
 MB = 1024 * 1024
 
+# NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column; sparse tensor figures halved). fp64 is the FP64
+# tensor-core figure (67); FP32 non-tensor 67. The H200 datasheet (SXM) prints the same compute figures.
+HOPPER_SXM_PEAKS = {"fp64": 67.0, "fp32": 67.0, "tf32": 494.7, "bf16": 989.4, "fp16": 989.4, "fp8": 1978.9,
+                    "int8": 1978.9}
+
 PROFILES: dict[str, GpuProfile] = {
-    # NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column; sparse tensor figures halved). fp64 is the FP64
-    # tensor-core figure (67); FP32 non-tensor 67. 132 SMs and 50 MiB L2: NVIDIA H100 whitepaper (SXM5 product),
-    # and cudaDeviceProp on the lent H100 80GB HBM3 (132 SMs, 52428800 bytes L2).
+    # Compute: HOPPER_SXM_PEAKS (H100 datasheet, SXM column). 132 SMs and 50 MiB L2: NVIDIA H100 whitepaper
+    # (SXM5 product), and cudaDeviceProp on the lent H100 80GB HBM3 (132 SMs, 52428800 bytes L2).
     "h100_sxm": GpuProfile(
         key="h100_sxm", name="NVIDIA H100 SXM5 80GB", arch="sm_90", sm_count=132, l2_bytes=50 * MB,
-        dram_gbps=3350.0, memory_gb=80,
-        peak_tflops={"fp64": 67.0, "fp32": 67.0, "tf32": 494.7, "bf16": 989.4, "fp16": 989.4,
-                     "fp8": 1978.9, "int8": 1978.9},
+        dram_gbps=3350.0, memory_gb=80, peak_tflops=HOPPER_SXM_PEAKS,
         name_patterns=("H100 80GB HBM3", "H100 SXM"),
         source="NVIDIA H100 datasheet (SXM5), sparse/2"),
     # Same datasheet, H100 PCIe column: FP64 TC 51, FP32 51, TF32 378, BF16 756, FP8 1513, INT8 1513 (dense);
@@ -63,9 +65,7 @@ PROFILES: dict[str, GpuProfile] = {
     # H200 reported 60 MB through cudaDeviceProp (detection replaces it with the device's own value anyway).
     "h200": GpuProfile(
         key="h200", name="NVIDIA H200 SXM 141GB", arch="sm_90", sm_count=132, l2_bytes=60 * MB,
-        dram_gbps=4800.0, memory_gb=141,
-        peak_tflops={"fp64": 67.0, "fp32": 67.0, "tf32": 494.7, "bf16": 989.4, "fp16": 989.4,
-                     "fp8": 1978.9, "int8": 1978.9},
+        dram_gbps=4800.0, memory_gb=141, peak_tflops=HOPPER_SXM_PEAKS,
         name_patterns=("H200",),
         source="NVIDIA H200 datasheet (SXM), sparse/2"),
     # NVIDIA HGX B200 datasheet, 8-GPU totals divided by 8 and sparse figures halved: FP4 18→9 PF, FP8 9→4.5 PF,
