@@ -6,7 +6,7 @@ from pathlib import Path
 
 from kernelbench.transcripts.builder import SessionBuilder, to_epoch
 from kernelbench.transcripts.formats.claude_common import ClaudeMessages, record_time
-from kernelbench.transcripts.formats.records import DictLike, claude_decode
+from kernelbench.transcripts.formats.records import ClaudeRecord, DictLike, claude_decode
 from kernelbench.transcripts.model import Event, Kind, Session
 from kernelbench.transcripts.reader import head_records
 
@@ -29,23 +29,26 @@ def parse(path: Path, *, with_subagents: bool = True) -> Session:
     state = _State()
     session = builder.session
     for number, record in builder.typed_lines(path, claude_decode):
-        get = record.get
-        rtype = get("type")
+        if type(record) is ClaudeRecord:        # attributes: an absent field reads as UNSET, which is falsy
+            rtype, session_id, version, cwd = record.type, record.sessionId, record.version, record.cwd
+        else:                                   # a line of another shape, decoded in full
+            get = record.get
+            rtype, session_id, version, cwd = get("type"), get("sessionId"), get("version"), get("cwd")
         # session facts: the last one wins, since a resumed session starts with records carried over from the
         # one before it (compared first: the same values repeat on every record)
-        session_id, version = get("sessionId"), get("version")
         if session_id and session_id != session.session_id and rtype in ("user", "assistant", "system"):
             session.session_id = session_id
         if version != session.format_version and isinstance(version, str):
             session.format_version = version
-        if session.cwd is None and isinstance(get("cwd"), str):
-            session.cwd = record["cwd"]
+        if session.cwd is None and isinstance(cwd, str):
+            session.cwd = cwd
         if rtype == "assistant" or rtype == "user":
+            sidechain = bool(record.get("isSidechain"))
             if state.first:
                 state.first = False
-                state.is_agent_file = bool(get("isSidechain")) or "agentId" in record
-            ts = to_epoch(get("timestamp"))
-            if not state.is_agent_file and bool(get("isSidechain")) != state.in_sidechain:
+                state.is_agent_file = sidechain or "agentId" in record
+            ts = to_epoch(record.get("timestamp"))
+            if not state.is_agent_file and sidechain != state.in_sidechain:
                 _toggle_sidechain(builder, state, ts)
             if rtype == "assistant":
                 messages.assistant(record, number, ts)

@@ -17,11 +17,12 @@ import orjson
 from kernelbench.transcripts import diffs
 from kernelbench.transcripts.builder import SessionBuilder, to_epoch
 from kernelbench.transcripts.formats.claude_session import ends_with_answer
-from kernelbench.transcripts.formats.records import CodexPayload, DictLike, codex_decode
+from kernelbench.transcripts.formats.records import UNSET, CodexPayload, CodexRecord, DictLike, codex_decode
 from kernelbench.transcripts.model import Event, Kind, Session, Usage
 
 NAME = "codex-rollout"
 USAGE_FIELDS = ("input", "output", "cache_read", "cache_write", "reasoning")
+Counts = tuple[int, int, int, int, int]       # token counts in the order of USAGE_FIELDS
 ROLLOUT_TYPES = {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
 # UI twins of response items, or progress ticks: understood, not shown twice
 IGNORED_EVENTS = {"exec_command_begin", "exec_command_end", "exec_command_output_delta", "patch_apply_begin",
@@ -64,12 +65,14 @@ def parse(path: Path) -> Session:
     builder = SessionBuilder(path, NAME, harness="codex")
     state = _State()
     for number, record in builder.typed_lines(path, codex_decode):
-        payload = record.get("payload")
-        if payload is None and "payload" not in record:
-            record = _envelope(_whole(builder, record), builder.records == 1)
-            payload = record.get("payload")
+        if type(record) is CodexRecord and record.payload is not UNSET:
+            rtype, stamp, payload = record.type, record.timestamp, record.payload
+        else:                                   # a line of another shape, or an early rollout's bare record
+            if "payload" not in record:
+                record = _envelope(_whole(builder, record), builder.records == 1)
+            rtype, stamp, payload = record.get("type"), record.get("timestamp"), record.get("payload")
         if isinstance(payload, (CodexPayload, dict, list, str)):
-            _dispatch(builder, state, record, payload, number)
+            _dispatch(builder, state, record, (rtype, stamp, payload), number)
         else:
             builder.unknown(_whole(builder, record), number)
     _finish(builder, state)
@@ -106,23 +109,23 @@ def _envelope(record: dict, first: bool) -> dict:
 class _State:
     def __init__(self) -> None:
         self.twins: dict[str, dict[str, int]] = {"item": {}, "event": {}}   # text → times seen, by source
-        self.total: Usage | None = None      # last cumulative token_count
-        self.spent = Usage()                 # sum of steps: survives the counter restarting mid-file
+        self.total: Counts | None = None     # last cumulative token_count
+        self.spent: Counts = (0, 0, 0, 0, 0)  # sum of steps: survives the counter restarting mid-file
         self.task_status: str | None = None  # started | complete | aborted
         self.effort: str | None = None
 
 
-def _dispatch(builder: SessionBuilder, state: _State, record: dict, payload: object, line: int) -> None:
-    rtype = record.get("type")
+def _dispatch(builder: SessionBuilder, state: _State, record: Any, envelope: tuple, line: int) -> None:
+    rtype, stamp, payload = envelope
     is_dict = type(payload) is CodexPayload or isinstance(payload, dict)
     # the most frequent records first; token counts and turn contexts make no event (no time needed)
     if rtype == "response_item" and is_dict:
-        _response_item(builder, state, payload, line, to_epoch(record.get("timestamp")))
+        _response_item(builder, state, payload, line, to_epoch(stamp))
     elif rtype == "event_msg" and is_dict:
         if payload.get("type") == "token_count":
             _token_count(builder, state, payload)
         else:
-            _event_msg(builder, state, payload, line, to_epoch(record.get("timestamp")))
+            _event_msg(builder, state, payload, line, to_epoch(stamp))
     elif rtype == "turn_context" and is_dict:
         builder.note_model(payload.get("model"))
         builder.ignore("turn_context")
@@ -132,10 +135,10 @@ def _dispatch(builder: SessionBuilder, state: _State, record: dict, payload: obj
         builder.ignore("state")
     elif rtype == "compacted":
         message = payload.get("message") if is_dict else payload
-        builder.add(Kind.COMPACTION, ts=to_epoch(record.get("timestamp")), line=line,
+        builder.add(Kind.COMPACTION, ts=to_epoch(stamp), line=line,
                     text=str(message or "Context compacted"))
     else:
-        builder.unknown(_whole(builder, record), line, ts=to_epoch(record.get("timestamp")))
+        builder.unknown(_whole(builder, record), line, ts=to_epoch(stamp))
 
 
 def _session_meta(session: Session, payload: dict) -> None:
@@ -321,37 +324,46 @@ def _token_count(builder: SessionBuilder, state: _State, msg: dict) -> None:
     if not isinstance(info, dict) or not isinstance(info.get("total_token_usage"), dict):
         builder.ignore("token_count:empty")
         return
-    total = openai_usage(info["total_token_usage"])
-    step = _difference(total, state.total) if state.total is not None else total
+    # counts as plain tuples: one record in ten is a token count, and a Usage model costs several of these
+    total = openai_counts(info["total_token_usage"])
+    before = state.total
+    step = total if before is None else _difference(total, before)
     if step is None and isinstance(info.get("last_token_usage"), dict):
-        step = openai_usage(info["last_token_usage"])   # the counter restarted (a resumed session)
+        step = openai_counts(info["last_token_usage"])   # the counter restarted (a resumed session)
     state.total = total
-    if step is not None and not step.is_zero():
-        state.spent.add(step)
+    if step is not None and any(step):
+        state.spent = tuple(map(sum, zip(state.spent, step)))
         _attach_usage(builder.session.events, step)
 
 
-def openai_usage(raw: dict) -> Usage:
-    """OpenAI counts cached input inside input_tokens and reasoning inside output_tokens."""
+def openai_counts(raw: dict) -> Counts:
+    """(input, output, cache read, cache write, reasoning): OpenAI counts cached input inside input_tokens and
+    reasoning inside output_tokens."""
     cached = int(raw.get("cached_input_tokens") or 0)
-    return Usage(input=max(0, int(raw.get("input_tokens") or 0) - cached), cache_read=cached,
-                 output=int(raw.get("output_tokens") or 0), reasoning=int(raw.get("reasoning_output_tokens") or 0))
+    return (max(0, int(raw.get("input_tokens") or 0) - cached), int(raw.get("output_tokens") or 0), cached, 0,
+            int(raw.get("reasoning_output_tokens") or 0))
 
 
-def _difference(now: Usage, before: Usage) -> Usage | None:
-    a, b = now.__dict__, before.__dict__           # the counts themselves, without attribute lookups
-    step = {name: a[name] - b[name] for name in USAGE_FIELDS}
-    if min(step.values()) < 0:
-        return None
-    return Usage(**step)
+def openai_usage(raw: dict) -> Usage:
+    return _usage(openai_counts(raw))
 
 
-def _attach_usage(events: list[Event], usage: Usage) -> None:
+def _usage(counts: Counts) -> Usage:
+    return Usage(**dict(zip(USAGE_FIELDS, counts)))
+
+
+def _difference(now: Counts, before: Counts) -> Counts | None:
+    step = (now[0] - before[0], now[1] - before[1], now[2] - before[2], now[3] - before[3], now[4] - before[4])
+    return None if min(step) < 0 else step
+
+
+def _attach_usage(events: list[Event], step: Counts) -> None:
     for event in reversed(events):
         if event.kind in (Kind.ASSISTANT, Kind.THINKING, Kind.TOOL_CALL):
             if event.usage is None:
-                event.usage = Usage()
-            event.usage.add(usage)
+                event.usage = _usage(step)
+            else:
+                event.usage.add(_usage(step))
             return
 
 
@@ -375,7 +387,7 @@ def _model(builder: SessionBuilder) -> str | None:
 def _finish(builder: SessionBuilder, state: _State) -> None:
     session = builder.session
     if state.total is not None:
-        session.tokens = state.spent
+        session.tokens = _usage(state.spent)
     if state.task_status is not None:
         session.complete = state.task_status == "complete"
     else:
