@@ -82,6 +82,8 @@ def body(text: str, ctx: RenderContext, key: tuple[int, str], *, lexer: str | No
 def _preview(text: str) -> str:
     """The head shown before the expander: PREVIEW_CHARS at most, up to the PREVIEW_LINES-th line end."""
     cut = text[:PREVIEW_CHARS]
+    if cut.count("\n") < PREVIEW_LINES:       # the usual case: one count, no list of lines
+        return cut
     lines = cut.split("\n", PREVIEW_LINES)
     if len(lines) > PREVIEW_LINES:
         cut = "\n".join(lines[:PREVIEW_LINES])

@@ -117,6 +117,21 @@ def test_rewriting_removes_stale_chunks(tx: Path, tmp_path: Path) -> None:
     assert sorted(p.name for p in out.iterdir()) == ["keep.txt"]
 
 
+def test_rewriting_in_place_gives_the_files_of_a_fresh_write(tx: Path, tmp_path: Path) -> None:
+    """Files of the same name are rewritten (truncated), the rest of the earlier write removed: the folder ends as
+    a write into an empty folder would leave it, byte for byte."""
+    big = tx / "claude-session" / "claude-35b94415-dd5e-4481-b179-5ae683b817cd.jsonl"
+    small = tx / "claude-stream" / "claude-stream-json-simple.jsonl"
+    used, fresh = tmp_path / "used" / "transcript", tmp_path / "fresh" / "transcript"
+    write_viewer(load(big), used, asset_prefix="")
+    before = {p.name for p in used.iterdir()}
+    html = write_viewer(load(small), used, asset_prefix="")
+    assert html == write_viewer(load(small), fresh, asset_prefix="").replace(str(fresh), str(used))
+    after = {p.name: p.read_bytes() for p in used.iterdir()}
+    assert after == {p.name: p.read_bytes() for p in fresh.iterdir()}
+    assert before & after.keys() and before - after.keys()     # some files rewritten, some removed
+
+
 def test_subagents_are_folded_with_their_counts(tx: Path, tmp_path: Path) -> None:
     session = load(tx / "claude-stream" / "claude-stream-json-simple.jsonl")
     html = write_viewer(session, tmp_path / "transcript", asset_prefix="")

@@ -10,7 +10,7 @@ from typing import Any
 
 from kernelbench.transcripts import diffs
 from kernelbench.transcripts.builder import SessionBuilder, to_epoch
-from kernelbench.transcripts.formats.records import DictLike
+from kernelbench.transcripts.formats.records import ClaudeToolUseResult
 from kernelbench.transcripts.model import Event, Kind, Usage
 
 SYNTHETIC_MODEL = "<synthetic>"   # locally generated messages (API errors), not a real model
@@ -155,17 +155,19 @@ class ClaudeMessages:
     def _tool_result(self, block: dict, record: dict, line: int, ts: float | None) -> None:
         call_id = block.get("tool_use_id")
         extra = record.get("toolUseResult")
+        if not (type(extra) is ClaudeToolUseResult or isinstance(extra, dict)):
+            extra = None                        # a string or list: the CLI's text, nothing more to read
         output = flatten_content(block.get("content"))
         exit_code = None
-        if isinstance(extra, (dict, DictLike)) and extra.get("interrupted"):
+        if extra is not None and extra.get("interrupted"):
             output += "\n[interrupted]"
         result = self.b.result(call_id, ts=ts, line=line, output=output, is_error=bool(block.get("is_error")),
                                exit_code=exit_code)
-        if isinstance(extra, (dict, DictLike)) and isinstance(extra.get("agentId"), str):
+        if extra is not None and isinstance(extra.get("agentId"), str):
             self.agent_results[extra["agentId"]] = result
         if result.is_error:
             return
-        if not (isinstance(extra, (dict, DictLike)) and self._edit_from_result(extra, result, line, ts)):
+        if not (extra is not None and self._edit_from_result(extra, result, line, ts)):
             self._edit_from_call(result, line, ts)
 
     def _edit_from_result(self, extra: dict, result: Event, line: int, ts: float | None) -> bool:
