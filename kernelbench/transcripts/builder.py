@@ -10,7 +10,7 @@ from typing import Any
 import msgspec
 import orjson
 
-from kernelbench.transcripts.model import Event, Kind, ParseIssue, Session, Usage
+from kernelbench.transcripts.model import Event, Kind, ParseIssue, Session, Usage, new_event
 from kernelbench.transcripts.reader import BOM, READ_BUFFER, Line, parse_json_bytes, repair_line
 
 MAX_STORED_ISSUES = 200
@@ -30,13 +30,18 @@ class SessionBuilder:
 
     # ------------------------------------------------------------------ events
 
-    def add(self, kind: Kind, **fields: Any) -> Event:
-        event = Event(kind=kind, **fields)
+    def add(self, kind: Kind, *, ts: float | None = None, line: int | None = None, text: str | None = None,
+            name: str | None = None, call_id: str | None = None, input: Any = None, model: str | None = None,
+            **fields: Any) -> Event:
+        """A new event of `kind` where the parser stands (inside an open subagent span, if any). The fields
+        most events have are named, so that the usual call builds no keyword dict."""
+        event = new_event(kind, ts, line, text=text, name=name, call_id=call_id, input=input, model=model,
+                          **fields)
         self._stack[-1].append(event)
-        if kind is Kind.TOOL_CALL and event.call_id:
-            self.calls[event.call_id] = event
-        if event.model and event.model not in self.models:
-            self.models[event.model] = None
+        if kind is Kind.TOOL_CALL and call_id:
+            self.calls[call_id] = event
+        if model and model not in self.models:
+            self.models[model] = None
         return event
 
     def result(self, call_id: str | None, *, ts: float | None = None, line: int | None = None,
@@ -50,8 +55,7 @@ class SessionBuilder:
                 name = call.name
             if duration_s is None and call.ts and ts:
                 duration_s = max(0.0, ts - call.ts)
-        event = Event(kind=Kind.TOOL_RESULT, call_id=call_id, ts=ts, line=line, name=name, duration_s=duration_s,
-                      **fields)
+        event = new_event(Kind.TOOL_RESULT, ts, line, call_id=call_id, name=name, duration_s=duration_s, **fields)
         self._stack[-1].append(event)
         if event.model and event.model not in self.models:
             self.models[event.model] = None

@@ -114,6 +114,40 @@ class Event:
 
 
 EVENT_FIELDS = frozenset(f.name for f in fields(Event))
+_new_object = object.__new__
+
+
+def new_event(kind: Kind, ts: float | None = None, line: int | None = None, source: str | None = None,
+              text: str | None = None, name: str | None = None, call_id: str | None = None, input: Any = None,
+              output: str | None = None, is_error: bool | None = None, exit_code: int | None = None,
+              duration_s: float | None = None, path: str | None = None, diff: str | None = None,
+              model: str | None = None, usage: Usage | None = None, record_type: str | None = None,
+              raw: str | None = None, events: list[Event] | None = None) -> Event:
+    """`Event(kind=..., ...)` for the parsers' hot paths: the dataclass `__init__`, reached through the type call
+    with keyword-only arguments, costs three times these plain slot stores (measured: 2.0 µs against 0.7 µs per
+    event, a tenth of a parse). Every field is set, as the dataclass would (a test holds the two equal)."""
+    event = _new_object(Event)
+    event.id = 0
+    event.kind = kind
+    event.ts = ts
+    event.line = line
+    event.source = source
+    event.text = text
+    event.name = name
+    event.call_id = call_id
+    event.input = input
+    event.output = output
+    event.is_error = is_error
+    event.exit_code = exit_code
+    event.duration_s = duration_s
+    event.path = path
+    event.diff = diff
+    event.model = model
+    event.usage = usage
+    event.record_type = record_type
+    event.raw = raw
+    event.events = events
+    return event
 
 
 @lru_cache(maxsize=1)

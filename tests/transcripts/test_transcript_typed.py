@@ -1,8 +1,12 @@
-"""Typed decoding (msgspec records declaring only the fields read) against the plain orjson path: the same session
-from every real fixture, unknown records kept whole, lines of other shapes still read, bad bytes still reported."""
+"""The parsers' fast paths against the plain ones: typed decoding (msgspec records declaring only the fields read)
+gives the same session as decoding every line in full with orjson on every real fixture, keeps unknown records
+whole, still reads lines of other shapes and still reports bad bytes; the fast event constructor builds the same
+events as the dataclass."""
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import json
 from collections import Counter
 from pathlib import Path
@@ -13,6 +17,7 @@ import pytest
 from kernelbench.transcripts import Kind, load
 from kernelbench.transcripts.builder import SessionBuilder
 from kernelbench.transcripts.formats.records import ClaudeRecord, CodexRecord, claude_decode, codex_decode
+from kernelbench.transcripts.model import Event, new_event
 
 CLAUDE_USER = {"type": "user", "sessionId": "s1", "uuid": "u1", "timestamp": "2026-01-01T00:00:00Z",
                "message": {"role": "user", "content": "write a kernel"}}
@@ -127,3 +132,14 @@ def test_codex_encrypted_reasoning_is_measured_without_being_decoded(tmp_path: P
     path.write_bytes(lines(CODEX_META, reasoning, escaped))
     thinking = [e.text for e in load(path).events if e.kind is Kind.THINKING]
     assert thinking == [f"(encrypted reasoning, {len(secret)} characters)", "(encrypted reasoning, 3 characters)"]
+
+
+def test_new_event_sets_every_field_as_the_dataclass_does() -> None:
+    """The parsers' fast constructor names every field of `Event` (a field added to one and not the other
+    fails here) and gives the same event."""
+    names = [f.name for f in dataclasses.fields(Event) if f.name not in ("id", "kind")]
+    assert list(inspect.signature(new_event).parameters) == ["kind", *names]
+    for kind in Kind:
+        assert new_event(kind) == Event(kind=kind)
+    values = {name: f"value of {name}" for name in names}
+    assert new_event(Kind.TOOL_CALL, **values) == Event(kind=Kind.TOOL_CALL, **values)
