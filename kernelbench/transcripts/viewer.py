@@ -17,7 +17,7 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -146,7 +146,7 @@ class _ScriptFile:
     of a whole megabyte file is a buffer the system gives back and faults in again each time."""
 
     def __init__(self, path: Path, head: bytes, tail: bytes):
-        self.handle = open(path, "wb")      # noqa: SIM115 - closed by close(), parts arrive over many calls
+        self.handle = _open_for_rewrite(path)
         self.batch: list[bytes] = [head]
         self.tail = tail
         self.size = 0                       # bytes of parts added
@@ -171,10 +171,22 @@ class _ScriptFile:
     def close(self) -> None:
         self.batch.append(self.tail)
         self.handle.write(b"".join(self.batch))
+        self.handle.truncate()              # what an earlier, longer file of this name had beyond this one
         self.handle.close()
 
 
 WRITE_BYTES = 64 * 1024
+
+
+def _open_for_rewrite(path: Path) -> BinaryIO:
+    """The file opened for writing from its start; an existing one is overwritten in place and cut to length on
+    close. A rebuild rewrites the same chunk files, and overwriting reuses their blocks where truncating or
+    removing them first frees every block and allocates it again (measured on this machine's ext4: 45 µs of CPU
+    per 200 KB file against 140-230 µs, and a tenth of the wall time)."""
+    try:
+        return open(path, "r+b")            # noqa: SIM115 - closed by the caller, parts arrive over many calls
+    except FileNotFoundError:
+        return open(path, "wb")             # noqa: SIM115
 
 
 class _BlobWriter:
@@ -225,9 +237,8 @@ def _chunk_files(out_dir: Path) -> set[str]:
 
 
 def _remove_stale(out_dir: Path, earlier: set[str], chunks: int, blobs: int) -> None:
-    """Remove the files of an earlier write that this one did not write again. Files of the same name were
-    rewritten in place: truncating a file costs a fraction of removing it and creating a new one (measured: a
-    third of the CPU time, a tenth of the wall time, for a rebuild's hundred-odd files)."""
+    """Remove the files of an earlier write that this one did not write again (files of the same name were
+    overwritten in place, see `_open_for_rewrite`)."""
     written = {f"c-{n:04d}.js" for n in range(1, chunks + 1)} | {f"b-{n:04d}.js" for n in range(1, blobs + 1)}
     for name in earlier - written:
         (out_dir / name).unlink(missing_ok=True)
