@@ -220,8 +220,7 @@ class SessionBuilder:
         self.records = 0
         # names in angle brackets (Claude's "<synthetic>") mark locally generated messages, not models
         session.models = [m for m in self.models if m and not m.startswith("<")] or session.models
-        number_events(session)
-        stamp_times(session)
+        stamp_times(session, number_events(session))
         if session.tokens.is_zero():
             session.tokens = sum_usage(session.events)
         if session.final_message is None:
@@ -246,9 +245,21 @@ def dump_raw(record: Any) -> str:
         return repr(record)
 
 
-def number_events(session: Session) -> None:
+def number_events(session: Session) -> tuple[float, float] | None:
+    """Number every event (depth first); returns the first and last timestamp met, None without any (one walk
+    for both: a long log has hundreds of thousands of events)."""
+    first = last = None
     for index, event in enumerate(session.walk(), start=1):
         event.id = index
+        ts = event.ts
+        if ts is not None:
+            if first is None:
+                first = last = ts
+            elif ts < first:
+                first = ts
+            elif ts > last:
+                last = ts
+    return None if first is None else (first, last)
 
 
 def sum_usage(events: list[Event]) -> Usage:
@@ -269,14 +280,14 @@ def last_assistant_text(events: list[Event]) -> str | None:
     return None
 
 
-def stamp_times(session: Session) -> None:
-    """Start, end and duration from the first and last timestamped events, unless the format said."""
-    times = [e.ts for e in session.walk() if e.ts is not None]
-    if times:
+def stamp_times(session: Session, span: tuple[float, float] | None) -> None:
+    """Start, end and duration from the first and last timestamps of the events (`span`, from
+    `number_events`), unless the format said."""
+    if span is not None:
         if session.start is None:
-            session.start = min(times)
+            session.start = span[0]
         if session.end is None:
-            session.end = max(times)
+            session.end = span[1]
     if session.duration_s is None and session.start is not None and session.end is not None:
         session.duration_s = max(0.0, session.end - session.start)
 

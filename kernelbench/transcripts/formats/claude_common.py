@@ -127,22 +127,23 @@ class ClaudeMessages:
     # ------------------------------------------------------------------ user
 
     def user(self, record: dict, line: int, ts: float | None) -> None:
-        message = record.get("message") if isinstance(record.get("message"), dict) else {}
-        content = message.get("content")
-        if isinstance(content, str):
+        message = record.get("message")
+        content = message.get("content") if type(message) is dict else None
+        if type(content) is str:
             self._user_text(content, record, line, ts)
             return
-        for block in content if isinstance(content, list) else []:
-            if not isinstance(block, dict):
-                self.b.unknown(block, line, record_type="user:block")
-            elif block.get("type") == "text":
-                self._user_text(str(block.get("text", "")), record, line, ts)
-            elif block.get("type") == "tool_result":
+        for block in content if type(content) is list else ():
+            btype = block.get("type") if type(block) is dict else None
+            if btype == "tool_result":          # the usual block of a user line
                 self._tool_result(block, record, line, ts)
-            elif block.get("type") == "image":
+            elif btype == "text":
+                self._user_text(str(block.get("text", "")), record, line, ts)
+            elif btype == "image":
                 self.b.add(Kind.USER, ts=ts, line=line, text="[image]")
+            elif not isinstance(block, dict):
+                self.b.unknown(block, line, record_type="user:block")
             else:
-                self.b.unknown(block, line, record_type=f"user:{block.get('type')}", ts=ts)
+                self.b.unknown(block, line, record_type=f"user:{btype}", ts=ts)
 
     def _user_text(self, text: str, record: dict, line: int, ts: float | None) -> None:
         if record.get("isCompactSummary"):

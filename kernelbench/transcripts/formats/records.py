@@ -16,6 +16,7 @@ import msgspec
 import orjson
 
 UNSET = msgspec.UNSET
+_RAW = msgspec.Raw
 
 
 class DictLike(msgspec.Struct):
@@ -25,8 +26,8 @@ class DictLike(msgspec.Struct):
         value = getattr(self, key, UNSET)
         if value is UNSET:
             return default
-        if type(value) is msgspec.Raw:      # a field decoded only when asked for
-            return orjson.loads(bytes(value))
+        if type(value) is _RAW:             # a field decoded only when asked for
+            return orjson.loads(memoryview(value))
         return value
 
     def __getitem__(self, key: str) -> Any:
