@@ -1,7 +1,7 @@
 """The parsers' fast paths against the plain ones: typed decoding (msgspec records declaring only the fields read)
 gives the same session as decoding every line in full with orjson on every real fixture, keeps unknown records
 whole, still reads lines of other shapes and still reports bad bytes; the fast event constructor builds the same
-events as the dataclass."""
+events as the dataclass; apply_patch envelopes are found as the pattern finds them."""
 
 from __future__ import annotations
 
@@ -13,9 +13,12 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kernelbench.transcripts import Kind, load
 from kernelbench.transcripts.builder import SessionBuilder
+from kernelbench.transcripts.formats.codex_rollout import PATCH_RE, patch_envelopes
 from kernelbench.transcripts.formats.records import ClaudeRecord, CodexRecord, claude_decode, codex_decode
 from kernelbench.transcripts.model import Event, new_event
 
@@ -143,3 +146,10 @@ def test_new_event_sets_every_field_as_the_dataclass_does() -> None:
         assert new_event(kind) == Event(kind=kind)
     values = {name: f"value of {name}" for name in names}
     assert new_event(Kind.TOOL_CALL, **values) == Event(kind=Kind.TOOL_CALL, **values)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(["*** Begin Patch", "*** End Patch", "\n", "a", "*", "***", " "]), max_size=12))
+def test_patch_envelopes_match_what_the_pattern_matches(tokens: list[str]) -> None:
+    source = "".join(tokens)
+    assert list(patch_envelopes(source)) == [m.group(0) for m in PATCH_RE.finditer(source)]

@@ -9,6 +9,7 @@ session total is the sum of steps, so a counter that restarts mid-file (a resume
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,8 @@ EXIT_RE = re.compile(r"(?:Process exited with code|exit code:)\s*(-?\d+)", re.IG
 WALL_RE = re.compile(r"Wall time:\s*([0-9.]+)\s*seconds")
 # plain-text outputs of a command that never ran (no exit code): the CLI refused or the sandbox failed it
 REFUSALS = ("patch rejected", "failed in sandbox", "execution error", "command rejected", "aborted", "error:")
-PATCH_RE = re.compile(r"\*\*\* Begin Patch.*?(?:\*\*\* End Patch|$)", re.DOTALL)
+PATCH_RE = re.compile(r"\*\*\* Begin Patch.*?(?:\*\*\* End Patch|$)", re.DOTALL)   # patch_envelopes' rule
+PATCH_BEGIN, PATCH_END = "*** Begin Patch", "*** End Patch"
 
 
 ITEM_TYPES = {"message", "reasoning", "function_call", "function_call_output", "custom_tool_call",
@@ -258,11 +260,26 @@ def _patch_edits(builder: SessionBuilder, result: Event, line: int, ts: float | 
     if call is None or not isinstance(call.input, dict):
         return
     source = call.input.get("patch") if call.name == "apply_patch" else command_text(call.input)
-    if not isinstance(source, str) or "*** Begin Patch" not in source:
+    if not isinstance(source, str) or PATCH_BEGIN not in source:
         return
-    for match in PATCH_RE.finditer(source):
-        for path, diff in diffs.from_apply_patch(match.group(0)):
+    for envelope in patch_envelopes(source):
+        for path, diff in diffs.from_apply_patch(envelope):
             builder.add(Kind.FILE_EDIT, ts=ts, line=line, path=path, diff=diff, call_id=result.call_id)
+
+
+def patch_envelopes(source: str) -> Iterator[str]:
+    """Each `*** Begin Patch` ... `*** End Patch` in the text (an unclosed one runs to the end): what PATCH_RE
+    matches, found with two substring searches per envelope where the lazy pattern tests both ends at every
+    character (a tenth of parsing an older rollout, whose patches run inside shell commands)."""
+    start = source.find(PATCH_BEGIN)
+    while start >= 0:
+        end = source.find(PATCH_END, start + len(PATCH_BEGIN))
+        if end < 0:                         # as `$` matches: at the end, or before a final line end
+            yield source[start:len(source) - 1 if source.endswith("\n") else len(source)]
+            return
+        end += len(PATCH_END)
+        yield source[start:end]
+        start = source.find(PATCH_BEGIN, end)
 
 
 def command_text(args: dict) -> str | None:
