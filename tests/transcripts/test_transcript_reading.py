@@ -7,8 +7,10 @@ from pathlib import Path
 import orjson
 import pytest
 
+from kernelbench.transcripts import load
 from kernelbench.transcripts.builder import SessionBuilder
-from kernelbench.transcripts.reader import HEAD_BYTES, HeadRecords, iter_lines
+from kernelbench.transcripts.formats import line_formats
+from kernelbench.transcripts.reader import HEAD_BYTES, HeadRecords, head_records, iter_lines, read_head
 
 MESSY = (b"\xef\xbb\xbfstarting agent...\r\n"
          b'{"type": "a", "n": 1}\r\n'
@@ -65,3 +67,25 @@ def test_a_full_head_leaves_out_its_cut_last_line() -> None:
     head = head[:HEAD_BYTES] if len(head) >= HEAD_BYTES else head + b" " * (HEAD_BYTES - len(head))
     records = HeadRecords(head, 1000)
     assert all("pad" in r for r in records) and len(records) == HEAD_BYTES // len(line)
+
+
+@pytest.mark.parametrize(("folder", "expected", "most"), [("codex-rollout", "codex-rollout", 2),
+                                                           ("claude-session", "claude-session", 3)])
+def test_detection_decodes_only_the_head_records_it_needs(tx: Path, folder: str, expected: str, most: int) -> None:
+    """Detectors look at records one by one, and skip decoding when the head's bytes cannot match them."""
+    for path in sorted((tx / folder).glob("*.jsonl")):
+        head = read_head(path)
+        records = head_records(path, head=head)
+        found = next(m.NAME for m in line_formats() if m.detect(records, head))
+        assert found == expected, path.name
+        assert len(records.records) <= most, (path.name, len(records.records))
+
+
+def test_a_claude_session_whose_first_line_outgrows_the_head_is_still_detected(tmp_path: Path) -> None:
+    """Records read as whole lines past the head are not judged by the head's bytes."""
+    path = tmp_path / "long.jsonl"
+    first = {"type": "user", "message": {"role": "user", "content": "x" * (HEAD_BYTES + 10)},
+             "sessionId": "s1", "uuid": "u1", "timestamp": "2026-01-01T00:00:00Z"}
+    path.write_bytes(orjson.dumps(first) + b"\n")
+    session = load(path)
+    assert session.format == "claude-session" and session.session_id == "s1"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -47,9 +48,15 @@ ITEM_TYPES = {"message", "reasoning", "function_call", "function_call_output", "
 
 
 def detect(records: list[dict], head: bytes) -> bool:
-    hits = sum(1 for r in records[:10] if r.get("type") in ROLLOUT_TYPES and isinstance(r.get("payload"), dict))
-    if hits >= 1 and any(r.get("type") in ("session_meta", "response_item", "turn_context") for r in records[:10]):
-        return True
+    # among the first ten records: an enveloped rollout record, and one of the types only rollouts have (records
+    # are looked at one by one, so a rollout is told by its first record without decoding nine more)
+    enveloped = typical = False
+    for record in islice(records, 10):       # decoded one by one, as far as needed
+        rtype = record.get("type")
+        enveloped = enveloped or (rtype in ROLLOUT_TYPES and isinstance(record.get("payload"), dict))
+        typical = typical or rtype in ("session_meta", "response_item", "turn_context")
+        if enveloped and typical:
+            return True
     return _is_early_rollout(records)
 
 
