@@ -32,10 +32,24 @@ def segments(session: Session) -> list[Segment]:
     return out
 
 
-def label(segment: Segment) -> str:
-    """The segment's label, escaped for an attribute (merged runs have constant labels)."""
+# kinds whose label depends on the kind and the event's name only (others quote the event's text)
+NAMED_LABELS = frozenset({Kind.TOOL_RESULT, Kind.USER, Kind.SUBAGENT, Kind.ASSISTANT, Kind.THINKING, Kind.TOOL_CALL,
+                          Kind.FILE_EDIT})
+
+
+def label(segment: Segment, cache: dict | None = None) -> str:
+    """The segment's label, escaped for an attribute (merged runs have constant labels). With `cache`, a label
+    made of the kind and a name is built once per axis (an axis repeats a few of them on a hundred bars)."""
     note = segment[4]
-    return note if isinstance(note, str) else esc(_label(note))
+    if isinstance(note, str):
+        return note
+    if cache is None or note.kind not in NAMED_LABELS:
+        return esc(_label(note))
+    key = (note.kind, note.name)
+    text = cache.get(key)
+    if text is None:
+        text = cache[key] = esc(_label(note))
+    return text
 
 
 def _label(event: Event) -> str:
@@ -90,16 +104,17 @@ def timeline_html(session: Session, budget_s: float | None) -> str:
     span = max(used, budget_s or 0.0) or 1.0
     scale = 100 / span
     bars = []
+    labels: dict = {}
     for seg in merge_small(segs, span):
         width = seg[1] - seg[0]
-        title = f"{label(seg)} · {fmt_duration(width)}"
+        title = f"{label(seg, labels)} · {fmt_duration(width)}"
         bars.append(f'<a class="seg seg-{seg[2]}" href="#e-{seg[3]}" style="left:'
                     f'{(seg[0] - start) * scale:.3f}%;width:{max(width * scale, 0.05):.3f}%" title="{title}"></a>')
     marks = f'<span class="kbt-mark end" style="left:{used * scale:.3f}%" title="session ended"></span>'
     if budget_s:
         marks += '<span class="kbt-mark budget" style="left:100%" title="budget"></span>'
     return (f'<div class="kbt-time"><div class="kbt-axis">{"".join(bars)}{marks}</div>'
-            f'<div class="kbt-axis-legend">{_legend(segs, used, budget_s)}</div>{_longest(segs)}</div>')
+            f'<div class="kbt-axis-legend">{_legend(segs, used, budget_s)}</div>{_longest(segs, labels)}</div>')
 
 
 def _legend(segs: list[Segment], used: float, budget_s: float | None) -> str:
@@ -114,9 +129,10 @@ def _legend(segs: list[Segment], used: float, budget_s: float | None) -> str:
     return f"<strong>{head}</strong> · " + " · ".join(parts)
 
 
-def _longest(segs: list[Segment]) -> str:
+def _longest(segs: list[Segment], labels: dict) -> str:
     tools = heapq.nlargest(5, (s for s in segs if s[2] == "tool" or s[2] == "sub"), key=lambda s: s[1] - s[0])
     if not tools:
         return ""
-    items = "".join(f'<li><a href="#e-{s[3]}">{label(s)}</a> {fmt_duration(s[1] - s[0])}</li>' for s in tools)
+    items = "".join(f'<li><a href="#e-{s[3]}">{label(s, labels)}</a> {fmt_duration(s[1] - s[0])}</li>'
+                    for s in tools)
     return f'<details class="kbt-longest"><summary>longest tool calls</summary><ol>{items}</ol></details>'
