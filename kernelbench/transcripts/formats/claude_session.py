@@ -9,19 +9,14 @@ from kernelbench.transcripts.builder import SessionBuilder, to_epoch
 from kernelbench.transcripts.formats.claude_common import ClaudeMessages, record_time
 from kernelbench.transcripts.formats.records import ClaudeRecord, DictLike, claude_decode
 from kernelbench.transcripts.model import Event, Kind, Session
-from kernelbench.transcripts.reader import HeadRecords, head_records
+from kernelbench.transcripts.reader import head_records
 
 NAME = "claude-session"
 CLAUDE_TYPES = {"user", "assistant", "summary", "file-history-snapshot", "queue-operation", "progress", "system"}
 IGNORED = {"file-history-snapshot", "progress", "permission-mode", "last-prompt", "custom-title", "agent-name"}
 
 
-SESSION_KEYS = (b'"sessionId"', b'"uuid"', b'"messageId"', b'"leafUuid"')
-
-
 def detect(records: list[dict], head: bytes) -> bool:
-    if isinstance(records, HeadRecords) and not any(key in head for key in SESSION_KEYS):
-        return False                    # no record of the head can have the keys looked for: none decoded
     for record in islice(records, 20):       # decoded one by one, as far as needed
         if record.get("type") in CLAUDE_TYPES and ("sessionId" in record or "uuid" in record
                                                    or "messageId" in record or "leafUuid" in record):

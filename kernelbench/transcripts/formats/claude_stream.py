@@ -10,14 +10,11 @@ from kernelbench.transcripts.builder import SessionBuilder
 from kernelbench.transcripts.formats.claude_common import ClaudeMessages
 from kernelbench.transcripts.formats.claude_session import system_record
 from kernelbench.transcripts.model import Kind, Session, Usage
-from kernelbench.transcripts.reader import HeadRecords
 
 NAME = "claude-stream"
 
 
 def detect(records: list[dict], head: bytes) -> bool:
-    if isinstance(records, HeadRecords) and b'"init"' not in head and b'"parent_tool_use_id"' not in head:
-        return False                    # no record of the head can match: none decoded
     for record in islice(records, 10):       # decoded one by one, as far as needed
         if record.get("type") == "system" and record.get("subtype") == "init" and (
                 "claude_code_version" in record or "tools" in record or "mcp_servers" in record):
