@@ -110,24 +110,40 @@ class Sweep:
 
 def finished_keys(runs_dir: Path) -> set[tuple[str, str, int]]:
     """(agent, problem, trial) of every run directory already in `runs_dir` (set-aside retries excluded)."""
-    keys = set()
+    return set(_runs_by_key(runs_dir))
+
+
+def _runs_by_key(runs_dir: Path) -> dict[tuple[str, str, int], tuple[Path, str]]:
+    """(agent, problem, trial) → (run directory, outcome) of every run in `runs_dir` (set-aside retries excluded)."""
+    found: dict[tuple[str, str, int], tuple[Path, str]] = {}
     if not runs_dir.is_dir():
-        return keys
+        return found
     for result in runs_dir.glob("*/result.json"):
         if result.parent.name.startswith(".") or result.parent.name == RETRIED_DIR:
             continue
         try:
             data = load_json(result)
             spec = AgentSpec(harness=data["harness"], model=data["model"], effort=data.get("effort"))
-            keys.add((str(spec), data["problem"], int(data.get("trial", 1))))
-        except (KernelBenchError, KeyError, TypeError, ValueError):
+            outcome = str((data.get("grading") or {}).get("outcome", ""))
+            found[(str(spec), data["problem"], int(data.get("trial", 1)))] = (result.parent, outcome)
+        except (KernelBenchError, KeyError, TypeError, ValueError, AttributeError):
             continue
-    return keys
+    return found
+
+
+def set_aside_harness_errors(runs_dir: Path) -> list[Path]:
+    """Runs that ended in a harness error say nothing about their agent: on --resume they are moved under
+    `runs/.retried/` (kept as evidence) and run again."""
+    from kernelbench.harness.rundir import set_aside
+
+    return [set_aside(path) for path, outcome in _runs_by_key(runs_dir).values() if outcome == "harness_error"]
 
 
 def pending_jobs(sweep: Sweep, resume: bool) -> tuple[list[Job], int]:
-    """The jobs still to run, and how many were already done."""
+    """The jobs still to run, and how many were already done (on --resume, harness errors are redone)."""
     jobs = sweep.jobs()
+    if resume:
+        set_aside_harness_errors(sweep.runs_dir)
     done = finished_keys(sweep.runs_dir)
     todo = [j for j in jobs if _key(j) not in done]
     if len(todo) < len(jobs) and not resume:

@@ -98,3 +98,24 @@ def test_retryable_provider_error_is_retried_and_set_aside(pipeline, sandbox_set
     retried = list((project / "runs-retry" / ".retried").glob("*/result.json"))
     assert len(kept) == 1 and len(retried) == 1  # the first attempt is kept as evidence, off the board
     assert finished_keys(project / "runs-retry") == {("claude:claude-sonnet-4-5", "04_kahan_softmax", 1)}
+
+
+def test_resume_redoes_harness_errors_and_keeps_them_as_evidence(tmp_path):
+    """A run that ended in a harness error (the grader or harness failed, not the agent) is moved under
+    runs/.retried/ on --resume and its (agent, problem, trial) is pending again; other runs stay finished."""
+    import json
+
+    sweep_path = tmp_path / "sweep.yaml"
+    runs = tmp_path / "runs"
+    sweep_path.write_text(SWEEP.format(name="redo", problems=REPO / "problems", runs=runs, sandbox="false"))
+    for name, trial, outcome in (("a", 1, "harness_error"), ("b", 2, "no_solution")):
+        run = runs / f"run_{name}"
+        run.mkdir(parents=True)
+        (run / "result.json").write_text(json.dumps({
+            "harness": "scripted", "model": "giveup", "problem": "04_kahan_softmax", "trial": trial,
+            "grading": {"outcome": outcome}}))
+    todo, skipped = pending_jobs(Sweep.load(sweep_path), resume=True)
+    assert skipped == 1 and len(todo) == 7
+    assert ("scripted:giveup", "04_kahan_softmax", 1) in {(j.agent, Path(j.problem_dir).name, j.trial) for j in todo}
+    assert (runs / ".retried" / "run_a" / "result.json").is_file() and not (runs / "run_a").exists()
+    assert (runs / "run_b").is_dir()
