@@ -5,7 +5,8 @@
 
 On a shared machine the load changes from minute to minute, so two benchmark runs made minutes apart do not compare
 well. Here the earlier revision's `kernelbench` package is exported (git archive) under /tmp and both versions parse
-and render the same inputs in fresh processes, taking turns, round after round; the best round of each is kept.
+and render the same inputs in fresh processes, taking turns, round after round (which one goes first alternates
+from round to round); the best round of each is kept.
 Figures are MB per second of process CPU time (and of wall time, for reference).
 """
 
@@ -74,7 +75,10 @@ def main() -> int:
     out = Path(tempfile.mkdtemp(prefix="kbt-compare-out-"))
     try:
         for round_number in range(args.rounds):
-            for name, code in versions.items():
+            # the version that goes first alternates: with identical code, the second of two back-to-back runs
+            # measured a few per cent slower (what the first left behind: written files, the page cache)
+            turns = list(versions.items())
+            for name, code in turns if round_number % 2 == 0 else reversed(turns):
                 times = one_round(code, files, out / "transcript")
                 best[name] = [min(a, b) for a, b in zip(best[name], times)]
             print(f"round {round_number + 1}/{args.rounds} done", file=sys.stderr)
