@@ -47,7 +47,9 @@ def register(subparsers) -> None:
     sweep.add_argument("sweep_file", type=Path, metavar="SWEEP.yaml")
     sweep.add_argument("--backend", choices=("local", "ray"), default="local")
     sweep.add_argument("--address", help="Ray cluster address (default: RAY_ADDRESS or auto)")
-    sweep.add_argument("--resume", action="store_true", help="skip runs that already exist; runs that ended in a harness error are set aside under runs/.retried/ and run again")
+    sweep.add_argument("--resume", action="store_true",
+                       help="skip runs that already exist (runs that ended in a harness error are set aside under "
+                            "runs/.retried/ and run again)")
     sweep.add_argument("--stop-after", type=float, metavar="SECONDS",
                        help="start no new run after this long; finish those in flight (then carry on with --resume)")
     sweep.add_argument("--no-sandbox", action="store_true",
