@@ -105,8 +105,8 @@ def print_summary(summary: dict) -> None:
         ("duration", f"{summary['duration_s']:.1f} s" if summary["duration_s"] is not None else "-"),
         ("events", f"{summary['events_total']}  " + _pairs(summary["events_by_kind"])),
         ("tool calls", f"{summary['tool_calls_total']}  " + _pairs(summary["tool_calls_by_name"])),
-        ("tokens", f"input {tokens['input']:,}  output {tokens['output']:,}  cache read {tokens['cache_read']:,}  "
-                   f"cache write {tokens['cache_write']:,}  (reasoning {tokens['reasoning']:,})"),
+        ("tokens", (f"input {tokens['input']:,}  output {tokens['output']:,}  cache read {tokens['cache_read']:,}  "
+                    f"cache write {tokens['cache_write']:,}  (reasoning {tokens['reasoning']:,})")),
         ("cost", "-" if cost is None else f"${cost:.4f}" + (" (estimate)" if summary["cost_is_estimate"] else "")),
         ("unknown records", f"{summary['unknown_records_total']}  " + _pairs(summary["unknown_records"])),
         ("parse issues", _pairs(summary["issues"]) or "none"),

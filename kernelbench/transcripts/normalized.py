@@ -15,7 +15,7 @@ import itertools
 import time
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any
+from typing import IO, Any, Self
 
 import orjson
 
@@ -47,7 +47,7 @@ class NormalizedWriter:
 
     # ------------------------------------------------------------------ context manager
 
-    def __enter__(self) -> NormalizedWriter:
+    def __enter__(self) -> Self:
         self.open()
         return self
 
@@ -57,7 +57,7 @@ class NormalizedWriter:
 
     def open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._handle = open(self.path, "wb")
+        self._handle = open(self.path, "wb")   # noqa: SIM115 - closed by close(): records arrive over many calls
         self._write({"type": HEADER_TYPE, "version": SCHEMA_VERSION, "harness": self.harness,
                      "model": self.model, "session_id": self.session_id, "cwd": self.cwd, "ts": time.time()})
 
