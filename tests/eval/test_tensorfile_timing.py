@@ -102,3 +102,10 @@ def test_a_slow_call_is_capped_by_the_shape_time_budget():
     assert 5 <= len(timing.samples_ms) < 30
     assert elapsed < 0.5 + 12 * 0.06 + 1.0  # the budget, a few warmup calls and the memo probe
     assert all(s >= 55 for s in timing.samples_ms)
+
+
+def test_host_work_in_a_call_is_counted_when_longer_than_the_device_interval():
+    from kernelbench.eval.portable.timing import host_bound_sample
+
+    assert host_bound_sample(0.50, 0.02) == 0.50   # GPU-bound: the launch overhead hidden by the cover
+    assert host_bound_sample(0.01, 1.20) == 1.20   # a millisecond of CPU work before a tiny copy still counts

@@ -185,16 +185,26 @@ def _measure(launch: Callable[[], Any], device: torch.device, flush: Callable[[]
     start.record()
     began = _perf_counter()
     out = launch()
+    host_ms = (_perf_counter() - began) * 1e3
     if cover is not None:
-        cover.record_launch(_perf_counter() - began)
+        cover.record_launch(host_ms / 1e3)
     end.record()
     torch.cuda.synchronize(device)
     after.record()
     after.synchronize()
     own, total = start.elapsed_time(end), start.elapsed_time(after) - overhead_ms
     if total > own + max(SIDE_STREAM_MARGIN_MS, 0.25 * own):
-        return total, out, True
-    return own, out, False
+        return max(total, host_ms), out, True
+    return host_bound_sample(own, host_ms), out, False
+
+
+def host_bound_sample(device_ms: float, host_ms: float) -> float:
+    """The sample of one call: its device interval, or the host's time in the call when that is longer.
+
+    The launch cover keeps the GPU busy while the host launches, so the device interval alone would not see host
+    work: a call that spends a millisecond computing on the CPU and then copies a finished result would time as
+    the copy. A call cannot finish before the host has finished issuing it, so the longer of the two counts."""
+    return max(device_ms, host_ms)
 
 
 def _sync_overhead_ms(device: torch.device, n: int = 30) -> float:
