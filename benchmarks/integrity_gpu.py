@@ -106,6 +106,12 @@ def side_stream_ratio(side: dict[str, Any], honest: dict[str, Any]) -> dict[str,
             "caught": bool(ratios) and min(ratios) >= 3.0}
 
 
+def host_work_counted(result: dict[str, Any], host_ms: float = 2.0) -> dict[str, Any]:
+    """The host-work case spends 2 ms on the host per call: every shape's median must include it."""
+    medians = [s.get("median_ms") for s in result.get("grading", {}).get("shapes", [])]
+    return {"median_ms": medians, "caught": bool(medians) and all(m is not None and m >= host_ms for m in medians)}
+
+
 def table(suite_cases: list[SuiteCase], results: dict[str, Any], cpu_results: dict[str, bool]) -> list[str]:
     rows = ["| class | case | H100 outcome | H100 finding(s) | caught on H100 | caught on CPU (CI) |",
             "| --- | --- | --- | --- | --- | --- |"]
@@ -158,6 +164,8 @@ def main() -> int:
     side, honest_eager = results.get("09_side_stream.py"), results.get("honest:eager/04_kahan_softmax.py")
     if side and honest_eager:
         extra["side_stream"] = side_stream_ratio(side, honest_eager)
+    if results.get("09_host_work.py"):
+        extra["host_work"] = host_work_counted(results["09_host_work.py"])
     cpu_results = json.loads(args.cpu_results.read_text()) if args.cpu_results and args.cpu_results.is_file() else {}
     rows = table(cases, results, cpu_results)
     honest_rows = [f"| {k} | {v['grading'].get('outcome')} | "
