@@ -136,10 +136,11 @@ class LaunchCover:
 
 
 def _spin_cycles_per_us(device: torch.device) -> float:
-    """The spin kernel counts clock cycles; how many make a microsecond, measured once (clocks vary by part)."""
+    """The spin kernel counts clock cycles; how many make a microsecond, measured once (clocks vary by part, and
+    an idle GPU runs slow: a ~10 ms spin first brings the clock up to where the timed calls will run)."""
     try:
         cycles = 2_000_000
-        torch.cuda._sleep(1000)
+        torch.cuda._sleep(10 * cycles)
         start, end, _ = _events()
         start.record()
         torch.cuda._sleep(cycles)
