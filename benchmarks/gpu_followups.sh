@@ -18,7 +18,7 @@ timeout 120 python3 benchmarks/gpu_kahan_row_sums.py 2>&1 | grep -v USDT | tee "
 python3 benchmarks/gpu_validate.py --out "$out" --phases grade --problems 01_fp8_gemm --budget-s 120 2>&1 \
   | grep -v USDT | tee "$out/grade_01.txt" | grep -v "^ "
 mkdir -p "$out/b02" "$out/b01"
-python3 benchmarks/gpu_validate.py --out "$out/b02" --phases baselines --problems 02_kda --budget-s 260 2>&1 \
+python3 benchmarks/gpu_validate.py --out "$out/b02" --phases baselines --problems 02_kda --budget-s 260 --shape-seconds 10 2>&1 \
   | grep -v USDT | tee "$out/baselines_02.txt" | tail -3
 python3 benchmarks/gpu_validate.py --out "$out/b01" --phases baselines --problems 01_fp8_gemm --budget-s 90 2>&1 \
   | grep -v USDT | tee "$out/baselines_01.txt" | tail -3

@@ -194,7 +194,8 @@ def _baselines_pass(args, out: dict, lines: tuple[str, ...], written: set) -> No
         started = time.monotonic()
         share = max(25.0, (_remaining(args) - 10) / (len(problems) - done))  # one slow line cannot eat the rest
         try:
-            result = measure_baselines(problem, lines=lines, limits={"bench": 0.7 * share, "reference": 0.5 * share,
+            result = measure_baselines(problem, lines=lines, limits={"bench": 0.7 * share / len(lines),
+                                                                     "reference": 0.5 * share,
                                                                      "shape_seconds": args.shape_seconds})
             written.add(write_baselines(problem, result, merge=True))
             out["baselines"].setdefault(problem.name, {}).update(
