@@ -3,9 +3,10 @@
 Hopper's FP8 MMA keeps a reduced-precision accumulator; how often a kernel promotes it into fp32 decides its
 error. This prints, per case and kernel, the number of outputs beyond atol + rtol·|expected|, the worst ratio
 |diff| / allowed, the worst error against the fp64 result as a share of its output row's rms magnitude (where
-outputs cancel, elementwise tolerances ask the impossible) and counts beyond allowed + r·row rms, for: the honest Triton solution (promotion every 128 of K), the same kernel promoting every 32,
-and cuBLAS through torch._scaled_mm with and without fast accumulation. It tells a tolerance that a correct
-library kernel cannot meet from a kernel that accumulates too coarsely.
+outputs cancel, elementwise tolerances ask the impossible) and counts beyond allowed + r·row rms, for: the
+honest Triton solution (promotion every 128 of K), the same kernel promoting every 32, and cuBLAS through
+torch._scaled_mm with and without fast accumulation. It tells a tolerance that a correct library kernel cannot
+meet from a kernel that accumulates too coarsely.
 
     python benchmarks/gpu_fp8_accuracy.py [--shape 3] [--cases base,heavy_tailed,skewed_scales]
 """
@@ -13,7 +14,6 @@ library kernel cannot meet from a kernel that accumulates too coarsely.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 from pathlib import Path
 
@@ -24,12 +24,7 @@ ROW_RTOLS = (5e-4, 1e-3, 2e-3, 4e-3, 8e-3)  # candidate bounds: a share of the o
 PROBLEM = REPO / "problems" / "01_fp8_gemm"
 sys.path.insert(0, str(REPO))
 
-
-def load(path: Path, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from kernelbench.problems.loader import load_module as load  # noqa: E402  (after the path)
 
 
 def triton_kernel(solution, imprecise: int):

@@ -9,21 +9,17 @@ multi-level tree reduction, no compensation), torch.softmax, and the integrity s
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
 import torch
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from kernelbench.problems.loader import load_module as load  # noqa: E402  (after the path)
+
 PROBLEM = REPO / "problems" / "04_kahan_softmax"
-
-
-def load(path: Path, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def torch_sum_softmax(x: torch.Tensor) -> torch.Tensor:
@@ -32,7 +28,6 @@ def torch_sum_softmax(x: torch.Tensor) -> torch.Tensor:
 
 
 def main() -> int:
-    sys.path.insert(0, str(REPO))
     from kernelbench.problems.spec import load_problem_spec
 
     spec = load_problem_spec(PROBLEM)

@@ -102,7 +102,8 @@ class Grader:
     def timing_settings(self) -> dict[str, Any]:
         """The problem's protocol on a GPU; on the CPU (CI, smoke shapes) a few calls exercise the same logic."""
         settings = self.spec.timing.model_dump()
-        settings["max_seconds"] = self.limits.get("shape_seconds") or settings.pop("shape_seconds")
+        cap = settings.pop("shape_seconds")
+        settings["max_seconds"] = self.limits.get("shape_seconds") or cap
         if self.device == "cpu":
             settings.update(warmup=min(settings["warmup"], CPU_WARMUP), trials=min(settings["trials"], CPU_TRIALS),
                             max_trials=min(settings["max_trials"], CPU_TRIALS), stderr_target=0.0)

@@ -16,7 +16,7 @@ from kernelbench.errors import KernelBenchError
 from kernelbench.fileio import load_json, load_yaml_model
 from kernelbench.harness.agentspec import AgentSpec
 from kernelbench.harness.jobs import Job
-from kernelbench.harness.rundir import RETRIED_DIR
+from kernelbench.harness.rundir import RETRIED_DIR, remove_stale_staging, set_aside
 from kernelbench.harness.runner import DEFAULT_BUDGET_S
 
 
@@ -134,8 +134,6 @@ def _runs_by_key(runs_dir: Path) -> dict[tuple[str, str, int], tuple[Path, str]]
 def set_aside_harness_errors(runs_dir: Path) -> list[Path]:
     """Runs that ended in a harness error say nothing about their agent: on --resume they are moved under
     `runs/.retried/` (kept as evidence) and run again."""
-    from kernelbench.harness.rundir import set_aside
-
     return [set_aside(path) for path, outcome in _runs_by_key(runs_dir).values() if outcome == "harness_error"]
 
 
@@ -192,7 +190,6 @@ def run_sweep(sweep: Sweep, *, backend: str = "local", resume: bool = False, add
 
     from kernelbench.harness.backends import LocalPool, RayBackend, local_slots
     from kernelbench.harness.progress import SweepProgress
-    from kernelbench.harness.rundir import remove_stale_staging, set_aside
 
     check_sweep(sweep)
     remove_stale_staging(sweep.runs_dir)

@@ -121,10 +121,7 @@ class SessionBuilder:
                     yield number, record
                 else:
                     self.unknown(record, number)
-        if held is not None:
-            if held.problem == "bad_json" and not held.ended and held.raw.lstrip()[:1] in (b"{", b"["):
-                held.problem = "truncated_last_line"
-            yield from self._held(held)
+        yield from self._last_held(held)
 
     def typed_lines(self, path: Path, decode: Callable[[bytes], Any]) -> Iterator[tuple[int, Any]]:
         """Like `lines`, but each line is first decoded by `decode` (a `msgspec.json.Decoder` of the format's
@@ -142,14 +139,9 @@ class SessionBuilder:
                     record = decode(raw)
                 except validation_error:
                     record = _plain_or_none(raw)
-                    if record is None:
-                        if raw.isspace() or not raw:
-                            continue
-                        if held is not None:
-                            yield from self._held(held)
-                        held = repair_line(number, raw)
-                        continue
                 except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+                    record = None
+                if record is None:           # not JSON: held until we know whether it is the last line
                     if raw.isspace() or not raw:
                         continue
                     if held is not None:
@@ -166,10 +158,7 @@ class SessionBuilder:
                 self.current, self.current_number = raw, number
                 yield number, record
         self.current = None
-        if held is not None:
-            if held.problem == "bad_json" and not held.ended and held.raw.lstrip()[:1] in (b"{", b"["):
-                held.problem = "truncated_last_line"
-            yield from self._held(held)
+        yield from self._last_held(held)
 
     def raw_record(self) -> Any:
         """The line `typed_lines` handed over last, decoded in full (every field, as plain JSON values). The
@@ -182,6 +171,13 @@ class SessionBuilder:
             number = self.current_number
             self.issue(problem, f"line {number}: invalid UTF-8 replaced by U+FFFD", number)
         return record
+
+    def _last_held(self, held: Line | None) -> Iterator[tuple[int, dict]]:
+        """The file's last unparsed line: an object cut off mid-way is a truncated last line, not bad JSON."""
+        if held is not None:
+            if held.problem == "bad_json" and not held.ended and held.raw.lstrip()[:1] in (b"{", b"["):
+                held.problem = "truncated_last_line"
+            yield from self._held(held)
 
     def _held(self, line: Line) -> Iterator[tuple[int, dict]]:
         record = self.accept(line)

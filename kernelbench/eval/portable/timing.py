@@ -122,8 +122,8 @@ class LaunchCover:
         self.host_launch_us: list[float] = []
         self.cycles_per_us = _spin_cycles_per_us(device) if device.type == "cuda" else 0.0
 
-    def record_launch(self, seconds: float) -> None:
-        self.host_launch_us.append(seconds * 1e6)
+    def record_launch(self, host_ms: float) -> None:
+        self.host_launch_us.append(host_ms * 1e3)
 
     @property
     def cover_us(self) -> float:
@@ -188,7 +188,7 @@ def _measure(launch: Callable[[], Any], device: torch.device, flush: Callable[[]
     out = launch()
     host_ms = (_perf_counter() - began) * 1e3
     if cover is not None:
-        cover.record_launch(host_ms / 1e3)
+        cover.record_launch(host_ms)
     end.record()
     torch.cuda.synchronize(device)
     after.record()
