@@ -14,11 +14,11 @@ if ! python3 -c "import pydantic, orjson" 2>/dev/null; then
   export PYTHONPATH="/tmp/site${PYTHONPATH:+:$PYTHONPATH}"
 fi
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
-timeout 120 python3 benchmarks/gpu_kahan_row_sums.py 2>&1 | grep -v USDT | tee "$out/kahan_row_sums.txt"
+timeout 110 python3 benchmarks/gpu_kahan_row_sums.py 2>&1 | grep -v USDT | tee "$out/kahan_row_sums.txt"
 python3 benchmarks/gpu_validate.py --out "$out" --phases grade --problems 01_fp8_gemm --budget-s 120 2>&1 \
   | grep -v USDT | tee "$out/grade_01.txt" | grep -v "^ "
 mkdir -p "$out/b02" "$out/b01"
-python3 benchmarks/gpu_validate.py --out "$out/b02" --phases baselines --problems 02_kda --budget-s 260 --shape-seconds 10 2>&1 \
+python3 benchmarks/gpu_validate.py --out "$out/b02" --phases baselines --problems 02_kda --budget-s 250 --shape-seconds 10 2>&1 \
   | grep -v USDT | tee "$out/baselines_02.txt" | tail -3
-python3 benchmarks/gpu_validate.py --out "$out/b01" --phases baselines --problems 01_fp8_gemm --budget-s 90 2>&1 \
+python3 benchmarks/gpu_validate.py --out "$out/b01" --phases baselines --problems 01_fp8_gemm --budget-s 70 2>&1 \
   | grep -v USDT | tee "$out/baselines_01.txt" | tail -3
