@@ -36,8 +36,11 @@ def _register_grade(subparsers) -> None:
     p.add_argument("--json", action="store_true", help="print the GradeReport as JSON on stdout")
     p.add_argument("--out", type=Path, help="write check.log, benchmark.log and grade.json here")
     p.add_argument("--limit", action="append", default=[], metavar="STAGE=SECONDS", type=stage_limit,
-                   help="a stage's time limit (stages: check, reference, bench; shape_seconds caps timing per "
-                        "shape); repeatable, e.g. --limit check=20 --limit bench=120")
+                   help="a stage's time limit (stages: check, reference, bench, counters; shape_seconds caps timing "
+                        "per shape); repeatable, e.g. --limit check=20 --limit bench=120")
+    p.add_argument("--counters", choices=["on", "off"], default="on",
+                   help="the hardware-counter pass on CUDA gradings (ncu; off where ncu is absent); the result "
+                        "says whether it ran")
     p.set_defaults(func=grade_command)
 
 
@@ -65,7 +68,7 @@ def grade_command(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
     with console.status(f"grading {args.solution} on {args.problem.name} ({args.device}, {args.shapes})"):
         report = grade_solution(args.solution, args.problem, device=args.device, shapes=args.shapes, out_dir=args.out,
-                                limits=dict(args.limit))
+                                limits=dict(args.limit), counters=args.counters == "on")
     g = report.grading
     if args.json:
         sys.stdout.write(report.dump_json())

@@ -1,7 +1,8 @@
 """The trusted grading entry point (contract 3).
 
 Order: integrity lint → check stage (candidate, fresh process) → reference stage (fresh process) → the parent
-compares → bench stage (candidate, fresh process, every timed output validated) → roofline → integrity gates.
+compares → on CUDA, one hardware-counter pass (ncu, fresh process) → bench stage (candidate, fresh process,
+every timed output validated) → roofline → integrity gates.
 The parent never imports the solution; it decides the verdict from files the stages saved.
 """
 
@@ -31,7 +32,7 @@ from kernelbench.results.run import Environment, Finding, Grading, Outcome, Seed
 
 SHM_MIN_FREE = 16 << 30
 CPU_WARMUP, CPU_TRIALS = 1, 3
-STAGE_LIMITS_S = {"check": 300.0, "reference": 300.0, "bench": 420.0}
+STAGE_LIMITS_S = {"check": 300.0, "reference": 300.0, "bench": 420.0, "counters": 30.0}
 WORKSPACE_TEMPLATES = ("check.py", "benchmark.py", "reference.py", "problem.yaml", "PROMPT.txt")
 
 
@@ -67,6 +68,7 @@ class Grader:
         self.timed = False
         self.shapes = shapes_for(self.spec, shapes_mode)
         self.timed_next = True            # the bench stage will follow: keep its cases' files
+        self.counters = True              # the hardware-counter pass on CUDA gradings (grade_solution(counters=))
         self.cases = build_cases(self.spec, self.shapes, self.secret, shapes_mode)
         self.profile = None               # known once the judge has reported the device
         self.device_info: dict[str, Any] = {}
@@ -318,6 +320,25 @@ class Grader:
         for note in raw.get("notes", []):
             self.bench_log.append(f"shape {index}: {note}")
 
+    def run_counters(self) -> None:
+        """One ncu pass over one timed call, in its own process under its own limit (never inside the timing):
+        the call's kernels must read the bytes the problem must read (kernelbench.eval.integrity.counters)."""
+        from kernelbench.eval.integrity import counters
+        from kernelbench.eval.process import worker_env
+
+        if not counters.applies(self.device):
+            return
+        if not self.counters:
+            self._add_findings("counters", [counters.off_finding()])
+            return
+        started = time.monotonic()
+        target = counters.ProbeTarget(self.pristine, self.module, self.workdir, self.device,
+                                      self.job("counters", [])["model_seeds"],
+                                      {**worker_env(self.device), **self.build_env})
+        self._add_findings("counters", counters.counter_check(self.spec, target, self.timing_cases(),
+                                                              self.limits["counters"]))
+        self.clock("counters", started)
+
     def run_gates(self) -> None:
         if self.profile is None:
             return
@@ -471,7 +492,8 @@ def template_findings(before: dict[Path, bytes | None], hashes: dict[str, str], 
 
 def grade_solution(solution: Path, problem_dir: Path, *, device: str = "cuda", shapes: str = "full",
                    out_dir: Path | None = None, line: str = "candidate", lint: bool = True,
-                   limits: dict[str, float] | None = None, timing: bool = True) -> GradeReport:
+                   limits: dict[str, float] | None = None, timing: bool = True,
+                   counters: bool = True) -> GradeReport:
     """Grade one solution file against one problem; see the module docstring for the order of stages."""
     started = time.monotonic()
     solution, problem_dir = Path(solution).resolve(), Path(problem_dir).resolve()
@@ -485,11 +507,13 @@ def grade_solution(solution: Path, problem_dir: Path, *, device: str = "cuda", s
         grader = Grader(solution, problem_dir, device, shapes, line, {**STAGE_LIMITS_S, **(limits or {})}, lint,
                         Path(tmp))
         grader.stages["setup"] = round(time.monotonic() - started, 3)
-        grader.timed_next = timing
+        grader.timed_next, grader.counters = timing or counters, counters
         grader.run_lint()
         correct = grader.run_correctness()
         grader.check_pristine_copy()
         grader.run_launch_checks()
+        if correct:
+            grader.run_counters()
         if correct and timing:
             grader.run_timing()
             grader.run_gates()

@@ -1,99 +1,337 @@
-"""Hardware-counter check: the timed call must move at least the bytes the problem has to read.
+"""Hardware-counter check: the kernels of a timed call must read at least the bytes the problem has to read.
 
-`measure_dram_bytes` runs one candidate call under Nsight Compute (`ncu`), restricted to an NVTX range around
-the call, after an L2 flush, and sums `dram__bytes_read.sum` / `dram__bytes_write.sum` over the kernels in it.
-Sub-sampling (every other row), answers kept from an earlier call, or work skipped by recognising inputs show up
-as too few bytes, however they are coded. When ncu or the counters are not available, the reading carries the
-error seen, and the check reports it as info rather than guessing.
+One Nsight Compute (`ncu`) pass per CUDA grading, in its own process and under its own time limit, after the
+checks have passed. The probe (`counter_probe`) builds the candidate as the bench stage does, makes the warm-up
+calls the timed loop makes over the grading's own timing inputs, then makes one more call, on an input set it
+has already seen, inside an NVTX range. ncu profiles the kernels of that range only, each with a cold L2
+(`--cache-control all`), and reports `dram__bytes_read.sum` / `dram__bytes_write.sum` per kernel.
+
+The rule (first touch): the inputs arrive in device memory before the call and every byte the problem must read
+has to reach an SM at least once; with the L2 flushed before each kernel, the first touch of a byte is a DRAM
+read. So an honest call's kernels read at least the bytes the problem must read, whatever the algorithm (a
+multi-pass kernel reads more, never less). Reads below that floor mean the call skipped part of its input
+(sub-sampling), returned an answer it had kept (memoisation), or did the work somewhere the GPU's kernels do not
+see (the host). The bytes the problem must read are its roofline `bytes` formula less the bytes of the outputs
+(which the formula counts as writes): the same minimum the speed-of-light gate stands on; for paged attention it
+counts the pages the block table references, not the whole pool.
+
+The converse does not hold: a sub-sampler whose passes re-read more than it skipped stays above the floor. The
+smallest full shape is probed, where the inputs fit in L2 and a kernel's own re-reads mostly hit it, which keeps
+such a cheat nearer its true footprint (and the pass short). When ncu is missing, counters are not permitted
+(ERR_NVGPUCTRPERM) or the pass runs out of time, the check says so in an info finding with the error seen.
 """
 
 from __future__ import annotations
 
 import csv
+import fcntl
 import io
+import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from kernelbench.eval.integrity.catalogue import finding
 from kernelbench.results.run import Finding
 
 CHECK = "dram_bytes"
 NVTX_RANGE = "kb_counter_probe"
+SENTINEL = "spin_kernel"  # torch.cuda._sleep's kernel, launched first inside the range: proof the range was seen
 METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum")
-MIN_READ_FRACTION = 0.6
+# every byte the problem must read is read at least once; the 3% spare covers index tensors (block tables,
+# offsets) an honest call may read on the host with a copy instead of in a kernel (under 0.1% in the deck)
+MIN_READ_FRACTION = 0.97
+DEVICES = ("cuda",)          # where the pass runs (tests add "cpu" to drive it with a stand-in ncu)
+LIMIT_S = 30.0               # startup (~5 s), warm-up calls, and ncu's replay of each kernel of the call
+IMPORT_LIMIT_S = 30.0        # reading the report back: trusted, no candidate code
+LOCK_WAIT_S = 180.0          # counters are one per GPU: concurrent gradings take turns
+NCU_ENV = "KERNELBENCH_NCU"  # path of the ncu to use (default: ncu on PATH, then /usr/local/cuda/bin/ncu)
+DTYPE_BYTES = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "int64": 8, "int32": 4, "int16": 2,
+               "int8": 1, "uint8": 1, "uint16": 2, "uint32": 4, "uint64": 8, "bool": 1, "complex64": 8,
+               "complex128": 16, "float8_e4m3fn": 1, "float8_e5m2": 1, "float8_e4m3fnuz": 1, "float8_e5m2fnuz": 1,
+               "float8_e8m0fnu": 1}
 
 
 @dataclass
 class CounterReading:
     read_bytes: float = 0.0
     write_bytes: float = 0.0
-    kernels: list[str] = field(default_factory=list)
-    input_bytes: int = 0
-    error: str = ""
+    kernels: list[str] = field(default_factory=list)  # the call's kernels (the sentinel left out)
+    sentinel: bool = False       # the range was seen: a call with no kernel really launched none
+    status: dict[str, Any] = field(default_factory=dict)  # what the probe wrote: {"called": true} or {"error": ..}
+    skipped: str = ""            # why nothing could be measured (ncu missing, no permission, out of time)
+    log: str = ""                # ncu's own messages (never the candidate's output)
+    seconds: float = 0.0
 
 
-def ncu_command(solution: Path, problem_dir: Path, shape_index: int, seed: int, ncu: str) -> list[str]:
-    return [ncu, "--nvtx", "--nvtx-include", f"{NVTX_RANGE}/", "--metrics", ",".join(METRICS), "--csv",
-            "--page", "raw", "--print-units", "base", "--target-processes", "all",
-            sys.executable, "-m", "kernelbench.eval.integrity.counter_probe", str(solution), str(problem_dir),
-            str(shape_index), str(seed)]
+@dataclass
+class Requirement:
+    shape_index: int
+    shape: dict[str, Any]
+    formula_bytes: float         # the problem's `bytes` formula on this shape
+    output_bytes: int            # of the checked outputs (written, not read)
+
+    @property
+    def must_read(self) -> float:
+        return self.formula_bytes - self.output_bytes
 
 
-def measure_dram_bytes(solution: Path, problem_dir: Path, shape_index: int = 0, seed: int = 7,
-                       timeout_s: float = 240.0) -> CounterReading:
-    ncu = shutil.which("ncu") or next((p for p in ("/usr/local/cuda/bin/ncu",) if os.path.isfile(p)), None)
+# ------------------------------------------------------------------------------------------------- what to read
+
+def output_bytes(kbt_path: Path) -> int | None:
+    """Bytes of the tensors in a grading tensor file, from its header alone (magic, 8-byte length, JSON)."""
+    with open(kbt_path, "rb") as handle:
+        if handle.read(4) != b"KBT1":
+            return None
+        meta = json.loads(handle.read(int.from_bytes(handle.read(8), "little")))
+    total = 0
+    for info in meta["tensors"]:
+        if info["dtype"] not in DTYPE_BYTES:
+            return None
+        count = 1
+        for size in info["shape"]:
+            count *= size
+        total += count * DTYPE_BYTES[info["dtype"]]
+    return total
+
+
+def probe_shape(spec, shapes: dict[int, dict[str, Any]]) -> int:
+    """The shape with the fewest bytes: the cheapest pass, and the one whose inputs best fit in L2."""
+    return min(shapes, key=lambda i: (spec.bytes_of(shapes[i]), i))
+
+
+# ------------------------------------------------------------------------------------------------- running ncu
+
+def find_ncu() -> str | None:
+    configured = os.environ.get(NCU_ENV)
+    if configured:
+        return configured if os.access(configured, os.X_OK) else None
+    return shutil.which("ncu") or next((p for p in ("/usr/local/cuda/bin/ncu",) if os.access(p, os.X_OK)), None)
+
+
+def ncu_command(ncu: str, job_path: Path, report: Path, log: Path) -> list[str]:
+    return [ncu, "--target-processes", "application-only", "--nvtx", "--nvtx-include", f"{NVTX_RANGE}/",
+            "--metrics", ",".join(METRICS), "--cache-control", "all", "--clock-control", "none",
+            "--replay-mode", "kernel", "--export", str(report), "--force-overwrite", "--log-file", str(log),
+            sys.executable, "-m", "kernelbench.eval.integrity.counter_probe", str(job_path)]
+
+
+def import_command(ncu: str, report: Path) -> list[str]:
+    return [ncu, "--import", str(report), "--csv", "--page", "raw", "--print-units", "base"]
+
+
+class _GpuCounterLock:
+    """One counter pass at a time per machine (ncu sessions on one GPU collide); waiting is not the pass's time."""
+
+    def __init__(self, wait_s: float):
+        self.wait_s, self.handle = wait_s, None
+
+    def __enter__(self) -> bool:
+        self.handle = open(Path(tempfile.gettempdir()) / "kernelbench-ncu.lock", "a")
+        deadline = time.monotonic() + self.wait_s
+        while True:
+            try:
+                fcntl.flock(self.handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return True
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    return False
+                time.sleep(0.2)
+
+    def __exit__(self, *exc: object) -> None:
+        self.handle.close()  # closing releases the lock
+
+
+def measure(job: dict[str, Any], workdir: Path, env: dict[str, str], limit_s: float) -> CounterReading:
+    """Run the probe under ncu (killed as a group at `limit_s`) and read the report back."""
+    ncu = find_ncu()
     if ncu is None:
-        return CounterReading(error="ncu not found on this machine")
-    try:
-        proc = subprocess.run(ncu_command(solution, problem_dir, shape_index, seed, ncu), check=False, capture_output=True,
-                              text=True, timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        return CounterReading(error=f"ncu did not finish in {timeout_s:g} s")
-    reading = parse_ncu_csv(proc.stdout)
-    reading.input_bytes = _probe_input_bytes(proc.stdout + proc.stderr)
-    if not reading.kernels:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-6:]
-        reading.error = f"ncu exit {proc.returncode}, no kernel measured: {' | '.join(tail)[:600]}"
-    return reading
-
-
-def parse_ncu_csv(text: str) -> CounterReading:
-    """Sum the metric columns of ncu's `--csv --page raw` output (one row per kernel, one units row)."""
-    start = text.find('"ID"')
-    reading = CounterReading()
-    if start < 0:
+        where = os.environ.get(NCU_ENV) or "ncu on PATH or /usr/local/cuda/bin/ncu"
+        return CounterReading(skipped=f"ncu not found ({where})")
+    workdir.mkdir(parents=True, exist_ok=True)
+    job_path, report, log = workdir / "probe_job.json", workdir / "counters.ncu-rep", workdir / "ncu.log"
+    job_path.write_text(json.dumps({**job, "status_path": str(workdir / "probe_status.json")}))
+    with _GpuCounterLock(LOCK_WAIT_S) as locked:
+        if not locked:
+            return CounterReading(skipped=f"another counter pass held the GPU's counters for {LOCK_WAIT_S:g} s")
+        started = time.monotonic()
+        timed_out = _run_group(ncu_command(ncu, job_path, report, log), workdir, env, limit_s)
+        reading = CounterReading(seconds=round(time.monotonic() - started, 2))
+    reading.log = log.read_text(errors="replace") if log.is_file() else ""
+    reading.status = _probe_status(workdir / "probe_status.json")
+    if timed_out:
+        reading.skipped = f"the counter pass did not finish in {limit_s:g} s (ncu replays each kernel of the call)"
         return reading
-    for row in csv.DictReader(io.StringIO(text[start:])):
-        name = row.get("Kernel Name", "")
-        try:
-            read, write = float(row[METRICS[0]].replace(",", "")), float(row[METRICS[1]].replace(",", ""))
-        except (KeyError, ValueError, AttributeError):
-            continue  # the units row
-        reading.kernels.append(name)
-        reading.read_bytes += read
-        reading.write_bytes += write
+    denied = next((line.strip() for line in reading.log.splitlines() if "ERR_NVGPUCTRPERM" in line), "")
+    if denied:
+        reading.skipped = f"counters not permitted on this machine: {denied[:400]}"
+        return reading
+    if report.is_file():
+        _read_report(reading, ncu, report)
     return reading
 
 
-def _probe_input_bytes(text: str) -> int:
-    for line in text.splitlines():
-        if line.startswith("KB_PROBE_INPUT_BYTES="):
-            return int(line.split("=", 1)[1])
-    return 0
+def _run_group(cmd: list[str], cwd: Path, env: dict[str, str], limit_s: float) -> bool:
+    """True when the limit passed first; the process group (ncu, the probe and its children) is killed."""
+    from kernelbench.eval.process import _limits
+
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True,
+                            preexec_fn=_limits)  # noqa: PLW1509  (the grader's own limits, as every stage)
+    try:
+        proc.wait(timeout=limit_s)
+        timed_out = False
+    except subprocess.TimeoutExpired:
+        timed_out = True
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
+    return timed_out
 
 
-def bytes_check(reading: CounterReading, spec_bytes: float) -> list[Finding]:
-    """Too few DRAM bytes read for the inputs the problem must read -> partial computation or memoisation."""
-    if reading.error:
-        return [finding(CHECK, 5, "hardware-counter check not run", severity="info", evidence=reading.error)]
-    required = min(v for v in (reading.input_bytes, spec_bytes) if v) if (reading.input_bytes or spec_bytes) else 0
-    evidence = (f"dram read {reading.read_bytes / 1e6:.2f} MB, written {reading.write_bytes / 1e6:.2f} MB over "
-                f"{len(reading.kernels)} kernels; the problem must read {required / 1e6:.2f} MB")
-    if required and reading.read_bytes < MIN_READ_FRACTION * required:
-        return [finding(CHECK, 5, f"the call read {reading.read_bytes / required:.0%} of the bytes it must read "
-                        "(sub-sampled or skipped work)", evidence=evidence)]
-    return [finding(CHECK, 5, "DRAM traffic covers the problem's inputs", severity="info", evidence=evidence)]
+def _probe_status(path: Path) -> dict[str, Any]:
+    try:
+        status = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return status if isinstance(status, dict) else {}
+
+
+def _read_report(reading: CounterReading, ncu: str, report: Path) -> None:
+    try:
+        proc = subprocess.run(import_command(ncu, report), check=False, capture_output=True, text=True,
+                              timeout=IMPORT_LIMIT_S)
+    except subprocess.TimeoutExpired:
+        reading.log += f"\nreading the report back took over {IMPORT_LIMIT_S:g} s"
+        return
+    rows = parse_ncu_csv(proc.stdout)
+    if rows and SENTINEL in rows[0][0]:
+        reading.sentinel = True
+        rows = rows[1:]
+    reading.kernels = [name for name, _, _ in rows]
+    reading.read_bytes = sum(r for _, r, _ in rows)
+    reading.write_bytes = sum(w for _, _, w in rows)
+
+
+def parse_ncu_csv(text: str) -> list[tuple[str, float, float]]:
+    """(kernel name, DRAM bytes read, written) per kernel, in launch order, from `--csv --page raw` output."""
+    start = text.find('"ID"')
+    if start < 0:
+        return []
+    rows = []
+    for row in csv.DictReader(io.StringIO(text[start:])):
+        try:
+            read, write = (float(row[m].replace(",", "")) for m in METRICS)
+            order = int(row["ID"])
+        except (KeyError, ValueError, AttributeError, TypeError):
+            continue  # the units row
+        rows.append((order, row.get("Kernel Name", ""), read, write))
+    return [(name, read, write) for _, name, read, write in sorted(rows, key=lambda r: r[0])]
+
+
+# ------------------------------------------------------------------------------------------------- the verdict
+
+def decide(reading: CounterReading, need: Requirement) -> Finding:
+    """One finding: an error when the call's kernels read too little, otherwise info (measured, or why not)."""
+    if reading.skipped:
+        return _not_run(reading.skipped)
+    if not reading.status:
+        return _not_run(f"the probe did not start under ncu: {_log_tail(reading)}")
+    if not reading.status.get("called"):
+        what = reading.status.get("error") or f"it ended during its {reading.status.get('stage')} step"
+        return finding(CHECK, 8, "the candidate failed under the hardware-counter probe although it passed the "
+                       "checks outside it", severity="warning", evidence=f"{what} (ncu: {_log_tail(reading)})"[:900])
+    if not reading.sentinel:
+        return _not_run(f"ncu measured nothing in the probe's range: {_log_tail(reading)}")
+    evidence = _evidence(reading, need)
+    if not reading.kernels:
+        return finding(CHECK, 7, "the timed call launched no GPU kernel: its output was not computed from its "
+                       "inputs on the GPU (kept from an earlier call, or computed on the host)", evidence=evidence)
+    if reading.read_bytes < MIN_READ_FRACTION * need.must_read:
+        return finding(CHECK, 5, f"the timed call's kernels read {reading.read_bytes / need.must_read:.1%} of the "
+                       "bytes the problem must read (part of the input skipped, or answers kept from earlier "
+                       "calls)", evidence=evidence)
+    return finding(CHECK, 5, "the timed call's DRAM reads cover the bytes the problem must read", severity="info",
+                   evidence=evidence)
+
+
+def _evidence(reading: CounterReading, need: Requirement) -> str:
+    names = ", ".join(dict.fromkeys(n[:60] for n in reading.kernels[:8])) or "none"
+    return (f"ncu dram__bytes_read.sum {reading.read_bytes:,.0f} B, dram__bytes_write.sum "
+            f"{reading.write_bytes:,.0f} B over {len(reading.kernels)} kernel(s) [{names}] of one call on shape "
+            f"{need.shape_index} {need.shape}, L2 flushed before each kernel; the problem must read "
+            f"{need.must_read:,.0f} B (its bytes formula {need.formula_bytes:,.0f} B less {need.output_bytes:,} B "
+            f"of outputs); floor {MIN_READ_FRACTION:g} of that")
+
+
+def _not_run(why: str) -> Finding:
+    return finding(CHECK, 5, "hardware-counter check not run", severity="info", evidence=why)
+
+
+def _log_tail(reading: CounterReading) -> str:
+    tail = " | ".join(line.strip() for line in reading.log.strip().splitlines()[-6:])
+    return tail[:600] or "no message"
+
+
+def off_finding() -> Finding:
+    return _not_run("turned off for this grading (--counters off)")
+
+
+def applies(device: str) -> bool:
+    return device in DEVICES
+
+
+# ------------------------------------------------------------------------------------------------- the grading step
+
+@dataclass
+class ProbeTarget:
+    """What one grading hands the pass: its pristine problem copy, the candidate copy, its timing cases."""
+
+    problem_dir: Path
+    module: Path
+    workdir: Path                # the grading's scratch folder (inputs/, check/ as the stages left them)
+    device: str
+    model_seeds: dict[str, int]
+    env: dict[str, str]          # the stages' environment (scrubbed, with the grading's compile caches)
+
+
+def counter_check(spec, target: ProbeTarget, cases: list, limit_s: float) -> list[Finding]:
+    """The grading step: choose the shape, work out what it must read, measure one call, decide."""
+    by_shape: dict[int, list] = {}
+    for case in cases:
+        by_shape.setdefault(case.shape_index, []).append(case)
+    if not by_shape:
+        return []
+    index = probe_shape(spec, {i: c[0].shape for i, c in by_shape.items()})
+    chosen = by_shape[index]
+    out = target.workdir / "check" / f"out_{chosen[0].id}.kbt"
+    inputs = [target.workdir / "inputs" / f"in_{c.id}.kbt" for c in chosen]
+    missing = [p.name for p in (out, *inputs) if not p.is_file()]
+    written = output_bytes(out) if not missing else None
+    if written is None:
+        why = f"grading files missing: {', '.join(missing)}" if missing else f"unknown dtype in {out.name}"
+        return [_not_run(why)]
+    need = Requirement(index, chosen[0].shape, spec.bytes_of(chosen[0].shape), written)
+    if need.must_read <= 0:
+        return [_not_run(f"the bytes formula ({need.formula_bytes:,.0f} B) does not exceed the outputs")]
+    reading = measure(probe_job(spec, target, index, chosen), target.workdir / "counters", target.env, limit_s)
+    return [decide(reading, need)]
+
+
+def probe_job(spec, target: ProbeTarget, index: int, chosen: list) -> dict[str, Any]:
+    """The timed loop's warm-up count plus a few calls the candidate cannot predict, then the measured call."""
+    import secrets
+
+    return {"problem_dir": str(target.problem_dir), "module": str(target.module), "device": target.device,
+            "shape_index": index, "shape": chosen[0].shape, "model_seed": target.model_seeds[str(index)],
+            "inputs_dir": str(target.workdir / "inputs"), "case_ids": [c.id for c in chosen],
+            "warmup": spec.timing.warmup + secrets.randbelow(len(chosen) + 1)}
