@@ -5,6 +5,7 @@ Nothing raises here: every line is yielded either as a parsed record or as a pro
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,8 +88,11 @@ HEAD_BYTES = 256 * 1024
 
 
 def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
-    with open(path, "rb") as handle:
-        head = handle.read(size)
+    # unbuffered, and asking for no more than the file holds: a read of `size` allocates that much first and
+    # then shrinks it, which for a file smaller than the head cost 15-80 µs of page faults (a read sized to
+    # the file costs 4-13 µs); one byte more than the size found sees a file still growing
+    with open(path, "rb", buffering=0) as handle:
+        head = handle.read(min(size, os.fstat(handle.fileno()).st_size + 1))
     return head.removeprefix(BOM)
 
 
