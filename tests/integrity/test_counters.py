@@ -1,0 +1,252 @@
+"""The hardware-counter check: the bytes each problem must read, ncu's CSV, the verdict, and the grading step
+driven end to end on the CPU by stand-in `ncu` executables (the probe really runs, on the CPU; the stand-in
+prints what ncu prints: its log lines, its permission error, its `--csv --page raw` report with chosen counts)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from kernelbench.cli import main as kernelbench_main
+from kernelbench.eval.grade import grade_solution
+from kernelbench.eval.integrity import counters
+from kernelbench.eval.integrity.counters import CounterReading, Requirement, decide, parse_ncu_csv
+from kernelbench.problems.loader import load_module
+from kernelbench.problems.spec import load_problem_spec
+
+REPO = Path(__file__).resolve().parents[2]
+PROBLEMS = REPO / "problems"
+HONEST = REPO / "solutions" / "eager" / "04_kahan_softmax.py"
+
+# What the rule demands, read off each reference: the tensors its forward must read in full, in their dtypes.
+MUST_READ = {
+    "01_fp8_gemm": lambda s: s["M"] * s["K"] + s["N"] * s["K"] + 4 * s["M"] + 4 * s["N"],  # x, w (fp8), scales
+    "02_kda": lambda s: s["batch"] * s["seq_len"] * s["num_heads"] * (10 * s["head_dim"] + 2),  # q k v g beta
+    # the K/V pages the block table references (not the pool), q, and the table's entries for those pages
+    "03_paged_attention": lambda s: (4 * s["batch"] * s["seq_len"] * s["num_kv_heads"] * s["head_dim"]
+                                     + 2 * s["batch"] * s["num_heads"] * s["head_dim"]
+                                     + 4 * s["batch"] * s["seq_len"] / s["page_size"]),
+    "04_kahan_softmax": lambda s: 4 * s["rows"] * s["vocab"],
+    "05_topk_bitonic": lambda s: 4 * s["batch"] * s["n"],
+    "06_sonic_moe_swiglu": lambda s: (2 * s["tokens"] * s["top_k"] * s["hidden"]  # routed rows, gate and up
+                                      + 4 * s["experts"] * s["intermediate"] * s["hidden"]),
+    "07_w4a16_gemm": lambda s: (s["N"] * s["K"] / 2 + 4 * s["N"] * s["K"] / s["group_size"]  # int4, scales, zeros
+                                + 2 * s["M"] * s["K"]),
+    "08_gqa_prefill_attention": lambda s: (2 * s["batch"] * s["num_heads"] * s["seq_len"] * s["head_dim"]
+                                           + 4 * s["batch"] * s["num_kv_heads"] * s["seq_len"] * s["head_dim"]),
+    "09_add_rmsnorm_fp8_quant": lambda s: 4 * s["tokens"] * s["hidden"] + 2 * s["hidden"],  # x, residual, weight
+}
+
+PERMISSION_ERROR = ("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU "
+                    "Performance Counters on the target device 0. For instructions on enabling permissions and to "
+                    "get more information see https://developer.nvidia.com/ERR_NVGPUCTRPERM")
+HEADER = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size",'
+          '"Device","CC","dram__bytes_read.sum","dram__bytes_write.sum"')
+UNITS = '"","","","","","","","","","","","byte","byte"'
+
+
+def _row(i: int, name: str, read: str, write: str) -> str:
+    return f'"{i}","4242","python3","gpu-host","{name}","1","7","(256, 1, 1)","(128, 1, 1)","0","9.0","{read}","{write}"'
+
+
+def report_csv(rows: list[tuple[str, str, str]]) -> str:
+    body = [_row(i, *r) for i, r in enumerate([("spin_kernel", "0", "0"), *rows])]
+    return "\n".join([HEADER, UNITS, *body]) + "\n"
+
+
+STAND_IN = '''#!{python}
+"""A stand-in for ncu: runs the application as ncu would, then leaves ncu's log and report."""
+import pathlib, subprocess, sys, time
+MODE, REPORT, PIDFILE = {mode!r}, {report!r}, {pidfile!r}
+args = sys.argv[1:]
+if "--import" in args:
+    sys.stdout.write(pathlib.Path(args[args.index("--import") + 1]).read_text())
+    sys.exit(0)
+log, export = pathlib.Path(args[args.index("--log-file") + 1]), pathlib.Path(args[args.index("--export") + 1])
+pathlib.Path(PIDFILE).write_text(str(__import__("os").getpid()))
+if MODE == "hang":
+    time.sleep(300)
+app = subprocess.Popen(args[args.index("-m") - 1:])
+lines = [f"==PROF== Connected to process {{app.pid}} ({{args[args.index('-m') - 1]}})"]
+app.wait()
+if MODE == "denied":
+    lines += [{denied!r}, "==WARNING== No kernels were profiled."]
+else:
+    export.write_text(REPORT)
+    lines += ['==PROF== Profiling "spin_kernel" - 0: 0%....50%....100% - 1 pass', f"==PROF== Report: {{export}}"]
+log.write_text("\\n".join(lines + [f"==PROF== Disconnected from process {{app.pid}}"]) + "\\n")
+sys.exit(1 if MODE == "denied" else 0)
+'''
+
+
+def stand_in_ncu(tmp_path: Path, monkeypatch, mode: str, rows: list[tuple[str, str, str]] = ()) -> Path:
+    """An `ncu` on PATH (the only one: KERNELBENCH_NCU unset) behaving as `mode` says."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    ncu = bin_dir / "ncu"
+    ncu.write_text(STAND_IN.format(python=sys.executable, mode=mode, report=report_csv(list(rows)),
+                                   pidfile=str(tmp_path / "ncu.pid"), denied=PERMISSION_ERROR))
+    ncu.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv(counters.NCU_ENV, raising=False)
+    monkeypatch.setattr(counters, "DEVICES", ("cuda", "cpu"))  # the pass runs on CPU gradings here
+    return ncu
+
+
+def grade_smoke(**kwargs):
+    return grade_solution(HONEST, PROBLEMS / "04_kahan_softmax", device="cpu", shapes="smoke", timing=False, **kwargs)
+
+
+def dram_finding(report) -> dict:
+    [found] = [f for f in report.integrity if f.check == counters.CHECK]
+    return found
+
+
+# ------------------------------------------------------------------------------------------------- per problem
+
+@pytest.mark.parametrize("problem", sorted(MUST_READ))
+def test_required_bytes_are_the_formula_less_the_real_outputs(problem: str):
+    """On every smoke shape the reference's real outputs are exactly the write part of the bytes formula, so the
+    formula less the outputs is what the rule demands (MUST_READ), and that never exceeds what the forward is
+    given (inputs and weights): an honest kernel can always meet it."""
+    spec = load_problem_spec(PROBLEMS / problem)
+    reference = load_module(PROBLEMS / problem / "reference.py", "reference")
+    for shape in spec.smoke_shapes:
+        torch.manual_seed(0)
+        model = reference.Model(**reference.get_init_kwargs(shape))
+        inputs = reference.get_inputs(shape, 11, "cpu")
+        with torch.no_grad():
+            out = model(*inputs)
+        outs = [out] if isinstance(out, torch.Tensor) else list(out)
+        written = sum(t.numel() * t.element_size() for t in outs)
+        given = sum(t.numel() * t.element_size() for t in [*inputs, *model.state_dict().values()]
+                    if isinstance(t, torch.Tensor))
+        assert spec.bytes_of(shape) - written == pytest.approx(MUST_READ[problem](shape)), shape
+        assert 0 < MUST_READ[problem](shape) <= given, shape
+
+
+def test_paged_attention_demands_the_referenced_pages_not_the_pool():
+    spec = load_problem_spec(PROBLEMS / "03_paged_attention")
+    reference = load_module(PROBLEMS / "03_paged_attention" / "reference.py", "reference")
+    shape = spec.smoke_shapes[0]
+    _, k_cache, _, table, lengths = reference.get_inputs(shape, 11, "cpu")
+    pages = (lengths.long() + shape["page_size"] - 1) // shape["page_size"]
+    referenced = {int(p) for row, n in zip(table, pages.tolist()) for p in row[:n]}
+    assert len(referenced) == int(pages.sum()) < k_cache.shape[0]  # no page shared; spare pages in the pool
+    pool = 2 * k_cache.numel() * k_cache.element_size()
+    assert MUST_READ["03_paged_attention"](shape) < pool
+
+
+def test_probe_shape_is_the_one_with_fewest_bytes():
+    spec = load_problem_spec(PROBLEMS / "04_kahan_softmax")
+    index = counters.probe_shape(spec, dict(enumerate(spec.shapes)))
+    assert spec.shapes[index] == {"rows": 32, "vocab": 262144}  # 33.6 MB in: fits the H100's 50 MB L2
+
+
+# ------------------------------------------------------------------------------------------------- csv, verdict
+
+def test_parse_ncu_csv_in_launch_order():
+    text = ("==PROF== Connected to process 4242 (/usr/bin/python3)\n"
+            + "\n".join([HEADER, UNITS, _row(1, "softmax_kernel", "67,108,864", "67,110,912"),
+                         _row(0, "spin_kernel", "0", "0"), _row(2, "triton_red_fused_0", "1,024", "0")])
+            + "\n==PROF== Disconnected from process 4242\n")
+    assert parse_ncu_csv(text) == [("spin_kernel", 0.0, 0.0), ("softmax_kernel", 67108864.0, 67110912.0),
+                                   ("triton_red_fused_0", 1024.0, 0.0)]
+    assert parse_ncu_csv("==ERROR== no report") == []
+
+
+NEED = Requirement(1, {"rows": 32, "vocab": 262144}, 67108864.0, 33554432)
+
+
+def _reading(read: float, kernels: int = 1, **kw) -> CounterReading:
+    return CounterReading(read_bytes=read, write_bytes=33554432, kernels=["k"] * kernels, sentinel=True,
+                          status={"called": True}, **kw)
+
+
+def test_verdict_rule_and_its_evidence():
+    ok = decide(_reading(33554432), NEED)
+    assert ok.severity == "info" and "cover" in ok.message and "33,554,432 B" in ok.evidence
+    short = decide(_reading(16777216), NEED)
+    assert (short.severity, short.klass, short.check) == ("error", 5, "dram_bytes")
+    assert "50.0%" in short.message
+    assert "dram__bytes_read.sum 16,777,216 B" in short.evidence and "must read 33,554,432 B" in short.evidence
+    assert decide(_reading(0.97 * 33554432 + 1), NEED).severity == "info"  # the floor itself
+    nothing = decide(_reading(0, kernels=0), NEED)
+    assert (nothing.severity, nothing.klass) == ("error", 7) and "no GPU kernel" in nothing.message
+
+
+def test_verdict_when_nothing_was_measured():
+    assert decide(CounterReading(skipped="ncu not found (x)"), NEED).severity == "info"
+    crashed = decide(CounterReading(status={"error": "RuntimeError: boom"}, log="==PROF== Connected"), NEED)
+    assert (crashed.severity, crashed.klass) == ("warning", 8) and "boom" in crashed.evidence
+    missed = decide(CounterReading(status={"called": True}, log="==WARNING== No kernels were profiled."), NEED)
+    assert missed.severity == "info" and "No kernels were profiled" in missed.evidence  # range not seen: no verdict
+
+
+def test_missing_ncu_is_reported(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv(counters.NCU_ENV, str(tmp_path / "no-such-ncu"))
+    reading = counters.measure({}, tmp_path / "counters", {}, 5.0)
+    found = decide(reading, NEED)
+    assert found.severity == "info" and "ncu not found" in found.evidence and "no-such-ncu" in found.evidence
+
+
+# ------------------------------------------------------------------------------------------------- end to end
+
+def test_grading_passes_when_the_call_reads_its_inputs(tmp_path: Path, monkeypatch, capsys):
+    stand_in_ncu(tmp_path, monkeypatch, "measure", [("softmax_kernel", "12,288", "12,000")])
+    code = kernelbench_main(["grade", str(HONEST), "--problem", str(PROBLEMS / "04_kahan_softmax"),
+                             "--device", "cpu", "--shapes", "smoke", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0 and report["grading"]["outcome"] == "pass"
+    [found] = [f for f in report["integrity"] if f["check"] == "dram_bytes"]
+    assert found["severity"] == "info" and "must read 12,000 B" in found["evidence"]  # smoke shape 3 x 1000
+    assert "cover" in found["message"]  # a verdict needs the probe's word that it made the call (on the CPU)
+    assert "counters" in report["stages"]
+
+
+def test_grading_is_invalid_when_the_call_reads_too_little(tmp_path: Path, monkeypatch):
+    stand_in_ncu(tmp_path, monkeypatch, "measure", [("softmax_kernel", "6,016", "12,000")])
+    report = grade_smoke()
+    assert report.grading.outcome.value == "invalid"
+    found = dram_finding(report)
+    assert (found.severity, found.klass) == ("error", 5) and "50.1%" in found.message
+    assert "dram__bytes_read.sum 6,016 B" in found.evidence and "[softmax_kernel]" in found.evidence
+    assert any("class 5" in r for r in report.grading.reasons)
+
+
+def test_counters_not_permitted_is_info_quoting_ncu(tmp_path: Path, monkeypatch):
+    stand_in_ncu(tmp_path, monkeypatch, "denied")
+    report = grade_smoke()
+    assert report.grading.outcome.value == "pass"
+    found = dram_finding(report)
+    assert found.severity == "info" and "ERR_NVGPUCTRPERM - The user does not have permission" in found.evidence
+
+
+def test_a_pass_past_its_limit_is_killed_and_reported(tmp_path: Path, monkeypatch):
+    stand_in_ncu(tmp_path, monkeypatch, "hang")
+    started = time.monotonic()
+    report = grade_smoke(limits={"counters": 2.0})
+    assert report.grading.outcome.value == "pass" and report.stages["counters"] < 8
+    found = dram_finding(report)
+    assert found.severity == "info" and "did not finish in 2 s" in found.evidence
+    pid = int((tmp_path / "ncu.pid").read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    assert time.monotonic() - started < 60
+
+
+def test_counters_off_is_recorded(tmp_path: Path, monkeypatch, capsys):
+    stand_in_ncu(tmp_path, monkeypatch, "measure", [("softmax_kernel", "1", "1")])
+    code = kernelbench_main(["grade", str(HONEST), "--problem", str(PROBLEMS / "04_kahan_softmax"), "--device",
+                             "cpu", "--shapes", "smoke", "--json", "--counters", "off"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0
+    [found] = [f for f in report["integrity"] if f["check"] == "dram_bytes"]
+    assert found["severity"] == "info" and "--counters off" in found["evidence"]
+    assert not (tmp_path / "ncu.pid").exists()  # ncu never started
