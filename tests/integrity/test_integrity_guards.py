@@ -18,6 +18,31 @@ from kernelbench.eval.integrity.templates import snapshot, template_findings
 
 GEMM = SimpleNamespace(forbidden=["torch.mm"], forbidden_kernels=["nvjet"])
 SOFTMAX = SimpleNamespace(forbidden=["torch.softmax"], forbidden_kernels=["cunn_SoftMax"])
+KAHAN = SimpleNamespace(forbidden=["torch.softmax"], forbidden_kernels=[], leak_checks=["kahan_row_sum"])
+
+# kernel names the H100's profiler reported for library routes to a row sum (benchmarks/gpu_kahan_row_sums.py)
+_REDUCE = "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<{acc}, at::native::{op}, unsigned int, {acc}, 4, 4> >"
+H100_SUMS = {
+    "sum": _REDUCE.format(acc="float", op="func_wrapper_t<float, at::native::sum_functor<float, float, float>::operator()"
+                          "(at::TensorIterator&)::{lambda(float, float)#1}>"),
+    "mean": _REDUCE.format(acc="float", op="MeanOps<float, float, float, float>"),
+    "nansum": _REDUCE.format(acc="float", op="NanSumOps<float, float>"),
+    "norm1": _REDUCE.format(acc="float", op="NormOneOps<float, float, float>"),
+    "cumsum": "void at::native::tensor_kernel_scan_innermost_dim<float, std::plus<float> >(float*, float const*, "
+              "unsigned int, unsigned int, unsigned int, float, std::plus<float>)",
+    "gemv": "std::enable_if<!(false), void>::type internal::gemvx::kernel<int, int, float, float, float, float, false, "
+            "true, true, false, 7, false, cublasGemvParamsEx<int, cublasGemvTensorStridedBatched<float const>>>",
+    "splitk": "void cublasLt::splitKreduce_kernel<32, 16, int, float, float, float, float, false, float, float, float, "
+              "true, false, false, false>(cublasLt::cublasSplitKParams<float>, float const*)",
+}
+H100_ALLOWED = [
+    _REDUCE.format(acc="double", op="func_wrapper_t<double, at::native::sum_functor<double, double, double>::operator()"
+                   "(at::TensorIterator&)::{lambda(double, double)#1}>"),
+    _REDUCE.format(acc="float", op="func_wrapper_t<float, at::native::MaxNanFunctor<float> >"),
+    "void at::native::vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<float, float, float, "
+    "at::native::binary_internal::MulFunctor<float> >, std::array<char*, 2ul> >",
+    "Memset (Device)", "_kahan_softmax_kernel", "aten::sum",
+]
 
 SASS = """
 	code for sm_90a
@@ -65,6 +90,16 @@ def _absorb(rows: int, vocab: int) -> torch.Tensor:
     x = torch.full((rows, vocab), math.log(2.0 ** -24 * 0.75))
     x[:, 0] = 0.0
     return x
+
+
+def test_kahan_library_sums_are_refused_by_name_and_fp64_ones_allowed():
+    for label, name in H100_SUMS.items():
+        found = launch_audit([name, name, "_kahan_softmax_kernel"], KAHAN)
+        assert [f.check for f in found] == ["kahan_library_sum"], label
+        assert found[0].klass == 14 and "launched 2x" in found[0].evidence and "float64" in found[0].message
+    assert not launch_audit(H100_ALLOWED, KAHAN)
+    # the rule belongs to Kahan problems only: other problems may sum in fp32 as they like
+    assert not launch_audit(list(H100_SUMS.values()), SOFTMAX)
 
 
 def test_kahan_check_rejects_naive_and_accepts_compensated():

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from kernelbench.eval.integrity.launches import launch_audit
+from kernelbench.eval.integrity.launches import KAHAN_CHECKS, launch_audit
 from kernelbench.eval.integrity.lint import lint_solution
 from kernelbench.eval.integrity.numerics import kahan_check
 from kernelbench.eval.integrity.profiling import record_launches
@@ -30,7 +30,6 @@ __all__ = [
 ]
 
 FP8_CHECKS = {"fp8_tensor_cores", "fp8_sass", "fp8"}
-KAHAN_CHECKS = {"kahan_row_sum", "kahan"}
 
 
 def static_findings(solution: Path, spec) -> list[Finding]:

@@ -7,15 +7,22 @@ from collections import Counter
 from collections.abc import Iterable
 
 from kernelbench.eval.integrity.catalogue import finding
+from kernelbench.eval.integrity.numerics import library_sum_check
 from kernelbench.eval.integrity.rules import Rules, rules_for_spec
 from kernelbench.results.run import Finding
 
 CHECK = "launch_audit"
+KAHAN_CHECKS = {"kahan_row_sum", "kahan"}
 
 
 def launch_audit(kernel_names: Iterable[str], spec) -> list[Finding]:
-    """One error finding per forbidden kernel or aten op among `kernel_names` (counted, first name quoted)."""
-    return audit_names(kernel_names, rules_for_spec(spec))
+    """One error finding per forbidden kernel or aten op among `kernel_names` (counted, first name quoted); for a
+    Kahan problem also per uncompensated library sum (torch's fp32 reductions, scans, BLAS)."""
+    names = list(kernel_names)
+    findings = audit_names(names, rules_for_spec(spec))
+    if set(getattr(spec, "leak_checks", []) or []) & KAHAN_CHECKS:
+        findings += library_sum_check(names)
+    return findings
 
 
 def audit_names(names: Iterable[str], rules: Rules) -> list[Finding]:
