@@ -41,21 +41,22 @@ def item_html(item: View) -> str:
 
 
 def event_html(view: View) -> str:
-    ident, label = view["i"], esc_text(view["k"])
-    tail = parts_html(view.get("g") or ()) + (f'<a class="kbt-a" href="#e-{ident}" title="link to this event">'
-                                             f'#{ident}</a>')
+    # the class list is made of render.py's constants only (never transcript text): written as it is
+    ident, label, cls = view["i"], esc_text(view["k"]), view["c"]
+    tail = (parts_html(view["g"]) if "g" in view else "") + (f'<a class="kbt-a" href="#e-{ident}" '
+                                                             f'title="link to this event">#{ident}</a>')
     form = view["f"]
     if form == "b":
-        return (f'<div class="{esc(view["c"])}" id="e-{ident}"><div class="kbt-h"><span class="kbt-k">{label}'
+        return (f'<div class="{cls}" id="e-{ident}"><div class="kbt-h"><span class="kbt-k">{label}'
                 f'</span>{tail}</div>{bodies_html(view)}</div>')
     summary = parts_html(view.get("s", ""))
     if form == "l":
-        return (f'<div class="{esc(view["c"])}" id="e-{ident}"><span class="kbt-k">{label}</span> '
+        return (f'<div class="{cls}" id="e-{ident}"><span class="kbt-k">{label}</span> '
                 f'<span class="kbt-s">{summary}</span>{tail}</div>')
     inner = bodies_html(view)
     if "e" in view:
         inner += f'<div class="kbt-sub">{items_html(view["e"])}</div>'
-    return (f'<details class="{esc(view["c"])}" id="e-{ident}"{" open" if view.get("o") else ""}><summary>'
+    return (f'<details class="{cls}" id="e-{ident}"{" open" if view.get("o") else ""}><summary>'
             f'<span class="kbt-k">{label}</span> <span class="kbt-s">{summary}</span>{tail}</summary>{inner}'
             f'</details>')
 
@@ -69,7 +70,7 @@ def parts_html(parts: Any, separator: str = "") -> str:
         if isinstance(part, str):
             out.append(esc_text(part))
         else:
-            cls = f' class="{esc(part[0])}"' if part[0] else ""
+            cls = f' class="{part[0]}"' if part[0] else ""      # a constant of render.py
             title = f' title="{esc(part[2])}"' if len(part) > 2 else ""
             out.append(f"<span{cls}{title}>{esc_text(part[1])}</span>")
     return separator.join(out)
@@ -93,7 +94,7 @@ def body_html(css: str, text: str, lexer: str | None, blob: str | None, more: st
         css += " is-cut"
         button = f'<button type="button" class="kbt-more-text" data-blob="{esc(blob)}">{esc_text(more or "")}</button>'
     return (f'<div class="kbt-body"><button type="button" class="kbt-copy" title="copy">copy</button>'
-            f'<pre class="{esc(css)}">{inner}</pre>{button}</div>')
+            f'<pre class="{css}">{inner}</pre>{button}</div>')   # css: render.py's constants
 
 
 def _highlighted(text: str) -> str:

@@ -74,6 +74,6 @@ def _usage_by_model(session: Session) -> dict[str | None, Usage]:
             model = event.model if event.model and not event.model.startswith("<") else primary
             groups.setdefault(model, Usage()).add(event.usage)
             summed.add(event.usage)
-    if summed.model_dump() == session.tokens.model_dump() and groups:
+    if summed == session.tokens and groups:          # the counts compared field by field
         return groups
     return {primary: session.tokens}

@@ -113,10 +113,14 @@ class HeadRecords(Sequence):
         self.position, self.lines = 0, 0     # where the next line starts; lines looked at (limit * 3 at most)
         # a head that fills the read may end inside a line: that line is left out
         self.end = head.rfind(b"\n") + 1 if len(head) >= HEAD_BYTES else len(head)
+        self.exhausted = False               # no line left to look at
 
     def _fill(self, count: float) -> None:
         head, records = self.head, self.records
-        while len(records) < min(count, self.limit) and self.lines < self.limit * 3 and self.position < self.end:
+        want = min(count, self.limit)
+        if len(records) >= want or self.exhausted:     # the usual call: the records asked for are there
+            return
+        while len(records) < want and self.lines < self.limit * 3 and self.position < self.end:
             cut = head.find(b"\n", self.position, self.end)
             cut = self.end if cut < 0 else cut
             raw = head[self.position:cut].strip()
@@ -125,6 +129,7 @@ class HeadRecords(Sequence):
                 record, _ = parse_json_bytes(raw)
                 if isinstance(record, dict):
                     records.append(record)
+        self.exhausted = self.lines >= self.limit * 3 or self.position >= self.end
 
     def __getitem__(self, index):
         if isinstance(index, slice):
@@ -143,12 +148,14 @@ class HeadRecords(Sequence):
         return bool(self.records)
 
     def __iter__(self):
-        index = 0
+        # every detector walks the records from the first: the ones decoded already are handed over as they are
+        records, index = self.records, 0
         while True:
-            self._fill(index + 1)
-            if index >= len(self.records):
-                return
-            yield self.records[index]
+            if index >= len(records):
+                self._fill(index + 1)
+                if index >= len(records):
+                    return
+            yield records[index]
             index += 1
 
 

@@ -70,23 +70,26 @@ def body(text: str, ctx: RenderContext, key: tuple[int, str], *, lexer: str | No
     """[css, shown text, lexer, blob, button label]; long text is cut to a preview, the rest put in a blob
     file named by `key` (event id, part). `lines` is the text's line count where the caller has it already
     (counting a long output twice is measurable)."""
-    if len(text) <= PREVIEW_CHARS and (text.count("\n") + 1 if lines is None else lines) <= PREVIEW_LINES \
-            or ctx.write_blob is None:
-        return [css, text, lexer, None, None]
-    more = f"show all {_size(len(text))} ({lines or text.count(chr(10)) + 1:,} lines)"
-    preview = _preview(text)
+    size = len(text)
+    if size <= PREVIEW_CHARS and (size < PREVIEW_LINES or (text.count("\n") + 1 if lines is None else lines)
+                                  <= PREVIEW_LINES) or ctx.write_blob is None:
+        return [css, text, lexer, None, None]       # (a text shorter than PREVIEW_LINES has fewer lines)
+    if lines is None:
+        lines = text.count("\n") + 1
+    more = f"show all {_size(size)} ({lines:,} lines)"
+    preview = _preview(text, lines)
     # the blob holds the rest only: the page has the preview, and writing it twice is most of a blob's bytes
     return [css, preview, lexer, ctx.write_blob(f"{key[0]}-{key[1]}", text[len(preview):]), more]
 
 
-def _preview(text: str) -> str:
+def _preview(text: str, lines: int) -> str:
     """The head shown before the expander: PREVIEW_CHARS at most, up to the PREVIEW_LINES-th line end."""
     cut = text[:PREVIEW_CHARS]
-    if cut.count("\n") < PREVIEW_LINES:       # the usual case: one count, no list of lines
+    if lines <= PREVIEW_LINES or cut.count("\n") < PREVIEW_LINES:   # the usual case: no list of lines
         return cut
-    lines = cut.split("\n", PREVIEW_LINES)
-    if len(lines) > PREVIEW_LINES:
-        cut = "\n".join(lines[:PREVIEW_LINES])
+    lines_of_cut = cut.split("\n", PREVIEW_LINES)
+    if len(lines_of_cut) > PREVIEW_LINES:
+        cut = "\n".join(lines_of_cut[:PREVIEW_LINES])
     return cut
 
 
@@ -99,11 +102,15 @@ def _size(chars: int) -> str:
 
 def one_line(text: Any, limit: int = SUMMARY_CHARS) -> str:
     text = str(text) if text is not None else ""
-    # the head of a long text gives the same line as the whole (collapsing only shrinks): no split of megabytes
-    head = " ".join(text[: limit * 4].split())
-    if len(head) >= limit:
-        return head[: limit - 1] + "…"
-    text = " ".join(text.split()) if len(text) > limit * 4 else head
+    # the head of a long text gives the same line as the whole (collapsing only shrinks): no split of megabytes;
+    # a head of one and a half lines is enough for most texts (prose has single spaces), four lines for the rest
+    for reach in (limit + limit // 2, limit * 4):
+        head = " ".join(text[:reach].split())
+        if len(head) >= limit:
+            return head[: limit - 1] + "…"
+        if len(text) <= reach:
+            return head
+    text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -214,14 +221,14 @@ KIND_CLASS = {kind: f"ev ev-{kind.value}" for kind in Kind}
 
 def _view(event: Event, form: str, label: str, summary: Any = None, bodies: list | None = None,
           extra: str = "") -> View:
-    error = " is-err" if event.is_error or (event.exit_code not in (None, 0)) else ""
+    exit_code, is_error, usage = event.exit_code, event.is_error, event.usage
+    error = " is-err" if is_error or (exit_code is not None and exit_code != 0) else ""
     view: View = {"i": event.id, "c": f"{KIND_CLASS[event.kind]}{error}{extra}", "f": form, "k": label}
     if summary is not None:
         view["s"] = summary
     if bodies:
         view["b"] = bodies
-    if event.exit_code is not None or event.is_error is not None or event.duration_s is not None \
-            or event.usage is not None:
+    if exit_code is not None or is_error is not None or usage is not None or event.duration_s is not None:
         marks = badges(event)
         if marks:
             view["g"] = marks

@@ -106,10 +106,11 @@ def timeline_html(session: Session, budget_s: float | None) -> str:
     bars = []
     labels: dict = {}
     for seg in merge_small(segs, span):
-        width = seg[1] - seg[0]
-        title = f"{label(seg, labels)} · {fmt_duration(width)}"
-        bars.append(f'<a class="seg seg-{seg[2]}" href="#e-{seg[3]}" style="left:'
-                    f'{(seg[0] - start) * scale:.3f}%;width:{max(width * scale, 0.05):.3f}%" title="{title}"></a>')
+        seg_start, seg_end, cls, ident, _ = seg
+        width = seg_end - seg_start
+        bars.append(f'<a class="seg seg-{cls}" href="#e-{ident}" style="left:{(seg_start - start) * scale:.3f}%;'
+                    f'width:{max(width * scale, 0.05):.3f}%" title="{label(seg, labels)} · {fmt_duration(width)}">'
+                    f'</a>')
     marks = f'<span class="kbt-mark end" style="left:{used * scale:.3f}%" title="session ended"></span>'
     if budget_s:
         marks += '<span class="kbt-mark budget" style="left:100%" title="budget"></span>'

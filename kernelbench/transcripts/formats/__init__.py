@@ -6,6 +6,7 @@ formats whose file is one JSON document (not JSON Lines) expose `detect_document
 from __future__ import annotations
 
 import importlib
+from functools import cache
 from types import ModuleType
 
 LINE_FORMATS = [
@@ -38,9 +39,13 @@ def _modules(names: list[str]) -> list[ModuleType]:
     return modules
 
 
-def line_formats() -> list[ModuleType]:
-    return _modules(LINE_FORMATS)
+# looked up once per process: every load asks for the list, and eleven import_module calls cost more than
+# detecting a small file's format
+@cache
+def line_formats() -> tuple[ModuleType, ...]:
+    return tuple(_modules(LINE_FORMATS))
 
 
-def document_formats() -> list[ModuleType]:
-    return _modules(DOCUMENT_FORMATS)
+@cache
+def document_formats() -> tuple[ModuleType, ...]:
+    return tuple(_modules(DOCUMENT_FORMATS))
