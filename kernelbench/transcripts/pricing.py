@@ -72,7 +72,10 @@ def _usage_by_model(session: Session) -> dict[str | None, Usage]:
     for event in session.walk():
         if event.usage is not None:
             model = event.model if event.model and not event.model.startswith("<") else primary
-            groups.setdefault(model, Usage()).add(event.usage)
+            group = groups.get(model)
+            if group is None:                   # (setdefault would build a Usage for every event)
+                group = groups[model] = Usage()
+            group.add(event.usage)
             summed.add(event.usage)
     if summed == session.tokens and groups:          # the counts compared field by field
         return groups

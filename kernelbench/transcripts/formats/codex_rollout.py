@@ -373,7 +373,8 @@ def openai_usage(raw: dict) -> Usage:
 
 
 def _usage(counts: Counts) -> Usage:
-    return Usage(**dict(zip(USAGE_FIELDS, counts)))
+    given, made, read, written, reasoning = counts
+    return Usage(input=given, output=made, cache_read=read, cache_write=written, reasoning=reasoning)
 
 
 def _difference(now: Counts, before: Counts) -> Counts | None:
