@@ -183,8 +183,14 @@ def test_verdict_rule_and_its_evidence():
 
 def test_verdict_when_nothing_was_measured():
     assert decide(CounterReading(skipped="ncu not found (x)"), NEED).severity == "info"
-    crashed = decide(CounterReading(status={"error": "RuntimeError: boom"}, log="==PROF== Connected"), NEED)
+    crashed = decide(CounterReading(status={"stage": "call", "error": "RuntimeError: boom"},
+                                    log="==PROF== Connected"), NEED)
     assert (crashed.severity, crashed.klass) == ("warning", 8) and "boom" in crashed.evidence
+    quit_early = decide(CounterReading(status={"called": False, "stage": "warm-up"}), NEED)
+    assert quit_early.severity == "warning" and "warm-up" in quit_early.evidence
+    ours = decide(CounterReading(status={"stage": "range", "error": "RuntimeError: NVTX functions not installed"}),
+                  NEED)
+    assert ours.severity == "info" and "NVTX" in ours.evidence  # the grader's own step: no blame
     missed = decide(CounterReading(status={"called": True}, log="==WARNING== No kernels were profiled."), NEED)
     assert missed.severity == "info" and "No kernels were profiled" in missed.evidence  # range not seen: no verdict
 

@@ -27,7 +27,9 @@ def main(argv: list[str]) -> int:
         _write(status, {"called": False, "stage": "setup"})
         _write(status, run(job, status))
     except BaseException as exc:  # noqa: BLE001  (a candidate's SystemExit or crash is recorded, not obeyed)
-        _write(status, {"error": f"{type(exc).__name__}: {exc}\n{''.join(traceback.format_exception(exc)[-4:])}"})
+        stage = json.loads(status.read_text()).get("stage") if status.is_file() else "setup"
+        _write(status, {"called": False, "stage": stage,
+                        "error": f"{type(exc).__name__}: {exc}\n{''.join(traceback.format_exception(exc)[-4:])}"})
     os._exit(0)  # skip atexit hooks a candidate may have registered
 
 
@@ -56,6 +58,7 @@ def run(job: dict[str, Any], status: Path) -> dict[str, Any]:
         for i in range(job["warmup"]):
             model(*sets[i % len(sets)])
         measured = job["warmup"] % len(sets)
+        _write(status, {"called": False, "stage": "range"})  # the grader's own steps: a failure is not the candidate's
         if cuda:
             torch.cuda.synchronize(device)
             flush()

@@ -246,6 +246,8 @@ def decide(reading: CounterReading, need: Requirement) -> Finding:
         return _not_run(reading.skipped)
     if not reading.status:
         return _not_run(f"the probe did not start under ncu: {_log_tail(reading)}")
+    if reading.status.get("stage") == "range":  # the probe's own NVTX / flush step failed, not the candidate
+        return _not_run(f"the probe could not open its range: {reading.status.get('error', '')[:400]}")
     if not reading.status.get("called"):
         what = reading.status.get("error") or f"it ended during its {reading.status.get('stage')} step"
         return finding(CHECK, 8, "the candidate failed under the hardware-counter probe although it passed the "
