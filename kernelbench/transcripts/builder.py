@@ -263,7 +263,8 @@ def sum_usage(events: list[Event]) -> Usage:
     stack = list(events)
     while stack:
         event = stack.pop()
-        total.add(event.usage)
+        if event.usage is not None:
+            total.add(event.usage)
         if event.events:
             stack.extend(event.events)
     return total

@@ -298,7 +298,8 @@ def _totals(events: list[Event]) -> tuple[Usage, dict[str, int]]:
         counts["events"] += 1
         kind = event.kind._value_                # the plain string: Enum.value is a descriptor call
         counts[kind] = counts.get(kind, 0) + 1
-        usage.add(event.usage)
+        if event.usage is not None:             # two events in three have none: no call for them
+            usage.add(event.usage)
         if event.events:
             stack.extend(event.events)
     return usage, counts
@@ -357,6 +358,10 @@ def _banners(session: Session) -> str:
 
 
 def _toolbar() -> str:
+    return TOOLBAR
+
+
+def _toolbar_html() -> str:
     filters = "".join(f'<button type="button" data-filter="{key}" aria-pressed="{str(key == "all").lower()}">'
                       f'{label}</button>' for key, label in (("all", "all"), ("tools", "tool calls"),
                                                              ("errors", "errors"), ("edits", "edits"),
@@ -369,6 +374,9 @@ def _toolbar() -> str:
             f'<span class="kbt-filters">{filters}</span>'
             '<button type="button" class="kbt-expand">expand all</button>'
             '<button type="button" class="kbt-collapse">collapse all</button></div>')
+
+
+TOOLBAR = _toolbar_html()       # the same markup on every page: built once
 
 
 def _sentinel(ranges: list[list[int]], total: int) -> str:
