@@ -134,7 +134,10 @@ class _GpuCounterLock:
         self.wait_s, self.handle = wait_s, None
 
     def __enter__(self) -> bool:
-        self.handle = open(Path(tempfile.gettempdir()) / "kernelbench-ncu.lock", "a")
+        try:
+            self.handle = open(Path(tempfile.gettempdir()) / "kernelbench-ncu.lock", "a")
+        except OSError:  # another user's lock file: no turn-taking, the pass still runs
+            return True
         deadline = time.monotonic() + self.wait_s
         while True:
             try:
@@ -146,7 +149,8 @@ class _GpuCounterLock:
                 time.sleep(0.2)
 
     def __exit__(self, *exc: object) -> None:
-        self.handle.close()  # closing releases the lock
+        if self.handle is not None:
+            self.handle.close()  # closing releases the lock
 
 
 def measure(job: dict[str, Any], workdir: Path, env: dict[str, str], limit_s: float) -> CounterReading:
@@ -169,12 +173,11 @@ def measure(job: dict[str, Any], workdir: Path, env: dict[str, str], limit_s: fl
     if timed_out:
         reading.skipped = f"the counter pass did not finish in {limit_s:g} s (ncu replays each kernel of the call)"
         return reading
-    denied = next((line.strip() for line in reading.log.splitlines() if "ERR_NVGPUCTRPERM" in line), "")
-    if denied:
-        reading.skipped = f"counters not permitted on this machine: {denied[:400]}"
-        return reading
     if report.is_file():
         _read_report(reading, ncu, report)
+    denied = next((line.strip() for line in reading.log.splitlines() if "ERR_NVGPUCTRPERM" in line), "")
+    if denied and not reading.sentinel:  # a report that measured the range outranks any text in the log
+        reading.skipped = f"counters not permitted on this machine: {denied[:400]}"
     return reading
 
 
