@@ -69,6 +69,7 @@ if "--import" in args:
     sys.stdout.write(pathlib.Path(args[args.index("--import") + 1]).read_text())
     sys.exit(0)
 log, export = pathlib.Path(args[args.index("--log-file") + 1]), pathlib.Path(args[args.index("--export") + 1])
+export = export if export.suffix == ".ncu-rep" else export.with_name(export.name + ".ncu-rep")
 pathlib.Path(PIDFILE).write_text(str(__import__("os").getpid()))
 if MODE == "hang":
     time.sleep(300)

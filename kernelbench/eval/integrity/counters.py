@@ -116,10 +116,10 @@ def find_ncu() -> str | None:
     return shutil.which("ncu") or next((p for p in ("/usr/local/cuda/bin/ncu",) if os.access(p, os.X_OK)), None)
 
 
-def ncu_command(ncu: str, job_path: Path, report: Path, log: Path) -> list[str]:
+def ncu_command(ncu: str, job_path: Path, export: Path, log: Path) -> list[str]:
     return [ncu, "--target-processes", "application-only", "--nvtx", "--nvtx-include", f"{NVTX_RANGE}/",
             "--metrics", ",".join(METRICS), "--cache-control", "all", "--clock-control", "none",
-            "--replay-mode", "kernel", "--export", str(report), "--force-overwrite", "--log-file", str(log),
+            "--replay-mode", "kernel", "--export", str(export), "--force-overwrite", "--log-file", str(log),
             sys.executable, "-m", "kernelbench.eval.integrity.counter_probe", str(job_path)]
 
 
@@ -160,20 +160,21 @@ def measure(job: dict[str, Any], workdir: Path, env: dict[str, str], limit_s: fl
         where = os.environ.get(NCU_ENV) or "ncu on PATH or /usr/local/cuda/bin/ncu"
         return CounterReading(skipped=f"ncu not found ({where})")
     workdir.mkdir(parents=True, exist_ok=True)
-    job_path, report, log = workdir / "probe_job.json", workdir / "counters.ncu-rep", workdir / "ncu.log"
+    job_path, export, log = workdir / "probe_job.json", workdir / "counters", workdir / "ncu.log"
     job_path.write_text(json.dumps({**job, "status_path": str(workdir / "probe_status.json")}))
     with _GpuCounterLock(LOCK_WAIT_S) as locked:
         if not locked:
             return CounterReading(skipped=f"another counter pass held the GPU's counters for {LOCK_WAIT_S:g} s")
         started = time.monotonic()
-        timed_out = _run_group(ncu_command(ncu, job_path, report, log), workdir, env, limit_s)
+        timed_out = _run_group(ncu_command(ncu, job_path, export, log), workdir, env, limit_s)
         reading = CounterReading(seconds=round(time.monotonic() - started, 2))
     reading.log = log.read_text(errors="replace") if log.is_file() else ""
     reading.status = _probe_status(workdir / "probe_status.json")
     if timed_out:
         reading.skipped = f"the counter pass did not finish in {limit_s:g} s (ncu replays each kernel of the call)"
         return reading
-    if report.is_file():
+    report = next((p for p in (export.with_suffix(".ncu-rep"), export) if p.is_file()), None)
+    if report is not None:  # ncu adds the .ncu-rep extension to the name it is given
         _read_report(reading, ncu, report)
     denied = next((line.strip() for line in reading.log.splitlines() if "ERR_NVGPUCTRPERM" in line), "")
     if denied and not reading.sentinel:  # a report that measured the range outranks any text in the log
@@ -217,6 +218,8 @@ def _read_report(reading: CounterReading, ncu: str, report: Path) -> None:
         reading.log += f"\nreading the report back took over {IMPORT_LIMIT_S:g} s"
         return
     rows = parse_ncu_csv(proc.stdout)
+    if not rows:  # kept for the finding's evidence: what the import said instead of a table
+        reading.log += f"\nncu --import (exit {proc.returncode}): {(proc.stderr or proc.stdout).strip()[-400:]}"
     if rows and SENTINEL in rows[0][0]:
         reading.sentinel = True
         rows = rows[1:]
