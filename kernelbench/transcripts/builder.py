@@ -10,13 +10,19 @@ from typing import Any
 import msgspec
 import orjson
 
-from kernelbench.transcripts.model import Event, Kind, ParseIssue, Session, Usage, new_event
+from kernelbench.transcripts.model import (
+    TOOL_CALL,
+    TOOL_RESULT,
+    Event,
+    Kind,
+    ParseIssue,
+    Session,
+    Usage,
+    new_event,
+)
 from kernelbench.transcripts.reader import BOM, READ_BUFFER, Line, parse_json_bytes, repair_line
 
 MAX_STORED_ISSUES = 200
-# read once: on Python 3.11 every `Kind.X` goes through EnumType.__getattr__'s lookup hook (about 50 ns), and
-# `add` runs once per event
-_TOOL_CALL, _TOOL_RESULT = Kind.TOOL_CALL, Kind.TOOL_RESULT
 
 
 class SessionBuilder:
@@ -41,7 +47,7 @@ class SessionBuilder:
         event = new_event(kind, ts, line, text=text, name=name, call_id=call_id, input=input, model=model,
                           **fields)
         self._stack[-1].append(event)
-        if kind is _TOOL_CALL and call_id:
+        if kind is TOOL_CALL and call_id:
             self.calls[call_id] = event
         if model and model not in self.models:
             self.models[model] = None
@@ -58,7 +64,7 @@ class SessionBuilder:
                 name = call.name
             if duration_s is None and call.ts and ts:
                 duration_s = max(0.0, ts - call.ts)
-        event = new_event(_TOOL_RESULT, ts, line, call_id=call_id, name=name, duration_s=duration_s, **fields)
+        event = new_event(TOOL_RESULT, ts, line, call_id=call_id, name=name, duration_s=duration_s, **fields)
         self._stack[-1].append(event)
         if event.model and event.model not in self.models:
             self.models[event.model] = None

@@ -29,6 +29,13 @@ class Kind(StrEnum):
     UNKNOWN = "unknown"          # a record no parser understood, kept verbatim
 
 
+# The members as module constants for per-event code: on Python 3.11 every `Kind.X` read goes through EnumType's
+# __getattr__ hook (a few hundred instructions), where a module global is one dict read
+USER, ASSISTANT, THINKING = Kind.USER, Kind.ASSISTANT, Kind.THINKING
+TOOL_CALL, TOOL_RESULT, FILE_EDIT = Kind.TOOL_CALL, Kind.TOOL_RESULT, Kind.FILE_EDIT
+SUBAGENT, COMPACTION, SYSTEM, UNKNOWN = Kind.SUBAGENT, Kind.COMPACTION, Kind.SYSTEM, Kind.UNKNOWN
+
+
 class _PlainAssignment(BaseModel):
     """Field assignment without pydantic's generic path (which costs several times a dict write): parsers set
     session facts and token counts once per record, assignment is not validated anyway."""

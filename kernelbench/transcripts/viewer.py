@@ -23,7 +23,7 @@ import orjson
 
 from kernelbench.transcripts.gcpause import gc_paused
 from kernelbench.transcripts.markup import items_html
-from kernelbench.transcripts.model import Event, Kind, Session, Usage
+from kernelbench.transcripts.model import TOOL_RESULT, USER, Event, Kind, Session, Usage
 from kernelbench.transcripts.render import (
     RENDERERS,
     RenderContext,
@@ -247,8 +247,7 @@ def _remove_stale(out_dir: Path, earlier: set[str], chunks: int, blobs: int) -> 
 # ---------------------------------------------------------------------------------------------- events and turns
 
 def _results(session: Session) -> dict[str, Event]:
-    result = Kind.TOOL_RESULT          # read once: a `Kind.X` is an EnumType.__getattr__ hook call on Python 3.11
-    return {e.call_id: e for e in session.walk() if e.kind is result and e.call_id}
+    return {e.call_id: e for e in session.walk() if e.kind is TOOL_RESULT and e.call_id}
 
 
 def _pieces(session: Session, ctx: RenderContext, session_counts: dict[str, int]) -> Iterator[Piece]:
@@ -274,8 +273,7 @@ def _pieces(session: Session, ctx: RenderContext, session_counts: dict[str, int]
 def _turn_starts(events: list[Event]) -> dict[int, int]:
     """Index of each turn's first event → index after its last. A turn starts at each user prompt."""
     # consecutive prompts (an IDE selection, then the question) open one turn together
-    user = Kind.USER
-    starts = [i for i, e in enumerate(events) if e.kind is user and (i == 0 or events[i - 1].kind is not user)]
+    starts = [i for i, e in enumerate(events) if e.kind is USER and (i == 0 or events[i - 1].kind is not USER)]
     if not starts or starts[0] != 0:
         starts.insert(0, 0)
     return {start: end for start, end in zip(starts, starts[1:] + [len(events)])} if events else {}

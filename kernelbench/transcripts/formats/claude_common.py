@@ -11,7 +11,17 @@ from typing import Any
 from kernelbench.transcripts import diffs
 from kernelbench.transcripts.builder import SessionBuilder, to_epoch
 from kernelbench.transcripts.formats.records import ClaudeToolUseResult
-from kernelbench.transcripts.model import Event, Kind, Usage
+from kernelbench.transcripts.model import (
+    ASSISTANT,
+    COMPACTION,
+    FILE_EDIT,
+    SYSTEM,
+    THINKING,
+    TOOL_CALL,
+    USER,
+    Event,
+    Usage,
+)
 
 SYNTHETIC_MODEL = "<synthetic>"   # locally generated messages (API errors), not a real model
 EDIT_TOOLS = {"Edit", "MultiEdit", "Write", "NotebookEdit"}
@@ -79,14 +89,14 @@ class ClaudeMessages:
         for block in content:
             btype = block.get("type") if type(block) is dict else None
             if btype == "text":
-                last = add(Kind.ASSISTANT, ts=ts, line=line, text=str(block.get("text", "")), model=model)
+                last = add(ASSISTANT, ts=ts, line=line, text=str(block.get("text", "")), model=model)
             elif btype == "tool_use":
-                last = add(Kind.TOOL_CALL, ts=ts, line=line, name=str(block.get("name")), call_id=block.get("id"),
+                last = add(TOOL_CALL, ts=ts, line=line, name=str(block.get("name")), call_id=block.get("id"),
                            input=block.get("input"), model=model)
             else:
                 last = self._assistant_block(block, record, line, ts, model) or last
         if last is None:
-            last = add(Kind.SYSTEM, ts=ts, line=line, record_type="empty_assistant",
+            last = add(SYSTEM, ts=ts, line=line, record_type="empty_assistant",
                        text="(assistant message without content)", model=model)
         if model == SYNTHETIC_MODEL or record.get("isApiErrorMessage"):
             last.is_error = True
@@ -98,13 +108,13 @@ class ClaudeMessages:
             return self.b.unknown(block, line, record_type="assistant:block")
         btype = block.get("type")
         if btype == "text":
-            return self.b.add(Kind.ASSISTANT, ts=ts, line=line, text=str(block.get("text", "")), model=model)
+            return self.b.add(ASSISTANT, ts=ts, line=line, text=str(block.get("text", "")), model=model)
         if btype == "thinking":
-            return self.b.add(Kind.THINKING, ts=ts, line=line, text=str(block.get("thinking", "")), model=model)
+            return self.b.add(THINKING, ts=ts, line=line, text=str(block.get("thinking", "")), model=model)
         if btype == "redacted_thinking":
-            return self.b.add(Kind.THINKING, ts=ts, line=line, text="(redacted thinking)", model=model)
+            return self.b.add(THINKING, ts=ts, line=line, text="(redacted thinking)", model=model)
         if btype in ("tool_use", "server_tool_use"):
-            return self.b.add(Kind.TOOL_CALL, ts=ts, line=line, name=str(block.get("name")),
+            return self.b.add(TOOL_CALL, ts=ts, line=line, name=str(block.get("name")),
                               call_id=block.get("id"), input=block.get("input"), model=model)
         return self.b.unknown(block, line, record_type=f"assistant:{btype}", ts=ts)
 
@@ -139,7 +149,7 @@ class ClaudeMessages:
             elif btype == "text":
                 self._user_text(str(block.get("text", "")), record, line, ts)
             elif btype == "image":
-                self.b.add(Kind.USER, ts=ts, line=line, text="[image]")
+                self.b.add(USER, ts=ts, line=line, text="[image]")
             elif not isinstance(block, dict):
                 self.b.unknown(block, line, record_type="user:block")
             else:
@@ -147,11 +157,11 @@ class ClaudeMessages:
 
     def _user_text(self, text: str, record: dict, line: int, ts: float | None) -> None:
         if record.get("isCompactSummary"):
-            self.b.add(Kind.COMPACTION, ts=ts, line=line, text=text)
+            self.b.add(COMPACTION, ts=ts, line=line, text=text)
         elif record.get("isMeta") or text.startswith("[Request interrupted"):
-            self.b.add(Kind.SYSTEM, ts=ts, line=line, text=text, record_type="meta")
+            self.b.add(SYSTEM, ts=ts, line=line, text=text, record_type="meta")
         else:
-            self.b.add(Kind.USER, ts=ts, line=line, text=text)
+            self.b.add(USER, ts=ts, line=line, text=text)
 
     def _tool_result(self, block: dict, record: dict, line: int, ts: float | None) -> None:
         call_id = block.get("tool_use_id")
@@ -184,7 +194,7 @@ class ClaudeMessages:
             diff = diffs.from_strings(path, extra["oldString"], extra["newString"])
         else:
             return False
-        self.b.add(Kind.FILE_EDIT, ts=ts, line=line, path=path, diff=diff, call_id=result.call_id)
+        self.b.add(FILE_EDIT, ts=ts, line=line, path=path, diff=diff, call_id=result.call_id)
         return True
 
     def _edit_from_call(self, result: Event, line: int, ts: float | None) -> None:
@@ -193,7 +203,7 @@ class ClaudeMessages:
         if call is None or call.name not in EDIT_TOOLS or not isinstance(call.input, dict):
             return
         for path, diff in edits_from_input(call.name, call.input):
-            self.b.add(Kind.FILE_EDIT, ts=ts, line=line, path=path, diff=diff, call_id=result.call_id)
+            self.b.add(FILE_EDIT, ts=ts, line=line, path=path, diff=diff, call_id=result.call_id)
 
 
 def edits_from_input(tool: str, args: dict) -> list[tuple[str, str]]:

@@ -20,7 +20,18 @@ from kernelbench.transcripts import diffs
 from kernelbench.transcripts.builder import SessionBuilder, to_epoch
 from kernelbench.transcripts.formats.claude_session import ends_with_answer
 from kernelbench.transcripts.formats.records import UNSET, CodexPayload, CodexRecord, DictLike, codex_decode
-from kernelbench.transcripts.model import Event, Kind, Session, Usage
+from kernelbench.transcripts.model import (
+    ASSISTANT,
+    COMPACTION,
+    FILE_EDIT,
+    SYSTEM,
+    THINKING,
+    TOOL_CALL,
+    USER,
+    Event,
+    Session,
+    Usage,
+)
 
 NAME = "codex-rollout"
 USAGE_FIELDS = ("input", "output", "cache_read", "cache_write", "reasoning")
@@ -144,7 +155,7 @@ def _dispatch(builder: SessionBuilder, state: _State, record: Any, envelope: tup
         builder.ignore("state")
     elif rtype == "compacted":
         message = payload.get("message") if is_dict else payload
-        builder.add(Kind.COMPACTION, ts=to_epoch(stamp), line=line,
+        builder.add(COMPACTION, ts=to_epoch(stamp), line=line,
                     text=str(message or "Context compacted"))
     else:
         builder.unknown(_whole(builder, record), line, ts=to_epoch(stamp))
@@ -166,16 +177,16 @@ def _response_item(builder: SessionBuilder, state: _State, item: dict, line: int
     elif itype == "reasoning":
         _reasoning(builder, state, item, line, ts)
     elif itype in ("function_call", "local_shell_call"):
-        builder.add(Kind.TOOL_CALL, ts=ts, line=line, name=str(item.get("name") or itype),
+        builder.add(TOOL_CALL, ts=ts, line=line, name=str(item.get("name") or itype),
                     call_id=item.get("call_id") or item.get("id"), input=_arguments(item))
     elif itype == "custom_tool_call":
-        builder.add(Kind.TOOL_CALL, ts=ts, line=line, name=str(item.get("name")), call_id=item.get("call_id"),
+        builder.add(TOOL_CALL, ts=ts, line=line, name=str(item.get("name")), call_id=item.get("call_id"),
                     input={"input": item.get("input")} if item.get("name") != "apply_patch"
                     else {"patch": item.get("input")})
     elif itype in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
         _output(builder, item, line, ts)
     elif itype == "web_search_call":
-        builder.add(Kind.TOOL_CALL, ts=ts, line=line, name="web_search", call_id=item.get("id"),
+        builder.add(TOOL_CALL, ts=ts, line=line, name="web_search", call_id=item.get("id"),
                     input=item.get("action") if isinstance(item.get("action"), dict) else {})
     else:
         builder.unknown(_raw_payload(builder, item), line, record_type=f"response_item:{itype}", ts=ts)
@@ -188,13 +199,13 @@ def _message(builder: SessionBuilder, state: _State, item: dict, line: int, ts: 
     if role == "assistant":
         if _is_twin(state, "item", "a:" + text):
             return
-        builder.add(Kind.ASSISTANT, ts=ts, line=line, text=text, model=_model(builder))
+        builder.add(ASSISTANT, ts=ts, line=line, text=text, model=_model(builder))
     elif role in ("user", "developer", "system"):
         if role == "user" and not text.lstrip().startswith(CONTEXT_PREFIXES):
             if not _is_twin(state, "item", "u:" + text):
-                builder.add(Kind.USER, ts=ts, line=line, text=text)
+                builder.add(USER, ts=ts, line=line, text=text)
         else:
-            builder.add(Kind.SYSTEM, ts=ts, line=line, text=text, record_type=f"context:{role}")
+            builder.add(SYSTEM, ts=ts, line=line, text=text, record_type=f"context:{role}")
     else:
         builder.unknown(_raw_payload(builder, item), line, record_type=f"message:{role}", ts=ts)
 
@@ -210,7 +221,7 @@ def _reasoning(builder: SessionBuilder, state: _State, item: dict, line: int, ts
         typed = isinstance(item, CodexPayload)
         size = item.encrypted_size() if typed else len(item.get("encrypted_content") or "")
         text = f"(encrypted reasoning, {size} characters)" if size else "(reasoning without a summary)"
-    builder.add(Kind.THINKING, ts=ts, line=line, text=text, model=_model(builder))
+    builder.add(THINKING, ts=ts, line=line, text=text, model=_model(builder))
 
 
 def _arguments(item: dict) -> Any:
@@ -271,7 +282,7 @@ def _patch_edits(builder: SessionBuilder, result: Event, line: int, ts: float | 
         return
     for envelope in patch_envelopes(source):
         for path, diff in diffs.from_apply_patch(envelope):
-            builder.add(Kind.FILE_EDIT, ts=ts, line=line, path=path, diff=diff, call_id=result.call_id)
+            builder.add(FILE_EDIT, ts=ts, line=line, path=path, diff=diff, call_id=result.call_id)
 
 
 def patch_envelopes(source: str) -> Iterator[str]:
@@ -303,15 +314,15 @@ def _event_msg(builder: SessionBuilder, state: _State, msg: dict, line: int, ts:
     if mtype == "user_message":
         text = str(msg.get("message", ""))
         if not _is_twin(state, "event", "u:" + text):
-            builder.add(Kind.USER, ts=ts, line=line, text=text)
+            builder.add(USER, ts=ts, line=line, text=text)
     elif mtype == "agent_message":
         text = str(msg.get("message", ""))
         if not _is_twin(state, "event", "a:" + text):
-            builder.add(Kind.ASSISTANT, ts=ts, line=line, text=text, model=_model(builder))
+            builder.add(ASSISTANT, ts=ts, line=line, text=text, model=_model(builder))
     elif mtype in ("agent_reasoning", "agent_reasoning_raw_content"):
         text = str(msg.get("text", ""))
         if not _is_twin(state, "event", "r:" + text):
-            builder.add(Kind.THINKING, ts=ts, line=line, text=text, model=_model(builder))
+            builder.add(THINKING, ts=ts, line=line, text=text, model=_model(builder))
     elif mtype == "token_count":
         _token_count(builder, state, msg)
     else:
@@ -330,12 +341,12 @@ def _lifecycle(builder: SessionBuilder, state: _State, msg: dict, line: int, ts:
         builder.ignore("task_complete")
     elif mtype == "turn_aborted":
         state.task_status = "aborted"
-        builder.add(Kind.SYSTEM, ts=ts, line=line, record_type="turn_aborted", is_error=True,
+        builder.add(SYSTEM, ts=ts, line=line, record_type="turn_aborted", is_error=True,
                     text=f"Turn aborted: {msg.get('reason', 'unknown reason')}")
     elif mtype in ("context_compacted", "compacted"):
-        builder.add(Kind.COMPACTION, ts=ts, line=line, text="Context compacted")
+        builder.add(COMPACTION, ts=ts, line=line, text="Context compacted")
     elif mtype in ("error", "stream_error", "warning"):
-        builder.add(Kind.SYSTEM, ts=ts, line=line, record_type=mtype, is_error=mtype != "warning",
+        builder.add(SYSTEM, ts=ts, line=line, record_type=mtype, is_error=mtype != "warning",
                     text=str(msg.get("message", mtype)))
     elif mtype in IGNORED_EVENTS:
         builder.ignore(f"event_msg:{mtype}")
@@ -384,7 +395,7 @@ def _difference(now: Counts, before: Counts) -> Counts | None:
 
 def _attach_usage(events: list[Event], step: Counts) -> None:
     for event in reversed(events):
-        if event.kind in (Kind.ASSISTANT, Kind.THINKING, Kind.TOOL_CALL):
+        if event.kind in (ASSISTANT, THINKING, TOOL_CALL):
             if event.usage is None:
                 event.usage = _usage(step)
             else:
