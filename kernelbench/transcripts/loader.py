@@ -25,10 +25,15 @@ def load(path: Path | str, *, estimate: bool = True) -> Session:
     only a missing file (or a directory) raises `KernelBenchError`. Without a cost in the log, the cost is
     estimated from the dated price table and marked as an estimate."""
     with gc_paused():
-        session = _parse(Path(path))
+        session = _parse(as_path(path))
         if estimate:
             estimate_cost(session)
     return session
+
+
+def as_path(path: Path | str) -> Path:
+    """`Path(path)`, without parsing a Path again (pathlib re-parses its argument: a few µs per file)."""
+    return path if isinstance(path, Path) else Path(path)
 
 
 def _parse(path: Path) -> Session:

@@ -22,6 +22,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from kernelbench.transcripts.gcpause import gc_paused
+from kernelbench.transcripts.loader import as_path
 from kernelbench.transcripts.markup import items_html
 from kernelbench.transcripts.model import TOOL_RESULT, USER, Event, Kind, Session, Usage
 from kernelbench.transcripts.render import (
@@ -55,7 +56,7 @@ def write_viewer(session: Session, out_dir: Path, *, asset_prefix: str, budget_s
     transcript.css/js are served from, relative to the page (recorded on the root element for standalone use).
     """
     with gc_paused():
-        return _write_viewer(session, Path(out_dir), asset_prefix, budget_s, chunk_prefix)
+        return _write_viewer(session, as_path(out_dir), asset_prefix, budget_s, chunk_prefix)
 
 
 def _write_viewer(session: Session, out_dir: Path, asset_prefix: str, budget_s: float | None,
