@@ -210,7 +210,7 @@ def test_grading_passes_when_the_call_reads_its_inputs(tmp_path: Path, monkeypat
     code = kernelbench_main(["grade", str(HONEST), "--problem", str(PROBLEMS / "04_kahan_softmax"),
                              "--device", "cpu", "--shapes", "smoke", "--json"])
     report = json.loads(capsys.readouterr().out)
-    assert code == 0 and report["grading"]["outcome"] == "pass"
+    assert (code, report["grading"]["outcome"]) == (0, "pass"), report["grading"]["reasons"]
     [found] = [f for f in report["integrity"] if f["check"] == "dram_bytes"]
     assert found["severity"] == "info" and "must read 12,000 B" in found["evidence"]  # smoke shape 3 x 1000
     assert "cover" in found["message"]  # a verdict needs the probe's word that it made the call (on the CPU)
