@@ -133,6 +133,16 @@ class _State:
         self.spent: Counts = (0, 0, 0, 0, 0)  # sum of steps: survives the counter restarting mid-file
         self.task_status: str | None = None  # started | complete | aborted
         self.effort: str | None = None
+        self.stamp: Any = None               # the last record's timestamp, and its time
+        self.ts: float | None = None
+
+
+def _time(state: _State, stamp: Any) -> float | None:
+    """The record's time; nearly a third of the timed records of a rollout carry the stamp of the one before (an item and
+    its UI twin, a token count), converted once."""
+    if stamp != state.stamp:
+        state.stamp, state.ts = stamp, to_epoch(stamp)
+    return state.ts
 
 
 def _dispatch(builder: SessionBuilder, state: _State, record: Any, envelope: tuple, line: int) -> None:
@@ -140,12 +150,12 @@ def _dispatch(builder: SessionBuilder, state: _State, record: Any, envelope: tup
     is_dict = type(payload) is CodexPayload or isinstance(payload, dict)
     # the most frequent records first; token counts and turn contexts make no event (no time needed)
     if rtype == "response_item" and is_dict:
-        _response_item(builder, state, payload, line, to_epoch(stamp))
+        _response_item(builder, state, payload, line, _time(state, stamp))
     elif rtype == "event_msg" and is_dict:
         if payload.get("type") == "token_count":
             _token_count(builder, state, payload)
         else:
-            _event_msg(builder, state, payload, line, to_epoch(stamp))
+            _event_msg(builder, state, payload, line, _time(state, stamp))
     elif rtype == "turn_context" and is_dict:
         builder.note_model(payload.get("model"))
         builder.ignore("turn_context")
@@ -155,10 +165,10 @@ def _dispatch(builder: SessionBuilder, state: _State, record: Any, envelope: tup
         builder.ignore("state")
     elif rtype == "compacted":
         message = payload.get("message") if is_dict else payload
-        builder.add(COMPACTION, ts=to_epoch(stamp), line=line,
+        builder.add(COMPACTION, ts=_time(state, stamp), line=line,
                     text=str(message or "Context compacted"))
     else:
-        builder.unknown(_whole(builder, record), line, ts=to_epoch(stamp))
+        builder.unknown(_whole(builder, record), line, ts=_time(state, stamp))
 
 
 def _session_meta(session: Session, payload: dict) -> None:
