@@ -138,8 +138,8 @@ class _State:
 
 
 def _time(state: _State, stamp: Any) -> float | None:
-    """The record's time; nearly a third of the timed records of a rollout carry the stamp of the one before (an item and
-    its UI twin, a token count), converted once."""
+    """The record's time. Nearly a third of a rollout's timed records carry the stamp of the record before them
+    (a response item and its UI twin): converted once."""
     if stamp != state.stamp:
         state.stamp, state.ts = stamp, to_epoch(stamp)
     return state.ts
