@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from kernelbench.errors import KernelBenchError
@@ -16,7 +17,6 @@ from kernelbench.transcripts.reader import (
     head_records,
     iter_lines,
     load_document,
-    read_head,
 )
 
 
@@ -40,16 +40,16 @@ def _parse(path: Path) -> Session:
     if not path.is_file():
         raise KernelBenchError(f"no transcript file at {path}", path=path,
                                hint="pass the session log (.jsonl or .json) the agent CLI wrote")
-    head = read_head(path)
-    if not head.strip():
+    head = head_records(path)                   # the head's first part; the rest is read if detection needs it
+    if not head.head.strip() and not head.whole().strip():
         return _empty(path)
-    records = head_records(path, head=head)
-    if not records and len(head) >= HEAD_BYTES:
+    records: Sequence[dict] = head
+    if not head and len(head.whole()) >= HEAD_BYTES:
         records = first_records(path)           # the first lines are longer than the head
     for module in line_formats():
-        if module.detect(records, head):
+        if module.detect(records, head.head):   # (the head bytes read so far)
             return module.parse(path)
-    if head.lstrip()[:1] in (b"{", b"["):
+    if head.head.lstrip()[:1] in (b"{", b"["):  # the first byte that is not blank (the part read has one)
         doc, problem = load_document(path) if len(records) <= 1 else (None, None)
         if doc is not None and problem is None:
             for module in document_formats():

@@ -6,7 +6,7 @@ Nothing raises here: every line is yielded either as a parsed record or as a pro
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -85,45 +85,75 @@ def repair_line(number: int, chunk: bytes) -> Line:
 
 
 HEAD_BYTES = 256 * 1024
+FIRST_READ = 64 * 1024      # the head is read in two steps: most logs are told apart within their first lines
 
 
 def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
-    # a plain descriptor, asking for no more than the file holds: a read of `size` allocates that much first and
-    # then shrinks it, which for a file smaller than the head cost 15-80 µs of page faults (a read sized to
-    # the file costs 4-13 µs); one byte more than the size found sees a file still growing
+    return _read_start(path, size)[0]
+
+
+def _read_start(path: Path, size: int) -> tuple[bytes, bool]:
+    """The file's first `size` bytes (its BOM left out), and whether the file holds more.
+
+    A plain descriptor, asking for no more than the file holds: a read of `size` allocates that much first and
+    then shrinks it, which for a file smaller than the head cost 15-80 µs of page faults (a read sized to the
+    file costs 4-13 µs); one byte more than the size found sees a file still growing."""
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:
-        head = os.read(fd, min(size, os.fstat(fd).st_size + 1))
+        start = os.read(fd, min(size, os.fstat(fd).st_size + 1))
     finally:
         os.close(fd)
-    return head.removeprefix(BOM)
+    return start.removeprefix(BOM), len(start) >= size
 
 
 def head_records(path: Path, limit: int = 40, head: bytes | None = None) -> HeadRecords:
     """The first JSON object records among the file's first lines (banners and broken lines skipped), for
     detection; reads only the head of the file, so a 100 MB log costs the same as a small one. Records are
-    decoded as detection asks for them: most formats are told apart by their first record or two."""
-    return HeadRecords(read_head(path) if head is None else head, limit)
+    decoded as detection asks for them: most formats are told apart by their first record or two. Without a
+    `head`, its first FIRST_READ bytes are read, and the rest of it only when the records asked for go further
+    (reading the whole head was a tenth of detecting a rollout, whose first lines alone are told apart)."""
+    if head is not None:
+        return HeadRecords(head, limit)
+    start, more = _read_start(path, FIRST_READ)
+    return HeadRecords(start, limit, rest=(lambda: read_head(path)) if more else None)
 
 
 class HeadRecords(Sequence):
     """A list of up to `limit` records from the lines of `head`, each line split off and decoded when an index,
-    slice, length or iteration first reaches it."""
+    slice, length or iteration first reaches it. `rest`, where given, reads the whole head (HEAD_BYTES) when the
+    lines of the part given run out: the records are then those the whole head would have given at once."""
 
-    def __init__(self, head: bytes, limit: int):
-        self.head, self.limit = head, limit
+    def __init__(self, head: bytes, limit: int, rest: Callable[[], bytes] | None = None):
+        self.head, self.limit, self.rest = head, limit, rest
         self.records: list[dict] = []
         self.position, self.lines = 0, 0     # where the next line starts; lines looked at (limit * 3 at most)
-        # a head that fills the read may end inside a line: that line is left out
-        self.end = head.rfind(b"\n") + 1 if len(head) >= HEAD_BYTES else len(head)
+        self.end = self._end()
         self.exhausted = False               # no line left to look at
 
+    def _end(self) -> int:
+        # a head that fills the read, or the first part of one, may end inside a line: that line is left out
+        cut = len(self.head) >= HEAD_BYTES or self.rest is not None
+        return self.head.rfind(b"\n") + 1 if cut else len(self.head)
+
+    def whole(self) -> bytes:
+        """The whole head (read now, if only its first part was)."""
+        if self.rest is not None:
+            self.head, self.rest = self.rest(), None
+            self.end = self._end()
+        return self.head
+
     def _fill(self, count: float) -> None:
-        head, records = self.head, self.records
+        records = self.records
         want = min(count, self.limit)
         if len(records) >= want or self.exhausted:     # the usual call: the records asked for are there
             return
-        while len(records) < want and self.lines < self.limit * 3 and self.position < self.end:
+        while len(records) < want and self.lines < self.limit * 3:
+            if self.position >= self.end:
+                if self.rest is None:
+                    break
+                self.whole()
+                continue
+            head = self.head
             cut = head.find(b"\n", self.position, self.end)
             cut = self.end if cut < 0 else cut
             raw = head[self.position:cut].strip()
@@ -132,7 +162,7 @@ class HeadRecords(Sequence):
                 record, _ = parse_json_bytes(raw)
                 if isinstance(record, dict):
                     records.append(record)
-        self.exhausted = self.lines >= self.limit * 3 or self.position >= self.end
+        self.exhausted = self.lines >= self.limit * 3 or (self.position >= self.end and self.rest is None)
 
     def __getitem__(self, index):
         if isinstance(index, slice):

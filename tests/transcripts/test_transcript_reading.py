@@ -10,7 +10,14 @@ import pytest
 from kernelbench.transcripts import load
 from kernelbench.transcripts.builder import SessionBuilder
 from kernelbench.transcripts.formats import line_formats
-from kernelbench.transcripts.reader import HEAD_BYTES, HeadRecords, head_records, iter_lines, read_head
+from kernelbench.transcripts.reader import (
+    FIRST_READ,
+    HEAD_BYTES,
+    HeadRecords,
+    head_records,
+    iter_lines,
+    read_head,
+)
 
 MESSY = (b"\xef\xbb\xbfstarting agent...\r\n"
          b'{"type": "a", "n": 1}\r\n'
@@ -67,6 +74,36 @@ def test_a_full_head_leaves_out_its_cut_last_line() -> None:
     head = head[:HEAD_BYTES] if len(head) >= HEAD_BYTES else head + b" " * (HEAD_BYTES - len(head))
     records = HeadRecords(head, 1000)
     assert all("pad" in r for r in records) and len(records) == HEAD_BYTES // len(line)
+
+
+@pytest.mark.parametrize("pad", [10, 3000, FIRST_READ // 3, FIRST_READ - 40, FIRST_READ + 5, HEAD_BYTES // 2])
+@pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"])
+def test_a_head_read_in_two_steps_gives_the_records_of_the_whole_head(tmp_path: Path, pad: int, bom: bytes) -> None:
+    """The head's first part is read alone; records past it come from the whole head, read when asked for, and
+    they are the records a whole head read at once gives (lines across the first part's end included)."""
+    path = tmp_path / "log.jsonl"
+    lines = [b"a banner line", b"", b'{"broken": ']
+    lines += [orjson.dumps({"n": i, "pad": "x" * (pad if i % 3 == 0 else 7)}) for i in range(60)]
+    path.write_bytes(bom + b"\n".join(lines) + b'\n{"cut": "at the e')
+    whole = HeadRecords(read_head(path), 40)
+    for limit, asked in ((40, 45), (3, 3), (40, 1)):
+        stepped, at_once = head_records(path, limit=limit), HeadRecords(read_head(path), limit)
+        assert stepped[:asked] == at_once[:asked] and len(stepped) == len(at_once), (limit, asked)
+    assert list(head_records(path)) == list(whole) and [r["n"] for r in whole] == list(range(len(whole)))
+    data = path.read_bytes()
+    if len(data) > FIRST_READ and data.index(b"\n", data.index(b'{"n":0')) < FIRST_READ:
+        first = head_records(path)                  # the first part alone gives the first record
+        assert first[0]["n"] == 0 and len(first.head) <= FIRST_READ and first.rest is not None
+
+
+def test_a_blank_first_part_is_not_an_empty_file(tmp_path: Path) -> None:
+    """Blank bytes beyond the head's first part: the rest of the head decides, as a whole head read would."""
+    path = tmp_path / "late.jsonl"
+    record = {"type": "user", "message": {"role": "user", "content": "hello"}, "sessionId": "s1", "uuid": "u1",
+              "timestamp": "2026-01-01T00:00:00Z"}
+    path.write_bytes(b" " * (FIRST_READ + 100) + b"\n" + orjson.dumps(record) + b"\n")
+    session = load(path)
+    assert session.format == "claude-session" and session.session_id == "s1"
 
 
 @pytest.mark.parametrize(("folder", "expected", "most"), [("codex-rollout", "codex-rollout", 20),

@@ -1,6 +1,9 @@
 """One module per log format. Each exposes `NAME`, `detect(records, head) -> bool` and `parse(path) -> Session`;
 formats whose file is one JSON document (not JSON Lines) expose `detect_document(doc)` and
 `parse_document(path, doc)` instead. Adding a format = adding a module and listing it here (order = priority).
+`records` are the head's first records, decoded as the detector reaches them; `head` is the part of the head read
+so far (its first 64 KB at least, or the whole file): a detector that needs later bytes reads them through
+`records`.
 """
 
 from __future__ import annotations
