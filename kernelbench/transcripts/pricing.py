@@ -68,7 +68,6 @@ def _usage_by_model(session: Session) -> dict[str | None, Usage]:
     """Per model where events say which model spent what and add up to the total; else all on the main model."""
     primary = session.models[0] if session.models else None
     groups: dict[str | None, Usage] = {}
-    summed = Usage()
     for event in session.walk():
         if event.usage is not None:
             model = event.model if event.model and not event.model.startswith("<") else primary
@@ -76,7 +75,9 @@ def _usage_by_model(session: Session) -> dict[str | None, Usage]:
             if group is None:                   # (setdefault would build a Usage for every event)
                 group = groups[model] = Usage()
             group.add(event.usage)
-            summed.add(event.usage)
+    summed = Usage()                            # the groups' sum: one add per model, not one more per event
+    for group in groups.values():
+        summed.add(group)
     if summed == session.tokens and groups:          # the counts compared field by field
         return groups
     return {primary: session.tokens}
