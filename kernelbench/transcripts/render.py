@@ -116,17 +116,15 @@ def one_line(text: Any, limit: int = SUMMARY_CHARS) -> str:
 
 # ---------------------------------------------------------------------------------------------- tool calls
 
-def tool_target(event: Event, ctx: RenderContext) -> str:
-    """The one thing worth showing beside a tool's name: its command, file, pattern or query."""
+def tool_target(event: Event, ctx: RenderContext, command: str | None) -> str:
+    """The one thing worth showing beside a tool's name: its command (`shell_command` of its arguments), file,
+    pattern or query."""
     args = event.input
     if isinstance(args, str):
         return one_line(args)
     if not isinstance(args, dict):
         return ""
-    command = args.get("command", args.get("cmd"))
-    if isinstance(command, list):
-        command = _unwrap_shell(command)
-    if isinstance(command, str):
+    if command is not None:
         return one_line(command)
     for key in ("file_path", "filePath", "path", "notebook_path", "pattern", "query", "url", "description",
                 "prompt", "patch", "patchText", "input"):
@@ -139,6 +137,14 @@ def tool_target(event: Event, ctx: RenderContext) -> str:
     return one_line(first)
 
 
+def shell_command(args: dict) -> str | None:
+    """The shell command of a tool call's arguments (`command` or `cmd`, a string or an argv list), if any."""
+    command = args.get("command", args.get("cmd"))
+    if isinstance(command, list):
+        return _unwrap_shell(command)
+    return command if isinstance(command, str) else None
+
+
 def _unwrap_shell(command: list) -> str:
     parts = [str(p) for p in command]
     if len(parts) == 3 and parts[0] in ("bash", "zsh", "sh") and parts[1] in ("-lc", "-c"):
@@ -146,13 +152,10 @@ def _unwrap_shell(command: list) -> str:
     return " ".join(parts)
 
 
-def tool_input_bodies(event: Event, ctx: RenderContext) -> list[list]:
+def tool_input_bodies(event: Event, ctx: RenderContext, command: str | None) -> list[list]:
     args = event.input
     if isinstance(args, dict):
-        command = args.get("command", args.get("cmd"))
-        if isinstance(command, list):
-            command = _unwrap_shell(command)
-        if isinstance(command, str) and ((event.name or "").lower() in SHELL_TOOLS or len(args) <= 3):
+        if command is not None and ((event.name or "").lower() in SHELL_TOOLS or len(args) <= 3):
             # one-line commands are many and pygments' per-call cost dominates: highlight multi-line scripts
             lexer = "bash" if "\n" in command and len(command) <= HIGHLIGHT_LIMIT else None
             bodies = [body(command, ctx, (event.id, "cmd"), lexer=lexer)]
@@ -258,14 +261,16 @@ def _thinking(event: Event, ctx: RenderContext) -> View:
 
 def _tool_call(event: Event, ctx: RenderContext) -> View:
     result = ctx.results.get(event.call_id or "")
-    target = tool_target(event, ctx)
+    args = event.input
+    command = shell_command(args) if isinstance(args, dict) else None    # read once for both uses
+    target = tool_target(event, ctx, command)
     if result is None:
         summary: Any = [target, ["kbt-b warn", "no result"]]
     elif result.is_error or result.exit_code not in (None, 0):
         summary = [target, ["kbt-b bad", "failed"]]
     else:
         summary = target
-    return _view(event, "d", event.name or "tool", summary, tool_input_bodies(event, ctx), " kbt-call")
+    return _view(event, "d", event.name or "tool", summary, tool_input_bodies(event, ctx, command), " kbt-call")
 
 
 def _tool_result(event: Event, ctx: RenderContext) -> View:
