@@ -61,8 +61,6 @@ def write_viewer(session: Session, out_dir: Path, *, asset_prefix: str, budget_s
 
 def _write_viewer(session: Session, out_dir: Path, asset_prefix: str, budget_s: float | None,
                   chunk_prefix: str | None) -> str:
-    if not out_dir.is_dir():              # (a mkdir of an existing folder raises and then stats it)
-        out_dir.mkdir(parents=True, exist_ok=True)
     earlier = _chunk_files(out_dir)
     prefix = chunk_prefix if chunk_prefix is not None else f"{out_dir.name}/"
     blobs = _BlobWriter(out_dir)
@@ -246,9 +244,14 @@ def _json_for_html(value: object) -> str:
 
 
 def _chunk_files(out_dir: Path) -> set[str]:
-    """Names of the chunk and blob files an earlier write left in `out_dir`."""
-    with os.scandir(out_dir) as entries:
-        return {entry.name for entry in entries if CHUNK_FILE.match(entry.name) and entry.is_file()}
+    """Names of the chunk and blob files an earlier write left in `out_dir`, which is made if missing (listed
+    first: a rebuild finds it there, and checking first was a system call more per transcript)."""
+    try:
+        with os.scandir(out_dir) as entries:
+            return {entry.name for entry in entries if CHUNK_FILE.match(entry.name) and entry.is_file()}
+    except FileNotFoundError:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        return set()
 
 
 def _remove_stale(out_dir: Path, earlier: set[str], chunks: int, blobs: int) -> None:
