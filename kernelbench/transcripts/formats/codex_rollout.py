@@ -377,7 +377,7 @@ def _token_count(builder: SessionBuilder, state: _State, msg: dict) -> None:
         step = openai_counts(info["last_token_usage"])   # the counter restarted (a resumed session)
     state.total = total
     if step is not None and any(step):
-        state.spent = tuple(map(sum, zip(state.spent, step)))
+        state.spent = _sum(state.spent, step)
         _attach_usage(builder.session.events, step)
 
 
@@ -396,6 +396,10 @@ def openai_usage(raw: dict) -> Usage:
 def _usage(counts: Counts) -> Usage:
     given, made, read, written, reasoning = counts
     return Usage(input=given, output=made, cache_read=read, cache_write=written, reasoning=reasoning)
+
+
+def _sum(a: Counts, b: Counts) -> Counts:
+    return a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3], a[4] + b[4]
 
 
 def _difference(now: Counts, before: Counts) -> Counts | None:
