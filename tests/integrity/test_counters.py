@@ -253,7 +253,7 @@ def test_counters_off_is_recorded(tmp_path: Path, monkeypatch, capsys):
     code = kernelbench_main(["grade", str(HONEST), "--problem", str(PROBLEMS / "04_kahan_softmax"), "--device",
                              "cpu", "--shapes", "smoke", "--json", "--counters", "off"])
     report = json.loads(capsys.readouterr().out)
-    assert code == 0
+    assert code == 0, (report["grading"]["outcome"], report["grading"]["reasons"])
     [found] = [f for f in report["integrity"] if f["check"] == "dram_bytes"]
     assert found["severity"] == "info" and "--counters off" in found["evidence"]
     assert not (tmp_path / "ncu.pid").exists()  # ncu never started
