@@ -38,3 +38,29 @@ def test_load_and_render_leave_the_collector_on(tmp_path: Path) -> None:
     assert gc.isenabled()
     write_viewer(session, tmp_path / "transcript", asset_prefix="")
     assert gc.isenabled()
+
+
+def test_survivors_of_a_pause_go_to_the_oldest_generation() -> None:
+    with gc_paused():
+        kept = [[] for _ in range(5000)]        # containers the young generation would have walked
+    assert gc.get_count()[0] < 100              # no young pass waiting at the next allocation
+    assert gc.get_freeze_count() == 0           # nothing left frozen
+    assert all(gc.is_tracked(item) for item in kept[:3])
+    gc.collect()                                # a full collection still reaches them (and frees cycles)
+    cycle: list = []
+    cycle.append(cycle)
+    with gc_paused():
+        pass
+    del cycle
+    assert gc.collect() >= 1
+
+
+def test_objects_frozen_by_the_process_stay_frozen() -> None:
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with gc_paused():
+            [[] for _ in range(100)]
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
