@@ -186,10 +186,12 @@ class ClaudeMessages:
         path = extra.get("filePath")
         if not isinstance(path, str) or (call is not None and call.name not in EDIT_TOOLS):
             return False
-        if isinstance(extra.get("structuredPatch"), list) and extra["structuredPatch"]:
-            diff = diffs.from_hunks(path, extra["structuredPatch"])
-        elif extra.get("type") == "create" and isinstance(extra.get("content"), str):
-            diff = diffs.from_creation(path, extra["content"])
+        hunks = extra.get("structuredPatch")
+        if isinstance(hunks, list) and hunks:
+            diff = diffs.from_hunks(path, hunks)
+        elif extra.get("type") == "create" and isinstance(content := extra.get("content"), str):
+            # read once: on a typed record each read decodes the file's whole text again
+            diff = diffs.from_creation(path, content)
         elif isinstance(extra.get("oldString"), str) and isinstance(extra.get("newString"), str):
             diff = diffs.from_strings(path, extra["oldString"], extra["newString"])
         else:
