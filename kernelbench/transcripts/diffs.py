@@ -33,10 +33,14 @@ def from_creation(path: str, content: str) -> str:
     if not content or has_rare_breaks(content):
         lines = content.splitlines()
         count, body = len(lines), "".join(f"+{line}\n" for line in lines)
-    else:                                   # lines end only at "\n": prefix them all in one pass
-        text = content.removesuffix("\n")
-        count, body = text.count("\n") + 1, "+" + text.replace("\n", "\n+") + "\n"
-    return header(path, created=True) + f"@@ -0,0 +1,{count} @@\n" + body
+        return header(path, created=True) + f"@@ -0,0 +1,{count} @@\n" + body
+    # lines end only at "\n": every line end but a final one is prefixed in one pass, and the diff is joined
+    # once (a created file is the largest text of most edits: each concatenation copied all of it again)
+    breaks = content.count("\n")
+    ends = content.endswith("\n")
+    count = breaks if ends else breaks + 1
+    body = content.replace("\n", "\n+", breaks - 1 if ends else breaks)
+    return "".join((header(path, created=True), f"@@ -0,0 +1,{count} @@\n+", body, "" if ends else "\n"))
 
 
 def from_hunks(path: str, hunks: Iterable[dict[str, Any]]) -> str:
