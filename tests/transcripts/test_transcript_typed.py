@@ -99,6 +99,32 @@ def test_claude_field_of_another_json_type_is_read_from_the_full_record(tmp_path
     assert not session.unknown_records and not session.issue_counts
 
 
+def test_claude_usage_of_any_shape_counts_as_in_the_full_record(tmp_path: Path, monkeypatch) -> None:
+    """Typed usage reads four counts; odd values (a boolean, a string, a float, null, an array for the whole
+    usage or message) count as they do in the plain decoding, and each response's last line counts once."""
+
+    def answer(n: int, message_id: str | None, usage) -> dict:
+        return {"type": "assistant", "sessionId": "s1", "uuid": f"a{n}", "requestId": "r1",
+                "timestamp": f"2026-01-01T00:00:{n:02d}Z", "message": {
+                    "id": message_id, "model": "claude-x", "usage": usage,
+                    "content": [{"type": "text", "text": f"part {n}"}]}}
+
+    usages = [{"input_tokens": 3, "output_tokens": 1, "cache_creation": {"ephemeral_5m_input_tokens": 9}},
+              {"input_tokens": 3, "output_tokens": 7, "cache_read_input_tokens": 11,
+               "cache_creation_input_tokens": 5, "server_tool_use": {"web_search_requests": 1}},
+              {"input_tokens": True, "output_tokens": "4", "cache_read_input_tokens": 2.0},
+              None, [1, 2], {"output_tokens": 13}]
+    records = [answer(1, "m1", usages[0]), answer(2, "m1", usages[1]), answer(3, "m2", usages[2]),
+               answer(4, "m3", usages[3]), answer(5, "m4", usages[4]), answer(6, None, usages[5]),
+               {**answer(7, "m5", usages[1]), "message": ["not", "an", "object"]}]
+    path = tmp_path / "usage.jsonl"
+    path.write_bytes(lines(CLAUDE_USER, *records))
+    typed, plain = load(path), plain_load(path, monkeypatch)
+    assert typed.model_dump() == plain.model_dump()
+    assert (typed.tokens.input, typed.tokens.output, typed.tokens.cache_read, typed.tokens.cache_write) == \
+        (3, 7 + 13, 11, 5)
+
+
 def test_invalid_utf8_is_reported_in_a_read_field_and_in_a_record_kept_raw(tmp_path: Path) -> None:
     prompt = json.dumps({**CLAUDE_USER, "message": {"role": "user", "content": "caf@"}}).encode()
     odd = json.dumps({"type": "hologram", "sessionId": "s1", "note": "na@ve"}).encode()

@@ -10,7 +10,7 @@ from typing import Any
 
 from kernelbench.transcripts import diffs
 from kernelbench.transcripts.builder import SessionBuilder, to_epoch
-from kernelbench.transcripts.formats.records import ClaudeToolUseResult
+from kernelbench.transcripts.formats.records import ClaudeMessage, ClaudeToolUseResult, ClaudeUsage
 from kernelbench.transcripts.model import (
     ASSISTANT,
     COMPACTION,
@@ -28,11 +28,16 @@ EDIT_TOOLS = {"Edit", "MultiEdit", "Write", "NotebookEdit"}
 
 
 def claude_usage(raw: Any) -> Usage | None:
-    if not isinstance(raw, dict):
+    """A usage object (typed, or a plain dict) as counted tokens; a count that is not an int counts 0."""
+    if type(raw) is ClaudeUsage:            # absent fields read as UNSET, which is not an int
+        given, made = raw.input_tokens, raw.output_tokens
+        read, written = raw.cache_read_input_tokens, raw.cache_creation_input_tokens
+    elif isinstance(raw, dict):
+        given, made = raw.get("input_tokens"), raw.get("output_tokens")
+        read, written = raw.get("cache_read_input_tokens"), raw.get("cache_creation_input_tokens")
+    else:
         return None
-    # one per assistant line: the int checks inline (type() is int also keeps booleans out)
-    given, made = raw.get("input_tokens"), raw.get("output_tokens")
-    read, written = raw.get("cache_read_input_tokens"), raw.get("cache_creation_input_tokens")
+    # one per response: the int checks inline (type() is int also keeps booleans out)
     return Usage(input=given if type(given) is int else 0, output=made if type(made) is int else 0,
                  cache_read=read if type(read) is int else 0, cache_write=written if type(written) is int else 0)
 
@@ -72,7 +77,7 @@ class ClaudeMessages:
 
     def assistant(self, record: dict, line: int, ts: float | None) -> None:
         message = record.get("message")
-        if type(message) is not dict:
+        if type(message) is not ClaudeMessage and type(message) is not dict:
             message = {}
         model = message.get("model")
         if type(model) is not str:
@@ -118,9 +123,9 @@ class ClaudeMessages:
                               call_id=block.get("id"), input=block.get("input"), model=model)
         return self.b.unknown(block, line, record_type=f"assistant:{btype}", ts=ts)
 
-    def _count_usage(self, message: dict, record: dict, event: Event) -> None:
+    def _count_usage(self, message: ClaudeMessage | dict, record: dict, event: Event) -> None:
         raw = message.get("usage")
-        if type(raw) is not dict:
+        if type(raw) is not ClaudeUsage and type(raw) is not dict:
             return
         key = (message.get("id"), record.get("requestId"))
         if key[0] is None:            # no id to de-duplicate by: every line is its own response
@@ -138,7 +143,7 @@ class ClaudeMessages:
 
     def user(self, record: dict, line: int, ts: float | None) -> None:
         message = record.get("message")
-        content = message.get("content") if type(message) is dict else None
+        content = message.get("content") if type(message) is ClaudeMessage or type(message) is dict else None
         if type(content) is str:
             self._user_text(content, record, line, ts)
             return

@@ -56,6 +56,26 @@ class ClaudeToolUseResult(DictLike):
     agentId: Any = UNSET
 
 
+class ClaudeUsage(DictLike):
+    """An API response's token counts: the four that are counted. The rest of the usage object (nested cache and
+    server-tool breakdowns, service tier) is skipped, and a response spans several lines that each repeat it."""
+
+    input_tokens: Any = UNSET
+    output_tokens: Any = UNSET
+    cache_read_input_tokens: Any = UNSET
+    cache_creation_input_tokens: Any = UNSET
+
+
+class ClaudeMessage(DictLike):
+    """The API message of a user or assistant line: its blocks are read in full; of the rest, only what
+    identifies the response and its usage (thus not `stop_reason`, `container` and the like)."""
+
+    id: Any = UNSET
+    model: Any = UNSET
+    content: Any = UNSET
+    usage: ClaudeUsage | None | msgspec.UnsetType = UNSET
+
+
 class ClaudeRecord(DictLike):
     """One line of a Claude Code session file (every record type in one shape)."""
 
@@ -66,7 +86,7 @@ class ClaudeRecord(DictLike):
     isSidechain: Any = UNSET
     agentId: Any = UNSET
     timestamp: Any = UNSET
-    message: Any = UNSET
+    message: ClaudeMessage | None | msgspec.UnsetType = UNSET   # any other JSON type: the line is read plain
     requestId: Any = UNSET
     isApiErrorMessage: Any = UNSET
     isCompactSummary: Any = UNSET
