@@ -92,6 +92,15 @@ def patch_paths(patch: str) -> list[str]:
             for m in FILE_MARKERS if line.startswith(m[0])]
 
 
+def _lines_of_sign(diff: str, sign: str) -> int:
+    """Lines of `diff` (whose lines end only at "\n") starting with `sign` but not with the header's sign*3 + " "."""
+    lines = diff.count("\n" + sign) + diff.startswith(sign)
+    if not lines:
+        return 0
+    header = sign * 3 + " "
+    return lines - diff.count("\n" + header) - diff.startswith(header)
+
+
 def _hunk_line(line: str) -> str:
     context = line[2:].strip()
     return f"@@ {context} @@" if context and not context.endswith("@@") else line
@@ -100,10 +109,9 @@ def _hunk_line(line: str) -> str:
 def stats(diff: str | None) -> tuple[int, int]:
     """Lines added and removed, headers not counted."""
     if diff and not has_rare_breaks(diff):
-        # lines end only at "\n": count line starts in C rather than splitting the diff into a list
-        added = diff.count("\n+") + diff.startswith("+") - diff.count("\n+++ ") - diff.startswith("+++ ")
-        removed = diff.count("\n-") + diff.startswith("-") - diff.count("\n--- ") - diff.startswith("--- ")
-        return added, removed
+        # lines end only at "\n": count line starts in C rather than splitting the diff into a list; header-like
+        # lines are looked for only where lines of their sign are (a created file's diff removes none)
+        return _lines_of_sign(diff, "+"), _lines_of_sign(diff, "-")
     added = removed = 0
     for line in (diff or "").splitlines():
         if line.startswith("+") and not line.startswith("+++ "):

@@ -38,3 +38,9 @@ def test_created_file_edges() -> None:
 @given(TEXT)
 def test_stats_count_added_and_removed_lines(diff: str) -> None:
     assert diffs.stats(diff) == stats_by_lines(diff)
+
+
+def test_stats_edges() -> None:
+    for diff in ("", "+", "-", "+++ a", "--- a\n+++ b\n", "--- a\n+++ b\n+x\n-y\n+++ z\n--- w\n", "+\n+\n",
+                 "--- /dev/null\n+++ b/k\n@@ -0,0 +1,2 @@\n+a\n+++ b\n", "-\n-- x\n--- y\n"):
+        assert diffs.stats(diff) == stats_by_lines(diff), repr(diff)
