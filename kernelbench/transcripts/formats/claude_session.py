@@ -32,9 +32,11 @@ def parse(path: Path, *, with_subagents: bool = True) -> Session:
     for number, record in builder.typed_lines(path, claude_decode):
         if type(record) is ClaudeRecord:        # attributes: an absent field reads as UNSET, which is falsy
             rtype, session_id, version, cwd = record.type, record.sessionId, record.version, record.cwd
+            sidechain, stamp = record.isSidechain, record.timestamp     # (to_epoch reads UNSET as no time)
         else:                                   # a line of another shape, decoded in full
             get = record.get
             rtype, session_id, version, cwd = get("type"), get("sessionId"), get("version"), get("cwd")
+            sidechain, stamp = get("isSidechain"), get("timestamp")
         # session facts: the last one wins, since a resumed session starts with records carried over from the
         # one before it (compared first: the same values repeat on every record)
         if session_id and session_id != session.session_id and rtype in ("user", "assistant", "system"):
@@ -44,11 +46,11 @@ def parse(path: Path, *, with_subagents: bool = True) -> Session:
         if session.cwd is None and isinstance(cwd, str):
             session.cwd = cwd
         if rtype == "assistant" or rtype == "user":
-            sidechain = bool(record.get("isSidechain"))
+            sidechain = bool(sidechain)
             if state.first:
                 state.first = False
                 state.is_agent_file = sidechain or "agentId" in record
-            ts = to_epoch(record.get("timestamp"))
+            ts = to_epoch(stamp)
             if not state.is_agent_file and sidechain != state.in_sidechain:
                 _toggle_sidechain(builder, state, ts)
             if rtype == "assistant":
