@@ -8,8 +8,9 @@ shared machine) and wall time (what a reader waits on this machine as loaded now
 a warm-up. Figures printed:
   1. MB/s per fixture folder (parse, render, both), beside orjson alone decoding the same lines (the floor for any
      Python JSON reader on this machine).
-  2. The same on --size-mb concatenations of real JSON Lines fixtures (written under /tmp), each in a fresh process,
-     with the peak resident memory relative to the input size.
+  2. The same on --size-mb concatenations of real JSON Lines fixtures (written under /tmp), one pass in each of
+     --fresh-runs fresh processes (every run listed, the median judged), with the peak resident memory relative to
+     the input size.
   3. The first-screen HTML size (what the run page embeds before the reader asks for more) per fixture.
   4. Time until the viewer is interactive for a 50 MB transcript containing one 10 MB line, in headless Chromium,
      and what the page then spends on a few actions, including building every later chunk's events (chunks hold
@@ -155,30 +156,41 @@ print(base * 1024, peak * 1024, c1 - c0, c2 - c1, w1 - w0, w2 - w1, sum(1 for _ 
 """
 
 
-def big_file(size_mb: int) -> None:
-    print(f"\n2. {size_mb} MB concatenations of real fixtures (fresh process each, one run)")
+def big_file(size_mb: int, fresh_runs: int) -> None:
+    """Each concatenation parsed and rendered in `fresh_runs` fresh processes, one pass each: the row shown and
+    judged is the median run (this 2-core box varies about +-10 % between processes), every run is listed."""
+    print(f"\n2. {size_mb} MB concatenations of real fixtures ({fresh_runs} fresh processes each, one pass each; "
+          "median run shown)")
     print(HEAD.replace("CPU time: orjson", "events"))
     peaks = []
     for folder in ("claude-session", "codex-rollout"):
         path = concatenation(folder, size_mb)
-        out = WORK / "big-render"
-        shutil.rmtree(out, ignore_errors=True)
-        done = subprocess.run([sys.executable, "-c", CHILD, str(path), str(out)], capture_output=True,
-                              text=True, check=True)
-        base, peak, c_parse, c_render, w_parse, w_render, events = (float(x) for x in done.stdout.split())
-        size = path.stat().st_size
-        mb = size / 1e6
-        row = {"MB": mb, "cpu": {"orjson": events, "parse": mb / c_parse, "render": mb / c_render,
-                                 "both": mb / (c_parse + c_render)},
-               "wall": {"parse": mb / w_parse, "render": mb / w_render, "both": mb / (w_parse + w_render)}}
+        runs = sorted((_fresh_pass(path) for _ in range(fresh_runs)), key=lambda r: r[0]["cpu"]["both"])
+        row, peak, base = runs[len(runs) // 2]
         print(_row(folder, row))
-        _target(f"parse + render >= 120 MB/s, {mb:.0f} MB {folder}", row)
-        peaks.append((folder, peak, base, size))
+        print(f"   {folder:15} every run, parse + render MB/s of CPU time: "
+              + ", ".join(f"{r[0]['cpu']['both']:.1f}" for r in runs))
+        _target(f"parse + render >= 120 MB/s, {row['MB']:.0f} MB {folder} (median of {fresh_runs})", row)
+        peaks.append((folder, max(r[1] for r in runs), base, path.stat().st_size))
     for folder, peak, base, size in peaks:
         ratio = peak / size
         print(f"   {folder:15} peak RSS {peak / 1e6:5.0f} MB = {ratio:.2f}x input "
               f"({(peak - base) / size:.2f}x above the {base / 1e6:.0f} MB the interpreter had before parsing)")
         SUMMARY.append((f"peak memory < 2x input, {folder}", f"{ratio:.2f}x", "peak RSS / input size", ratio < 2))
+
+
+def _fresh_pass(path: Path) -> tuple[dict, float, float]:
+    """One load + write_viewer in a new interpreter: (row of MB/s, peak RSS bytes, RSS before parsing)."""
+    out = WORK / "big-render"
+    shutil.rmtree(out, ignore_errors=True)
+    done = subprocess.run([sys.executable, "-c", CHILD, str(path), str(out)], capture_output=True,
+                          text=True, check=True)
+    base, peak, c_parse, c_render, w_parse, w_render, events = (float(x) for x in done.stdout.split())
+    mb = path.stat().st_size / 1e6
+    row = {"MB": mb, "cpu": {"orjson": events, "parse": mb / c_parse, "render": mb / c_render,
+                             "both": mb / (c_parse + c_render)},
+           "wall": {"parse": mb / w_parse, "render": mb / w_render, "both": mb / (w_parse + w_render)}}
+    return row, peak, base
 
 
 # ---------------------------------------------------------------------------------------------- page sizes
@@ -320,6 +332,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size-mb", type=int, default=100, help="size of the concatenation (default 100)")
+    parser.add_argument("--fresh-runs", type=int, default=5,
+                        help="fresh processes per concatenation; the median run is judged (default 5)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per fixture; the best is kept")
     parser.add_argument("--skip-browser", action="store_true", help="leave out the Chromium measurement")
     parser.add_argument("--cpu", action="store_true", help="accepted for old command lines: both clocks are always "
@@ -333,7 +347,7 @@ def main() -> int:
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}, "
           f"targets judged on process CPU time, work dir {WORK}")
     fixture_table(args.repeat)
-    big_file(args.size_mb)
+    big_file(args.size_mb, args.fresh_runs)
     first_screens()
     if not args.skip_browser:
         time_to_interactive()
