@@ -2,8 +2,8 @@
 # The demo sweep on a lent GPU machine (no bubblewrap, no pydantic/orjson, nothing fetchable there):
 # installs the carried wheels and bubblewrap package where they are missing, runs what is left of the sweep
 # for at most STOP_AFTER seconds (default 420, inside the 10-minute command limit), and packs the runs folder
-# into $OUT/runs.tgz. Call it again (after unpacking runs.tgz into the checkout) to carry on: finished runs
-# are skipped.
+# into $OUT/runs.tgz. Bring them home with `bash sweeps/unpack-runs.sh runs.tgz` (new runs only, harness errors
+# left out), then call it again to carry on: finished runs are skipped.
 #
 #   carry: .whl .debs        command: bash sweeps/device-demo.sh
 #   SWEEP (default sweeps/demo-h100.yaml), RUNS (default runs), STOP_AFTER, HARD_STOP, OUT
