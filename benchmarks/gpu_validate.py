@@ -226,16 +226,17 @@ def phase_baselines(args, out: dict) -> None:
 
 
 def phase_compiled(args, out: dict) -> None:
-    written: set = set()
-    out.setdefault("baselines", {})
-    _baselines_pass(args, out, ("compiled",), written)
+    _single_line_pass(args, out, "compiled")
 
 
 def phase_sota(args, out: dict) -> None:
     """The SOTA line alone (merged into the problem's baselines file), for a library whose first call is slow."""
-    written: set = set()
+    _single_line_pass(args, out, "sota")
+
+
+def _single_line_pass(args, out: dict, line: str) -> None:
     out.setdefault("baselines", {})
-    _baselines_pass(args, out, ("sota",), written)
+    _baselines_pass(args, out, (line,), set())
 
 
 def main() -> int:

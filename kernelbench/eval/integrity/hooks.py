@@ -13,9 +13,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from kernelbench.eval.integrity.launches import KAHAN_CHECKS, launch_audit
+from kernelbench.eval.integrity.launches import launch_audit
 from kernelbench.eval.integrity.lint import lint_solution
-from kernelbench.eval.integrity.numerics import kahan_check
+from kernelbench.eval.integrity.numerics import KAHAN_CHECKS, kahan_check
 from kernelbench.eval.integrity.profiling import record_launches
 from kernelbench.eval.integrity.sass import build_env, collect_sass, fp8_sass_check
 from kernelbench.results.run import Finding

@@ -4,15 +4,14 @@ the problem's forbidden libraries. Whatever trick hid the call from the lint, th
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from kernelbench.eval.integrity.catalogue import finding
-from kernelbench.eval.integrity.numerics import library_sum_check
+from kernelbench.eval.integrity.numerics import KAHAN_CHECKS, LIBRARY_CHECK, uncompensated_library_sum
 from kernelbench.eval.integrity.rules import Rules, rules_for_spec
 from kernelbench.results.run import Finding
 
 CHECK = "launch_audit"
-KAHAN_CHECKS = {"kahan_row_sum", "kahan"}
 
 
 def launch_audit(kernel_names: Iterable[str], spec) -> list[Finding]:
@@ -21,20 +20,28 @@ def launch_audit(kernel_names: Iterable[str], spec) -> list[Finding]:
     names = list(kernel_names)
     findings = audit_names(names, rules_for_spec(spec))
     if set(getattr(spec, "leak_checks", []) or []) & KAHAN_CHECKS:
-        findings += library_sum_check(names)
+        findings += [finding(LIBRARY_CHECK, 14, f"the forward ran a library sum without compensation ({why}): a "
+                             "Kahan problem's normaliser must be accumulated with compensation or in float64",
+                             evidence=f"kernel {first[:200]!r} launched {total}x")
+                     for why, (first, total) in _hits(names, uncompensated_library_sum).items()]
     return findings
 
 
 def audit_names(names: Iterable[str], rules: Rules) -> list[Finding]:
-    counts = Counter(n for n in names if n)
+    return [finding(CHECK, 1, f"a forbidden library ran during the candidate's forward: {why}",
+                    evidence=f"kernel {first[:200]!r} launched {total}x")
+            for why, (first, total) in _hits(names, lambda name: forbidden_launch_reason(name, rules)).items()]
+
+
+def _hits(names: Iterable[str], reason: Callable[[str], str | None]) -> dict[str, tuple[str, int]]:
+    """Launched names grouped by the reason they are refused: the first name seen and the launch count."""
     hits: dict[str, tuple[str, int]] = {}
-    for name, count in counts.items():
-        why = forbidden_launch_reason(name, rules)
+    for name, count in Counter(n for n in names if n).items():
+        why = reason(name)
         if why:
             first, total = hits.get(why, (name, 0))
             hits[why] = (first, total + count)
-    return [finding(CHECK, 1, f"a forbidden library ran during the candidate's forward: {why}",
-                    evidence=f"kernel {first[:200]!r} launched {total}x") for why, (first, total) in hits.items()]
+    return hits
 
 
 def forbidden_launch_reason(name: str, rules: Rules) -> str | None:

@@ -9,21 +9,20 @@ are recovered from the fp64 oracle (terms = p / max p), so the bound is shown to
 The bound cannot see everything: a multi-level tree whose per-thread chains are short (torch's own CUDA sum spreads
 a long row over many blocks) loses little even on absorb rows — measured on the H100, torch's fp32 sum stays under
 the bound on three of 04's four shapes (benchmarks/gpu_kahan_row_sums.py). Those library routes are recognised by
-name instead: `library_sum_check` refuses the kernels of torch's fp32 reductions, scans and BLAS, whose
+name instead: the launch audit (launches.py) refuses the kernels of torch's fp32 reductions, scans and BLAS, whose
 accumulation is uncompensated by construction, while their float64 versions stay allowed.
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
-from collections.abc import Iterable
 
 from kernelbench.eval.integrity.catalogue import finding
 from kernelbench.results.run import Finding
 
 CHECK = "kahan_row_sum"
 LIBRARY_CHECK = "kahan_library_sum"
+KAHAN_CHECKS = {"kahan_row_sum", "kahan"}  # leak_checks names that switch both Kahan checks on
 
 # Demangled names as CUDA's profiler reports them (H100, torch 2.11), e.g.
 #   at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, ...sum_functor<float, float, float>...
@@ -97,23 +96,10 @@ def uncompensated_library_sum(name: str) -> str | None:
     if "double" in name:
         return None
     for op, args in _REDUCTION_OP.findall(name):
-        if _FLOAT.search(args):
-            return f"torch reduction {op} accumulating in {_FLOAT.search(args).group(1)}"
+        if accumulator := _FLOAT.search(args):
+            return f"torch reduction {op} accumulating in {accumulator.group(1)}"
     if _SCAN.search(name) and _SCAN_SUM.search(name) and _FLOAT.search(name):
         return "torch prefix-sum scan in float32"
     if _BLAS.search(name) and _FLOAT.search(name):
         return "BLAS kernel (matrix-vector or matrix product) accumulating in float32"
     return None
-
-
-def library_sum_check(kernel_names: Iterable[str]) -> list[Finding]:
-    """One error per kind of uncompensated library sum among the kernels that ran in the candidate's forward."""
-    hits: dict[str, tuple[str, int]] = {}
-    for name, count in Counter(n for n in kernel_names if n).items():
-        why = uncompensated_library_sum(name)
-        if why:
-            first, total = hits.get(why, (name, 0))
-            hits[why] = (first, total + count)
-    return [finding(LIBRARY_CHECK, 14, f"the forward ran a library sum without compensation ({why}): a Kahan "
-                    "problem's normaliser must be accumulated with compensation or in float64",
-                    evidence=f"kernel {first[:200]!r} launched {total}x") for why, (first, total) in hits.items()]
