@@ -185,7 +185,9 @@
     var form = view.f, node = el(form === "d" ? "details" : "div", view.c), head = node;
     node.id = "e-" + view.i;
     if (form === "d") {
-      if (view.o) node.open = true;
+      // after "expand all" / "collapse all", events built from later chunks follow that choice
+      var open = viewer && viewer.allOpen !== undefined ? viewer.allOpen : view.o;
+      if (open) node.open = true;
       head = node.appendChild(el("summary"));
     } else if (form === "b") {
       head = node.appendChild(el("div", "kbt-h"));
@@ -521,6 +523,7 @@
   }
 
   function toggleAll(open) {
+    viewer.allOpen = open;
     all(viewer.events, "details").forEach(function (d) { d.open = open; });
   }
 
