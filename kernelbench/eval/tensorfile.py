@@ -5,9 +5,10 @@ exact strides, so stride checks see what the candidate really returned. Writes a
 sees no file or the whole file).
 
 Every tensor's bytes start on an ALIGN-byte boundary of the file, and the file is read into an ALIGN-aligned
-buffer, so the loaded tensors are views whose data pointers are aligned. A view at an odd address (the header
-has any length) is not just slow: the CPU kernels assume element-aligned data and, on a first call, sometimes
-returned slightly wrong values for it (a timed output that disagreed with the checked one)."""
+buffer, so the loaded tensors are views whose data pointers are aligned (a view at an odd address, the header
+having any length, is slow, and CPU kernels assume element-aligned data). A timed output that disagreed with its
+checked one on a first call was not the alignment: it was the math library's first-call race, which every stage
+now closes before anything runs (`portable.guards.warm_math_library`)."""
 
 from __future__ import annotations
 

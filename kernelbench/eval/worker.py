@@ -61,6 +61,8 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     from kernelbench.eval.portable import compare, guards, timing  # noqa: F401  (bound before candidate code)
     from kernelbench.problems.loader import load_module, load_solution
 
+    guards.warm_math_library()  # before the reference or a candidate computes anything (every role)
+
     device = torch.device(job["device"])
     reference = load_module(Path(job["problem_dir"]) / "reference.py", "reference")
     role = job["role"]

@@ -1,4 +1,5 @@
-"""Runtime guards around a candidate call: pinned backend flags, poisoned allocations, launch errors."""
+"""Runtime guards around a candidate call: pinned backend flags, poisoned allocations, launch errors, and a
+math library whose kernels are chosen before any call can race to choose them."""
 
 from __future__ import annotations
 
@@ -84,6 +85,29 @@ def changed_flags(pinned: dict[str, Any]) -> list[str]:
             if not str(value).startswith("unreadable"):
                 _write(flags[name][1], value)
     return changed
+
+
+# float32/float64 unary ops that torch sends to MKL's vector math library (VML) on the CPU, chunk by chunk from
+# every intra-op thread (torch's aten/src/ATen/cpu/vml.h lists them)
+VML_OPS = ("exp", "log", "log2", "log10", "sin", "cos", "tan", "tanh", "asin", "acos", "atan", "sqrt", "erf", "erfc",
+           "erfinv", "trunc")
+VML_DTYPES = (torch.float32, torch.float64)
+
+
+def warm_math_library() -> None:
+    """Make each VML function choose its kernel on this thread alone, before any multithreaded call.
+
+    oneMKL 2024.2 (bundled with torch's CPU wheels) picks a function's kernel on its first call; when that first
+    call runs on several threads at once (a fresh process's first sizable torch.exp), one thread can run the
+    low-accuracy kernel over its whole chunk of that call: errors near 1e-4 relative in float32 (1e-9 in float64)
+    while VML_HA was asked for, correct again from the second call on (pytorch/pytorch#188792). Observed here as
+    the bench stage's first timed call of an honest softmax disagreeing with its own checked output. A
+    one-element call stays on the calling thread (far below torch's parallel grain), so the choice is made
+    before threads can race for it."""
+    for dtype in VML_DTYPES:
+        one = torch.full((1,), 0.5, dtype=dtype)
+        for name in VML_OPS:
+            getattr(torch, name)(one)
 
 
 def fill_uninitialized(enabled: bool) -> None:
