@@ -35,6 +35,7 @@ def time_shape(reference, module, config, index, shape, device):
 def main():
     args = parse_args(__doc__)
     config = load_config()
+    guards.warm_math_library()  # before any multithreaded CPU math: see its docstring
     reference = load("reference")
     guards.pin_backend_flags()
     shapes = config["smoke_shapes"] if args.smoke else config["shapes"]

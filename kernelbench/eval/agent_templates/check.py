@@ -51,6 +51,7 @@ def run_case(reference, solution, config, device, case):
 def main():
     args = parse_args(__doc__)
     config = load_config()
+    guards.warm_math_library()  # before any multithreaded CPU math: see its docstring
     reference, solution = load("reference"), load("solution")
     failures = 0
     shapes = config["smoke_shapes"] if args.smoke else config["shapes"]
