@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from kernelbench.eval.integrity.catalogue import CLASS_NAMES
-from kernelbench.eval.integrity.suite import SuiteCase, judge, load_suite
+from kernelbench.eval.integrity.suite import Suite, SuiteCase, judge, judge_deck_line, load_suite
 
 CASES = REPO / "tests" / "integrity" / "cases"
 DEVICE = "cuda"  # --device cpu: a dry run of this script without a GPU
@@ -76,7 +76,8 @@ def expects_counters(case: SuiteCase) -> bool:
     return want is not None and "dram_bytes" in want.check
 
 
-def run_cases(cases: list[SuiteCase], honest: list[Path], parallel: int, timeout_s: float) -> dict[str, Any]:
+def run_cases(cases: list[SuiteCase], honest: list[Path], deck_lines: list[Path], parallel: int,
+              timeout_s: float) -> dict[str, Any]:
     jobs = {"full:15_cached_rotation.py": (CASES / "15_cached_rotation.py", "04_kahan_softmax", "full", timeout_s)}
     if DEVICE != "cuda" or not any(c.file == "15_cached_rotation.py" for c in cases):
         jobs = {}
@@ -84,6 +85,7 @@ def run_cases(cases: list[SuiteCase], honest: list[Path], parallel: int, timeout
     jobs.update({c.file: (CASES / c.file, c.problem, "full" if expects_counters(c) else "smoke", timeout_s,
                           expects_counters(c)) for c in cases if c.file not in ALONE})
     jobs.update({f"honest:{p.parent.name}/{p.name}": (p, p.stem, "smoke", timeout_s) for p in honest})
+    jobs.update({f"deck:{p.parent.name}/{p.name}": (p, p.parent.name, "smoke", timeout_s) for p in deck_lines})
     with ThreadPoolExecutor(parallel) as pool:
         futures = {k: pool.submit(grade, *args) for k, args in jobs.items()}
         return {k: f.result() for k, f in futures.items()}
@@ -121,6 +123,22 @@ def table(suite_cases: list[SuiteCase], results: dict[str, Any], cpu_results: di
     return rows
 
 
+def deck_line_rows(suite: Suite, results: dict[str, Any]) -> list[str]:
+    """The deck's own lines graded as candidates: anything beyond their own class 1 library use (and what
+    cases.yaml allows them, with its reason) is a false positive."""
+    rows = []
+    for key, report in results.items():
+        if key.startswith("deck:"):
+            problem, line = key[len("deck:"):].removesuffix(".py").split("/")
+            problems = judge_deck_line(report, suite.deck_allowance(problem, line))
+            found = sorted({f"{f['check']}/{f['class']}" for f in report.get("integrity", [])
+                            if f["severity"] == "error"})
+            rows.append(f"| {problem}/{line} | {report['grading'].get('outcome')} | {', '.join(found) or '-'} | "
+                        f"{'; '.join(problems) or 'none'} |")
+    return ["", "| deck line | outcome | error findings | false positives |", "| --- | --- | --- | --- |"] + rows \
+        if rows else []
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, required=True)
@@ -129,6 +147,8 @@ def main() -> int:
     parser.add_argument("--cpu-results", type=Path, help="JSON {case file: caught} from the CI run, for the table")
     parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     parser.add_argument("--only", nargs="*", help="case files to run (default: all marked gpu)")
+    parser.add_argument("--deck-lines", action="store_true",
+                        help="also grade every problem's reference.py and sota.py as candidates (false positives)")
     args = parser.parse_args()
     global DEVICE
     DEVICE = args.device
@@ -141,7 +161,9 @@ def main() -> int:
                     if (REPO / "problems" / p.stem / "problem.yaml").is_file() and not args.only)
     extra: dict[str, Any] = {}
     remaining = max(30.0, args.budget_s - (time.monotonic() - started) - 30)
-    results = run_cases(cases, honest, args.parallel, timeout_s=remaining)
+    deck_lines = sorted(p for p in (REPO / "problems").glob("*/*.py")
+                        if args.deck_lines and p.stem in ("reference", "sota") and (p.parent / "problem.yaml").is_file())
+    results = run_cases(cases, honest, deck_lines, args.parallel, timeout_s=remaining)
     print(f"[{time.monotonic() - started:.0f} s] graded {len(results)} solutions", flush=True)
     if "full:15_cached_rotation.py" in results:
         extra["15_cached_rotation_full"] = summary(results.pop("full:15_cached_rotation.py"))
@@ -158,7 +180,8 @@ def main() -> int:
     honest_rows = [f"| {k} | {v['grading'].get('outcome')} | "
                    f"{', '.join(sorted({f['check'] + '/' + str(f['class']) + '/' + f['severity'] for f in v.get('integrity', [])})) or '-'} |"
                    for k, v in results.items() if k.startswith("honest:")]
-    text = "\n".join(rows + ["", "| honest solution | H100 outcome | findings |", "| --- | --- | --- |"] + honest_rows)
+    text = "\n".join(rows + ["", "| honest solution | H100 outcome | findings |", "| --- | --- | --- |"] + honest_rows
+                     + deck_line_rows(suite, results))
     (args.out / "integrity_table.md").write_text(text + "\n")
     (args.out / "integrity_gpu.json").write_text(json.dumps(
         {"results": {k: summary(v) for k, v in results.items()}, **extra,

@@ -3,8 +3,8 @@ real `kernelbench grade --device cpu --shapes smoke --json`.
 
 They call the very libraries a candidate may not (that is what makes them the reference and the library line), so
 class 1 findings are expected wherever they use a forbidden op; any other finding, or a failed check, is a false
-positive of the grader unless it is listed in KNOWN with the reason its problem's README gives. About 15 gradings:
-two to three minutes on a 2-core box.
+positive of the grader unless the `deck_lines` of cases.yaml allow it, with the reason its problem's README gives.
+About 15 gradings: one to three minutes on a 2-core box.
 """
 
 from __future__ import annotations
@@ -18,23 +18,14 @@ from typing import Any
 import pytest
 from test_suite import PARALLEL, REPO, grade  # the suite's grading call (tests/integrity is on sys.path)
 
+from kernelbench.eval.integrity.suite import judge_deck_line, load_suite
+
 pytestmark = pytest.mark.slow
 
 LINES = sorted((p.parent.name, p.stem) for p in (REPO / "problems").glob("*/*.py")
                if p.stem in ("reference", "sota") and (p.parent / "problem.yaml").is_file())
 
-# (problem, line) -> what the grader must report beyond class 1, and why it is right to.
-KNOWN: dict[tuple[str, str], dict[str, Any]] = {
-    ("04_kahan_softmax", "sota"): {
-        "classes": {14},
-        "failed_cases": {"stress:absorb", "property:absorb@0.001"},  # the CPU's sum misses the bound here
-        "why": "torch.softmax sums without compensation: the library line is a speed line, not a Kahan softmax",
-    },
-    ("05_topk_bitonic", "sota"): {
-        "failed_cases": {"stress:ties", "property:ties@-1"},
-        "why": "torch.topk does not promise the tie order the problem requires (its README says so)",
-    },
-}
+SUITE = load_suite(Path(__file__).resolve().parent / "cases.yaml")
 
 
 def missing_imports(path: Path) -> list[str]:
@@ -68,21 +59,21 @@ def test_deck_line_has_no_false_positive(key: tuple[str, str], line_reports):
     if missing:
         pytest.skip(f"{key[0]}/{key[1]} imports {missing}, not installed here; it runs on the GPU machine")
     report = line_reports[key]
-    grading = report.get("grading", {})
-    known = KNOWN.get(key, {})
-    assert grading.get("outcome") in ("pass", "invalid"), f"{key}: {grading.get('outcome')} " \
-        f"{grading.get('reasons')} {report.get('stderr', '')[-800:]}"
+    problems = judge_deck_line(report, SUITE.deck_allowance(*key))
+    assert not problems, f"{key[0]}/{key[1]}: {problems} {report.get('stderr', '')[-800:]}"
 
-    errors = [f for f in report.get("integrity", []) if f["severity"] == "error"]
-    unexpected = [(f["check"], f["class"], f["message"][:160]) for f in errors
-                  if f["class"] != 1 and f["class"] not in known.get("classes", set())]
-    assert not unexpected, f"{key}: findings other than the line's own library use: {unexpected}"
-    if grading["outcome"] == "invalid":
-        assert errors, f"{key}: INVALID without an error finding: {grading.get('reasons')}"
 
-    failed = {c["case"] for c in grading.get("checks", []) if not c["passed"]}
-    assert failed <= known.get("failed_cases", set()), \
-        f"{key}: checks failed: {[(c['case'], c['message'][:160]) for c in grading['checks'] if not c['passed']]}"
+def test_judge_names_each_false_positive():
+    """The judge itself: a clean report passes; an unexpected class, a failed check, a crash are named."""
+    allowed = SUITE.deck_allowance("05_topk_bitonic", "sota")
+    clean = {"grading": {"outcome": "invalid", "checks": [{"case": "stress:ties", "passed": False}]},
+             "integrity": [{"check": "ast_lint", "class": 1, "severity": "error", "message": "torch.topk"}]}
+    assert judge_deck_line(clean, allowed) == []
+    assert judge_deck_line(clean, None)  # the ties failure is allowed only where listed
+    flagged = {"grading": {"outcome": "invalid", "checks": [{"case": "base", "passed": False, "message": "x"}]},
+               "integrity": [{"check": "timed_output", "class": 8, "severity": "error", "message": "m"}]}
+    assert len(judge_deck_line(flagged, allowed)) == 2
+    assert judge_deck_line({"grading": {"outcome": "check_failed"}, "integrity": []}, None)
 
 
 def test_lines_without_a_forbidden_op_pass_clean(line_reports):
@@ -93,5 +84,5 @@ def test_lines_without_a_forbidden_op_pass_clean(line_reports):
     for (problem, line), report in line_reports.items():
         path = REPO / "problems" / problem / f"{line}.py"
         lint = [f for f in static_findings(path, load_problem_spec(path.parent)) if f.severity == "error"]
-        if not lint and not KNOWN.get((problem, line)):
+        if not lint and not SUITE.deck_allowance(problem, line):
             assert report["grading"]["outcome"] == "pass", f"{problem}/{line}: {report['grading'].get('reasons')}"

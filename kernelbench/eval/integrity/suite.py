@@ -42,8 +42,22 @@ class SuiteCase(Strict):
         return self.gpu_expect if device == "cuda" and self.gpu_expect else self.expect
 
 
+class DeckLineAllowance(Strict):
+    """What a line of the deck (its reference.py or sota.py, graded as a candidate) may be reported for beyond
+    class 1, its own use of the libraries the problem forbids, and why that report is right."""
+    problem: str
+    line: str                            # reference | sota
+    classes: list[int] = Field(default_factory=list)
+    failed_cases: list[str] = Field(default_factory=list)  # check cases it may fail (case labels of the report)
+    why: str
+
+
 class Suite(Strict):
     cases: list[SuiteCase]
+    deck_lines: list[DeckLineAllowance] = Field(default_factory=list)
+
+    def deck_allowance(self, problem: str, line: str) -> DeckLineAllowance | None:
+        return next((a for a in self.deck_lines if (a.problem, a.line) == (problem, line)), None)
 
 
 def load_suite(path: Path) -> Suite:
@@ -66,4 +80,23 @@ def judge(case: SuiteCase, report: dict[str, Any], device: str) -> list[str]:
             problems.append(f"no error finding {want.finding.check}/class {want.finding.klass}; got {got}")
     if want.reason and not any(want.reason in r for r in grading.get("reasons", [])):
         problems.append(f"no reason mentioning {want.reason!r} in {grading.get('reasons')}")
+    return problems
+
+
+def judge_deck_line(report: dict[str, Any], allowed: DeckLineAllowance | None) -> list[str]:
+    """False positives on a deck line: a finding other than class 1 (or its allowance), a failed check it is not
+    allowed, an outcome other than pass/invalid, or an INVALID that no error finding explains. Empty = none."""
+    grading = report.get("grading", {})
+    classes = {1, *(allowed.classes if allowed else [])}
+    cases = set(allowed.failed_cases if allowed else [])
+    problems = []
+    if grading.get("outcome") not in ("pass", "invalid"):
+        problems.append(f"outcome {grading.get('outcome')!r}: {grading.get('reasons', [])[:2]}")
+    errors = [f for f in report.get("integrity", []) if f.get("severity") == "error"]
+    problems += [f"finding {f.get('check')}/class {f.get('class')}: {f.get('message', '')[:160]}"
+                 for f in errors if f.get("class") not in classes]
+    if grading.get("outcome") == "invalid" and not errors:
+        problems.append(f"INVALID without an error finding: {grading.get('reasons', [])[:2]}")
+    problems += [f"check {c.get('case')} on shape {c.get('shape_index')} failed: {c.get('message', '')[:160]}"
+                 for c in grading.get("checks", []) if not c.get("passed") and c.get("case") not in cases]
     return problems
