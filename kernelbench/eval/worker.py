@@ -176,8 +176,10 @@ def run_case(ctx: dict[str, Any], model, case: dict[str, Any]) -> dict[str, Any]
     guards.poison_free_memory(device)
     guards.fill_uninitialized(True)
     pinned = guards.pin_backend_flags()
-    audit = bool(case.get("oracle"))
-    with torch.no_grad(), _launch_recorder(device, audit) as launches:
+    # every checked call is audited, not one per shape: a candidate that computes honestly on the first call of a
+    # model (the audited one) and hands later calls to a library would otherwise pass the audit
+    audit = True
+    with torch.no_grad(), _launch_recorder(device, audit, _problem_code(ctx)) as launches:
         out = model(*inputs)
         guards.synchronize(device)
     guards.fill_uninitialized(False)
@@ -189,15 +191,25 @@ def run_case(ctx: dict[str, Any], model, case: dict[str, Any]) -> dict[str, Any]
 
 
 @contextlib.contextmanager
-def _launch_recorder(device, enabled: bool):
-    """Names (and device time) of the kernels a call launched, for the integrity launch audit."""
+def _launch_recorder(device, enabled: bool, watch_files: list[Path] | None = None):
+    """Names (and device time) of the kernels a call launched, for the integrity launch audit; and the problem's
+    own code, should it run inside a candidate's call."""
     if not enabled:
         yield {}
         return
     from kernelbench.eval.integrity.profiling import record_launches
 
-    with record_launches(device.type) as launches:
+    with record_launches(device.type, watch_files or []) as launches:
         yield launches
+
+
+def _problem_code(ctx: dict[str, Any]) -> list[Path]:
+    """The problem files whose code must not run inside a candidate's call (none when the line graded is the
+    reference or the library line itself)."""
+    if ctx["candidate"] is None or ctx["job"]["line"] in ("eager", "compiled", "sota"):
+        return []
+    problem = Path(ctx["job"]["problem_dir"])
+    return [p for p in (problem / "reference.py", problem / "sota.py") if p.is_file()]
 
 
 def exact_tensors(torch, out: Any) -> tuple[list | None, bool, str]:

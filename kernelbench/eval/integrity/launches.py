@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable
 
 from kernelbench.eval.integrity.catalogue import finding
 from kernelbench.eval.integrity.numerics import KAHAN_CHECKS, LIBRARY_CHECK, uncompensated_library_sum
+from kernelbench.eval.integrity.profiling import PROBLEM_CODE_PREFIX
 from kernelbench.eval.integrity.rules import Rules, rules_for_spec
 from kernelbench.results.run import Finding
 
@@ -45,6 +46,8 @@ def _hits(names: Iterable[str], reason: Callable[[str], str | None]) -> dict[str
 
 
 def forbidden_launch_reason(name: str, rules: Rules) -> str | None:
+    if name.startswith(PROBLEM_CODE_PREFIX):
+        return f"the problem's own code ({name[len(PROBLEM_CODE_PREFIX):].split(':')[0]}) ran inside the forward"
     if name.startswith("aten::"):
         leaf = name[len("aten::"):].split(".")[0]
         return f"aten::{leaf} ({rules.leaves[leaf]})" if leaf in rules.leaves else None

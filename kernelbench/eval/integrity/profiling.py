@@ -2,27 +2,63 @@
 
 On CUDA the names are kernel names (with device time, which the fp8 SASS check weighs); on the CPU they are
 aten operator names, so the same audit runs in CI without a GPU.
+
+Besides kernels, the call is watched for Python code of the problem's own files (reference.py, sota.py) running
+inside it. The worker has loaded the reference to build the weights, so a candidate can reach its Model through
+the process (the class hierarchy, a function's globals, the garbage collector, sys.modules) without naming it;
+however it got there, the reference's code objects still carry their file name when they run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import sys
+import threading
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
+
+PROBLEM_CODE_PREFIX = "python::"  # launch names of problem-file code that ran inside the candidate's call
 
 
 @contextmanager
-def record_launches(device_type: str) -> Iterator[dict[str, float]]:
-    """`with record_launches("cuda") as launches: model(*inputs)` fills launches: name -> device time (us)."""
+def record_launches(device_type: str, watch_files: Iterable[str | Path] = ()) -> Iterator[dict[str, float]]:
+    """`with record_launches("cuda") as launches: model(*inputs)` fills launches: name -> device time (us);
+    code from `watch_files` that runs in between is recorded as `python::<file>:<function>`."""
     import torch
     from torch.profiler import ProfilerActivity, profile
 
     launches: dict[str, float] = {}
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device_type == "cuda" else [])
-    with profile(activities=activities, record_shapes=False) as prof:
+    with profile(activities=activities, record_shapes=False) as prof, watch_code(watch_files) as ran:
         yield launches
         if device_type == "cuda":
             torch.cuda.synchronize()
     launches.update(launches_of(prof, device_type))
+    launches.update({name: 0.0 for name in ran})
+
+
+@contextmanager
+def watch_code(files: Iterable[str | Path]) -> Iterator[set[str]]:
+    """Names of the functions defined in `files` that were called meanwhile (any thread started meanwhile too)."""
+    watched = {str(Path(f).resolve()) for f in files}
+    ran: set[str] = set()
+    if not watched:
+        yield ran
+        return
+
+    def profiler(frame, event, _arg):
+        if event == "call" and frame.f_code.co_filename in watched:
+            code = frame.f_code
+            ran.add(f"{PROBLEM_CODE_PREFIX}{Path(code.co_filename).name}:{getattr(code, 'co_qualname', code.co_name)}")
+
+    previous = sys.getprofile()
+    sys.setprofile(profiler)
+    threading.setprofile(profiler)
+    try:
+        yield ran
+    finally:
+        threading.setprofile(None)  # type: ignore[arg-type]
+        sys.setprofile(previous)
 
 
 def launches_of(prof, device_type: str) -> dict[str, float]:
