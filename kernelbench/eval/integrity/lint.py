@@ -296,6 +296,10 @@ def _check_dynamic_attr(linter: Linter, node: ast.Call, name: str) -> None:
     if name in ("builtins.setattr", "builtins.delattr") and base:
         linter.report(node, 11, "error", f"{name.split('.')[1]}() on {base} (monkeypatching a module)")
         return
+    if attr in tables.REACH_ATTRIBUTES or attr in tables.FRAME_ATTRIBUTES:
+        linter.report(node, 8, "error", f"getattr(..., {attr!r}) reaches objects the solution was not given "
+                      "(other modules' code, the caller's frames)", attr)
+        return
     if attr is not None and base is None:
         _check_method(linter, node, attr)  # getattr(path, "write_" + "text") is still a write
         return
@@ -508,6 +512,9 @@ def _check_string(linter: Linter, node: ast.Constant) -> None:
                           "template")
         else:
             linter.report(node, 8, "warning", f"names a grading template file ({text[:60]!r})", "template")
+    if len(text) < 400 and tables.GRADING_ARTEFACT_RE.search(text):
+        linter.report(node, 8, "error", f"names a file of the grading run ({text[:60]!r}): stored inputs and "
+                      "outputs, or a stage marker (tells the timed stage from the checked one)", "artefact")
     if len(text) < 400 and "kernelbench" in text.lower():
         linter.report(node, 8, "warning", f"names the grader's package ({text[:60]!r})", "kernelbench")
     if len(text) > 200_000:
@@ -524,7 +531,9 @@ def _searches_files(linter: Linter) -> bool:
 
 
 def _check_attribute(linter: Linter, node: ast.Attribute) -> None:
-    if node.attr in tables.FRAME_ATTRIBUTES:
+    if node.attr in tables.REACH_ATTRIBUTES:
+        linter.report(node, 8, "error", f".{node.attr} {tables.REACH_ATTRIBUTES[node.attr]}", node.attr)
+    elif node.attr in tables.FRAME_ATTRIBUTES:
         linter.report(node, 8, "error", f"reads the frame attribute .{node.attr} (walks the caller's stack)")
     elif node.attr == "_version" and not _is_store(node):
         linter.report(node, 7, "error", "reads a tensor's ._version counter (only memoisation needs it)")

@@ -97,6 +97,16 @@ _add(1, "error", "executes code the lint cannot read", "builtins.eval", "builtin
 FRAME_ATTRIBUTES = {"f_back", "f_locals", "f_globals", "f_code", "f_lineno", "tb_frame", "gi_frame",
                     "cr_frame", "f_builtins"}
 
+# Attributes that reach objects the solution was never handed: every class of a hierarchy (the grader's
+# reference Model is one of torch.nn.Module's subclasses once loaded) or another module's globals.
+REACH_ATTRIBUTES = {"__subclasses__": "lists every subclass loaded in the process (finds the grader's reference "
+                                      "Model without naming it)",
+                    "__globals__": "reads another function's module globals (reaches the grader's modules)"}
+
+# Files a grading run writes beside the candidate (inputs, checked outputs, stage markers, signed results):
+# naming them is reading stored answers or telling the timed stage from the checked one.
+GRADING_ARTEFACT_RE = re.compile(r"\.kbt\b|\bcheck\.done\b|\.done$|worker_result|\b(?:in|out|end|expected)_s\d+_")
+
 # Modules whose mere import is worth a note.
 IMPORT_NOTES: dict[str, tuple[int, str, str]] = {
     "inspect": (8, "warning", "imports inspect (stack introspection is only a warning on its own)"),
