@@ -40,3 +40,20 @@ def test_naming_grading_files_is_sniffing(text):
 ])
 def test_honest_spellings_stay_clean(source):
     assert error_classes(source) == set()
+
+
+@pytest.mark.parametrize("source", [
+    "import torch\non = torch.autograd._profiler_enabled()\n",
+    "import torch\non = torch._C._autograd._profiler_type()\n",
+    "from torch.autograd import profiler\non = profiler._is_profiler_enabled\n",
+    "import torch\nfns = [v for k, v in vars(torch.autograd).items() if k.endswith('iler_enabled')]\n",
+    "import torch\nstate = torch.profiler.profile\n",
+])
+def test_asking_whether_the_profiler_records_is_sniffing(source):
+    assert 8 in error_classes(source)
+
+
+def test_annotating_a_range_for_the_profiler_stays_clean():
+    source = ("import torch\ndef f(x):\n    with torch.profiler.record_function('tile'):\n        return x + 1\n"
+              "def g(x):\n    with torch.autograd.profiler.record_function('tile'):\n        return x + 1\n")
+    assert error_classes(source) == set()

@@ -333,7 +333,19 @@ def counter_check(spec, target: ProbeTarget, cases: list, limit_s: float) -> lis
     if need.must_read <= 0:
         return [_not_run(f"the bytes formula ({need.formula_bytes:,.0f} B) does not exceed the outputs")]
     reading = measure(probe_job(spec, target, index, chosen), target.workdir / "counters", target.env, limit_s)
-    return [decide(reading, need)]
+    return [decide(reading, need), *unprofiled_launch_findings(reading, spec)]
+
+
+def unprofiled_launch_findings(reading: CounterReading, spec) -> list[Finding]:
+    """The launch audit on the call ncu measured. That call runs with torch's profiler off (ncu watches from
+    outside the process), like a timed call: a candidate that behaves only while the profiler records (every
+    checked call) shows its library kernels here."""
+    from kernelbench.eval.integrity.launches import audit_names
+    from kernelbench.eval.integrity.rules import rules_for_spec
+
+    return [f.model_copy(update={"message": f.message + " (in the call the hardware-counter pass measured, "
+                                  "with torch's profiler off)"})
+            for f in audit_names(reading.kernels, rules_for_spec(spec))]
 
 
 def probe_job(spec, target: ProbeTarget, index: int, chosen: list) -> dict[str, Any]:

@@ -7,6 +7,7 @@ C++/CUDA sources, inline or beside it) and returns one Finding per distinct prob
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -179,6 +180,10 @@ def _check_reference(linter: Linter, node: ast.AST) -> None:
     if name in tables.SENSITIVE:
         klass, severity, why = tables.SENSITIVE[name]
         linter.report(node, klass, severity, f"{name}: {why}", name)
+    elif name.startswith("torch.") and tables.PROFILER_NAME_RE.search(name) and \
+            name.rsplit(".", 1)[-1] not in tables.PROFILER_ALLOWED_LEAVES:
+        linter.report(node, 8, "error", f"uses {name}: asks about or drives torch's profiler (the launch audit "
+                      "records under it; code can act differently when audited)", name)
     elif name.startswith("torch.backends.") and isinstance(parent, ast.Call) and parent.func is node:
         linter.report(node, 14, "warning", f"calls {name} (backend flags are pinned by the grader)", name)
 
@@ -512,6 +517,9 @@ def _check_string(linter: Linter, node: ast.Constant) -> None:
                           "template")
         else:
             linter.report(node, 8, "warning", f"names a grading template file ({text[:60]!r})", "template")
+    if len(text) < 400 and re.search(r"_profiler|profiler_|iler_enabled", text):
+        linter.report(node, 8, "error", f"names torch's profiler state ({text[:60]!r}): acts differently when "
+                      "audited", "profiler")
     if len(text) < 400 and tables.GRADING_ARTEFACT_RE.search(text):
         linter.report(node, 8, "error", f"names a file of the grading run ({text[:60]!r}): stored inputs and "
                       "outputs, or a stage marker (tells the timed stage from the checked one)", "artefact")

@@ -103,6 +103,11 @@ REACH_ATTRIBUTES = {"__subclasses__": "lists every subclass loaded in the proces
                                       "Model without naming it)",
                     "__globals__": "reads another function's module globals (reaches the grader's modules)"}
 
+# torch's profiler: the launch audit records every checked call under it, so code that asks whether it records
+# (by any of torch's several spellings) can behave only while audited. Annotating ranges stays allowed.
+PROFILER_NAME_RE = re.compile(r"profil|kineto", re.IGNORECASE)
+PROFILER_ALLOWED_LEAVES = {"record_function", "RecordScope", "nvtx"}
+
 # Files a grading run writes beside the candidate (inputs, checked outputs, stage markers, signed results):
 # naming them is reading stored answers or telling the timed stage from the checked one.
 GRADING_ARTEFACT_RE = re.compile(r"\.kbt\b|\bcheck\.done\b|\.done$|worker_result|\b(?:in|out|end|expected)_s\d+_")
