@@ -276,6 +276,20 @@ class Grader:
             return
         for index, shape in enumerate(self.shapes):
             self.grading.shapes.append(self._shape_result(index, shape, bench.result["shapes"].get(str(index), {})))
+        self.audit_timed_launches(bench.result["shapes"])
+
+    def audit_timed_launches(self, shapes: dict[str, Any]) -> None:
+        """The launch audit of the timed calls (CPU gradings record them): only what the checked calls did not
+        already show, so a library seen in both is reported once."""
+        timed = {name for raw in shapes.values() if isinstance(raw, dict) for name in raw.get("launches") or {}}
+        fresh = sorted(timed - set(self.launches))
+        if not self.lint or not fresh:
+            return
+        from kernelbench.eval.integrity import launch_audit
+
+        found = [f.model_copy(update={"message": f.message + " (in the timed calls only)"})
+                 for f in launch_audit(fresh, self.spec)]
+        self._add_findings("launch audit, timed calls", found)
 
     def missing_timing_files(self) -> list[str]:
         """The timed cases' inputs and checked outputs (the bench stage would wait for them until its limit)."""

@@ -21,3 +21,27 @@ def test_library_kernel_in_the_measured_call_is_refused():
 def test_own_kernels_in_the_measured_call_pass():
     reading = CounterReading(kernels=["softmax_kahan_kernel", "triton_red_fused_exp_0"], sentinel=True)
     assert unprofiled_launch_findings(reading, SOFTMAX) == []
+
+
+def _grader_stub(checked: dict[str, float]):
+    from pathlib import Path
+
+    from kernelbench.eval.grade import Grader
+    from kernelbench.problems.spec import load_problem_spec
+
+    stub = SimpleNamespace(launches=checked, lint=True, findings=[], check_log=[],
+                           spec=load_problem_spec(Path(__file__).resolve().parents[2] / "problems" / "04_kahan_softmax"))
+    stub._add_findings = lambda label, found: Grader._add_findings(stub, label, found)
+    return stub, Grader.audit_timed_launches
+
+
+def test_library_only_in_the_timed_calls_is_refused():
+    stub, audit = _grader_stub({"aten::exp": 0.0, "aten::sum": 0.0})
+    audit(stub, {"0": {"samples_ms": [1.0], "launches": {"aten::exp": 0.0, "aten::_softmax": 0.0}}, "1": {}})
+    assert [f.klass for f in stub.findings] == [1] and "timed calls only" in stub.findings[0].message
+
+
+def test_timed_calls_seen_when_checked_are_not_reported_twice():
+    stub, audit = _grader_stub({"aten::_softmax": 0.0})
+    audit(stub, {"0": {"launches": {"aten::_softmax": 0.0}}, "1": {"error": "boom"}})
+    assert stub.findings == []
