@@ -176,9 +176,9 @@ def run_case(ctx: dict[str, Any], model, case: dict[str, Any]) -> dict[str, Any]
     guards.poison_free_memory(device)
     guards.fill_uninitialized(True)
     pinned = guards.pin_backend_flags()
-    # every checked call is audited, not one per shape: a candidate that computes honestly on the first call of a
-    # model (the audited one) and hands later calls to a library would otherwise pass the audit
-    audit = True
+    # which checked calls are audited is the judge's secret draw (cases._audited_seed): not always a model's first
+    # call, so a candidate honest on the first call and handing later ones to a library is seen
+    audit = bool(case.get("audit", True))
     with torch.no_grad(), _launch_recorder(device, audit, _problem_code(ctx)) as launches:
         out = model(*inputs)
         guards.synchronize(device)

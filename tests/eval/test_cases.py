@@ -21,6 +21,20 @@ def test_every_shape_and_public_seed_then_stress_then_property(spec):
     assert sum(c.oracle for c in cases) == len(spec.smoke_shapes)
 
 
+def test_one_audited_base_call_per_shape_drawn_with_the_secret(spec):
+    """The launch audit watches one base call per shape (which one is the secret's draw, so not always a model's
+    first call) and every stress and property call."""
+    draws = set()
+    for secret in range(40):
+        cases = build_cases(spec, spec.smoke_shapes, secret=secret, mode="smoke")
+        for i in range(len(spec.smoke_shapes)):
+            audited = [c.public_seed for c in cases if c.label == "base" and c.shape_index == i and c.audit]
+            assert len(audited) == 1
+            draws.add(audited[0])
+        assert all(c.audit for c in cases if c.label != "base")
+    assert draws == {42, 123, 456}
+
+
 def test_secret_changes_every_seed_and_is_reproducible(spec):
     a = build_cases(spec, spec.smoke_shapes, secret=1, mode="smoke")
     b = build_cases(spec, spec.smoke_shapes, secret=2, mode="smoke")

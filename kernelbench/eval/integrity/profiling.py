@@ -48,8 +48,8 @@ def watch_code(files: Iterable[str | Path]) -> Iterator[set[str]]:
 
     def tracer(frame, _event, _arg):
         # the global trace function is called once per new frame; returning None skips the frame's lines. Any
-        # trace function slows pure-Python code (interpreted Triton on the CPU: about 3x in the check stage only;
-        # the timed stage runs without it)
+        # trace function slows pure-Python code (interpreted Triton on the CPU: about 3x; on a GPU the timed stage
+        # runs without it)
         code = frame.f_code
         if code.co_filename in watched:
             ran.add(f"{PROBLEM_CODE_PREFIX}{Path(code.co_filename).name}:{getattr(code, 'co_qualname', code.co_name)}")
