@@ -70,6 +70,9 @@ def test_judge_names_each_false_positive():
              "integrity": [{"check": "ast_lint", "class": 1, "severity": "error", "message": "torch.topk"}]}
     assert judge_deck_line(clean, allowed) == []
     assert judge_deck_line(clean, None)  # the ties failure is allowed only where listed
+    drawn = {"grading": {"outcome": "invalid", "checks": [{"case": "property:ties@0.5", "passed": False}]},
+             "integrity": []}
+    assert judge_deck_line({**drawn, "integrity": clean["integrity"]}, allowed) == []  # any drawn scale
     flagged = {"grading": {"outcome": "invalid", "checks": [{"case": "base", "passed": False, "message": "x"}]},
                "integrity": [{"check": "timed_output", "class": 8, "severity": "error", "message": "m"}]}
     assert len(judge_deck_line(flagged, allowed)) == 2

@@ -3,6 +3,7 @@ aimed at a real problem of the deck, with the outcome it must get and the findin
 
 from __future__ import annotations
 
+import fnmatch
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,8 @@ class DeckLineAllowance(Strict):
     problem: str
     line: str                            # reference | sota
     classes: list[int] = Field(default_factory=list)
-    failed_cases: list[str] = Field(default_factory=list)  # check cases it may fail (case labels of the report)
+    # check cases it may fail: labels of the report, `*` for what varies (property draws: property:absorb@*)
+    failed_cases: list[str] = Field(default_factory=list)
     why: str
 
 
@@ -88,7 +90,7 @@ def judge_deck_line(report: dict[str, Any], allowed: DeckLineAllowance | None) -
     allowed, an outcome other than pass/invalid, or an INVALID that no error finding explains. Empty = none."""
     grading = report.get("grading", {})
     classes = {1, *(allowed.classes if allowed else [])}
-    cases = set(allowed.failed_cases if allowed else [])
+    patterns = allowed.failed_cases if allowed else []
     problems = []
     if grading.get("outcome") not in ("pass", "invalid"):
         problems.append(f"outcome {grading.get('outcome')!r}: {grading.get('reasons', [])[:2]}")
@@ -98,5 +100,6 @@ def judge_deck_line(report: dict[str, Any], allowed: DeckLineAllowance | None) -
     if grading.get("outcome") == "invalid" and not errors:
         problems.append(f"INVALID without an error finding: {grading.get('reasons', [])[:2]}")
     problems += [f"check {c.get('case')} on shape {c.get('shape_index')} failed: {c.get('message', '')[:160]}"
-                 for c in grading.get("checks", []) if not c.get("passed") and c.get("case") not in cases]
+                 for c in grading.get("checks", []) if not c.get("passed")
+                 and not any(fnmatch.fnmatchcase(str(c.get("case")), p) for p in patterns)]
     return problems
