@@ -24,7 +24,14 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from kernelbench.eval.integrity.catalogue import CLASS_NAMES
-from kernelbench.eval.integrity.suite import Suite, SuiteCase, judge, judge_deck_line, load_suite
+from kernelbench.eval.integrity.suite import (
+    Suite,
+    SuiteCase,
+    deck_line_files,
+    judge,
+    judge_deck_line,
+    load_suite,
+)
 
 CASES = REPO / "tests" / "integrity" / "cases"
 DEVICE = "cuda"  # --device cpu: a dry run of this script without a GPU
@@ -161,8 +168,7 @@ def main() -> int:
                     if (REPO / "problems" / p.stem / "problem.yaml").is_file() and not args.only)
     extra: dict[str, Any] = {}
     remaining = max(30.0, args.budget_s - (time.monotonic() - started) - 30)
-    deck_lines = sorted(p for p in (REPO / "problems").glob("*/*.py")
-                        if args.deck_lines and p.stem in ("reference", "sota") and (p.parent / "problem.yaml").is_file())
+    deck_lines = deck_line_files(REPO / "problems") if args.deck_lines else []
     results = run_cases(cases, honest, deck_lines, args.parallel, timeout_s=remaining)
     print(f"[{time.monotonic() - started:.0f} s] graded {len(results)} solutions", flush=True)
     if "full:15_cached_rotation.py" in results:

@@ -286,9 +286,9 @@ class Grader:
         if not self.lint or not fresh:
             return
         from kernelbench.eval.integrity import launch_audit
+        from kernelbench.eval.integrity.launches import seen_in
 
-        found = [f.model_copy(update={"message": f.message + " (in the timed calls only)"})
-                 for f in launch_audit(fresh, self.spec)]
+        found = seen_in(launch_audit(fresh, self.spec), "in the timed calls only")
         self._add_findings("launch audit, timed calls", found)
 
     def missing_timing_files(self) -> list[str]:

@@ -18,12 +18,11 @@ from typing import Any
 import pytest
 from test_suite import PARALLEL, REPO, grade  # the suite's grading call (tests/integrity is on sys.path)
 
-from kernelbench.eval.integrity.suite import judge_deck_line, load_suite
+from kernelbench.eval.integrity.suite import deck_line_files, judge_deck_line, load_suite
 
 pytestmark = pytest.mark.slow
 
-LINES = sorted((p.parent.name, p.stem) for p in (REPO / "problems").glob("*/*.py")
-               if p.stem in ("reference", "sota") and (p.parent / "problem.yaml").is_file())
+LINES = [(p.parent.name, p.stem) for p in deck_line_files(REPO / "problems")]
 
 SUITE = load_suite(Path(__file__).resolve().parent / "cases.yaml")
 

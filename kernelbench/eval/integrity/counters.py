@@ -340,12 +340,11 @@ def unprofiled_launch_findings(reading: CounterReading, spec) -> list[Finding]:
     """The launch audit on the call ncu measured. That call runs with torch's profiler off (ncu watches from
     outside the process), like a timed call: a candidate that behaves only while the profiler records (every
     checked call) shows its library kernels here."""
-    from kernelbench.eval.integrity.launches import audit_names
+    from kernelbench.eval.integrity.launches import audit_names, seen_in
     from kernelbench.eval.integrity.rules import rules_for_spec
 
-    return [f.model_copy(update={"message": f.message + " (in the call the hardware-counter pass measured, "
-                                  "with torch's profiler off)"})
-            for f in audit_names(reading.kernels, rules_for_spec(spec))]
+    return seen_in(audit_names(reading.kernels, rules_for_spec(spec)),
+                   "in the call the hardware-counter pass measured, with torch's profiler off")
 
 
 def probe_job(spec, target: ProbeTarget, index: int, chosen: list) -> dict[str, Any]:

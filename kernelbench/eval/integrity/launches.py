@@ -28,6 +28,12 @@ def launch_audit(kernel_names: Iterable[str], spec) -> list[Finding]:
     return findings
 
 
+def seen_in(findings: list[Finding], where: str) -> list[Finding]:
+    """Findings of an audit run on other calls than the checked ones, saying which (the timed calls, the call the
+    counter pass measured)."""
+    return [f.model_copy(update={"message": f"{f.message} ({where})"}) for f in findings]
+
+
 def audit_names(names: Iterable[str], rules: Rules) -> list[Finding]:
     return [finding(CHECK, 1, f"a forbidden library ran during the candidate's forward: {why}",
                     evidence=f"kernel {first[:200]!r} launched {total}x")

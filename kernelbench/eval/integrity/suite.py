@@ -85,6 +85,12 @@ def judge(case: SuiteCase, report: dict[str, Any], device: str) -> list[str]:
     return problems
 
 
+def deck_line_files(problems_root: Path) -> list[Path]:
+    """Every problem's reference.py and sota.py: the deck's own lines, graded as candidates for false positives."""
+    return sorted(p for p in Path(problems_root).glob("*/*.py")
+                  if p.stem in ("reference", "sota") and (p.parent / "problem.yaml").is_file())
+
+
 def judge_deck_line(report: dict[str, Any], allowed: DeckLineAllowance | None) -> list[str]:
     """False positives on a deck line: a finding other than class 1 (or its allowance), a failed check it is not
     allowed, an outcome other than pass/invalid, or an INVALID that no error finding explains. Empty = none."""
