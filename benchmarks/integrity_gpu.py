@@ -79,6 +79,14 @@ ALONE = {"bad_alloc_all.py"}  # takes the whole GPU: graded after the others, by
 
 
 def expects_counters(case: SuiteCase) -> bool:
+    """Cases the hardware-counter pass must see: its DRAM-bytes rule, or its audit of a call made with torch's
+    profiler off (`counters: true` in cases.yaml)."""
+    want = case.expectation("cuda").finding
+    return case.counters or (want is not None and "dram_bytes" in want.check)
+
+
+def needs_full_shapes(case: SuiteCase) -> bool:
+    """Smoke inputs are a few KB, below anything DRAM counters can judge."""
     want = case.expectation("cuda").finding
     return want is not None and "dram_bytes" in want.check
 
@@ -88,8 +96,7 @@ def run_cases(cases: list[SuiteCase], honest: list[Path], deck_lines: list[Path]
     jobs = {"full:15_cached_rotation.py": (CASES / "15_cached_rotation.py", "04_kahan_softmax", "full", timeout_s)}
     if DEVICE != "cuda" or not any(c.file == "15_cached_rotation.py" for c in cases):
         jobs = {}
-    # a counters case is graded on full shapes: smoke inputs are a few KB, below anything DRAM counters can judge
-    jobs.update({c.file: (CASES / c.file, c.problem, "full" if expects_counters(c) else "smoke", timeout_s,
+    jobs.update({c.file: (CASES / c.file, c.problem, "full" if needs_full_shapes(c) else "smoke", timeout_s,
                           expects_counters(c)) for c in cases if c.file not in ALONE})
     jobs.update({f"honest:{p.parent.name}/{p.name}": (p, p.stem, "smoke", timeout_s) for p in honest})
     jobs.update({f"deck:{p.parent.name}/{p.name}": (p, p.parent.name, "smoke", timeout_s) for p in deck_lines})

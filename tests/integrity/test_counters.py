@@ -71,6 +71,7 @@ if "--import" in args:
 log, export = pathlib.Path(args[args.index("--log-file") + 1]), pathlib.Path(args[args.index("--export") + 1])
 export = export if export.suffix == ".ncu-rep" else export.with_name(export.name + ".ncu-rep")
 pathlib.Path(PIDFILE).write_text(str(__import__("os").getpid()))
+pathlib.Path(PIDFILE).with_suffix(".cwd").write_text(" ".join(sorted(p.name for p in pathlib.Path.cwd().iterdir())))
 if MODE == "hang":
     time.sleep(300)
 app = subprocess.Popen(args[args.index("-m") - 1:])
@@ -204,6 +205,26 @@ def test_missing_ncu_is_reported(tmp_path: Path, monkeypatch):
 
 
 # ------------------------------------------------------------------------------------------------- end to end
+
+def test_the_probe_runs_in_the_grading_folder_like_every_stage(tmp_path: Path, monkeypatch):
+    """A candidate that tells stages apart by what lies around it (the bench stage's output folder, say) must not
+    tell the counter pass's call from a timed one: the probe runs where the stages run."""
+    stand_in_ncu(tmp_path, monkeypatch, "measure", [("softmax_kernel", "12,288", "12,000")])
+    report = grade_smoke()
+    assert report.grading.outcome == "pass", report.grading.reasons
+    seen = (tmp_path / "ncu.cwd").read_text().split()  # what lay in the probe's working folder
+    assert {"inputs", "check", "counters"} <= set(seen), seen
+
+
+def test_kahan_library_sums_in_the_measured_call_are_refused():
+    """The measured call gets the whole launch audit: on a Kahan problem an uncompensated library sum too."""
+    spec = load_problem_spec(PROBLEMS / "04_kahan_softmax")
+    reading = CounterReading(kernels=["void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, "
+                                      "at::native::func_wrapper_t<float, at::native::sum_functor<float, float, "
+                                      "float>::operator()>, unsigned int, float, 4> >(...)"], sentinel=True)
+    found = counters.unprofiled_launch_findings(reading, spec)
+    assert [(f.check, f.klass) for f in found] == [("kahan_library_sum", 14)]
+    assert "profiler off" in found[0].message
 
 def test_grading_passes_when_the_call_reads_its_inputs(tmp_path: Path, monkeypatch, capsys):
     stand_in_ncu(tmp_path, monkeypatch, "measure", [("softmax_kernel", "12,288", "12,000")])

@@ -78,6 +78,17 @@ def test_judge_names_each_false_positive():
     assert judge_deck_line({"grading": {"outcome": "check_failed"}, "integrity": []}, None)
 
 
+def test_an_allowed_check_is_allowed_for_its_line_only():
+    """01's lines may be reported by the FP8 SASS check (the oracle is float32; cuBLASLt's kernels have no code to
+    read); another class-14 guard on them, or that check on another line, is still a false positive."""
+    sass = {"check": "fp8_sass", "class": 14, "severity": "error", "message": "not shown"}
+    report = {"grading": {"outcome": "invalid", "checks": []}, "integrity": [sass]}
+    assert judge_deck_line(report, SUITE.deck_allowance("01_fp8_gemm", "sota")) == []
+    assert judge_deck_line(report, SUITE.deck_allowance("07_w4a16_gemm", "reference"))
+    kahan = {**report, "integrity": [{**sass, "check": "kahan_row_sum"}]}
+    assert judge_deck_line(kahan, SUITE.deck_allowance("01_fp8_gemm", "sota"))
+
+
 def test_lines_without_a_forbidden_op_pass_clean(line_reports):
     """The references that use no forbidden op are what an honest candidate could have written: they must PASS."""
     from kernelbench.eval.integrity.hooks import static_findings

@@ -65,6 +65,12 @@ def test_launch_audit_names_library_kernels_and_aten_ops():
     assert launch_audit(["aten::_softmax"], SOFTMAX) and not launch_audit(["softmax_kernel"], SOFTMAX)
 
 
+PLAIN_SASS = """
+        Function : elementwise_kernel
+        /*0000*/                   FADD R2, R2, R3 ;
+"""
+
+
 def test_sass_split_and_identifier_matching():
     kernels = split_functions(SASS, "x.so")
     assert [k.name for k in kernels][:2] == ["_Z9fp8_gemmILi128EEvPKhS1_P13__nv_bfloat16", "bf16_matmul_kernel"]
@@ -82,6 +88,10 @@ def test_fp8_verdicts():
     assert decoy.severity == "error"
     [unknown] = fp8_sass_check({"some_prebuilt_kernel": 5.0}, kernels)
     assert unknown.severity == "error" and "some_prebuilt_kernel" in unknown.evidence
+    assert "cannot be read" in unknown.evidence and "is shown to hold" in unknown.message  # unproven, not disproven
+    [both] = fp8_sass_check({"some_prebuilt_kernel": 5.0, "elementwise_kernel": 1.0},
+                            [*kernels, *split_functions(PLAIN_SASS, "y.cubin")])
+    assert both.severity == "error" and "holds no MMA: elementwise_kernel" in both.evidence
     [small] = fp8_sass_check({"fp8_gemm": 1.0, "elementwise_kernel": 9.0}, kernels)
     assert small.severity == "error" and "10%" in small.message
 

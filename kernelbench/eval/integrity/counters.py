@@ -154,8 +154,11 @@ class _GpuCounterLock:
             self.handle.close()  # closing releases the lock
 
 
-def measure(job: dict[str, Any], workdir: Path, env: dict[str, str], limit_s: float) -> CounterReading:
-    """Run the probe under ncu (killed as a group at `limit_s`) and read the report back."""
+def measure(job: dict[str, Any], workdir: Path, env: dict[str, str], limit_s: float,
+            cwd: Path | None = None) -> CounterReading:
+    """Run the probe under ncu (killed as a group at `limit_s`) and read the report back. `workdir` holds the
+    pass's own files; `cwd` is where the probe runs: the grading folder, the working directory of every stage that
+    runs the candidate, so a candidate that tells stages apart by what it sees around it cannot tell this one."""
     ncu = find_ncu()
     if ncu is None:
         where = os.environ.get(NCU_ENV) or "ncu on PATH or /usr/local/cuda/bin/ncu"
@@ -167,7 +170,7 @@ def measure(job: dict[str, Any], workdir: Path, env: dict[str, str], limit_s: fl
         if not locked:
             return CounterReading(skipped=f"another counter pass held the GPU's counters for {LOCK_WAIT_S:g} s")
         started = time.monotonic()
-        timed_out = _run_group(ncu_command(ncu, job_path, export, log), workdir, env, limit_s)
+        timed_out = _run_group(ncu_command(ncu, job_path, export, log), cwd or workdir, env, limit_s)
         reading = CounterReading(seconds=round(time.monotonic() - started, 2))
     reading.log = log.read_text(errors="replace") if log.is_file() else ""
     reading.status = _probe_status(workdir / "probe_status.json")
@@ -332,18 +335,19 @@ def counter_check(spec, target: ProbeTarget, cases: list, limit_s: float) -> lis
     need = Requirement(index, chosen[0].shape, spec.bytes_of(chosen[0].shape), written)
     if need.must_read <= 0:
         return [_not_run(f"the bytes formula ({need.formula_bytes:,.0f} B) does not exceed the outputs")]
-    reading = measure(probe_job(spec, target, index, chosen), target.workdir / "counters", target.env, limit_s)
+    reading = measure(probe_job(spec, target, index, chosen), target.workdir / "counters", target.env, limit_s,
+                      cwd=target.workdir)
     return [decide(reading, need), *unprofiled_launch_findings(reading, spec)]
 
 
 def unprofiled_launch_findings(reading: CounterReading, spec) -> list[Finding]:
-    """The launch audit on the call ncu measured. That call runs with torch's profiler off (ncu watches from
+    """The launch audit on the call ncu measured, the whole audit the checked calls get (forbidden libraries and,
+    for a Kahan problem, uncompensated library sums). That call runs with torch's profiler off (ncu watches from
     outside the process), like a timed call: a candidate that behaves only while the profiler records (every
     checked call) shows its library kernels here."""
-    from kernelbench.eval.integrity.launches import audit_names, seen_in
-    from kernelbench.eval.integrity.rules import rules_for_spec
+    from kernelbench.eval.integrity.launches import launch_audit, seen_in
 
-    return seen_in(audit_names(reading.kernels, rules_for_spec(spec)),
+    return seen_in(launch_audit(reading.kernels, spec),
                    "in the call the hardware-counter pass measured, with torch's profiler off")
 
 
