@@ -23,6 +23,7 @@ SECRET_ENV = "KERNELBENCH_SECRET_SEED"
 SECRET_FILE_ENV = "KERNELBENCH_SECRET_SEED_FILE"
 PROPERTY_DRAWS = {"full": 3, "smoke": 2}   # hypothesis draws per grading (a cap: each one is a full case)
 STRESS_SHAPES, PROPERTY_SHAPES = 1, 2       # how many of the smallest shapes carry stress / property cases
+TIMED_STRESS_DRAWS = {"full": 1, "smoke": 4}  # input sets per timed shape and stress entry (timed_stress_cases)
 
 
 class Case(BaseModel):
@@ -108,6 +109,37 @@ def _stress_cases(spec: ProblemSpec, shapes: list[dict], secret: int) -> list[Ca
                               case="base" if stress.distribution == "normal" else stress.distribution,
                               scale=stress.scale, label=f"stress:{stress.name}"))
     return cases
+
+
+def timed_stress_entries(spec: ProblemSpec) -> list[int]:
+    """Which of the problem's stress entries the timed rotation mixes in: those with their own distribution (the
+    inputs a problem builds to expose a shortcut, e.g. 04's absorb rows); a problem with scaled entries only gives
+    all of them."""
+    own = [k for k, s in enumerate(spec.stress) if s.distribution != "normal"]
+    return own or list(range(len(spec.stress)))
+
+
+def timed_stress_cases(spec: ProblemSpec, shapes: list[dict], secret: int, cases: list[Case],
+                       mode: str = "full") -> list[Case]:
+    """Stress cases with every timed shape's inputs, for the timed rotation (worker.bench_shape): per shape and
+    stress entry, TIMED_STRESS_DRAWS[mode] input sets, the problem's own stress case first where the shape has one,
+    new draws (secret seed, the entry's distribution and scale) for the rest. They are checked like every case
+    before they are timed, so their checked outputs are what the timed outputs are judged against. Several draws
+    on smoke shapes: a draw there is cheap, and whether one adversarial draw separates a shortcut is a matter of
+    chance on tiny rows. The new ones are not launch-audited (full shapes; the base cases' draw covers them)."""
+    public, draws = spec.seeds[0], TIMED_STRESS_DRAWS.get(mode, 1)
+    by_id = {c.id: c for c in cases}
+    found = []
+    for i, shape in enumerate(shapes):
+        for k in timed_stress_entries(spec):
+            stress = spec.stress[k]
+            own = [by_id[f"s{i}_stress{k}"]] if f"s{i}_stress{k}" in by_id else []
+            found += own + [Case(
+                id=f"s{i}_tstress{k}_{j}", shape_index=i, shape=shape, public_seed=public,
+                seed=mix_seed(public, secret, i, stress.name, "timed", j),
+                case="base" if stress.distribution == "normal" else stress.distribution, scale=stress.scale,
+                label=f"stress:{stress.name}", audit=False) for j in range(draws - len(own))]
+    return found
 
 
 def _property_cases(spec: ProblemSpec, shapes: list[dict], secret: int, n: int) -> list[Case]:

@@ -2,7 +2,8 @@
 
 Order: integrity lint → check stage (candidate, fresh process) → reference stage (fresh process) → the parent
 compares → on CUDA, one hardware-counter pass (ncu, fresh process) → bench stage (candidate, fresh process,
-every timed output validated) → roofline → integrity gates.
+every timed output judged like a checked one, stress inputs mixed into the timed rotation) → roofline → integrity
+gates.
 The parent never imports the solution; it decides the verdict from files the stages saved.
 """
 
@@ -20,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kernelbench.errors import KernelBenchError
 from kernelbench.eval import verdict
-from kernelbench.eval.cases import Case, build_cases, mix_seed, secret_seed
+from kernelbench.eval.cases import Case, build_cases, mix_seed, secret_seed, timed_stress_cases
 from kernelbench.eval.environment import collect_environment, profile_from_info
 from kernelbench.eval.process import StageHandle, StageRun, finish_stage, start_stage
 from kernelbench.eval.roofline import ceiling_of, faster_than_light, geometric_mean, score_shape
@@ -70,6 +71,7 @@ class Grader:
         self.timed_next = True            # the bench stage will follow: keep its cases' files
         self.counters = True              # the hardware-counter pass on CUDA gradings (grade_solution(counters=))
         self.cases = build_cases(self.spec, self.shapes, self.secret, shapes_mode)
+        self.timed_stress: list[Case] = []  # stress cases mixed into the timed rotation (add_timed_stress)
         self.profile = None               # known once the judge has reported the device
         self.device_info: dict[str, Any] = {}
         self.pristine = pristine_copy(problem_dir, workdir / "problem")
@@ -165,7 +167,7 @@ class Grader:
         outputs flow back as files, expected values never leave the judge's memory."""
         started = time.monotonic()
         check_dir = self.workdir / "check"
-        keep = [c.id for c in self.timing_cases()] if self.timed_next else []
+        keep = [c.id for c in self.timing_cases() + self.timed_stress] if self.timed_next else []
         judge = self.start("judge", self.cases, check_dir=str(check_dir), keep_ids=keep)
         check = self.finish(self.start("check", self.cases), self.limits["check"], partner=judge)
         check_dir.mkdir(exist_ok=True)
@@ -261,6 +263,14 @@ class Grader:
         per_shape = self.spec.timing.input_sets
         return [c for i in range(len(self.shapes)) for c in [b for b in base if b.shape_index == i][:per_shape]]
 
+    def add_timed_stress(self) -> None:
+        """Stress inputs with every timed shape, checked like the other cases and then mixed into the timed
+        rotation at secret positions: a candidate that changes what it computes once it believes it is timed
+        meets them there (cases.timed_stress_cases)."""
+        self.timed_stress = timed_stress_cases(self.spec, self.shapes, self.secret, self.cases, self.mode)
+        known = {c.id for c in self.cases}
+        self.cases += [c for c in self.timed_stress if c.id not in known]
+
     def run_timing(self) -> None:
         self.timed = True
         missing = self.missing_timing_files()
@@ -269,8 +279,9 @@ class Grader:
                                                  "during the check stage; nothing could be timed", missing[0]))
             self.grading.reasons.append(f"timing skipped: {len(missing)} grading files were deleted")
             return
-        bench = self.stage("bench", self.timing_cases(), expected_dir=str(self.workdir / "check"),
-                           expected_prefix="out")
+        bench = self.stage("bench", self.timing_cases() + self.timed_stress,
+                           expected_dir=str(self.workdir / "check"), expected_prefix="out", judge_timed=True,
+                           rotation_seed=mix_seed(0, self.secret, "rotation"))
         if bench.result is None:
             self.grading.reasons.append(bench.error)
             return
@@ -294,7 +305,7 @@ class Grader:
     def missing_timing_files(self) -> list[str]:
         """The timed cases' inputs and checked outputs (the bench stage would wait for them until its limit)."""
         paths = []
-        for case in self.timing_cases():
+        for case in self.timing_cases() + self.timed_stress:
             paths += [self.workdir / "inputs" / f"in_{case.id}.kbt", self.workdir / "check" / f"out_{case.id}.kbt"]
         return [p.name for p in paths if not p.is_file()]
 
@@ -303,6 +314,7 @@ class Grader:
                              bytes=self.spec.bytes_of(shape))
         if "error" in raw or not raw.get("samples_ms"):
             self._timing_failure(index, raw.get("error", "no samples"))
+            self.findings += [Finding.model_validate(f) for f in raw.get("integrity", [])]
             return result
         samples = raw["samples_ms"]
         result.median_ms, result.spread_ms, result.samples_ms = statistics.median(samples), iqr(samples), samples
@@ -522,6 +534,8 @@ def grade_solution(solution: Path, problem_dir: Path, *, device: str = "cuda", s
                         Path(tmp))
         grader.stages["setup"] = round(time.monotonic() - started, 3)
         grader.timed_next, grader.counters = timing or counters, counters
+        if timing:
+            grader.add_timed_stress()
         grader.run_lint()
         correct = grader.run_correctness()
         grader.check_pristine_copy()

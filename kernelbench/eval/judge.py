@@ -182,13 +182,18 @@ def settle_case(ctx: dict[str, Any], case: dict[str, Any], kept: dict[str, Any])
 
 def _kahan_bound(job: dict[str, Any]) -> bool:
     """Problems with a Kahan leak check get an fp64 oracle on every case (the row-sum evidence needs it)."""
+    return kahan_problem(Path(job["problem_dir"])) and bool(job.get("check_dir"))
+
+
+def kahan_problem(problem_dir: Path) -> bool:
+    """Whether the problem names a Kahan leak check (its outputs' row sums are held to the problem's bound)."""
     from kernelbench.problems.spec import load_problem_spec
 
     try:
-        spec = load_problem_spec(Path(job["problem_dir"]))
+        spec = load_problem_spec(problem_dir)
     except Exception:
         return False
-    return bool(set(spec.leak_checks) & {"kahan_row_sum", "kahan"}) and bool(job.get("check_dir"))
+    return bool(set(spec.leak_checks) & {"kahan_row_sum", "kahan"})
 
 
 MAX_REPUBLISH = 3
@@ -234,15 +239,7 @@ def judge_output(ctx: dict[str, Any], case: dict[str, Any], path: Path, kept: di
     tensors, single, meta = load_tensors(path, device)
     out = tensors[0] if single else tuple(tensors)
     expected = _to(kept["expected"], device)
-    result = compare_outputs(out, expected, job["tolerance"])
-    # only an output right element by element can be blamed on its accumulation (NaN or wrong values are the
-    # comparison's to report)
-    kahan = kahan_evidence(ctx, case, out, kept) if result.ok else []
-    _metadata(result, meta, expected, job["device"])
-    hook = getattr(ctx["reference"], "compare", None)
-    if result.ok and hook is not None:
-        for message in hook(out, expected, _to(kept["inputs"], device), job["tolerance"]) or []:
-            result.fail(message)
+    result, kahan = judged_comparison(ctx, case, out, expected, _to(kept["inputs"], device), kept.get("oracle"), meta)
     verdict = {"passed": result.ok, "messages": result.messages, "max_abs_err": result.max_abs_err,
                "max_rel_err": result.max_rel_err, "worst_index": result.worst_index, "integrity": kahan}
     if result.ok and case.get("oracle") and kept.get("oracle") is not None:
@@ -252,20 +249,51 @@ def judge_output(ctx: dict[str, Any], case: dict[str, Any], path: Path, kept: di
     return verdict
 
 
-def kahan_evidence(ctx: dict[str, Any], case: dict[str, Any], out: Any, kept: dict[str, Any]) -> list[dict]:
+def judged_comparison(ctx: dict[str, Any], case: dict[str, Any], out: Any, expected: Any, inputs: list | None,
+                      oracle: Any, meta: list[dict]) -> tuple[Comparison, list[dict]]:
+    """One output judged: exact metadata, values within tolerance, the Kahan row-sum evidence, the problem's
+    compare() hook. The checked outputs (here) and the timed ones (worker.bench_shape) both go through it, so a
+    candidate that changes what it computes once timed meets the same checks there.
+
+    ctx needs torch, job (device, tolerance, problem_dir), reference and kahan (see kahan_problem)."""
+    job = ctx["job"]
+    result = compare_outputs(out, expected, job["tolerance"])
+    # only an output right element by element can be blamed on its accumulation (NaN or wrong values are the
+    # comparison's to report)
+    kahan = kahan_evidence(ctx, case, out, oracle) if result.ok else []
+    _metadata(result, meta, expected, job["device"])
+    hook = getattr(ctx["reference"], "compare", None)
+    if result.ok and hook is not None:
+        for message in hook(out, expected, inputs, job["tolerance"]) or []:
+            result.fail(message)
+    return result, kahan
+
+
+def kahan_evidence(ctx: dict[str, Any], case: dict[str, Any], out: Any, oracle: Any) -> list[dict]:
     """The Kahan leak check (integrity hook): row sums of the candidate's output against the problem's bound,
     with what plain and compensated fp32 accumulation give on the same terms as evidence."""
-    if not ctx.get("kahan") or kept.get("oracle") is None or not isinstance(out, ctx["torch"].Tensor):
+    if not ctx.get("kahan") or oracle is None or not isinstance(out, ctx["torch"].Tensor):
         return []
-    from kernelbench.eval.integrity.hooks import kahan_findings
-    from kernelbench.problems.spec import load_problem_spec
+    from kernelbench.eval.integrity.numerics import kahan_check
 
-    problem_dir = Path(ctx["job"]["problem_dir"])
+    bound = _row_sum_bound(ctx)
+    if bound is None:
+        return []
     try:
-        found = kahan_findings(load_problem_spec(problem_dir), problem_dir, out, kept["oracle"], case["id"])
+        found = kahan_check(out, oracle, bound, case_id=case["id"])
     except Exception:  # a malformed output is the comparison's to report
         return []
     return [f.model_dump(mode="json", by_alias=True) for f in found]
+
+
+def _row_sum_bound(ctx: dict[str, Any]) -> float | None:
+    """reference.py's ROW_SUM_BOUND, read once per process (every timed call is judged: no file parse per call)."""
+    if "kahan_bound" not in ctx:
+        from kernelbench.eval.integrity.hooks import module_constant
+
+        value = module_constant(Path(ctx["job"]["problem_dir"]) / "reference.py", "ROW_SUM_BOUND")
+        ctx["kahan_bound"] = None if value is None else float(value)
+    return ctx["kahan_bound"]
 
 
 def _metadata(result: Comparison, meta: list[dict], expected: Any, device: str) -> None:

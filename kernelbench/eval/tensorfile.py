@@ -28,6 +28,11 @@ def _describe(t: torch.Tensor) -> dict[str, Any]:
             "dense": _non_overlapping_dense(t), "device": t.device.type}
 
 
+def tensor_meta(t: torch.Tensor) -> dict[str, Any]:
+    """What a saved tensor's header says about it (dtype, shape, strides, dense, device), for a tensor in hand."""
+    return _describe(t)
+
+
 def _non_overlapping_dense(t: torch.Tensor) -> bool:
     """Strides that are a permutation of some contiguous layout (so the values can be laid back exactly)."""
     expected = 1

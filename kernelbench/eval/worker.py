@@ -273,32 +273,103 @@ def run_bench(ctx: dict[str, Any]) -> dict[str, Any]:
 
 def bench_shape(ctx: dict[str, Any], index: int, cases: list[dict]) -> dict[str, Any]:
     from kernelbench.eval.portable import guards, timing
-    from kernelbench.eval.portable.compare import compare_outputs
-    from kernelbench.eval.tensorfile import load_output
 
     torch, device, job = ctx["torch"], ctx["device"], ctx["job"]
     model = build_model(ctx, index, cases[0]["shape"])
-    input_sets = [wait_for_inputs(ctx, c) for c in cases]
-    expected = [load_output(Path(job["expected_dir"]) / f"{job['expected_prefix']}_{c['id']}.kbt", device)
-                for c in cases]
-
-    def validate(out: Any, k: int) -> list[str]:
-        return compare_outputs(out, expected[k], job["tolerance"]).messages
-
+    # base cases are timed; stress cases (a candidate grading's) are mixed into the rotation, judged, not timed
+    ordered = [c for c in cases if c.get("label", "base") == "base"] + \
+              [c for c in cases if c.get("label", "base") != "base"]
+    n_base = sum(c.get("label", "base") == "base" for c in cases)
+    input_sets = [wait_for_inputs(ctx, c) for c in ordered]
+    judged = TimedJudge(ctx, ordered, input_sets)
     spec = job["timing"]
     pinned = guards.pin_backend_flags()
     # on the CPU the timed calls run under the launch audit too (CPU timings are smoke, not published): a candidate
     # that tells the timed stage from the checked one (by the profiler's state, its call cadence, files) and calls
     # a library only when timed is seen here; on a GPU the counter pass audits an unprofiled call instead
     audit_timed = device.type == "cpu" and bool(_problem_code(ctx))
+    invalid = None
     with torch.no_grad(), _launch_recorder(device, audit_timed, _problem_code(ctx)) as launches:
-        result = timing.time_function(
-            model, input_sets, device, warmup=spec["warmup"], trials=spec["trials"], max_trials=spec["max_trials"],
-            stderr_target=spec["stderr_target"], graph_below_ms=spec["cuda_graph_below_ms"],
-            l2_bytes=job.get("l2_bytes"), validate=validate, max_seconds=spec.get("max_seconds"))
+        try:
+            result = timing.time_function(
+                model, input_sets[:n_base], device, warmup=spec["warmup"], trials=spec["trials"],
+                max_trials=spec["max_trials"], stderr_target=spec["stderr_target"],
+                graph_below_ms=spec["cuda_graph_below_ms"], l2_bytes=job.get("l2_bytes"), validate=judged,
+                max_seconds=spec.get("max_seconds"), stress_sets=input_sets[n_base:],
+                rotation_seed=mix_rotation_seed(job, index))
+        except timing.TimedOutputInvalid as exc:
+            invalid = describe(exc)
+    if invalid is not None:  # the launches are known once the recording has ended
+        return {"error": invalid, "integrity": judged.findings, "launches": launches}
     return {"samples_ms": result.samples_ms, "method": result.method, "sync_overhead_ms": result.sync_overhead_ms,
             "memo_probe": result.memo_probe, "notes": result.notes, "flags": guards.changed_flags(pinned),
-            "side_stream_samples": result.side_stream_samples, "launches": launches}
+            "side_stream_samples": result.side_stream_samples, "launches": launches,
+            "stress_sets": len(input_sets) - n_base}
+
+
+def mix_rotation_seed(job: dict[str, Any], index: int) -> int | None:
+    """The shape's rotation seed, from the grading's secret one (grade.Grader.run_timing)."""
+    seed = job.get("rotation_seed")
+    return None if seed is None else int(seed) * 1_000_003 + index
+
+
+class TimedJudge:
+    """Validates every timed output. A candidate grading's (job["judge_timed"]) goes through the judge's own
+    comparison (judge.judged_comparison: tolerance, exact metadata, the Kahan row-sum evidence, the problem's
+    compare() hook with pristine inputs) against the candidate's checked output of the same case, which the judge
+    has passed; the library lines timed for baselines keep the plain tolerance (their checks are not the judge's).
+    Kahan findings of a failed timed call are kept for the report."""
+
+    def __init__(self, ctx: dict[str, Any], cases: list[dict], input_sets: list[list]):
+        from kernelbench.eval.tensorfile import load_output
+
+        job, self.torch = ctx["job"], ctx["torch"]
+        self.cases, self.findings = cases, []
+        self.expected = [load_output(Path(job["expected_dir"]) / f"{job['expected_prefix']}_{c['id']}.kbt",
+                                     ctx["device"]) for c in cases]
+        self.full, self.tolerance = bool(job.get("judge_timed")), job["tolerance"]
+        self.ctx: dict[str, Any] = {}
+        self.pristine: list[list | None] = [None] * len(cases)
+        if self.full:
+            from kernelbench.eval.judge import kahan_problem
+            from kernelbench.eval.portable.guards import clone_inputs
+
+            self.ctx = {"torch": self.torch, "job": job, "reference": ctx["reference"],
+                        "kahan": kahan_problem(Path(job["problem_dir"]))}
+            if callable(getattr(ctx["reference"], "compare", None)):  # the hook reads inputs a call may have edited
+                self.pristine = [clone_inputs(s) for s in input_sets]
+
+    def __call__(self, out: Any, k: int) -> list[str]:
+        if not self.full:
+            from kernelbench.eval.portable.compare import compare_outputs
+
+            return compare_outputs(out, self.expected[k], self.tolerance).messages
+        with _unrecorded():  # the grader's checks are not the candidate's launches
+            return self.judge(out, k)
+
+    def judge(self, out: Any, k: int) -> list[str]:
+        from kernelbench.eval.judge import judged_comparison
+        from kernelbench.eval.tensorfile import tensor_meta
+
+        case = {**self.cases[k], "id": f"{self.cases[k]['id']} (timed call)"}
+        items = [out] if type(out) is self.torch.Tensor else list(out) if type(out) in (tuple, list) else []
+        meta = [tensor_meta(t) for t in items if type(t) is self.torch.Tensor]
+        # the checked output stands in for the fp64 oracle: the evidence only recovers the row's terms from it
+        result, kahan = judged_comparison(self.ctx, case, out, self.expected[k], self.pristine[k],
+                                          self.expected[k], meta)
+        self.findings += kahan
+        messages = result.messages + [f"{f['check']}: {f['message']} ({f['evidence']})" for f in kahan]
+        label = self.cases[k].get("label", "base")
+        return [f"[{label}] {m}" for m in messages] if label != "base" and messages else messages
+
+
+def _unrecorded():
+    """Out of the CPU timed calls' launch recording (a no-op where nothing records)."""
+    try:
+        from kernelbench.eval.integrity.profiling import unrecorded
+    except ImportError:
+        return contextlib.nullcontext()
+    return unrecorded()
 
 
 if __name__ == "__main__":

@@ -25,6 +25,16 @@ def grade_json(solution: Path, problem: Path, *extra: str) -> tuple[int, dict]:
     return proc.returncode, json.loads(proc.stdout)
 
 
+def timed_stress_draws(problem: Path) -> int:
+    """The checked cases the timed rotation adds on top of the base, stress and property ones."""
+    from kernelbench.eval.cases import build_cases, timed_stress_cases
+    from kernelbench.problems.spec import load_problem_spec
+
+    spec = load_problem_spec(problem)
+    cases = build_cases(spec, spec.smoke_shapes, 0, "smoke")
+    return sum(c not in cases for c in timed_stress_cases(spec, spec.smoke_shapes, 0, cases, "smoke"))
+
+
 def test_honest_solution_passes_with_logs_and_raw_samples(toy_problem, toy_solutions, tmp_path):
     code, report = grade_json(toy_solutions / "honest.py", toy_problem, "--out", str(tmp_path))
     grading = report["grading"]
@@ -32,7 +42,8 @@ def test_honest_solution_passes_with_logs_and_raw_samples(toy_problem, toy_solut
     stages = report["stages"]
     assert {"check", "judge", "bench", "total", "judge.reference", "judge.compare"} <= set(stages)
     assert stages["total"] >= stages["bench"] > 0 and "[stage seconds]" in report["check_log"]
-    assert len(grading["checks"]) == 10 and all(c["passed"] for c in grading["checks"])
+    assert len(grading["checks"]) == 10 + timed_stress_draws(toy_problem) and all(c["passed"] for c in
+                                                                               grading["checks"])
     assert {c["case"].split(":")[0] for c in grading["checks"]} == {"base", "stress", "property"}
     assert len(grading["shapes"]) == 2 and all(len(s["samples_ms"]) == 3 for s in grading["shapes"])
     assert report["environment"]["problem_hash"] and report["environment"]["torch"]

@@ -81,9 +81,9 @@ def test_naive_softmax_accumulation_gets_a_kahan_finding_with_evidence():
     ctx = {"kahan": True, "torch": torch, "job": {"problem_dir": str(problem)}}
     case = {"id": "s0_stress0"}
     naive = (terms / lane_sums(terms, 1, False).float()[:, None]).float()
-    found = kahan_evidence(ctx, case, naive, {"oracle": oracle})
+    found = kahan_evidence(ctx, case, naive, oracle)
     assert found and found[0]["class"] == 14 and "row" in found[0]["evidence"] and "Kahan" in found[0]["evidence"]
-    assert kahan_evidence(ctx, case, oracle.float(), {"oracle": oracle}) == []
+    assert kahan_evidence(ctx, case, oracle.float(), oracle) == []
 
 
 def test_stage_limits_parse_or_say_what_is_wrong():

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+import random
 import statistics
 import time
 from collections.abc import Callable
@@ -257,39 +258,84 @@ def _enough(samples: list[float], trials: int, max_trials: int, stderr_target: f
     return stderr <= stderr_target * mean
 
 
+class Rotation:
+    """Which input set each timed call takes. Without stress sets: the base sets in turn. With stress sets: blocks,
+    each a permutation of every set (base and stress) drawn from a seeded generator, so stress inputs meet the
+    candidate at positions it cannot predict, in warmup and trials alike. Indices below `n_base` are base sets."""
+
+    def __init__(self, n_base: int, n_stress: int = 0, seed: int | None = None):
+        self.n_base, self.n_stress = n_base, n_stress
+        self.rng = random.Random(seed) if n_stress else None
+        self.block: list[int] = []
+
+    def next(self) -> int:
+        if not self.block:
+            self.block = list(range(self.n_base + self.n_stress))
+            if self.rng is not None:
+                self.rng.shuffle(self.block)
+        return self.block.pop(0)
+
+    def is_stress(self, k: int) -> bool:
+        return k >= self.n_base
+
+    def stress_left(self) -> list[int]:
+        """The stress sets the current block has not used yet: called once the samples suffice, so every stress
+        set runs after any call of the sequence a candidate might start misbehaving at, but the last few."""
+        left = [k for k in self.block if self.is_stress(k)]
+        self.block = [k for k in self.block if not self.is_stress(k)]
+        return left
+
+
 def time_function(fn: Callable, input_sets: list[list], device: torch.device, *, warmup: int = 10,
                   trials: int = 30, max_trials: int = 200, stderr_target: float = 0.0,
                   graph_below_ms: float = 0.05, l2_bytes: int | None = None,
-                  validate: Validate | None = None, max_seconds: float | None = None) -> Timing:
+                  validate: Validate | None = None, max_seconds: float | None = None,
+                  stress_sets: list[list] | None = None, rotation_seed: int | None = None) -> Timing:
     """Time `fn` over rotating input sets; every call (warmup included) is flushed and validated.
 
+    `stress_sets` (optional) are mixed into the rotation at positions drawn from `rotation_seed`: each call on one
+    follows the very same path (flush, cover, events, validation; validate gets index len(input_sets) + j), but its
+    time is left out of the samples, so inputs whose cost differs (skewed routing, ties) do not move the medians.
     `max_seconds` (optional) caps the wall time of the trials for very slow lines; the sample count stays
     visible in the result."""
     began = _perf_counter()
+    sets = list(input_sets) + list(stress_sets or [])
+    rotation = Rotation(len(input_sets), len(sets) - len(input_sets), rotation_seed)
     flush = L2Flusher(device, device_l2_bytes(device) if l2_bytes is None else l2_bytes)
     timing = Timing(sync_overhead_ms=_sync_overhead_ms(device))
     cover = LaunchCover(device) if device.type == "cuda" else None
-    overhead, n, eager_ms = timing.sync_overhead_ms, len(input_sets), []
-    for i in range(max(warmup, 1)):
-        ms, out, _ = _measure(lambda: fn(*input_sets[i % n]), device, flush, overhead, cover)
-        _check(validate, out, i % n)
+    overhead, eager_ms = timing.sync_overhead_ms, []
+    while len(eager_ms) < max(warmup, 1):
+        k = rotation.next()
+        ms, out, _ = _measure(lambda k=k: fn(*sets[k]), device, flush, overhead, cover)
+        _check(validate, out, k)
+        if rotation.is_stress(k):
+            continue
         eager_ms.append(ms)
-        if max_seconds is not None and i >= 2 and _perf_counter() - began > max_seconds / 4:
+        if max_seconds is not None and len(eager_ms) >= 3 and _perf_counter() - began > max_seconds / 4:
             break  # a slow call is warm after a few: keep the time for the timed trials
     graphs = None
     if device.type == "cuda" and statistics.median(eager_ms[-3:]) < graph_below_ms:
-        graphs = _try_capture(fn, input_sets, device, timing)
-    while not _enough(timing.samples_ms, trials, max_trials, stderr_target,
-                      max_seconds is not None and _perf_counter() - began > max_seconds):
-        k = len(timing.samples_ms) % n
+        graphs = _try_capture(fn, sets, device, timing)
+
+    def timed_call(k: int) -> tuple[float, bool]:
         if graphs:
             ms, _, late = _measure(graphs[k][0].replay, device, flush, overhead, cover)
             out = graphs[k][1]
         else:
-            ms, out, late = _measure(lambda: fn(*input_sets[k]), device, flush, overhead, cover)
+            ms, out, late = _measure(lambda: fn(*sets[k]), device, flush, overhead, cover)
         _check(validate, out, k)
-        timing.samples_ms.append(ms)
-        timing.side_stream_samples += late
+        return ms, late
+
+    while not _enough(timing.samples_ms, trials, max_trials, stderr_target,
+                      max_seconds is not None and _perf_counter() - began > max_seconds):
+        k = rotation.next()
+        ms, late = timed_call(k)
+        if not rotation.is_stress(k):
+            timing.samples_ms.append(ms)
+            timing.side_stream_samples += late
+    for k in rotation.stress_left():
+        timed_call(k)
     timing.memo_probe = _memo_probe(fn, input_sets, graphs, device, validate)
     return timing
 
