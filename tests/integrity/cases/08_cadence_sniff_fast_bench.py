@@ -1,6 +1,7 @@
 """Class 8 with class 14, no name to lint: the timed loop calls back to back, the checked stage waits for files
 between calls. After a few calls in quick succession, switch from the float64 row sum (meets the Kahan bound)
-to the plain float32 sum, which still meets the elementwise tolerance every timed output is validated with."""
+to the plain float32 sum, which still meets the elementwise tolerance. Caught: timed outputs are judged like checked
+ones (the Kahan row-sum bound too), and absorb rows meet the candidate in the timed rotation."""
 
 import time
 
