@@ -33,7 +33,10 @@ from kernelbench.results.run import Environment, Finding, Grading, Outcome, Seed
 
 SHM_MIN_FREE = 16 << 30
 CPU_WARMUP, CPU_TRIALS = 1, 3
-STAGE_LIMITS_S = {"check": 300.0, "reference": 300.0, "bench": 420.0, "counters": 30.0}
+# Limits stop hangs; they are not a speed test. The check stage's was 300 s until the slowest honest line, a
+# Python-loop GQA rewrite (eager 08, ~60k ops a call), took 271 s of it on the H100 once its checked calls were
+# launch-audited (benchmarks/results/h100_integrity_session5.md): an honest slow rewrite must not fail on time.
+STAGE_LIMITS_S = {"check": 600.0, "reference": 300.0, "bench": 420.0, "counters": 30.0}
 WORKSPACE_TEMPLATES = ("check.py", "benchmark.py", "reference.py", "problem.yaml", "PROMPT.txt")
 
 
