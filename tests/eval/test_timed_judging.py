@@ -213,3 +213,19 @@ def test_baseline_lines_keep_the_plain_tolerance(tmp_path):
     ctx, cases = _bench_ctx(tmp_path, Library, judge_timed=False)
     base_only = [c for c in cases if c["label"] == "base"]
     assert "error" not in bench_shape(ctx, 0, base_only)
+
+
+def test_what_runs_unrecorded_stays_out_of_the_launch_record():
+    from kernelbench.eval.integrity.profiling import record_launches, unrecorded
+
+    x = torch.randn(4, 64)
+    with record_launches("cpu", [KAHAN / "reference.py"]) as launches:
+        torch.exp(x)
+        with unrecorded():
+            torch.softmax(x, -1)
+            REF.compare(x.softmax(-1), x.softmax(-1), [x], {})
+        torch.exp(x)
+    assert "aten::exp" in launches
+    assert not [n for n in launches if "softmax" in n or n.startswith("python::")], sorted(launches)
+    with unrecorded():  # outside any recording: nothing to pause
+        torch.exp(x)

@@ -2,10 +2,12 @@
 
 Per timed call: flush L2 (a write over >= 2x the L2), reset persisting-L2 lines, keep the GPU busy a little
 longer than the host needs to launch the call (a device-side spin, so the start event does not fire while the
-host is still launching), take the next pre-generated input set, time with CUDA events around the call, then synchronise the whole device and record a third event
-(so work left on side streams is counted: see `_measure`), validate the output outside the timed interval. Warmup calls follow the very same path, so a
-candidate cannot tell warmup from scoring. Kernels faster than `graph_below_ms` are timed by replaying a CUDA
-graph captured per input set (events resolve about half a microsecond; launch overhead would dominate).
+host is still launching), take the next pre-generated input set, time with CUDA events around the call, then
+synchronise the whole device and record a third event (so work left on side streams is counted: see `_measure`),
+validate the output outside the timed interval. Warmup calls follow the very same path, so a candidate cannot tell
+warmup from scoring. Stress input sets, when given, are mixed into the rotation at seeded positions (`Rotation`):
+validated like every call, left out of the samples. Kernels faster than `graph_below_ms` are timed by replaying a
+CUDA graph captured per input set (events resolve about half a microsecond; launch overhead would dominate).
 """
 
 from __future__ import annotations
