@@ -22,7 +22,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks.eval_grading_time import parse_shape, problem_with_shapes  # noqa: E402
+from benchmarks.eval_grading_time import parse_shape, problem_with_shapes
 
 STAGES = ("check", "judge", "bench", "total")
 
