@@ -75,6 +75,7 @@ class Grader:
         self.counters = True              # the hardware-counter pass on CUDA gradings (grade_solution(counters=))
         self.cases = build_cases(self.spec, self.shapes, self.secret, shapes_mode)
         self.timed_stress: list[Case] = []  # stress cases mixed into the timed rotation (add_timed_stress)
+        self.error_sizes: dict[str, list] = {}  # the judge's error sizes per oracle case, for the timed calls
         self.profile = None               # known once the judge has reported the device
         self.device_info: dict[str, Any] = {}
         self.pristine = pristine_copy(problem_dir, workdir / "problem")
@@ -189,6 +190,7 @@ class Grader:
             self._check_stage_findings(check)
         records = (check.result or {}).get("cases", {})
         for case in self.cases:
+            self.error_sizes[case.id] = (judged.result["cases"].get(case.id) or {}).get("error_size") or []
             try:
                 seed_result, found = verdict.judge_case(case, records.get(case.id),
                                                         judged.result["cases"].get(case.id))
@@ -284,7 +286,8 @@ class Grader:
             return
         bench = self.stage("bench", self.timing_cases() + self.timed_stress,
                            expected_dir=str(self.workdir / "check"), expected_prefix="out", judge_timed=True,
-                           rotation_seed=mix_seed(0, self.secret, "rotation"))
+                           rotation_seed=mix_seed(0, self.secret, "rotation"),
+                           error_sizes={c.id: self.error_sizes.get(c.id, []) for c in self.timing_cases()})
         if bench.result is None:
             self.grading.reasons.append(bench.error)
             return

@@ -328,6 +328,7 @@ class TimedJudge:
         self.expected = [load_output(Path(job["expected_dir"]) / f"{job['expected_prefix']}_{c['id']}.kbt",
                                      ctx["device"]) for c in cases]
         self.full, self.tolerance = bool(job.get("judge_timed")), job["tolerance"]
+        self.sizes: dict[str, list] = job.get("error_sizes") or {}
         self.ctx: dict[str, Any] = {}
         self.pristine: list[list | None] = [None] * len(cases)
         if self.full:
@@ -357,10 +358,37 @@ class TimedJudge:
         # the checked output stands in for the fp64 oracle: the evidence only recovers the row's terms from it
         result, kahan = judged_comparison(self.ctx, case, out, self.expected[k], self.pristine[k],
                                           self.expected[k], meta)
+        kahan += self.precision(out, k) if result.ok else []
         self.findings += kahan
         messages = result.messages + [f"{f['check']}: {f['message']} ({f['evidence']})" for f in kahan]
         label = self.cases[k].get("label", "base")
         return [f"[{label}] {m}" for m in messages] if label != "base" and messages else messages
+
+
+    def precision(self, out: Any, k: int) -> list[dict]:
+        """The check stage's error-size detector, for the timed calls of a case the judge measured against its fp64
+        oracle: the timed output's distance from the checked one, less the checked output's own error, is a lower
+        bound on the timed output's error; held to the detector's limits, it tells a call that drops precision
+        once timed (the timed stage holds no oracle: it would be the answer)."""
+        sizes = self.sizes.get(self.cases[k]["id"])
+        if not sizes:
+            return []
+        from types import SimpleNamespace
+
+        from kernelbench.eval.judge import relative_rms
+        from kernelbench.eval.verdict import error_size_findings
+
+        torch = self.torch
+        outs = [out] if type(out) is torch.Tensor else list(out)
+        exps = [self.expected[k]] if type(self.expected[k]) is torch.Tensor else list(self.expected[k])
+        case = SimpleNamespace(id=f"{self.cases[k]['id']} (timed call; its error bounded below by its distance from "
+                                  "the checked output)")
+        found = []
+        for size in sizes:
+            i = size["output"]
+            bound = max(0.0, relative_rms(outs[i], exps[i]) - size["candidate"])
+            found += [f for f in error_size_findings(case, {**size, "candidate": bound}) if f.severity == "error"]
+        return [f.model_dump(mode="json", by_alias=True) for f in found]
 
 
 def _unrecorded():

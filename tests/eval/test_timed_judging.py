@@ -229,3 +229,21 @@ def test_what_runs_unrecorded_stays_out_of_the_launch_record():
     assert not [n for n in launches if "softmax" in n or n.startswith("python::")], sorted(launches)
     with unrecorded():  # outside any recording: nothing to pause
         torch.exp(x)
+
+
+def test_a_timed_output_far_from_its_checked_one_is_a_precision_drop(tmp_path):
+    """The error-size detector on a timed call: the judge measured the checked output's error; a timed output whose
+    distance from it exceeds the detector's limits by more than that error is reported, an equal one is not."""
+    from kernelbench.eval.worker import TimedJudge
+
+    ctx, cases = _bench_ctx(tmp_path, Honest)
+    eps = torch.finfo(torch.float32).eps
+    ctx["job"]["error_sizes"] = {"b0": [{"output": 0, "candidate": 3e-8, "reference": 3e-8, "eps": eps}]}
+    judge = TimedJudge(ctx, cases, [[None]] * len(cases))
+    checked = judge.expected[0]
+    assert judge.precision(checked.clone(), 0) == []
+    coarse = checked.to(torch.bfloat16).float()  # bfloat16 rounding: ~1e-3 relative
+    found = judge.precision(coarse, 0)
+    assert found and found[0]["check"] == "error_size" and found[0]["class"] == 14
+    assert "(timed call" in found[0]["evidence"]
+    assert judge.precision(coarse, 1) == []  # no oracle case: nothing measured to compare with
