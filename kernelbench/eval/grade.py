@@ -325,6 +325,8 @@ class Grader:
         samples = raw["samples_ms"]
         result.median_ms, result.spread_ms, result.samples_ms = statistics.median(samples), iqr(samples), samples
         result.timing_method = raw["method"]
+        if self.device == "cuda":  # on the CPU every sample is the host's: nothing to tell apart
+            result.host_bound_samples = raw.get("host_bound_samples")
         score_shape(result, self.spec, self.profile)
         self._timing_guards(index, raw)
         self.bench_log.append(_shape_line(result, raw))
@@ -488,6 +490,8 @@ def _shape_line(result: ShapeResult, raw: dict[str, Any]) -> str:
         parts.append(f"{100 * result.fraction:.2f}% of ceiling")
     if raw.get("sync_overhead_ms"):
         parts.append(f"sync overhead {raw['sync_overhead_ms'] * 1e3:.1f} us")
+    if result.host_bound_samples:
+        parts.append(f"{result.host_bound_samples} of {len(result.samples_ms)} samples host-bound")
     parts.append(f"memo probe {raw.get('memo_probe')}")
     return ", ".join(parts)
 

@@ -303,7 +303,8 @@ def bench_shape(ctx: dict[str, Any], index: int, cases: list[dict]) -> dict[str,
         return {"error": invalid, "integrity": judged.findings, "launches": launches}
     return {"samples_ms": result.samples_ms, "method": result.method, "sync_overhead_ms": result.sync_overhead_ms,
             "memo_probe": result.memo_probe, "notes": result.notes, "flags": guards.changed_flags(pinned),
-            "side_stream_samples": result.side_stream_samples, "launches": launches,
+            "side_stream_samples": result.side_stream_samples, "host_bound_samples": result.host_bound_samples,
+            "launches": launches,
             "stress_sets": len(input_sets) - n_base}
 
 

@@ -102,6 +102,9 @@ class ShapeResult(Model):
     spread_ms: float | None = None        # interquartile range of the samples
     samples_ms: list[float] = Field(default_factory=list)
     timing_method: str = ""               # events | cuda_graph
+    # samples that are the host's time issuing the call, longer than the device's interval (a launch-bound call:
+    # its time follows the host, e.g. Python or Triton launch overhead, more than the kernels); None: not recorded
+    host_bound_samples: int | None = None
     tflops: float | None = None
     gbps: float | None = None
     fraction: float | None = None         # of the governing ceiling

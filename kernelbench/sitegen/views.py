@@ -83,6 +83,7 @@ def run_view(record: RunRecord, dataset: Dataset, shown: dict[str, Cell]) -> dic
         "ceiling": grading.ceiling.model_dump() if grading.ceiling else None,
         "shapes": [_shape_view(s) for s in grading.shapes],
         "baseline_names": sorted({name for s in grading.shapes for name in s.baselines_ms}),
+        "shows_host_bound": any(s.host_bound_samples is not None for s in grading.shapes),
         "findings": [_finding_view(f) for f in result.integrity],
     }
 
@@ -99,6 +100,8 @@ def _shape_view(shape) -> dict:
         "flops": shape.flops,
         "bytes": shape.bytes,
         "baselines_ms": dict(shape.baselines_ms),
+        "host_bound": None if shape.host_bound_samples is None else
+        f"{shape.host_bound_samples} of {len(shape.samples_ms)}",
     }
 
 

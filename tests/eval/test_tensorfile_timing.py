@@ -109,3 +109,20 @@ def test_host_work_in_a_call_is_counted_when_longer_than_the_device_interval():
 
     assert host_bound_sample(0.50, 0.02) == 0.50   # GPU-bound: the launch overhead hidden by the cover
     assert host_bound_sample(0.01, 1.20) == 1.20   # a millisecond of CPU work before a tiny copy still counts
+
+
+def test_each_sample_says_what_set_it():
+    """The sample is the longest of what the call took: its own events, side-stream work (up to the device-wide
+    synchronise), the host's time issuing it; the two flags say which one set it, so a launch-bound shape shows."""
+    from kernelbench.eval.portable.timing import classify_sample
+
+    assert classify_sample(0.50, 0.51, 0.02) == (0.50, False, False)   # the kernels' time
+    assert classify_sample(0.05, 0.06, 0.30) == (0.30, False, True)    # the host's launch overhead
+    assert classify_sample(0.10, 2.00, 0.02) == (2.00, True, False)    # work left on a side stream
+    assert classify_sample(0.10, 2.00, 3.00) == (3.00, True, True)     # both, the host the longer
+
+
+def test_a_cpu_timing_marks_no_sample_host_bound():
+    sets = [[torch.randn(64, 64)] for _ in range(2)]
+    timing = time_function(lambda x: x * 2, sets, torch.device("cpu"), warmup=2, trials=5)
+    assert timing.host_bound_samples == 0 and len(timing.samples_ms) >= 5

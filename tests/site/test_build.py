@@ -272,3 +272,21 @@ def test_runs_from_two_gpus_give_two_linked_boards(config_for, deck: Path, tmp_p
         target = link.split("#")[0]
         if target:
             assert (second.parent / target).resolve().exists(), link
+
+
+def test_run_page_shows_host_bound_samples_where_recorded(config_for, deck: Path, tmp_path: Path):
+    """A GPU grading records how many timed samples the host's time set (a launch-bound shape); the run page
+    shows the count beside the shape's median, and runs graded before it was recorded show no such column."""
+    import json
+
+    results = sorted(p for p in (deck / "runs").glob("*/result.json") if '"median_ms"' in p.read_text())
+    recorded, older = results[0], results[1]
+    data = json.loads(recorded.read_text())
+    for shape in data["grading"]["shapes"]:
+        shape["samples_ms"], shape["host_bound_samples"] = [0.1] * 30, 7
+    recorded.write_text(json.dumps(data))
+    out = tmp_path / "site"
+    build_site(config_for(deck, out))
+    html = (out / "runs" / recorded.parent.name / "index.html").read_text()
+    assert ">host-bound</th>" in html and ">7 of 30</td>" in html
+    assert "host-bound" not in (out / "runs" / older.parent.name / "index.html").read_text()

@@ -41,6 +41,7 @@ class Timing:
     sync_overhead_ms: float | None = None
     memo_probe: str = "skipped"
     side_stream_samples: int = 0     # samples whose work finished after the launch's own end event
+    host_bound_samples: int = 0      # samples that are the host's time in the call, longer than the device's
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -168,8 +169,9 @@ def _events() -> tuple[Any, Any, Any]:
 
 
 def _measure(launch: Callable[[], Any], device: torch.device, flush: Callable[[], None],
-             overhead_ms: float, cover: LaunchCover | None = None) -> tuple[float, Any, bool]:
-    """Time one call: events around the launch, then a device-wide synchronise and a third event.
+             overhead_ms: float, cover: LaunchCover | None = None) -> tuple[float, Any, bool, bool]:
+    """Time one call: events around the launch, then a device-wide synchronise and a third event. Returns the
+    sample, the output, whether side-stream work set the sample and whether the host's time did.
 
     The third event is processed only once every stream is idle, so work a candidate leaves on a side stream
     moves it; when it lands later than the launch's own end event plus the synchronise's usual cost, the
@@ -180,7 +182,7 @@ def _measure(launch: Callable[[], Any], device: torch.device, flush: Callable[[]
     if device.type != "cuda":
         begin = _perf_counter()
         out = launch()
-        return (_perf_counter() - begin) * 1e3, out, False
+        return (_perf_counter() - begin) * 1e3, out, False, False
     # no synchronise after the flush: the GPU is still busy with it while the start event and the call are
     # queued, so the start event fires right before the work instead of a host round trip earlier
     start, end, after = _events()
@@ -197,9 +199,16 @@ def _measure(launch: Callable[[], Any], device: torch.device, flush: Callable[[]
     after.record()
     after.synchronize()
     own, total = start.elapsed_time(end), start.elapsed_time(after) - overhead_ms
-    if total > own + max(SIDE_STREAM_MARGIN_MS, 0.25 * own):
-        return max(total, host_ms), out, True
-    return host_bound_sample(own, host_ms), out, False
+    ms, late, host_bound = classify_sample(own, total, host_ms)
+    return ms, out, late, host_bound
+
+
+def classify_sample(own_ms: float, total_ms: float, host_ms: float) -> tuple[float, bool, bool]:
+    """The sample from a call's three intervals (its own events, up to the device-wide synchronise, the host's
+    time issuing it): (sample, side-stream work set it, the host's time set it)."""
+    late = total_ms > own_ms + max(SIDE_STREAM_MARGIN_MS, 0.25 * own_ms)
+    device_ms = total_ms if late else own_ms
+    return host_bound_sample(device_ms, host_ms), late, host_ms > device_ms
 
 
 def host_bound_sample(device_ms: float, host_ms: float) -> float:
@@ -309,7 +318,7 @@ def time_function(fn: Callable, input_sets: list[list], device: torch.device, *,
     overhead, eager_ms = timing.sync_overhead_ms, []
     while len(eager_ms) < max(warmup, 1):
         k = rotation.next()
-        ms, out, _ = _measure(lambda k=k: fn(*sets[k]), device, flush, overhead, cover)
+        ms, out, _, _ = _measure(lambda k=k: fn(*sets[k]), device, flush, overhead, cover)
         _check(validate, out, k)
         if rotation.is_stress(k):
             continue
@@ -320,22 +329,23 @@ def time_function(fn: Callable, input_sets: list[list], device: torch.device, *,
     if device.type == "cuda" and statistics.median(eager_ms[-3:]) < graph_below_ms:
         graphs = _try_capture(fn, sets, device, timing)
 
-    def timed_call(k: int) -> tuple[float, bool]:
+    def timed_call(k: int) -> tuple[float, bool, bool]:
         if graphs:
-            ms, _, late = _measure(graphs[k][0].replay, device, flush, overhead, cover)
+            ms, _, late, host_bound = _measure(graphs[k][0].replay, device, flush, overhead, cover)
             out = graphs[k][1]
         else:
-            ms, out, late = _measure(lambda: fn(*sets[k]), device, flush, overhead, cover)
+            ms, out, late, host_bound = _measure(lambda: fn(*sets[k]), device, flush, overhead, cover)
         _check(validate, out, k)
-        return ms, late
+        return ms, late, host_bound
 
     while not _enough(timing.samples_ms, trials, max_trials, stderr_target,
                       max_seconds is not None and _perf_counter() - began > max_seconds):
         k = rotation.next()
-        ms, late = timed_call(k)
+        ms, late, host_bound = timed_call(k)
         if not rotation.is_stress(k):
             timing.samples_ms.append(ms)
             timing.side_stream_samples += late
+            timing.host_bound_samples += host_bound
     for k in rotation.stress_left():
         timed_call(k)
     timing.memo_probe = _memo_probe(fn, input_sets, graphs, device, validate)
