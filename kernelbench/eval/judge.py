@@ -187,13 +187,14 @@ def _kahan_bound(job: dict[str, Any]) -> bool:
 
 def kahan_problem(problem_dir: Path) -> bool:
     """Whether the problem names a Kahan leak check (its outputs' row sums are held to the problem's bound)."""
+    from kernelbench.eval.integrity.numerics import KAHAN_CHECKS
     from kernelbench.problems.spec import load_problem_spec
 
     try:
         spec = load_problem_spec(problem_dir)
     except Exception:
         return False
-    return bool(set(spec.leak_checks) & {"kahan_row_sum", "kahan"})
+    return bool(set(spec.leak_checks) & KAHAN_CHECKS)
 
 
 MAX_REPUBLISH = 3
@@ -289,10 +290,9 @@ def kahan_evidence(ctx: dict[str, Any], case: dict[str, Any], out: Any, oracle: 
 def _row_sum_bound(ctx: dict[str, Any]) -> float | None:
     """reference.py's ROW_SUM_BOUND, read once per process (every timed call is judged: no file parse per call)."""
     if "kahan_bound" not in ctx:
-        from kernelbench.eval.integrity.hooks import module_constant
+        from kernelbench.eval.integrity.hooks import row_sum_bound
 
-        value = module_constant(Path(ctx["job"]["problem_dir"]) / "reference.py", "ROW_SUM_BOUND")
-        ctx["kahan_bound"] = None if value is None else float(value)
+        ctx["kahan_bound"] = row_sum_bound(Path(ctx["job"]["problem_dir"]))
     return ctx["kahan_bound"]
 
 

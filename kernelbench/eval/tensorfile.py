@@ -23,14 +23,10 @@ MAGIC = b"KBT1"
 ALIGN = 64  # bytes; at least every dtype's element size, and a cache line
 
 
-def _describe(t: torch.Tensor) -> dict[str, Any]:
+def tensor_meta(t: torch.Tensor) -> dict[str, Any]:
+    """What a saved tensor's header says about it (dtype, shape, strides, dense, device)."""
     return {"dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape), "stride": list(t.stride()),
             "dense": _non_overlapping_dense(t), "device": t.device.type}
-
-
-def tensor_meta(t: torch.Tensor) -> dict[str, Any]:
-    """What a saved tensor's header says about it (dtype, shape, strides, dense, device), for a tensor in hand."""
-    return _describe(t)
 
 
 def _non_overlapping_dense(t: torch.Tensor) -> bool:
@@ -49,7 +45,7 @@ def _padding(offset: int) -> int:
 
 def save_tensors(path: Path, tensors: list[torch.Tensor], *, single: bool) -> None:
     path = Path(path)
-    meta = {"single": single, "align": ALIGN, "tensors": [_describe(t) for t in tensors]}
+    meta = {"single": single, "align": ALIGN, "tensors": [tensor_meta(t) for t in tensors]}
     header = json.dumps(meta).encode()
     header += b" " * _padding(12 + len(header))  # JSON allows trailing blanks: the data starts aligned
     tmp = path.with_name(f".{path.name}.tmp")

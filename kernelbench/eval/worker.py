@@ -277,9 +277,9 @@ def bench_shape(ctx: dict[str, Any], index: int, cases: list[dict]) -> dict[str,
     torch, device, job = ctx["torch"], ctx["device"], ctx["job"]
     model = build_model(ctx, index, cases[0]["shape"])
     # base cases are timed; stress cases (a candidate grading's) are mixed into the rotation, judged, not timed
-    ordered = [c for c in cases if c.get("label", "base") == "base"] + \
-              [c for c in cases if c.get("label", "base") != "base"]
-    n_base = sum(c.get("label", "base") == "base" for c in cases)
+    base = [c for c in cases if c.get("label", "base") == "base"]
+    stress = [c for c in cases if c.get("label", "base") != "base"]
+    ordered, n_base = base + stress, len(base)
     input_sets = [wait_for_inputs(ctx, c) for c in ordered]
     judged = TimedJudge(ctx, ordered, input_sets)
     spec = job["timing"]
@@ -304,8 +304,7 @@ def bench_shape(ctx: dict[str, Any], index: int, cases: list[dict]) -> dict[str,
     return {"samples_ms": result.samples_ms, "method": result.method, "sync_overhead_ms": result.sync_overhead_ms,
             "memo_probe": result.memo_probe, "notes": result.notes, "flags": guards.changed_flags(pinned),
             "side_stream_samples": result.side_stream_samples, "host_bound_samples": result.host_bound_samples,
-            "launches": launches,
-            "stress_sets": len(input_sets) - n_base}
+            "launches": launches, "stress_sets": len(input_sets) - n_base}
 
 
 def mix_rotation_seed(job: dict[str, Any], index: int) -> int | None:
@@ -346,7 +345,9 @@ class TimedJudge:
             from kernelbench.eval.portable.compare import compare_outputs
 
             return compare_outputs(out, self.expected[k], self.tolerance).messages
-        with _unrecorded():  # the grader's checks are not the candidate's launches
+        from kernelbench.eval.integrity.profiling import unrecorded
+
+        with unrecorded():  # the grader's checks are not the candidate's launches
             return self.judge(out, k)
 
     def judge(self, out: Any, k: int) -> list[str]:
@@ -354,8 +355,7 @@ class TimedJudge:
         from kernelbench.eval.tensorfile import tensor_meta
 
         case = {**self.cases[k], "id": f"{self.cases[k]['id']} (timed call)"}
-        items = [out] if type(out) is self.torch.Tensor else list(out) if type(out) in (tuple, list) else []
-        meta = [tensor_meta(t) for t in items if type(t) is self.torch.Tensor]
+        meta = [tensor_meta(t) for t in _tensors(self.torch, out) if type(t) is self.torch.Tensor]
         # the checked output stands in for the fp64 oracle: the evidence only recovers the row's terms from it
         result, kahan = judged_comparison(self.ctx, case, out, self.expected[k], self.pristine[k],
                                           self.expected[k], meta)
@@ -364,7 +364,6 @@ class TimedJudge:
         messages = result.messages + [f"{f['check']}: {f['message']} ({f['evidence']})" for f in kahan]
         label = self.cases[k].get("label", "base")
         return [f"[{label}] {m}" for m in messages] if label != "base" and messages else messages
-
 
     def precision(self, out: Any, k: int) -> list[dict]:
         """The check stage's error-size detector, for the timed calls of a case the judge measured against its fp64
@@ -379,9 +378,7 @@ class TimedJudge:
         from kernelbench.eval.judge import relative_rms
         from kernelbench.eval.verdict import error_size_findings
 
-        torch = self.torch
-        outs = [out] if type(out) is torch.Tensor else list(out)
-        exps = [self.expected[k]] if type(self.expected[k]) is torch.Tensor else list(self.expected[k])
+        outs, exps = _tensors(self.torch, out), _tensors(self.torch, self.expected[k])
         case = SimpleNamespace(id=f"{self.cases[k]['id']} (timed call; its error bounded below by its distance from "
                                   "the checked output)")
         found = []
@@ -392,13 +389,9 @@ class TimedJudge:
         return [f.model_dump(mode="json", by_alias=True) for f in found]
 
 
-def _unrecorded():
-    """Out of the CPU timed calls' launch recording (a no-op where nothing records)."""
-    try:
-        from kernelbench.eval.integrity.profiling import unrecorded
-    except ImportError:
-        return contextlib.nullcontext()
-    return unrecorded()
+def _tensors(torch, out: Any) -> list:
+    """An output as the list of its parts (a tensor alone, or the items of a tuple or list)."""
+    return [out] if type(out) is torch.Tensor else list(out) if type(out) in (tuple, list) else []
 
 
 if __name__ == "__main__":

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
 from kernelbench.errors import KernelBenchError
+from kernelbench.problems.loader import load_module
 from kernelbench.results.run import Grading, Outcome, RunResult, ShapeResult, Status
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -18,12 +17,7 @@ SCRIPT = ROOT / "benchmarks" / "demo_trial_agreement.py"
 
 @pytest.fixture(scope="module")
 def agreement():
-    spec = importlib.util.spec_from_file_location("demo_trial_agreement", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses resolve string annotations through sys.modules
-    spec.loader.exec_module(module)
-    yield module
-    sys.modules.pop(spec.name, None)
+    return load_module(SCRIPT, "demo_trial_agreement")  # registered in sys.modules, as its dataclasses need
 
 
 def run(model: str, problem: str, trial: int, peak: float | None, medians: list[float], *,

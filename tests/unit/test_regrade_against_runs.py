@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from kernelbench.errors import KernelBenchError
+from kernelbench.problems.loader import load_module
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "regrade_against_runs.py"
@@ -17,12 +16,7 @@ SCRIPT = ROOT / "benchmarks" / "regrade_against_runs.py"
 
 @pytest.fixture(scope="module")
 def regrade():
-    spec = importlib.util.spec_from_file_location("regrade_against_runs", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    yield module
-    sys.modules.pop(spec.name, None)
+    return load_module(SCRIPT, "regrade_against_runs")
 
 
 def test_the_committed_triton_softmax_runs_are_three_trials_of_one_file(regrade):

@@ -73,10 +73,16 @@ def kahan_findings(spec, problem_dir: Path, out, oracle, case_id: str = "") -> l
     """For problems with a Kahan leak check: the row-sum bound from reference.py's ROW_SUM_BOUND."""
     if not set(getattr(spec, "leak_checks", [])) & KAHAN_CHECKS:
         return []
-    bound = module_constant(Path(problem_dir) / "reference.py", "ROW_SUM_BOUND")
+    bound = row_sum_bound(problem_dir)
     if bound is None:
         return []
-    return kahan_check(out, oracle, float(bound), case_id=case_id)
+    return kahan_check(out, oracle, bound, case_id=case_id)
+
+
+def row_sum_bound(problem_dir: Path) -> float | None:
+    """reference.py's ROW_SUM_BOUND (read from source), or None where the problem sets none."""
+    bound = module_constant(Path(problem_dir) / "reference.py", "ROW_SUM_BOUND")
+    return None if bound is None else float(bound)
 
 
 def module_constant(path: Path, name: str):

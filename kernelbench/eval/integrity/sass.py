@@ -166,10 +166,10 @@ def fp8_sass_check(launched: Mapping[str, float] | Iterable[str], kernels: list[
             other_mma[name] = (t, sorted({i for k in code for i in k.mma}))
         else:
             plain[name] = t
-    return _verdict(times, fp8, other_mma, unknown, errors or [], plain)
+    return _verdict(times, fp8, other_mma, unknown, plain, errors or [])
 
 
-def _verdict(times, fp8, other_mma, unknown, errors, plain=None) -> list[Finding]:
+def _verdict(times, fp8, other_mma, unknown, plain, errors) -> list[Finding]:
     total = sum(times.values()) or 1.0
     share = sum(t for t, _ in fp8.values()) / total
     if other_mma:
@@ -182,7 +182,7 @@ def _verdict(times, fp8, other_mma, unknown, errors, plain=None) -> list[Finding
         # have it: the evidence keeps the two apart, the verdict is the same (FP8 use must be shown)
         parts = [f"kernels without code in the grader's build dirs, whose instructions cannot be read (library or "
                  f"prebuilt): {', '.join(sorted(unknown)[:5])}" if unknown else "",
-                 f"kernels whose code holds no MMA: {', '.join(sorted(plain or {})[:5])}" if plain else "",
+                 f"kernels whose code holds no MMA: {', '.join(sorted(plain)[:5])}" if plain else "",
                  f"errors: {'; '.join(errors[:3])}" if errors else ""]
         return [finding(CHECK, 14, "no kernel that ran is shown to hold FP8 tensor-core instructions",
                         evidence="; ".join(p for p in parts if p) or "no kernel matched")]
