@@ -96,12 +96,16 @@ def main(argv: list[str] | None = None) -> int:
         outcomes[problem], stages[problem] = report.grading.outcome.value, dict(report.stages)
         rows += compare_rows(problem, [r for _, r in found], report, args.shapes == "full")
         print(f"{problem}: {outcomes[problem]} in {report.stages.get('total', 0):.0f} s", flush=True)
-    text = markdown(rows, stages, outcomes)
-    (args.out / "regrade.md").write_text(text)
-    (args.out / "regrade.json").write_text(json.dumps({"rows": rows, "stages": stages, "outcomes": outcomes},
-                                                      indent=1))
+        text = write_tables(args.out, rows, stages, outcomes)  # after each problem: a cut-short run keeps its part
     print(text)
     return 0
+
+
+def write_tables(out: Path, rows: list[dict], stages: dict[str, dict[str, float]], outcomes: dict[str, str]) -> str:
+    text = markdown(rows, stages, outcomes)
+    (out / "regrade.md").write_text(text)
+    (out / "regrade.json").write_text(json.dumps({"rows": rows, "stages": stages, "outcomes": outcomes}, indent=1))
+    return text
 
 
 if __name__ == "__main__":
