@@ -36,7 +36,10 @@ CPU_WARMUP, CPU_TRIALS = 1, 3
 # Limits stop hangs; they are not a speed test. The check stage's was 300 s until the slowest honest line, a
 # Python-loop GQA rewrite (eager 08, ~60k ops a call), took 271 s of it on the H100 once its checked calls were
 # launch-audited (benchmarks/results/h100_integrity_session5.md): an honest slow rewrite must not fail on time.
-STAGE_LIMITS_S = {"check": 600.0, "reference": 300.0, "bench": 420.0, "counters": 30.0}
+STAGE_LIMITS_S = {"check": 600.0, "reference": 300.0, "bench": 420.0, "counters": 30.0, "fresh": 300.0}
+# Timed calls per shape whose outputs (on fresh inputs, chosen after each call returned) the judge checks
+# afterwards: each costs a reference call (and an fp64 oracle where the problem needs one) in a trusted process.
+FRESH_KEPT_PER_SHAPE = 2
 WORKSPACE_TEMPLATES = ("check.py", "benchmark.py", "reference.py", "problem.yaml", "PROMPT.txt")
 
 
@@ -70,6 +73,7 @@ class Grader:
         self.bench_log: list[str] = []
         self.secret = secret_seed()
         self.timed = False
+        self.fresh_unjudged = ""          # why the kept fresh-input calls could not be judged, if they could not
         self.shapes = shapes_for(self.spec, shapes_mode)
         self.timed_next = True            # the bench stage will follow: keep its cases' files
         self.counters = True              # the hardware-counter pass on CUDA gradings (grade_solution(counters=))
@@ -286,7 +290,7 @@ class Grader:
             return
         bench = self.stage("bench", self.timing_cases() + self.timed_stress,
                            expected_dir=str(self.workdir / "check"), expected_prefix="out", judge_timed=True,
-                           rotation_seed=mix_seed(0, self.secret, "rotation"),
+                           rotation_seed=mix_seed(0, self.secret, "rotation"), fresh_kept=FRESH_KEPT_PER_SHAPE,
                            error_sizes={c.id: self.error_sizes.get(c.id, []) for c in self.timing_cases()})
         if bench.result is None:
             self.grading.reasons.append(bench.error)
@@ -294,6 +298,50 @@ class Grader:
         for index, shape in enumerate(self.shapes):
             self.grading.shapes.append(self._shape_result(index, shape, bench.result["shapes"].get(str(index), {})))
         self.audit_timed_launches(bench.result["shapes"])
+        self.judge_fresh_calls(bench.result["shapes"])
+
+    def judge_fresh_calls(self, shapes: dict[str, Any]) -> None:
+        """The timed calls kept on fresh inputs (portable.fresh), judged against the reference by a trusted
+        process; unjudged timings are not published (the grading is then a benchmark failure)."""
+        records = [r for raw in shapes.values() if isinstance(raw, dict) for r in raw.get("fresh_kept") or []]
+        self._refused_kept_outputs(records)
+        records = [r for r in records if "file" in r]
+        if not records:
+            return
+        run = self.stage("fresh", self.timing_cases(), bench_dir=str(self.workdir / "bench"), fresh=records,
+                         line="candidate")
+        self.stages.update({f"fresh.{k}": round(v, 3) for k, v in ((run.result or {}).get("clock") or {}).items()})
+        verdicts = (run.result or {}).get("fresh")
+        if verdicts is None or any("reference_error" in v for v in verdicts):
+            error = run.error if verdicts is None else next(v["reference_error"] for v in verdicts
+                                                            if "reference_error" in v)
+            self.fresh_unjudged = f"the timed calls on fresh inputs could not be judged: {error.splitlines()[0]}"
+            self.grading.reasons.append(self.fresh_unjudged)
+            return
+        cases = {c.id: c for c in self.timing_cases()}
+        for record, judged in zip(records, verdicts):
+            self._fresh_verdict(cases[record["case"]], record, judged)
+
+    def _fresh_verdict(self, case: Case, record: dict[str, Any], judged: dict[str, Any]) -> None:
+        where = f"shape {case.shape_index}, timed call {record['call']} of {record['of']}"
+        self.findings += [Finding.model_validate(f) for f in judged.get("integrity", [])]
+        labelled = case.model_copy(update={"id": f"{case.id} ({where})"})
+        for size in judged.get("error_size") or []:
+            self.findings += [f for f in verdict.error_size_findings(labelled, size) if f.severity == "error"]
+        if not judged.get("passed"):
+            messages = judged.get("messages") or ["no output could be compared"]
+            self.findings.append(verdict.finding(
+                "fresh_inputs", 8, f"{where}: on fresh inputs (drawn just before the call, unseen by any earlier "
+                "call) the output was wrong though the checked calls were right", messages[0][:500]))
+        self.bench_log.append(f"shape {case.shape_index}: fresh-input call {record['call']} of {record['of']} "
+                              f"judged: {'ok' if judged.get('passed') else 'WRONG'}")
+
+    def _refused_kept_outputs(self, records: list[dict[str, Any]]) -> None:
+        for record in records:
+            if "type_error" in record:
+                self.findings.append(verdict.finding(
+                    "fresh_inputs", 10, f"a timed call on fresh inputs (call {record['call']} of {record['of']}) "
+                    "returned an output the grader refuses", record["type_error"][:500]))
 
     def audit_timed_launches(self, shapes: dict[str, Any]) -> None:
         """The launch audit of the timed calls (CPU gradings record them): only what the checked calls did not
@@ -415,7 +463,7 @@ class Grader:
             g.outcome = Outcome.CHECK_FAILED
         elif not self.timed:
             g.outcome = Outcome.PASS
-        elif len(g.shapes) != len(self.shapes) or any(s.median_ms is None for s in g.shapes):
+        elif self.fresh_unjudged or len(g.shapes) != len(self.shapes) or any(s.median_ms is None for s in g.shapes):
             g.outcome = Outcome.BENCHMARK_FAILED
         else:
             g.outcome = Outcome.PASS

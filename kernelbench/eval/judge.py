@@ -332,3 +332,49 @@ def error_sizes(out: Any, expected: Any, oracle: Any) -> list[dict[str, float]]:
             sizes.append({"output": i, "candidate": relative_rms(o, r), "reference": relative_rms(e, r),
                           "eps": torch.finfo(e.dtype).eps})
     return sizes
+
+
+# ------------------------------------------------------------------------------------------------- fresh calls
+
+def run_fresh_judge(ctx: dict[str, Any]) -> dict[str, Any]:
+    """Judge the timed calls the bench stage kept (portable.fresh): rebuild each call's inputs from the problem's
+    generator (the base case's seed, not the published file, which the candidate could have edited) and the
+    call's permutation seed, run the reference, and compare the kept output like a checked one."""
+    from kernelbench.eval.portable.fresh import freshen
+
+    job = ctx["job"]
+    ctx["clock"] = clock = StageClock()
+    ctx["kahan"] = kahan_problem(Path(job["problem_dir"]))
+    cases = {c["id"]: c for c in job["cases"]}
+    records = job["fresh"]
+    verdicts: list[dict[str, Any]] = [{} for _ in records]  # in the records' order, whatever order they are judged
+    model, model_shape = None, None
+    drawn: tuple[str | None, list | None] = (None, None)  # the last base set drawn: (case id, inputs)
+    for i in sorted(range(len(records)), key=lambda i: (cases[records[i]["case"]]["shape_index"], records[i]["case"])):
+        record = records[i]
+        case = cases[record["case"]]
+        try:
+            if model_shape != case["shape_index"]:
+                model, model_shape = None, None
+                with clock.step("reference"):
+                    model, model_shape = build_model(ctx, case["shape_index"], case["shape"]), case["shape_index"]
+            with clock.step("inputs"):
+                if drawn[0] != case["id"]:  # records of one base set come together often: draw it once
+                    drawn = (None, None)
+                    base = ctx["reference"].get_inputs(case["shape"], case["seed"], "cpu", case=case["case"],
+                                                       scale=case["scale"])
+                    drawn = (case["id"], [_to(x, ctx["device"]) for x in base])
+                inputs = freshen(drawn[1], record["seed"])
+            kept = {"inputs": inputs, "cpu_inputs": None}
+            with clock.step("reference"), ctx["torch"].no_grad():
+                kept["expected"] = model(*inputs)
+            if case.get("oracle") or ctx["kahan"]:
+                with clock.step("oracle"):
+                    kept["oracle"], kept["oracle_status"] = compute_oracle(ctx, model, inputs)
+            fresh_case = {**case, "id": f"{case['id']} (timed call {record['call']} of {record['of']}, fresh "
+                                        "inputs)"}
+            with clock.step("compare"):
+                verdicts[i] = judge_output(ctx, fresh_case, Path(job["bench_dir"]) / record["file"], kept)
+        except Exception as exc:
+            verdicts[i] = {"reference_error": describe(exc)}
+    return {"fresh": verdicts, "clock": clock.totals}

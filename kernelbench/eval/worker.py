@@ -24,7 +24,10 @@ import sys
 import time
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kernelbench.eval.portable.fresh import Reservoir
 
 RESULT = "worker_result.json"
 SIGNATURE = "worker_result.sig"
@@ -76,6 +79,10 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         from kernelbench.eval.judge import run_judge
 
         return {**run_judge(ctx), "device_info": device_info(torch, device)}
+    if role == "fresh":
+        from kernelbench.eval.judge import run_fresh_judge
+
+        return run_fresh_judge(ctx)
     return {"cases": run_cases(ctx)}
 
 
@@ -273,6 +280,7 @@ def run_bench(ctx: dict[str, Any]) -> dict[str, Any]:
 
 def bench_shape(ctx: dict[str, Any], index: int, cases: list[dict]) -> dict[str, Any]:
     from kernelbench.eval.portable import guards, timing
+    from kernelbench.eval.portable.fresh import Reservoir
 
     torch, device, job = ctx["torch"], ctx["device"], ctx["job"]
     model = build_model(ctx, index, cases[0]["shape"])
@@ -289,6 +297,7 @@ def bench_shape(ctx: dict[str, Any], index: int, cases: list[dict]) -> dict[str,
     # a library only when timed is seen here; on a GPU the counter pass audits an unprofiled call instead
     audit_timed = device.type == "cpu" and bool(_problem_code(ctx))
     invalid = None
+    fresh = Reservoir(int(job.get("fresh_kept", 0)), lambda out: kept_copy(torch, out))
     with torch.no_grad(), _launch_recorder(device, audit_timed, _problem_code(ctx)) as launches:
         try:
             result = timing.time_function(
@@ -296,7 +305,7 @@ def bench_shape(ctx: dict[str, Any], index: int, cases: list[dict]) -> dict[str,
                 max_trials=spec["max_trials"], stderr_target=spec["stderr_target"],
                 graph_below_ms=spec["cuda_graph_below_ms"], l2_bytes=job.get("l2_bytes"), validate=judged,
                 max_seconds=spec.get("max_seconds"), stress_sets=input_sets[n_base:],
-                rotation_seed=mix_rotation_seed(job, index))
+                rotation_seed=mix_rotation_seed(job, index), fresh=fresh)
         except timing.TimedOutputInvalid as exc:
             invalid = describe(exc)
     if invalid is not None:  # the launches are known once the recording has ended
@@ -304,7 +313,35 @@ def bench_shape(ctx: dict[str, Any], index: int, cases: list[dict]) -> dict[str,
     return {"samples_ms": result.samples_ms, "method": result.method, "sync_overhead_ms": result.sync_overhead_ms,
             "memo_probe": result.memo_probe, "notes": result.notes, "flags": guards.changed_flags(pinned),
             "side_stream_samples": result.side_stream_samples, "host_bound_samples": result.host_bound_samples,
-            "launches": launches, "stress_sets": len(input_sets) - n_base}
+            "launches": launches, "stress_sets": len(input_sets) - n_base,
+            "fresh_calls": fresh.offered, "fresh_kept": save_kept(ctx, index, base, fresh)}
+
+
+def kept_copy(torch, out: Any) -> Any:
+    """A kept timed output: its exact tensors cloned at once (a later replay, or the candidate, cannot change
+    them), or why it is refused (the same exact-type rule as the checked outputs)."""
+    items, single, error = exact_tensors(torch, out)
+    if items is None:
+        return error
+    return {"single": single, "tensors": [t.detach().clone() for t in items]}
+
+
+def save_kept(ctx: dict[str, Any], index: int, base: list[dict], fresh: Reservoir) -> list[dict[str, Any]]:
+    """The kept fresh calls' outputs as files beside the result, with what the judge needs to rebuild their
+    inputs: the base case and the permutation seed."""
+    from kernelbench.eval.tensorfile import save_tensors
+
+    records = []
+    for j, kept in enumerate(fresh.kept):
+        record = {"case": base[kept.base]["id"], "seed": kept.seed, "call": kept.call, "of": fresh.offered}
+        if isinstance(kept.output, str):
+            record["type_error"] = kept.output
+        else:
+            name = f"fresh_{index}_{j}.kbt"
+            save_tensors(Path(ctx["job"]["out_dir"]) / name, kept.output["tensors"], single=kept.output["single"])
+            record["file"] = name
+        records.append(record)
+    return records
 
 
 def mix_rotation_seed(job: dict[str, Any], index: int) -> int | None:

@@ -2,9 +2,9 @@
 
 Per timed call: flush L2 (a write over >= 2x the L2), reset persisting-L2 lines, keep the GPU busy a little
 longer than the host needs to launch the call (a device-side spin, so the start event does not fire while the
-host is still launching), take the next pre-generated input set, time with CUDA events around the call, then
-synchronise the whole device and record a third event (so work left on side streams is counted: see `_measure`),
-validate the output outside the timed interval. Warmup calls follow the very same path, so a candidate cannot tell
+host is still launching), take the next input set of the rotation (made fresh, with `fresh`: see fresh.py), time
+with CUDA events around the call, then synchronise the whole device and record a third event (so work left on
+side streams is counted: see `_measure`), validate the output (or keep it for the judge) outside the interval. Warmup calls follow the very same path, so a candidate cannot tell
 warmup from scoring. Stress input sets, when given, are mixed into the rotation at seeded positions (`Rotation`):
 validated like every call, left out of the samples. Kernels faster than `graph_below_ms` are timed by replaying a
 CUDA graph captured per input set (events resolve about half a microsecond; launch overhead would dominate).
@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+
+from .fresh import Reservoir, draw_seed, freshen
 
 Validate = Callable[[Any, int], list[str]]  # (output, input-set index) → problems, empty when fine
 
@@ -301,12 +303,16 @@ def time_function(fn: Callable, input_sets: list[list], device: torch.device, *,
                   trials: int = 30, max_trials: int = 200, stderr_target: float = 0.0,
                   graph_below_ms: float = 0.05, l2_bytes: int | None = None,
                   validate: Validate | None = None, max_seconds: float | None = None,
-                  stress_sets: list[list] | None = None, rotation_seed: int | None = None) -> Timing:
+                  stress_sets: list[list] | None = None, rotation_seed: int | None = None,
+                  fresh: Reservoir | None = None) -> Timing:
     """Time `fn` over rotating input sets; every call (warmup included) is flushed and validated.
 
     `stress_sets` (optional) are mixed into the rotation at positions drawn from `rotation_seed`: each call on one
     follows the very same path (flush, cover, events, validation; validate gets index len(input_sets) + j), but its
     time is left out of the samples, so inputs whose cost differs (skewed routing, ties) do not move the medians.
+    `fresh` (optional) gives every call on a base set inputs no call has seen (`fresh.freshen` of the set, seeded
+    just before the call): such a call has no expected output here, so it is offered to the reservoir, whose kept
+    outputs are judged afterwards by a trusted process; stress calls and the replay probe stay validated here.
     `max_seconds` (optional) caps the wall time of the trials for very slow lines; the sample count stays
     visible in the result."""
     began = _perf_counter()
@@ -316,27 +322,20 @@ def time_function(fn: Callable, input_sets: list[list], device: torch.device, *,
     timing = Timing(sync_overhead_ms=_sync_overhead_ms(device))
     cover = LaunchCover(device) if device.type == "cuda" else None
     overhead, eager_ms = timing.sync_overhead_ms, []
+    calls = _Calls(fn, sets, rotation, fresh, validate)
     while len(eager_ms) < max(warmup, 1):
         k = rotation.next()
-        ms, out, _, _ = _measure(lambda k=k: fn(*sets[k]), device, flush, overhead, cover)
-        _check(validate, out, k)
+        ms, _, _ = calls.run(k, lambda launch: _measure(launch, device, flush, overhead, cover))
         if rotation.is_stress(k):
             continue
         eager_ms.append(ms)
         if max_seconds is not None and len(eager_ms) >= 3 and _perf_counter() - began > max_seconds / 4:
             break  # a slow call is warm after a few: keep the time for the timed trials
-    graphs = None
     if device.type == "cuda" and statistics.median(eager_ms[-3:]) < graph_below_ms:
-        graphs = _try_capture(fn, sets, device, timing)
+        calls.use_graphs(_try_capture(fn, sets, device, timing))
 
     def timed_call(k: int) -> tuple[float, bool, bool]:
-        if graphs:
-            ms, _, late, host_bound = _measure(graphs[k][0].replay, device, flush, overhead, cover)
-            out = graphs[k][1]
-        else:
-            ms, out, late, host_bound = _measure(lambda: fn(*sets[k]), device, flush, overhead, cover)
-        _check(validate, out, k)
-        return ms, late, host_bound
+        return calls.run(k, lambda launch: _measure(launch, device, flush, overhead, cover))
 
     while not _enough(timing.samples_ms, trials, max_trials, stderr_target,
                       max_seconds is not None and _perf_counter() - began > max_seconds):
@@ -348,8 +347,48 @@ def time_function(fn: Callable, input_sets: list[list], device: torch.device, *,
             timing.host_bound_samples += host_bound
     for k in rotation.stress_left():
         timed_call(k)
-    timing.memo_probe = _memo_probe(fn, input_sets, graphs, device, validate)
+    timing.memo_probe = _memo_probe(fn, input_sets, calls.graphs, device, validate)
     return timing
+
+
+class _Calls:
+    """One call of the rotation, eager or replayed from its CUDA graph, on fresh inputs where asked."""
+
+    def __init__(self, fn: Callable, sets: list[list], rotation: Rotation, fresh: Reservoir | None,
+                 validate: Validate | None):
+        self.fn, self.sets, self.rotation, self.fresh, self.validate = fn, sets, rotation, fresh, validate
+        self.graphs: list[tuple[Any, Any]] | None = None
+        self.pristine: list[list] = []
+
+    def use_graphs(self, graphs: list[tuple[Any, Any]] | None) -> None:
+        """Graphs read fixed buffers: fresh inputs are copied into them, drawn from copies of the base sets."""
+        self.graphs = graphs
+        if graphs and self.fresh is not None:
+            self.pristine = [[x.clone() if isinstance(x, torch.Tensor) else x for x in s]
+                             for s in self.sets[:self.rotation.n_base]]
+
+    def run(self, k: int, measure: Callable[[Callable[[], Any]], tuple[float, Any, bool, bool]]
+            ) -> tuple[float, bool, bool]:
+        seed = draw_seed() if self.fresh is not None and not self.rotation.is_stress(k) else None
+        if self.graphs:
+            if seed is not None:
+                _copy_into(self.sets[k], freshen(self.pristine[k], seed))
+            ms, _, late, host_bound = measure(self.graphs[k][0].replay)
+            out = self.graphs[k][1]
+        else:
+            inputs = self.sets[k] if seed is None else freshen(self.sets[k], seed)
+            ms, out, late, host_bound = measure(lambda: self.fn(*inputs))
+        if seed is None:
+            _check(self.validate, out, k)
+        else:
+            self.fresh.offer(k, seed, out)
+        return ms, late, host_bound
+
+
+def _copy_into(buffers: list, values: list) -> None:
+    for dst, src in zip(buffers, values):
+        if isinstance(dst, torch.Tensor) and dst is not src:
+            dst.copy_(src)
 
 
 def _try_capture(fn: Callable, input_sets: list[list], device: torch.device, timing: Timing):
