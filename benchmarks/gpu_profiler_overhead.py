@@ -31,20 +31,18 @@ def cupti_mapped() -> bool:
         return False
 
 
-def build(problem_dir: Path, solution: Path, shape: dict, device):
+def build(reference, solution: Path, shape: dict, device):
     import torch
 
-    from kernelbench.problems.loader import load_module, load_solution
+    from kernelbench.problems.loader import load_solution
 
-    reference = load_module(problem_dir / "reference.py", "reference")
     kwargs = reference.get_init_kwargs(shape)
     torch.manual_seed(0)
     ref_model = reference.Model(**kwargs)
     torch.manual_seed(0)
     model = load_solution(solution).Model(**kwargs)
     model.load_state_dict(ref_model.state_dict(), strict=True)
-    sets = [reference.get_inputs(shape, seed, device) for seed in (1, 2)]
-    return model.to(device).eval(), sets
+    return model.to(device).eval()
 
 
 def time_mode(model, sets, device, mode: str, spec: dict) -> dict:
@@ -55,7 +53,8 @@ def time_mode(model, sets, device, mode: str, spec: dict) -> dict:
 
     from kernelbench.eval.portable.timing import time_function
 
-    activities = {"cuda": [ProfilerActivity.CUDA], "cpu+cuda": [ProfilerActivity.CPU, ProfilerActivity.CUDA]}
+    gpu = [ProfilerActivity.CUDA] if device.type == "cuda" else [ProfilerActivity.CPU]  # cpu: a dry run
+    activities = {"cuda": gpu, "cpu+cuda": list(dict.fromkeys([ProfilerActivity.CPU, *gpu]))}
     recorder = profile(activities=activities[mode]) if mode != "none" else contextlib.nullcontext()
     with torch.no_grad(), recorder as prof:
         timing = time_function(model, sets, device, warmup=spec["warmup"], trials=spec["trials"],
@@ -75,23 +74,28 @@ def main() -> int:
     parser.add_argument("--solutions", nargs="+", default=["triton", "eager"])
     parser.add_argument("--problems", nargs="+", default=["03", "04", "07", "09"])
     parser.add_argument("--trials", type=int, default=40)
+    parser.add_argument("--max-shapes", type=int, default=3, help="the first N shapes of each problem")
+    parser.add_argument("--device", default="cuda", help="cpu: a dry run of the script on smoke shapes")
     args = parser.parse_args()
 
     import torch
 
+    from kernelbench.problems.loader import load_module
     from kernelbench.problems.spec import load_problem_spec
 
-    device = torch.device("cuda")
+    device = torch.device(args.device)
     print(f"CUPTI mapped before any recording: {cupti_mapped()}", flush=True)
     rows = []
     for prefix in args.problems:
         problem_dir = next(p for p in sorted((ROOT / "problems").iterdir()) if p.name.startswith(prefix))
         spec = load_problem_spec(problem_dir)
         timing = {**spec.timing.model_dump(), "trials": args.trials, "warmup": 5}
-        for line in args.solutions:
-            solution = ROOT / "solutions" / line / f"{problem_dir.name}.py"
-            for index, shape in enumerate(spec.shapes):
-                model, sets = build(problem_dir, solution, shape, device)
+        reference = load_module(problem_dir / "reference.py", "reference")
+        shapes = spec.shapes if device.type == "cuda" else (spec.smoke_shapes or spec.shapes[:1])
+        for index, shape in enumerate(shapes[:args.max_shapes]):
+            sets = [reference.get_inputs(shape, seed, device) for seed in (1, 2)]  # drawn once for every line
+            for line in args.solutions:
+                model = build(reference, ROOT / "solutions" / line / f"{problem_dir.name}.py", shape, device)
                 row = {"problem": problem_dir.name, "solution": line, "shape": index}
                 for mode in MODES:
                     row[mode] = time_mode(model, sets, device, mode, timing)
@@ -102,8 +106,9 @@ def main() -> int:
                 print(f"{problem_dir.name} {line} shape {index}: none {base:.4g} ms ({row['none']['method']}), "
                       f"cuda-only x{row['ratio_cuda']:.3f}, cpu+cuda x{row['ratio_cpu_cuda']:.3f} "
                       f"(kernel names {row['cuda']['kernel_names']})", flush=True)
-                del model, sets
-                torch.cuda.empty_cache()
+                del model
+            del sets
+            torch.cuda.empty_cache()
     print(f"CUPTI mapped after recording: {cupti_mapped()}")
     ratios = [r["ratio_cuda"] for r in rows]
     if ratios:
