@@ -178,6 +178,7 @@ def main() -> int:
     parser.add_argument("--cpu-results", type=Path, help="JSON {case file: caught} from the CI run, for the table")
     parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     parser.add_argument("--only", nargs="*", help="case files to run (default: all marked gpu)")
+    parser.add_argument("--honest", action="store_true", help="with --only: grade the honest solutions too")
     parser.add_argument("--deck-lines", action="store_true",
                         help="also grade every problem's reference.py and sota.py as candidates (false positives)")
     args = parser.parse_args()
@@ -189,7 +190,7 @@ def main() -> int:
     cases = [c for c in suite.cases if c.gpu and (REPO / "problems" / c.problem / "problem.yaml").is_file()
              and not c.limits and (not args.only or c.file in args.only)]
     honest = sorted(p for kind in ("triton", "eager") for p in (REPO / "solutions" / kind).glob("*.py")
-                    if (REPO / "problems" / p.stem / "problem.yaml").is_file() and not args.only)
+                    if (REPO / "problems" / p.stem / "problem.yaml").is_file() and (args.honest or not args.only))
     extra: dict[str, Any] = {}
     deadline = started + max(30.0, args.budget_s - (time.monotonic() - started) - 30)
     deck_lines = deck_line_files(REPO / "problems") if args.deck_lines else []

@@ -294,10 +294,13 @@ def bench_shape(ctx: dict[str, Any], index: int, cases: list[dict]) -> dict[str,
     pinned = guards.pin_backend_flags()
     # on the CPU the timed calls run under the launch audit too (CPU timings are smoke, not published): a candidate
     # that tells the timed stage from the checked one (by the profiler's state, its call cadence, files) and calls
-    # a library only when timed is seen here; on a GPU the counter pass audits an unprofiled call instead
+    # a library only when timed is seen here; on a GPU the recorder's cost would move the medians, so it records a
+    # few secret windows of timed calls (timed_audit), left out of the samples, and the counter pass audits an
+    # unprofiled call
     audit_timed = device.type == "cpu" and bool(_problem_code(ctx))
     invalid = None
     fresh = Reservoir(int(job.get("fresh_kept", 0)), lambda out: kept_copy(torch, out))
+    audit = timed_audit(ctx, index) if device.type == "cuda" and _problem_code(ctx) else None
     with torch.no_grad(), _launch_recorder(device, audit_timed, _problem_code(ctx)) as launches:
         try:
             result = timing.time_function(
@@ -305,16 +308,39 @@ def bench_shape(ctx: dict[str, Any], index: int, cases: list[dict]) -> dict[str,
                 max_trials=spec["max_trials"], stderr_target=spec["stderr_target"],
                 graph_below_ms=spec["cuda_graph_below_ms"], l2_bytes=job.get("l2_bytes"), validate=judged,
                 max_seconds=spec.get("max_seconds"), stress_sets=input_sets[n_base:],
-                rotation_seed=mix_rotation_seed(job, index), fresh=fresh)
+                rotation_seed=mix_rotation_seed(job, index), fresh=fresh, audit=audit)
         except timing.TimedOutputInvalid as exc:
             invalid = describe(exc)
+    if audit is not None:  # on a GPU the timed calls' launches are the audited windows'
+        audit.close()
+        launches = {**launches, **audit.launches}
     if invalid is not None:  # the launches are known once the recording has ended
         return {"error": invalid, "integrity": judged.findings, "launches": launches}
     return {"samples_ms": result.samples_ms, "method": result.method, "sync_overhead_ms": result.sync_overhead_ms,
             "memo_probe": result.memo_probe, "notes": result.notes, "flags": guards.changed_flags(pinned),
             "side_stream_samples": result.side_stream_samples, "host_bound_samples": result.host_bound_samples,
             "launches": launches, "stress_sets": len(input_sets) - n_base,
+            "audited_calls": audit.audited if audit is not None else None,
             "fresh_calls": fresh.offered, "fresh_kept": save_kept(ctx, index, base, fresh)}
+
+
+AUDIT_WINDOWS, AUDIT_WINDOW_CALLS = 2, 4
+
+
+def timed_audit(ctx: dict[str, Any], index: int):
+    """The windows of timed calls a GPU grading records (portable.timing.TimedAudit): AUDIT_WINDOWS of
+    AUDIT_WINDOW_CALLS consecutive calls each, opening at trial-loop calls drawn from the grading's secret seed,
+    one in each part of the minimum trial count, so every stretch of the timed loop may be the one watched."""
+    import random
+
+    from kernelbench.eval.portable.timing import TimedAudit
+
+    job = ctx["job"]
+    trials = max(int(job["timing"]["trials"]), AUDIT_WINDOWS * AUDIT_WINDOW_CALLS)
+    rng = random.Random(f"{mix_rotation_seed(job, index)}:audit")
+    part = trials // AUDIT_WINDOWS
+    starts = {w * part + rng.randrange(max(1, part - AUDIT_WINDOW_CALLS + 1)) for w in range(AUDIT_WINDOWS)}
+    return TimedAudit(lambda: _launch_recorder(ctx["device"], True, _problem_code(ctx)), starts, AUDIT_WINDOW_CALLS)
 
 
 def kept_copy(torch, out: Any) -> Any:

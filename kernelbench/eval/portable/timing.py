@@ -12,6 +12,7 @@ CUDA graph captured per input set (events resolve about half a microsecond; laun
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import math
 import random
@@ -304,7 +305,7 @@ def time_function(fn: Callable, input_sets: list[list], device: torch.device, *,
                   graph_below_ms: float = 0.05, l2_bytes: int | None = None,
                   validate: Validate | None = None, max_seconds: float | None = None,
                   stress_sets: list[list] | None = None, rotation_seed: int | None = None,
-                  fresh: Reservoir | None = None) -> Timing:
+                  fresh: Reservoir | None = None, audit: TimedAudit | None = None) -> Timing:
     """Time `fn` over rotating input sets; every call (warmup included) is flushed and validated.
 
     `stress_sets` (optional) are mixed into the rotation at positions drawn from `rotation_seed`: each call on one
@@ -313,6 +314,8 @@ def time_function(fn: Callable, input_sets: list[list], device: torch.device, *,
     `fresh` (optional) gives every call on a base set inputs no call has seen (`fresh.freshen` of the set, seeded
     just before the call): such a call has no expected output here, so it is offered to the reservoir, whose kept
     outputs are judged afterwards by a trusted process; stress calls and the replay probe stay validated here.
+    `audit` (optional) records the launches of a few windows of consecutive timed calls (TimedAudit); their times
+    are left out of the samples.
     `max_seconds` (optional) caps the wall time of the trials for very slow lines; the sample count stays
     visible in the result."""
     began = _perf_counter()
@@ -334,21 +337,80 @@ def time_function(fn: Callable, input_sets: list[list], device: torch.device, *,
     if device.type == "cuda" and statistics.median(eager_ms[-3:]) < graph_below_ms:
         calls.use_graphs(_try_capture(fn, sets, device, timing))
 
-    def timed_call(k: int) -> tuple[float, bool, bool]:
-        return calls.run(k, lambda launch: _measure(launch, device, flush, overhead, cover))
+    if audit is not None:
+        audit.learn_grader_launches(lambda: calls.grader_work(flush, cover, device))
+    n = 0
+
+    def timed_call(k: int) -> tuple[float, bool, bool, bool]:
+        nonlocal n
+        if audit is not None:
+            audit.before(n)
+        ms, late, host_bound = calls.run(k, lambda launch: _measure(launch, device, flush, overhead, cover))
+        audited = audit is not None and audit.after(n)
+        n += 1
+        return ms, late, host_bound, audited
 
     while not _enough(timing.samples_ms, trials, max_trials, stderr_target,
                       max_seconds is not None and _perf_counter() - began > max_seconds):
         k = rotation.next()
-        ms, late, host_bound = timed_call(k)
-        if not rotation.is_stress(k):
+        ms, late, host_bound, audited = timed_call(k)
+        if not rotation.is_stress(k) and not audited:
             timing.samples_ms.append(ms)
             timing.side_stream_samples += late
             timing.host_bound_samples += host_bound
     for k in rotation.stress_left():
         timed_call(k)
+    if audit is not None:
+        audit.close()
     timing.memo_probe = _memo_probe(fn, input_sets, calls.graphs, device, validate)
     return timing
+
+
+@dataclass
+class TimedAudit:
+    """Launch records of a few windows of consecutive timed calls, drawn by the caller (secretly), so a candidate
+    that computes one way when checked and another once timed (told by its folder, its call cadence, anything but
+    the recorder itself) is seen doing it. `recorder()` is the checked calls' own recorder (a context manager
+    yielding a dict filled with launch name -> device time when it exits). A window's calls are left out of the
+    samples (the recorder's cost is in them); what the grader itself launches around a call (learnt once, alone,
+    under the same recorder) is left out of the names."""
+
+    recorder: Callable[[], Any]
+    starts: set[int]                 # numbers of the trial-loop calls (stress calls counted) that open a window
+    length: int = 4
+    launches: dict[str, float] = field(default_factory=dict)
+    audited: int = 0
+    grader_names: set[str] = field(default_factory=set)
+    _open: tuple[Any, dict] | None = None
+    _last: int = -1
+
+    def learn_grader_launches(self, work: Callable[[], None]) -> None:
+        with self.recorder() as names:
+            work()
+        self.grader_names = set(names)
+
+    def before(self, n: int) -> None:
+        if self._open is None and n in self.starts:
+            stack = contextlib.ExitStack()
+            self._open, self._last = (stack, stack.enter_context(self.recorder())), n + self.length - 1
+
+    def after(self, n: int) -> bool:
+        """Whether call n was recorded (closing the window after its last call)."""
+        if self._open is None:
+            return False
+        self.audited += 1
+        if n >= self._last:
+            self.close()
+        return True
+
+    def close(self) -> None:
+        if self._open is None:
+            return
+        (stack, names), self._open = self._open, None
+        stack.close()  # the recorder fills `names` as it exits
+        for name, t in names.items():
+            if name not in self.grader_names:
+                self.launches[name] = self.launches.get(name, 0.0) + t
 
 
 class _Calls:
@@ -366,6 +428,18 @@ class _Calls:
         if graphs and self.fresh is not None:
             self.pristine = [[x.clone() if isinstance(x, torch.Tensor) else x for x in s]
                              for s in self.sets[:self.rotation.n_base]]
+
+    def grader_work(self, flush: Callable[[], None], cover: LaunchCover | None, device: torch.device) -> None:
+        """What the grader launches around a call (flush, launch cover, fresh inputs, the kept copy), alone."""
+        flush()
+        if cover is not None:
+            cover()
+        base = freshen(self.sets[0], draw_seed()) if self.fresh is not None else self.sets[0]
+        for x in base:
+            if isinstance(x, torch.Tensor):
+                x.clone()
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
 
     def run(self, k: int, measure: Callable[[Callable[[], Any]], tuple[float, Any, bool, bool]]
             ) -> tuple[float, bool, bool]:

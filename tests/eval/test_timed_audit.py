@@ -1,0 +1,64 @@
+"""Secret windows of recorded timed calls (portable.timing.TimedAudit) and the worker's draw of them."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import torch
+
+from kernelbench.eval.portable.timing import TimedAudit, time_function
+from kernelbench.eval.worker import AUDIT_WINDOW_CALLS, AUDIT_WINDOWS, timed_audit
+
+CPU = torch.device("cpu")
+
+
+def _recorded_calls():
+    """A function that logs each call, and a recorder in the worker's shape: a dict filled as it exits, with a
+    name of its own (what the grader launches around every call) on top of the calls it saw."""
+    log: list[str] = []
+
+    def fn(x):
+        log.append(f"call{len(log) + 1}")
+        return x * 2
+
+    @contextmanager
+    def recorder():
+        names: dict[str, float] = {}
+        start = len(log)
+        yield names
+        names.update({name: 1.0 for name in log[start:]})
+        names["grader_fill"] = 0.0
+
+    return fn, recorder
+
+
+def test_a_window_records_its_calls_and_leaves_them_out_of_the_samples():
+    fn, recorder = _recorded_calls()
+    audit = TimedAudit(recorder, starts={2}, length=3)
+    timing = time_function(fn, [[torch.ones(4)]], CPU, warmup=1, trials=5, max_trials=5, audit=audit)
+    assert len(timing.samples_ms) == 5 and audit.audited == 3
+    # warmup is call1, the trial loop's calls are call2...call9; its third opens the window
+    assert audit.launches == {"call4": 1.0, "call5": 1.0, "call6": 1.0}
+    assert audit.grader_names == {"grader_fill"}
+
+
+def test_a_window_still_open_when_the_loop_ends_is_closed_and_kept():
+    fn, recorder = _recorded_calls()
+    audit = TimedAudit(recorder, starts={4}, length=10)
+    time_function(fn, [[torch.ones(4)]], CPU, warmup=1, trials=5, max_trials=5, audit=audit)
+    assert "call6" in audit.launches and audit.audited >= 1
+
+
+def test_the_worker_draws_windows_from_the_secret_seed_within_the_trials():
+    def ctx(seed):
+        return {"job": {"rotation_seed": seed, "timing": {"trials": 30}, "line": "candidate",
+                        "problem_dir": "/nonexistent"}, "device": CPU, "candidate": object()}
+
+    draws = {frozenset(timed_audit(ctx(seed), 0).starts) for seed in range(40)}
+    assert len(draws) > 10  # the windows move with the secret
+    for starts in draws:
+        assert len(starts) == AUDIT_WINDOWS
+        assert all(0 <= s <= 30 - AUDIT_WINDOW_CALLS for s in starts)
+    assert timed_audit(ctx(7), 0).starts == timed_audit(ctx(7), 0).starts
+    # each shape draws its own windows
+    assert any(timed_audit(ctx(seed), 0).starts != timed_audit(ctx(seed), 1).starts for seed in range(10))
