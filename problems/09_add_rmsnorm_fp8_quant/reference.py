@@ -11,6 +11,9 @@ import torch
 FP8 = torch.float8_e4m3fn
 FP8_MAX = 448.0
 MAX_STEP_MISMATCH = 1e-3  # share of fp8 codes allowed to differ by one step (ties decided by summation order)
+# ...and never fewer than this many codes: on a few hundred codes (the stress shapes) the share allows none, and an
+# honest kernel whose mean square is summed in another order met one such tie among 360 codes
+MIN_STEP_MISMATCH_CODES = 2
 
 
 class Model(torch.nn.Module):
@@ -102,8 +105,10 @@ def compare(out, expected, inputs, tolerance) -> list[str]:
         idx = tuple(int(i) for i in torch.unravel_index(beyond.argmax(), want.shape))
         problems.append(f"q·scale: more than one e4m3 step off at {list(idx)}: got {got[idx].item():.6g}, "
                         f"expected {want[idx].item():.6g}")
-    differing = (q.float() != q_ref.float()).double().mean().item()
-    if differing > MAX_STEP_MISMATCH:
-        problems.append(f"q: {differing:.2%} of fp8 codes differ from the reference (at most "
-                        f"{MAX_STEP_MISMATCH:.1%} may, by one step, at rounding ties): round to nearest even")
+    differing = int((q.float() != q_ref.float()).sum().item())
+    allowed = max(MAX_STEP_MISMATCH * q.numel(), MIN_STEP_MISMATCH_CODES)
+    if differing > allowed:
+        problems.append(f"q: {differing} of {q.numel()} fp8 codes ({differing / q.numel():.2%}) differ from the "
+                        f"reference (at most {MAX_STEP_MISMATCH:.1%} or {MIN_STEP_MISMATCH_CODES} codes may, by one "
+                        "step, at rounding ties): round to nearest even")
     return problems
