@@ -75,7 +75,8 @@ def summary(report: dict[str, Any]) -> dict[str, Any]:
             "findings": [{k: f.get(k) for k in ("check", "class", "severity", "message", "evidence")}
                          for f in report.get("integrity", [])],
             "medians_ms": [s.get("median_ms") for s in g.get("shapes", [])], "wall_s": report.get("wall_s"),
-            "stderr": report.get("stderr", "")[-600:]}
+            "stderr": report.get("stderr", "")[-600:], **({"regraded_alone": report["regraded_alone"]}
+                                                         if "regraded_alone" in report else {})}
 
 
 ALONE = {"bad_alloc_all.py"}  # takes the whole GPU: graded after the others, by itself
@@ -119,7 +120,17 @@ def run_cases(cases: list[SuiteCase], honest: list[Path], deck_lines: list[Path]
             results[futures[future]] = future.result()
             # what is graded so far comes back even if the call is cut short
             partial.write_text(json.dumps({k: summary(v) for k, v in results.items()}, indent=1))
+    for key in [k for k in order if out_of_memory(results[k])]:  # the GPU was shared: grade those again alone
+        if time.monotonic() < deadline:
+            results[key] = {**grade(*jobs[key]), "regraded_alone": "out of GPU memory beside the other gradings"}
+            partial.write_text(json.dumps({k: summary(v) for k, v in results.items()}, indent=1))
     return {k: results[k] for k in jobs}
+
+
+def out_of_memory(report: dict[str, Any]) -> bool:
+    """A grading that ran out of GPU memory while a dozen others shared the GPU says nothing about its case."""
+    text = " ".join([report.get("stderr", ""), *report.get("grading", {}).get("reasons", [])])
+    return "out of memory" in text
 
 
 def side_stream_ratio(side: dict[str, Any], honest: dict[str, Any]) -> dict[str, Any]:

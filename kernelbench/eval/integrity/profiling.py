@@ -21,14 +21,21 @@ PROBLEM_CODE_PREFIX = "python::"  # launch names of problem-file code that ran i
 
 
 @contextmanager
-def record_launches(device_type: str, watch_files: Iterable[str | Path] = ()) -> Iterator[dict[str, float]]:
+def record_launches(device_type: str, watch_files: Iterable[str | Path] = (),
+                    kernels_only: bool = False) -> Iterator[dict[str, float]]:
     """`with record_launches("cuda") as launches: model(*inputs)` fills launches: name -> device time (us);
-    code from `watch_files` that runs in between is recorded as `python::<file>:<function>`."""
+    code from `watch_files` that runs in between is recorded as `python::<file>:<function>`.
+
+    `kernels_only` (CUDA): kernel names without the aten operators, for calls whose pace must stay close to the
+    unrecorded ones (the timed loop's audited windows): the operator recording costs tens of microseconds per op,
+    enough for a candidate that watches its call cadence to see it."""
     import torch
     from torch.profiler import ProfilerActivity, profile
 
     launches: dict[str, float] = {}
-    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device_type == "cuda" else [])
+    kernels = device_type == "cuda" and kernels_only
+    activities = ([] if kernels else [ProfilerActivity.CPU]) + \
+        ([ProfilerActivity.CUDA] if device_type == "cuda" else [])
     with profile(activities=activities, record_shapes=False) as prof, watch_code(watch_files) as ran:
         _RECORDING.append((prof, activities))
         try:
