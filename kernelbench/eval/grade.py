@@ -401,6 +401,9 @@ class Grader:
                 "timed up to the device-wide synchronise instead", severity="warning"))
         for note in raw.get("notes", []):
             self.bench_log.append(f"shape {index}: {note}")
+        if raw.get("audited_calls") is not None:
+            self.bench_log.append(f"shape {index}: {raw['audited_calls']} timed calls audited by kernel name "
+                                  f"(recorder: {raw.get('audit_recorder')}), left out of the samples")
 
     def run_counters(self) -> None:
         """One ncu pass over one timed call, in its own process under its own limit (never inside the timing):
