@@ -49,3 +49,27 @@ def test_without_a_gpu_the_recorder_is_unavailable_and_says_why():
         pytest.skip("a GPU is present")
     with pytest.raises(cupti_kernels.CuptiUnavailable, match="libcupti|CUPTI"):
         cupti_kernels.kernel_recorder()
+
+
+def test_grader_work_inside_a_recording_pauses_the_cupti_recorder(monkeypatch):
+    from contextlib import contextmanager
+
+    from kernelbench.eval.integrity.profiling import unrecorded
+
+    events: list[str] = []
+
+    class Recorder:
+        @contextmanager
+        def paused(self):
+            events.append("paused")
+            yield
+            events.append("resumed")
+
+    monkeypatch.setattr(cupti_kernels, "_ACTIVE", Recorder())
+    with unrecorded():
+        events.append("grader work")
+    assert events == ["paused", "grader work", "resumed"]
+    monkeypatch.setattr(cupti_kernels, "_ACTIVE", None)
+    with unrecorded():
+        events.append("no recording")
+    assert events[-1] == "no recording"

@@ -104,19 +104,36 @@ class KernelRecorder:
     def recording(self) -> Iterator[dict[str, float]]:
         import torch
 
+        global _ACTIVE
         names: dict[str, float] = {}
         with self.lock:
             self.current = names
         self._check(self.lib.cuptiActivityEnable(KIND_CONCURRENT_KERNEL), "enable kernel records")
+        _ACTIVE = self
         try:
             yield names
         finally:
+            _ACTIVE = None
             torch.cuda.synchronize()
             self.lib.cuptiActivityFlushAll(FLUSH_FORCED)
             self.lib.cuptiActivityDisable(KIND_CONCURRENT_KERNEL)
             self.lib.cuptiActivityFlushAll(FLUSH_FORCED)
             with self.lock:
                 self.current = None
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """Grader work inside a recording (the judging of a stress call's output between timed calls) left out:
+        everything launched before is finished (and so recorded) first, and nothing launched meanwhile is."""
+        import torch
+
+        torch.cuda.synchronize()
+        self.lib.cuptiActivityDisable(KIND_CONCURRENT_KERNEL)
+        try:
+            yield
+        finally:
+            torch.cuda.synchronize()
+            self.lib.cuptiActivityEnable(KIND_CONCURRENT_KERNEL)
 
     def calibrate(self) -> None:
         """Record torch's spin kernel: its name must come back from the name field (the layout is right here)."""
@@ -129,6 +146,17 @@ class KernelRecorder:
 
 
 _RECORDER: KernelRecorder | None = None
+_ACTIVE: KernelRecorder | None = None  # the recorder while a recording is open
+
+
+@contextmanager
+def paused_if_recording() -> Iterator[None]:
+    """KernelRecorder.paused() of the open recording, if any (profiling.unrecorded calls it)."""
+    if _ACTIVE is None:
+        yield
+        return
+    with _ACTIVE.paused():
+        yield
 
 
 def kernel_recorder() -> KernelRecorder:

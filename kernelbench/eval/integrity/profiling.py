@@ -54,7 +54,15 @@ _RECORDING: list[tuple] = []  # the recordings in progress in this process: (pro
 @contextmanager
 def unrecorded() -> Iterator[None]:
     """Grader code run inside a recording without being recorded: the timed outputs' validation, which calls the
-    problem's own compare() hook between the candidate's timed calls (worker.TimedJudge)."""
+    problem's own compare() hook between the candidate's timed calls (worker.TimedJudge). Covers the CUPTI kernel
+    recorder of the GPU timed windows (cupti_kernels) as well as torch's profiler."""
+    from kernelbench.eval.integrity.cupti_kernels import paused_if_recording
+
+    with paused_if_recording():
+        yield from _unprofiled()
+
+
+def _unprofiled() -> Iterator[None]:
     if not _RECORDING:
         yield
         return
