@@ -401,6 +401,11 @@ class Grader:
                 "timed up to the device-wide synchronise instead", severity="warning"))
         for note in raw.get("notes", []):
             self.bench_log.append(f"shape {index}: {note}")
+        if raw.get("blind_windows") and self.device == "cuda":
+            self.findings.append(verdict.finding(
+                "timed_windows", 11, f"shape {index}: {raw['blind_windows']} audited window(s) of timed calls recorded "
+                "no kernel at all, not even the grader's own L2 flush: something in the process kept the kernel "
+                "recorder from seeing the calls", f"recorder: {raw.get('audit_recorder')}", severity="warning"))
         if raw.get("audited_calls") is not None:
             self.bench_log.append(f"shape {index}: {raw['audited_calls']} timed calls audited by kernel name "
                                   f"(recorder: {raw.get('audit_recorder')}), left out of the samples")

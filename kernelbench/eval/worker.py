@@ -322,6 +322,7 @@ def bench_shape(ctx: dict[str, Any], index: int, cases: list[dict]) -> dict[str,
             "launches": launches, "stress_sets": len(input_sets) - n_base,
             "audited_calls": audit.audited if audit is not None else None,
             "audit_recorder": ctx.get("window_recorder"),
+            "blind_windows": audit.blind_windows if audit is not None else 0,
             "fresh_calls": fresh.offered, "fresh_kept": save_kept(ctx, index, base, fresh)}
 
 

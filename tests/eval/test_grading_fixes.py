@@ -146,3 +146,20 @@ def test_kahan_finding_only_for_outputs_right_element_by_element(tmp_path):
     save_tensors(path, [torch.full_like(expected, float("nan"))], single=True)
     verdict = judge_output(ctx, {"id": "c"}, path, {"expected": expected, "oracle": oracle, "inputs": [x]})
     assert not verdict["passed"] and verdict["integrity"] == []
+
+
+def test_a_blind_timed_window_on_a_gpu_is_reported_with_its_recorder(tmp_path):
+    def grader_on(device):
+        return grade.Grader(DECK / "04_kahan_softmax" / "reference.py", DECK / "04_kahan_softmax", device, "smoke",
+                            "candidate", dict(grade.STAGE_LIMITS_S), True, tmp_path / device)
+
+    raw = {"samples_ms": [1.0], "blind_windows": 1, "audited_calls": 8, "audit_recorder": "cupti"}
+    grader = grader_on("cuda")
+    grader._timing_guards(0, raw)
+    found = [f for f in grader.findings if f.check == "timed_windows"]
+    assert len(found) == 1 and found[0].klass == 11 and found[0].severity == "warning"
+    assert "recorder: cupti" in found[0].evidence
+    assert any("8 timed calls audited" in line for line in grader.bench_log)
+    cpu = grader_on("cpu")
+    cpu._timing_guards(0, {**raw, "audited_calls": None})
+    assert not [f for f in cpu.findings if f.check == "timed_windows"]

@@ -62,3 +62,20 @@ def test_the_worker_draws_windows_from_the_secret_seed_within_the_trials():
     assert timed_audit(ctx(7), 0).starts == timed_audit(ctx(7), 0).starts
     # each shape draws its own windows
     assert any(timed_audit(ctx(seed), 0).starts != timed_audit(ctx(seed), 1).starts for seed in range(10))
+
+
+def test_a_window_that_records_nothing_is_counted_blind():
+    @contextmanager
+    def blinded():
+        yield {}  # a recorder whose buffers someone else took: nothing comes back
+
+    audit = TimedAudit(blinded, starts={0, 5}, length=2)
+    time_function(lambda x: x + 1, [[torch.ones(4)]], CPU, warmup=1, trials=6, max_trials=6, audit=audit)
+    assert audit.blind_windows == 2 and audit.launches == {}
+
+
+def test_a_working_recorder_is_never_counted_blind():
+    fn, recorder = _recorded_calls()
+    audit = TimedAudit(recorder, starts={0, 3}, length=2)
+    time_function(fn, [[torch.ones(4)]], CPU, warmup=1, trials=6, max_trials=6, audit=audit)
+    assert audit.blind_windows == 0

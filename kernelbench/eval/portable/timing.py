@@ -381,6 +381,7 @@ class TimedAudit:
     launches: dict[str, float] = field(default_factory=dict)
     audited: int = 0
     grader_names: set[str] = field(default_factory=set)
+    blind_windows: int = 0           # windows that recorded no kernel at all: the recorder saw nothing
     _open: tuple[Any, dict] | None = None
     _last: int = -1
 
@@ -408,6 +409,8 @@ class TimedAudit:
             return
         (stack, names), self._open = self._open, None
         stack.close()  # the recorder fills `names` as it exits
+        if not names:  # not even the grader's own flush, which every recorded call launches
+            self.blind_windows += 1
         for name, t in names.items():
             if name not in self.grader_names:
                 self.launches[name] = self.launches.get(name, 0.0) + t
