@@ -130,10 +130,16 @@ def prepare_case(ctx: dict[str, Any], model, case: dict[str, Any], keep_inputs: 
             save_tensors(Path(job["out_dir"]) / f"expected_{case['id']}.kbt", items,
                          single=isinstance(expected, torch.Tensor))
     kept = {"expected": expected, "inputs": inputs if keep_inputs else None, "cpu_inputs": cpu_inputs}
-    if case.get("oracle") or ctx.get("kahan"):
-        with clock.step("oracle"):
-            kept["oracle"], kept["oracle_status"] = compute_oracle(ctx, model, inputs)
+    add_oracle(ctx, model, case, inputs, kept)
     return kept
+
+
+def add_oracle(ctx: dict[str, Any], model, case: dict[str, Any], inputs: list, kept: dict[str, Any]) -> None:
+    """The fp64 oracle, for the cases that get one: the error-size detector's, and every case of a Kahan problem
+    (its row-sum evidence needs one)."""
+    if case.get("oracle") or ctx.get("kahan"):
+        with ctx["clock"].step("oracle"):
+            kept["oracle"], kept["oracle_status"] = compute_oracle(ctx, model, inputs)
 
 
 def run_judge(ctx: dict[str, Any]) -> dict[str, Any]:
@@ -368,9 +374,7 @@ def run_fresh_judge(ctx: dict[str, Any]) -> dict[str, Any]:
             kept = {"inputs": inputs, "cpu_inputs": None}
             with clock.step("reference"), ctx["torch"].no_grad():
                 kept["expected"] = model(*inputs)
-            if case.get("oracle") or ctx["kahan"]:
-                with clock.step("oracle"):
-                    kept["oracle"], kept["oracle_status"] = compute_oracle(ctx, model, inputs)
+            add_oracle(ctx, model, case, inputs, kept)
             fresh_case = {**case, "id": f"{case['id']} (timed call {record['call']} of {record['of']}, fresh "
                                         "inputs)"}
             with clock.step("compare"):

@@ -312,7 +312,6 @@ def bench_shape(ctx: dict[str, Any], index: int, cases: list[dict]) -> dict[str,
         except timing.TimedOutputInvalid as exc:
             invalid = describe(exc)
     if audit is not None:  # on a GPU the timed calls' launches are the audited windows'
-        audit.close()
         launches = {**launches, **audit.launches}
     if invalid is not None:  # the launches are known once the recording has ended
         return {"error": invalid, "integrity": judged.findings, "launches": launches}
@@ -321,7 +320,7 @@ def bench_shape(ctx: dict[str, Any], index: int, cases: list[dict]) -> dict[str,
             "side_stream_samples": result.side_stream_samples, "host_bound_samples": result.host_bound_samples,
             "launches": launches, "stress_sets": len(input_sets) - n_base,
             "audited_calls": audit.audited if audit is not None else None,
-            "audit_recorder": ctx.get("window_recorder"),
+            "audit_recorder": audit.recorder_name if audit is not None else None,
             "blind_windows": audit.blind_windows if audit is not None else 0,
             "fresh_calls": fresh.offered, "fresh_kept": save_kept(ctx, index, base, fresh)}
 
@@ -342,23 +341,22 @@ def timed_audit(ctx: dict[str, Any], index: int):
     rng = random.Random(f"{mix_rotation_seed(job, index)}:audit")
     part = trials // AUDIT_WINDOWS
     starts = {w * part + rng.randrange(max(1, part - AUDIT_WINDOW_CALLS + 1)) for w in range(AUDIT_WINDOWS)}
-    return TimedAudit(window_recorder(ctx), starts, AUDIT_WINDOW_CALLS)
+    recorder, name = window_recorder(ctx)
+    return TimedAudit(recorder, starts, AUDIT_WINDOW_CALLS, recorder_name=name)
 
 
 def window_recorder(ctx: dict[str, Any]):
     """Kernel names through CUPTI directly (torch's profiler stays off and no trace function is set, so a candidate
     asking either is told the same in a recorded call as in another); where CUPTI cannot be used, torch's profiler
     with CUDA activity only (no aten recording: it would slow the window's calls enough for a cadence watcher to
-    notice). The choice is noted in the shape's result."""
+    notice). Returns the recorder and its name, which the shape's result notes."""
     from kernelbench.eval.integrity.cupti_kernels import CuptiUnavailable, kernel_recorder
 
     try:
-        recorder = kernel_recorder()
-        ctx["window_recorder"] = "cupti"
-        return recorder.recording
+        return kernel_recorder().recording, "cupti"
     except (CuptiUnavailable, OSError) as exc:
-        ctx["window_recorder"] = f"torch profiler ({exc})"
-        return lambda: _launch_recorder(ctx["device"], True, _problem_code(ctx), kernels_only=True)
+        return (lambda: _launch_recorder(ctx["device"], True, _problem_code(ctx), kernels_only=True),
+                f"torch profiler ({exc})")
 
 
 def kept_copy(torch, out: Any) -> Any:

@@ -4,10 +4,11 @@ Per timed call: flush L2 (a write over >= 2x the L2), reset persisting-L2 lines,
 longer than the host needs to launch the call (a device-side spin, so the start event does not fire while the
 host is still launching), take the next input set of the rotation (made fresh, with `fresh`: see fresh.py), time
 with CUDA events around the call, then synchronise the whole device and record a third event (so work left on
-side streams is counted: see `_measure`), validate the output (or keep it for the judge) outside the interval. Warmup calls follow the very same path, so a candidate cannot tell
-warmup from scoring. Stress input sets, when given, are mixed into the rotation at seeded positions (`Rotation`):
-validated like every call, left out of the samples. Kernels faster than `graph_below_ms` are timed by replaying a
-CUDA graph captured per input set (events resolve about half a microsecond; launch overhead would dominate).
+side streams is counted: see `_measure`), validate the output (or keep it for the judge) outside the interval.
+Warmup calls follow the very same path, so a candidate cannot tell warmup from scoring. Stress input sets, when
+given, are mixed into the rotation at seeded positions (`Rotation`): validated like every call, left out of the
+samples. Kernels faster than `graph_below_ms` are timed by replaying a CUDA graph captured per input set (events
+resolve about half a microsecond; launch overhead would dominate).
 """
 
 from __future__ import annotations
@@ -326,9 +327,13 @@ def time_function(fn: Callable, input_sets: list[list], device: torch.device, *,
     cover = LaunchCover(device) if device.type == "cuda" else None
     overhead, eager_ms = timing.sync_overhead_ms, []
     calls = _Calls(fn, sets, rotation, fresh, validate)
+
+    def measure(launch: Callable[[], Any]) -> tuple[float, Any, bool, bool]:
+        return _measure(launch, device, flush, overhead, cover)
+
     while len(eager_ms) < max(warmup, 1):
         k = rotation.next()
-        ms, _, _ = calls.run(k, lambda launch: _measure(launch, device, flush, overhead, cover))
+        ms, _, _ = calls.run(k, measure)
         if rotation.is_stress(k):
             continue
         eager_ms.append(ms)
@@ -345,23 +350,25 @@ def time_function(fn: Callable, input_sets: list[list], device: torch.device, *,
         nonlocal n
         if audit is not None:
             audit.before(n)
-        ms, late, host_bound = calls.run(k, lambda launch: _measure(launch, device, flush, overhead, cover))
+        ms, late, host_bound = calls.run(k, measure)
         audited = audit is not None and audit.after(n)
         n += 1
         return ms, late, host_bound, audited
 
-    while not _enough(timing.samples_ms, trials, max_trials, stderr_target,
-                      max_seconds is not None and _perf_counter() - began > max_seconds):
-        k = rotation.next()
-        ms, late, host_bound, audited = timed_call(k)
-        if not rotation.is_stress(k) and not audited:
-            timing.samples_ms.append(ms)
-            timing.side_stream_samples += late
-            timing.host_bound_samples += host_bound
-    for k in rotation.stress_left():
-        timed_call(k)
-    if audit is not None:
-        audit.close()
+    try:
+        while not _enough(timing.samples_ms, trials, max_trials, stderr_target,
+                          max_seconds is not None and _perf_counter() - began > max_seconds):
+            k = rotation.next()
+            ms, late, host_bound, audited = timed_call(k)
+            if not rotation.is_stress(k) and not audited:
+                timing.samples_ms.append(ms)
+                timing.side_stream_samples += late
+                timing.host_bound_samples += host_bound
+        for k in rotation.stress_left():
+            timed_call(k)
+    finally:  # a window still open (the loop ended, or a timed output was refused) is closed and kept
+        if audit is not None:
+            audit.close()
     timing.memo_probe = _memo_probe(fn, input_sets, calls.graphs, device, validate)
     return timing
 
@@ -378,6 +385,7 @@ class TimedAudit:
     recorder: Callable[[], Any]
     starts: set[int]                 # numbers of the trial-loop calls (stress calls counted) that open a window
     length: int = 4
+    recorder_name: str = ""          # which recorder it is, for the report
     launches: dict[str, float] = field(default_factory=dict)
     audited: int = 0
     grader_names: set[str] = field(default_factory=set)
@@ -463,9 +471,10 @@ class _Calls:
 
 
 def _copy_into(buffers: list, values: list) -> None:
+    """Values written into existing tensors: same pointer, and (through .data) the same version counter."""
     for dst, src in zip(buffers, values):
         if isinstance(dst, torch.Tensor) and dst is not src:
-            dst.copy_(src)
+            dst.data.copy_(src)
 
 
 def _try_capture(fn: Callable, input_sets: list[list], device: torch.device, timing: Timing):
@@ -485,9 +494,7 @@ def _memo_probe(fn: Callable, input_sets: list[list], graphs: Any, device: torch
     must now produce set 1's output. A cache keyed by pointer, id or version returns set 0's instead."""
     if validate is None or len(input_sets) < 2 or not _same_layout(input_sets[0], input_sets[1]):
         return "skipped"
-    for dst, src in zip(input_sets[0], input_sets[1]):
-        if isinstance(dst, torch.Tensor):
-            dst.data.copy_(src)
+    _copy_into(input_sets[0], input_sets[1])
     if graphs:
         graphs[0][0].replay()
         out = graphs[0][1]
