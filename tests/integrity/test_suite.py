@@ -34,6 +34,8 @@ LINT_CASES = [c for c in SUITE.cases if c.expect.finding and "ast_lint" in c.exp
 HONEST_PROBLEMS = ("04_kahan_softmax", "01_fp8_gemm")
 HONEST = sorted(p for p in (REPO / "solutions" / "eager").glob("*.py")
                 if (REPO / "problems" / p.stem).is_dir() and (FULL or p.stem in HONEST_PROBLEMS))
+# solutions that take an unusual route the problem still accepts (accepted/README.md says why): they must PASS
+ACCEPTED = {"14_pairwise_fp32_tree.py": "04_kahan_softmax"}
 PARALLEL = max(2, min(4, (os.cpu_count() or 2)))
 GRADE_TIMEOUT_S = 900
 
@@ -80,6 +82,9 @@ def reports() -> dict[str, dict[str, Any]]:
     before = problem_digest()
     jobs = {c.file: (HERE / "cases" / c.file, c.problem, c.limits or None) for c in CPU_CASES}
     jobs.update({f"honest:{p.name}": (p, p.stem, None) for p in HONEST})
+    if FULL:
+        jobs.update({f"accepted:{name}": (HERE / "accepted" / name, problem, None)
+                     for name, problem in ACCEPTED.items()})
     with ThreadPoolExecutor(PARALLEL) as pool:
         futures = {key: pool.submit(grade, *args) for key, args in jobs.items()}
         results = {key: f.result() for key, f in futures.items()}
@@ -110,6 +115,18 @@ def test_honest_solution_passes_without_findings(solution: Path, reports):
     report = reports[f"honest:{solution.name}"]
     errors = [f for f in report.get("integrity", []) if f["severity"] == "error"]
     assert report["grading"]["outcome"] == "pass" and not errors, _explain(report)
+
+
+@pytest.mark.skipif(not FULL, reason="KB_INTEGRITY_QUICK=1 grades the cases marked ci only")
+@pytest.mark.parametrize("name", sorted(ACCEPTED))
+def test_accepted_solution_passes_without_findings(name: str, reports):
+    report = reports[f"accepted:{name}"]
+    errors = [f for f in report.get("integrity", []) if f["severity"] == "error"]
+    assert report["grading"]["outcome"] == "pass" and not errors, _explain(report)
+
+
+def test_every_accepted_solution_names_its_problem():
+    assert {p.name for p in (HERE / "accepted").glob("*.py")} == set(ACCEPTED)
 
 
 def test_problem_files_unchanged_after_the_suite(reports):
