@@ -192,6 +192,7 @@ class Grader:
         if check.result is None:
             self.grading.reasons.append(check.error)
             self._check_stage_findings(check)
+        self._namespace_findings("check", (check.result or {}).get("namespace_changes", []))
         records = (check.result or {}).get("cases", {})
         for case in self.cases:
             self.error_sizes[case.id] = (judged.result["cases"].get(case.id) or {}).get("error_size") or []
@@ -257,6 +258,15 @@ class Grader:
         for f in found:
             self.check_log.append(f"[{label}] {f.severity.upper()} class {f.klass}: {f.message} ({f.evidence})")
 
+    def _namespace_findings(self, stage: str, changes: list[str]) -> None:
+        """The worker's watch over the grader's own code and the library functions it calls saw them changed
+        while the candidate was loaded (kernelbench.eval.integrity.namespaces)."""
+        if changes:
+            shown = "; ".join(changes[:6]) + (f"; and {len(changes) - 6} more" if len(changes) > 6 else "")
+            self.findings.append(verdict.finding(
+                "namespace_watch", 11, f"{stage} stage: code the grader runs beside the candidate was changed at run "
+                f"time ({len(changes)} name(s) replaced, deleted or rewritten in place)", shown[:2000]))
+
     def _check_stage_findings(self, run: StageRun) -> None:
         if run.result is None and "signature" in run.error:
             self.findings.append(verdict.finding("trusted_channel", 11, run.error))
@@ -295,6 +305,7 @@ class Grader:
         if bench.result is None:
             self.grading.reasons.append(bench.error)
             return
+        self._namespace_findings("bench", bench.result.get("namespace_changes", []))
         for index, shape in enumerate(self.shapes):
             self.grading.shapes.append(self._shape_result(index, shape, bench.result["shapes"].get(str(index), {})))
         self.audit_timed_launches(bench.result["shapes"])

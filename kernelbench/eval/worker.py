@@ -43,13 +43,14 @@ def main() -> int:
     job = json.loads(sys.stdin.read())
     key = bytes.fromhex(job.pop("key"))
     out_dir = Path(job["out_dir"])
+    encode, mac = json.dumps, sign  # bound before any candidate code: rebinding the module names changes nothing
     try:
         result = run_job(job)
     except BaseException as exc:  # a candidate's SystemExit or a failed import is recorded, not obeyed
         result = {"fatal": describe(exc)}
-    data = json.dumps(result).encode()
+    data = encode(result).encode()
     (out_dir / RESULT).write_bytes(data)
-    (out_dir / SIGNATURE).write_text(sign(key, data))
+    (out_dir / SIGNATURE).write_text(mac(key, data))
     os._exit(0)  # skip atexit hooks and finalisers a candidate may have registered
 
 
@@ -70,8 +71,9 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     reference = load_module(Path(job["problem_dir"]) / "reference.py", "reference")
     role = job["role"]
     ctx = {"job": job, "torch": torch, "device": device, "reference": reference, "candidate": None}
+    watch = watch_grader_namespaces() if role in ("check", "bench") else None
     if role == "bench":
-        return run_bench_lines(ctx, load_solution)
+        return {**run_bench_lines(ctx, load_solution), "namespace_changes": watch.changes()}
     if role == "check":
         ctx["candidate"] = None if job["line"] == "eager" else load_solution(Path(job["module"]), job["line"])
     guards.pin_backend_flags()
@@ -83,7 +85,26 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         from kernelbench.eval.judge import run_fresh_judge
 
         return run_fresh_judge(ctx)
-    return {"cases": run_cases(ctx)}
+    return {"cases": run_cases(ctx), "namespace_changes": watch.changes()}
+
+
+# what the check and bench stages run beside a candidate, imported before it so the watch covers them
+GRADER_MODULES = ("kernelbench.eval.portable.timing", "kernelbench.eval.portable.guards",
+                  "kernelbench.eval.portable.compare", "kernelbench.eval.portable.fresh", "kernelbench.eval.tensorfile",
+                  "kernelbench.eval.judge", "kernelbench.eval.verdict", "kernelbench.eval.integrity.profiling",
+                  "kernelbench.eval.integrity.cupti_kernels")
+
+
+def watch_grader_namespaces():
+    """A snapshot of the grader's code and the library functions it calls, taken before the candidate is
+    imported (kernelbench.eval.integrity.namespaces): the stage reports what changed by the end."""
+    import importlib
+
+    from kernelbench.eval.integrity.namespaces import NamespaceWatch
+
+    for name in GRADER_MODULES:
+        importlib.import_module(name)
+    return NamespaceWatch.take()
 
 
 def device_info(torch, device) -> dict[str, Any]:

@@ -101,6 +101,8 @@ def test_forbidden_gemm_is_seen_through_tricks(source):
     ("import torch\nvars(torch.cuda).update(synchronize=lambda: None)", 11),
     ("import torch\ntorch.cuda.Event.__dict__", 0),
     ("import torch\nobject.__setattr__(torch.cuda, 'synchronize', f)", 11),
+    ("import json\njson.__dict__.__setitem__('dumps', f)", 11),
+    ("import statistics\ntype(statistics).__setattr__(statistics, 'median', min)", 11),
     ("import sys\nif 'kernelbench.eval.worker' in sys.modules: pass", 8),
     ("import sys\nw = sys.modules.get('_kb_reference_0')", 8),
     ("import sys\nrefs = [m for m in list(sys.modules.values()) if hasattr(m, 'get_inputs')]", 8),
@@ -150,6 +152,11 @@ def test_sidecar_files_and_local_helper_modules(tmp_path):
     "import triton.language as tl\ndef k(p):\n    x = tl.load(p, eviction_policy='evict_last')\n    return tl.dot(x, x)",
     "import torch\nlinear = torch.nn.Linear(4, 4)\nw = linear.weight",
     "import sys\nhave_triton = 'triton' in sys.modules",
+    "class M:\n    def __init__(self):\n        self.__dict__.__setitem__('y', 2)\n"
+    "        super().__setattr__('z', 3)",
+    "d = {}\nd.__setitem__('x', 1)",
+    ("import dataclasses\n@dataclasses.dataclass(frozen=True)\nclass C:\n    a: int\n"
+     "    def __post_init__(self):\n        object.__setattr__(self, 'a', 2)"),
     "import torch\ny = torch.exp(x - x.amax(dim=-1, keepdim=True))\nz = y / y.sum(-1, keepdim=True)",
 ])
 def test_honest_code_has_no_errors(source):

@@ -177,7 +177,7 @@ def _check_reference(linter: Linter, node: ast.AST) -> None:
         linter.report(node, 1, "error", f"uses the problem's {root} module ({name})", name)
     if name == "sys.modules" or name.startswith("sys.modules."):
         _check_sys_modules(linter, node)
-    if name in tables.SENSITIVE:
+    if name in tables.SENSITIVE and not _sets_own_attribute(node, name, parent):
         klass, severity, why = tables.SENSITIVE[name]
         linter.report(node, klass, severity, f"{name}: {why}", name)
     elif name.startswith("torch.") and tables.PROFILER_NAME_RE.search(name) and \
@@ -186,6 +186,16 @@ def _check_reference(linter: Linter, node: ast.AST) -> None:
                       "records under it; code can act differently when audited)", name)
     elif name.startswith("torch.backends.") and isinstance(parent, ast.Call) and parent.func is node:
         linter.report(node, 14, "warning", f"calls {name} (backend flags are pinned by the grader)", name)
+
+
+OWN_SETATTR = ("builtins.object.__setattr__", "builtins.object.__delattr__")
+
+
+def _sets_own_attribute(node: ast.AST, name: str, parent: ast.AST | None) -> bool:
+    """`object.__setattr__(self, "x", v)` in a frozen dataclass's __post_init__: the object's own attribute, not a
+    module's (a module as the first argument is reported by _check_setattr_method)."""
+    return name in OWN_SETATTR and isinstance(parent, ast.Call) and parent.func is node and bool(parent.args) \
+        and isinstance(parent.args[0], ast.Name) and parent.args[0].id in ("self", "cls")
 
 
 OVERLOAD_NAMES = {"default", "out", "Tensor", "Scalar", "int", "dim", "values", "self", "vec", "dimname"}
@@ -251,6 +261,9 @@ def _check_import(linter: Linter, node: ast.Import | ast.ImportFrom) -> None:
 
 def _check_call(linter: Linter, node: ast.Call) -> None:
     name = linter.resolve(node.func)
+    if isinstance(node.func, ast.Attribute):  # `json.__dict__.__setitem__` resolves to a name, `vars(m).pop` not
+        _check_namespace_write(linter, node)
+        _check_setattr_method(linter, node)
     if name in ("builtins.getattr", "builtins.setattr", "builtins.delattr", "builtins.hasattr"):
         _check_dynamic_attr(linter, node, name)
     elif name in ("builtins.__import__", "importlib.import_module", "importlib.util.spec_from_file_location",
@@ -274,7 +287,6 @@ def _check_call(linter: Linter, node: ast.Call) -> None:
     elif name and name.startswith(("subprocess.", "os.exec", "os.spawn")):
         _check_subprocess(linter, node, name)
     elif name is None and isinstance(node.func, ast.Attribute):
-        _check_namespace_write(linter, node)
         _check_method(linter, node, node.func.attr)
 
 
@@ -291,6 +303,15 @@ def _check_namespace_write(linter: Linter, node: ast.Call) -> None:
         base = linter.resolve(holder.args[0])
     if base:
         linter.report(node, 11, "error", f"changes the namespace of {base} through .{func.attr}() (monkeypatching)")
+
+
+def _check_setattr_method(linter: Linter, node: ast.Call) -> None:
+    """`type(m).__setattr__(m, "name", f)`, `ModuleType.__delattr__(m, "name")`: setattr spelt as a method."""
+    if node.func.attr not in ("__setattr__", "__delattr__") or not node.args:
+        return
+    base = linter.resolve(node.args[0])  # a name the solution imported (a module, or something in one)
+    if base:
+        linter.report(node, 11, "error", f"{node.func.attr}() on {base} (monkeypatching a module)")
 
 
 def _check_dynamic_attr(linter: Linter, node: ast.Call, name: str) -> None:
