@@ -1,3 +1,4 @@
+import pytest
 import torch
 
 from kernelbench.eval.portable import guards
@@ -30,3 +31,16 @@ def test_uninitialised_memory_reads_as_nan_on_cpu():
         assert (torch.empty(10, dtype=torch.int32) == torch.iinfo(torch.int32).max).all()
     finally:
         guards.fill_uninitialized(False)
+
+
+@pytest.mark.parametrize("visible, expected", [(None, "0"), ("3,4", "3"), ("GPU-1a2b, GPU-3c4d", "GPU-1a2b"),
+                                               ("", ""), ("2", "2")])
+def test_a_gpu_grading_sees_one_gpu(visible, expected, monkeypatch):
+    from kernelbench.eval.process import worker_env
+
+    if visible is None:
+        monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    else:
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible)
+    assert worker_env("cuda")["CUDA_VISIBLE_DEVICES"] == expected
+    assert worker_env("cpu")["CUDA_VISIBLE_DEVICES"] == ""
