@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kernelbench.eval.isolation import Isolation, sandbox_env, sandboxed
 from kernelbench.eval.worker import RESULT, SIGNATURE, sign
 
 KEEP_BYTES = 32 * 1024
@@ -60,7 +61,8 @@ class _BoundedReader(threading.Thread):
 
 def worker_env(device: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in SCRUBBED_ENV}
-    env.update({"PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1", "CUBLAS_WORKSPACE_CONFIG": ":4096:8"})
+    env.update({"PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1", "CUBLAS_WORKSPACE_CONFIG": ":4096:8",
+                "PYTHONSAFEPATH": "1"})
     repo = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = repo + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     if device == "cpu":
@@ -97,16 +99,21 @@ class StageHandle:
 
 
 def start_stage(role: str, job: dict[str, Any], *, device: str, cwd: Path,
-                extra_env: dict[str, str] | None = None) -> StageHandle:
-    """Start a worker; the job (with a fresh signing key) goes in on stdin."""
+                extra_env: dict[str, str] | None = None, sandbox: Isolation | None = None) -> StageHandle:
+    """Start a worker; the job (with a fresh signing key) goes in on stdin. With a sandbox (the candidate's
+    stages), the worker runs inside bubblewrap with the grading folder `cwd` as the only writable place."""
     out_dir = Path(job["out_dir"])
     out_dir.mkdir(parents=True, exist_ok=True)
     key = secrets.token_bytes(32)
     payload = json.dumps({**job, "role": role, "key": key.hex()}).encode()
-    proc = subprocess.Popen([sys.executable, "-m", "kernelbench.eval.worker"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=cwd,
-                            env={**worker_env(device), **(extra_env or {})}, start_new_session=True,
-                            preexec_fn=_limits)
+    # -P: the working folder (the grading's, which a candidate stage can write) is not put on sys.path, so a
+    # `kernelbench/` planted there cannot stand in for the grader in a later stage
+    argv = [sys.executable, "-P", "-m", "kernelbench.eval.worker"]
+    env = {**worker_env(device), **(extra_env or {})}
+    if sandbox is not None and sandbox.bwrap:
+        argv, env = sandboxed(argv, sandbox.bwrap, workdir=cwd, device=device), sandbox_env(env, cwd)
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=cwd,
+                            env=env, start_new_session=True, preexec_fn=_limits)
     reader = _BoundedReader(proc.stdout)
     reader.start()
     try:

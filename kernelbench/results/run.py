@@ -164,6 +164,7 @@ class Environment(Model):
     kernelbench: str = ""
     problem_hash: str = ""
     host: str = ""
+    isolation: str = ""                   # how the candidate's stages ran: "bwrap", or "none: <why>"
 
 
 class RunResult(Model):

@@ -67,14 +67,16 @@ def test_printing_pass_and_exiting_zero_is_not_a_pass(toy_problem, toy_solutions
 
 
 def test_stale_buffer_input_mutation_and_template_edit_are_caught(toy_problem, toy_solutions, tmp_path):
-    """One grading, three cheats: an uninitialised output, a zeroed input, an edited check.py beside it."""
+    """One grading, three cheats: an uninitialised output, a zeroed input, an edited check.py beside it (which the
+    sandbox refuses where bubblewrap runs: the lint names the write, and the file is unchanged either way)."""
     workspace = tmp_path / "ws"
     workspace.mkdir()
     (workspace / "check.py").write_text("print('the real check')\n")
     solution = workspace / "solution.py"
     solution.write_text((toy_solutions / "stale_and_mutate.py").read_text().replace(
         "    def forward(self, x):\n",
-        f"    def forward(self, x):\n        open({str(workspace / 'check.py')!r}, 'w').write('print(1)')\n"))
+        f"    def forward(self, x):\n        try:\n            open({str(workspace / 'check.py')!r}, 'w').write('print(1)')\n"
+        "        except OSError:\n            pass\n"))
     code, report = grade_json(solution, toy_problem)
     assert code == 1 and report["grading"]["outcome"] == "invalid"
     classes = {f["class"] for f in report["integrity"]}
@@ -101,7 +103,8 @@ def test_deleting_grading_files_neither_hangs_nor_touches_the_source_folder(toy_
             (problem / f.name).write_bytes(f.read_bytes())
     solution = tmp_path / "ws" / "solution.py"
     solution.parent.mkdir()
-    edit = f"open({str(problem / 'reference.py')!r}, 'a').write('# edited')\n"
+    edit = (f"try:\n            open({str(problem / 'reference.py')!r}, 'a').write('# edited')\n"
+            "        except OSError:\n            pass\n")
     solution.write_text((toy_solutions / "honest.py").read_text().replace(
         "    def forward(self, x):\n",
         "    def forward(self, x):\n        import pathlib\n        " + edit +
@@ -109,9 +112,11 @@ def test_deleting_grading_files_neither_hangs_nor_touches_the_source_folder(toy_
     report = grade_solution(solution, problem, device="cpu", shapes="smoke", lint=False,
                             limits={"check": 120.0, "bench": 120.0})
     checks = {(f.check, f.severity) for f in report.integrity}
-    assert ("grading_files", "error") in checks and ("template_hashes", "warning") in checks
+    sandboxed = report.environment.isolation == "bwrap"  # then the source folder is read-only to the candidate
+    assert ("grading_files", "error") in checks
+    assert (("template_hashes", "warning") in checks) is not sandboxed
     assert report.grading.outcome is Outcome.INVALID
-    assert (problem / "reference.py").read_text().endswith("# edited")
+    assert (problem / "reference.py").read_text().endswith("# edited") is not sandboxed
     assert report.grading.elapsed_s < 100
 
 

@@ -121,7 +121,7 @@ def ncu_command(ncu: str, job_path: Path, export: Path, log: Path) -> list[str]:
     return [ncu, "--target-processes", "application-only", "--nvtx", "--nvtx-include", f"{NVTX_RANGE}/",
             "--metrics", ",".join(METRICS), "--cache-control", "all", "--clock-control", "none",
             "--replay-mode", "kernel", "--export", str(export), "--force-overwrite", "--log-file", str(log),
-            sys.executable, "-m", "kernelbench.eval.integrity.counter_probe", str(job_path)]
+            sys.executable, "-P", "-m", "kernelbench.eval.integrity.counter_probe", str(job_path)]
 
 
 def import_command(ncu: str, report: Path) -> list[str]:

@@ -1,0 +1,95 @@
+"""The candidate's sandbox (kernelbench/eval/isolation.py), run for real with bubblewrap: what a sandboxed
+process can see and touch, and that nothing it starts outlives its stage."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from kernelbench.eval.isolation import isolation_for, sandbox_env, sandboxed
+
+ISOLATION = isolation_for("cpu")
+pytestmark = pytest.mark.skipif(not ISOLATION.sandboxed, reason=f"no sandbox here: {ISOLATION.note}")
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run_inside(workdir: Path, code: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    argv = sandboxed([sys.executable, "-c", textwrap.dedent(code)], ISOLATION.bwrap, workdir=workdir, device="cpu")
+    return subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=workdir,
+                          env=sandbox_env({**os.environ, **(env or {})}, workdir))
+
+
+def test_the_grader_s_processes_and_environment_are_out_of_sight(tmp_path, monkeypatch):
+    secret = tmp_path / "secret_seed"
+    secret.write_text("123456789")
+    monkeypatch.setenv("KERNELBENCH_SECRET_SEED_FILE", str(secret))
+    proc = run_inside(tmp_path, f"""
+        import os
+        pids = [p for p in os.listdir('/proc') if p.isdigit()]
+        print('pids', len(pids), os.getppid())
+        print('parent visible', os.path.exists('/proc/{os.getpid()}/environ'))
+        try:
+            print('secret', repr(open({str(secret)!r}).read()))
+        except OSError as exc:
+            print('secret refused', exc.errno)
+        """)
+    assert proc.returncode == 0, proc.stderr
+    assert "parent visible False" in proc.stdout
+    assert "secret ''" in proc.stdout or "secret refused" in proc.stdout  # the secret's file is covered
+    assert int(proc.stdout.split()[1]) <= 3  # bwrap's init, the process itself
+
+
+def test_only_the_grading_folder_and_its_private_tmp_are_writable(tmp_path):
+    outside = REPO / "tests" / f"kb-isolation-{os.getpid()}.txt"
+    proc = run_inside(tmp_path, f"""
+        import os
+        open('inside.txt', 'w').write('ok')
+        open('/tmp/scratch.txt', 'w').write('ok')
+        for path in ({str(outside)!r}, '/var/tmp/x', os.path.expanduser('~/.kb-probe')):
+            try:
+                open(path, 'w').write('x')
+                print('wrote', path)
+            except OSError as exc:
+                print('refused', path, exc.errno)
+        print('shm', sorted(os.listdir('/dev/shm')) if os.path.isdir('/dev/shm') else None)
+        """)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "inside.txt").read_text() == "ok"
+    assert (tmp_path / "tmp" / "scratch.txt").read_text() == "ok"  # /tmp is the grading's own
+    assert not outside.exists() and f"refused {outside}" in proc.stdout
+    assert "shm []" in proc.stdout or "shm None" in proc.stdout  # no other grading's folder
+
+
+def test_a_detached_process_ends_with_its_stage(tmp_path):
+    """A double fork into a new session escapes a process-group kill; the PID namespace does not let it live."""
+    beat = tmp_path / "beat"
+    code = textwrap.dedent(f"""
+        import os, time
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                while True:
+                    open({str(beat)!r}, 'a').write('.')
+                    time.sleep(0.05)
+            os._exit(0)
+        time.sleep(30)
+        """)
+    argv = sandboxed([sys.executable, "-c", code], ISOLATION.bwrap, workdir=tmp_path, device="cpu")
+    proc = subprocess.Popen(argv, cwd=tmp_path, env=sandbox_env(dict(os.environ), tmp_path), start_new_session=True)
+    deadline = time.monotonic() + 20
+    while not (beat.exists() and beat.stat().st_size > 3) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert beat.exists(), "the detached process never ran"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+    time.sleep(0.5)
+    size = beat.stat().st_size
+    time.sleep(0.5)
+    assert beat.stat().st_size == size, "the detached process outlived its stage"
