@@ -23,6 +23,7 @@ from kernelbench.errors import KernelBenchError
 from kernelbench.eval import verdict
 from kernelbench.eval.cases import Case, build_cases, mix_seed, secret_seed, timed_stress_cases
 from kernelbench.eval.environment import collect_environment, profile_from_info
+from kernelbench.eval.isolation import isolation_for
 from kernelbench.eval.process import StageHandle, StageRun, finish_stage, start_stage
 from kernelbench.eval.roofline import ceiling_of, faster_than_light, geometric_mean, score_shape
 from kernelbench.eval.worker import DONE_MARKER
@@ -40,6 +41,7 @@ STAGE_LIMITS_S = {"check": 600.0, "reference": 300.0, "bench": 420.0, "counters"
 # Timed calls per shape whose outputs (on fresh inputs, chosen after each call returned) the judge checks
 # afterwards: each costs a reference call (and an fp64 oracle where the problem needs one) in a trusted process.
 FRESH_KEPT_PER_SHAPE = 2
+CANDIDATE_ROLES = ("check", "bench")  # the stages that import the solution run sandboxed (eval/isolation.py)
 WORKSPACE_TEMPLATES = ("check.py", "benchmark.py", "reference.py", "problem.yaml", "PROMPT.txt")
 
 
@@ -85,6 +87,7 @@ class Grader:
         self.pristine = pristine_copy(problem_dir, workdir / "problem")
         self.module = self._copy_solution()
         self.build_env = _build_env(workdir / "build")
+        self.isolation = isolation_for(device)
         (workdir / "inputs").mkdir()
         self.launches: dict[str, float] = {}
         self.stages: dict[str, float] = {}
@@ -128,8 +131,9 @@ class Grader:
             self.check_log.append(f"[hardware] {self.device_info.get('name')} matches no profile: no roofline")
 
     def start(self, name: str, cases: list[Case], role: str | None = None, **extra: Any) -> StageHandle:
-        return start_stage(role or name, self.job(name, cases, **extra), device=self.device, cwd=self.workdir,
-                           extra_env=self.build_env)
+        role = role or name
+        return start_stage(role, self.job(name, cases, **extra), device=self.device, cwd=self.workdir,
+                           extra_env=self.build_env, sandbox=self.isolation if role in CANDIDATE_ROLES else None)
 
     def finish(self, handle: StageHandle, limit_s: float, partner: StageHandle | None = None) -> StageRun:
         """End a stage; with a partner (the judge beside the check stage), a partner that ends first stops the
@@ -193,6 +197,7 @@ class Grader:
             self.grading.reasons.append(check.error)
             self._check_stage_findings(check)
         self._namespace_findings("check", (check.result or {}).get("namespace_changes", []))
+        self._introspection_findings("check", (check.result or {}).get("introspection", []))
         records = (check.result or {}).get("cases", {})
         for case in self.cases:
             self.error_sizes[case.id] = (judged.result["cases"].get(case.id) or {}).get("error_size") or []
@@ -258,6 +263,14 @@ class Grader:
         for f in found:
             self.check_log.append(f"[{label}] {f.severity.upper()} class {f.klass}: {f.message} ({f.evidence})")
 
+    def _introspection_findings(self, stage: str, refused: list[str]) -> None:
+        """The worker's audit hook refused the solution's reach for frames or live objects
+        (kernelbench.eval.integrity.introspection)."""
+        if refused:
+            self.findings.append(verdict.finding(
+                "introspection", 8, f"{stage} stage: solution code reached for the interpreter's stack frames or live "
+                f"objects at run time ({len(refused)} attempt(s), refused)", "; ".join(refused[:4])[:2000]))
+
     def _namespace_findings(self, stage: str, changes: list[str]) -> None:
         """The worker's watch over the grader's own code and the library functions it calls saw them changed
         while the candidate was loaded (kernelbench.eval.integrity.namespaces)."""
@@ -302,13 +315,15 @@ class Grader:
                            expected_dir=str(self.workdir / "check"), expected_prefix="out", judge_timed=True,
                            rotation_seed=mix_seed(0, self.secret, "rotation"), fresh_kept=FRESH_KEPT_PER_SHAPE,
                            error_sizes={c.id: self.error_sizes.get(c.id, []) for c in self.timing_cases()})
-        if bench.result is None:
-            self.grading.reasons.append(bench.error)
+        self._namespace_findings("bench", (bench.result or {}).get("namespace_changes", []))
+        self._introspection_findings("bench", (bench.result or {}).get("introspection", []))
+        if bench.result is None or "shapes" not in bench.result:  # killed, unsigned, or failed before timing
+            self.grading.reasons.append(bench.error or "the bench stage returned no timings")
             return
-        self._namespace_findings("bench", bench.result.get("namespace_changes", []))
         for index, shape in enumerate(self.shapes):
             self.grading.shapes.append(self._shape_result(index, shape, bench.result["shapes"].get(str(index), {})))
         self.audit_timed_launches(bench.result["shapes"])
+        self.check_pristine_copy()  # the fresh stage imports the problem copy a candidate stage could reach
         self.judge_fresh_calls(bench.result["shapes"])
 
     def judge_fresh_calls(self, shapes: dict[str, Any]) -> None:
@@ -628,6 +643,7 @@ def grade_solution(solution: Path, problem_dir: Path, *, device: str = "cuda", s
     grader.grading.elapsed_s = time.monotonic() - started
     grader.stages["total"] = round(grader.grading.elapsed_s, 3)
     environment = collect_environment(device, grader.profile, problem_hash(problem_dir), grader.device_info)
+    environment.isolation = grader.isolation.note
     report = GradeReport(grading=grader.grading, integrity=grader.findings, environment=environment,
                          check_log="\n".join(grader.check_log) + "\n",
                          benchmark_log="\n".join(grader.bench_log) + "\n", stages=grader.stages)

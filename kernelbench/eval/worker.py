@@ -47,7 +47,7 @@ def main() -> int:
     try:
         result = run_job(job)
     except BaseException as exc:  # a candidate's SystemExit or a failed import is recorded, not obeyed
-        result = {"fatal": describe(exc)}
+        result = {"fatal": describe(exc), "introspection": list(getattr(exc, "kb_introspection", []))}
     data = encode(result).encode()
     (out_dir / RESULT).write_bytes(data)
     (out_dir / SIGNATURE).write_text(mac(key, data))
@@ -72,10 +72,19 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     role = job["role"]
     ctx = {"job": job, "torch": torch, "device": device, "reference": reference, "candidate": None}
     watch = watch_grader_namespaces() if role in ("check", "bench") else None
-    if role == "bench":
-        return {**run_bench_lines(ctx, load_solution), "namespace_changes": watch.changes()}
-    if role == "check":
-        ctx["candidate"] = None if job["line"] == "eager" else load_solution(Path(job["module"]), job["line"])
+    guard = guard_introspection(job) if role in ("check", "bench") else None
+    try:
+        if role == "bench":
+            return {**run_bench_lines(ctx, load_solution), "namespace_changes": watch.changes(),
+                    "introspection": guard.refused}
+        if role == "check":
+            ctx["candidate"] = None if job["line"] == "eager" else load_solution(Path(job["module"]), job["line"])
+            guards.pin_backend_flags()
+            return {"cases": run_cases(ctx), "namespace_changes": watch.changes(), "introspection": guard.refused}
+    except BaseException as exc:  # an import the guard refused still reports what it refused
+        if guard is not None:
+            exc.kb_introspection = guard.refused
+        raise
     guards.pin_backend_flags()
     if role == "judge":
         from kernelbench.eval.judge import run_judge
@@ -85,7 +94,19 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         from kernelbench.eval.judge import run_fresh_judge
 
         return run_fresh_judge(ctx)
-    return {"cases": run_cases(ctx), "namespace_changes": watch.changes()}
+    raise ValueError(f"unknown worker role {role!r}")
+
+
+def guard_introspection(job: dict[str, Any]):
+    """The audit hook that refuses the solution's reach for frames and live objects
+    (kernelbench.eval.integrity.introspection), installed before any solution code is imported."""
+    from kernelbench.eval.integrity.introspection import IntrospectionGuard
+
+    modules = [job.get("module")] + [line.get("module") for line in job.get("lines") or []]
+    roots = sorted({str(Path(m).resolve().parent) + os.sep for m in modules if m})
+    guard = IntrospectionGuard(tuple(roots))
+    guard.install()
+    return guard
 
 
 # what the check and bench stages run beside a candidate, imported before it so the watch covers them
