@@ -269,7 +269,8 @@ def _check_call(linter: Linter, node: ast.Call) -> None:
     elif name in ("builtins.__import__", "importlib.import_module", "importlib.util.spec_from_file_location",
                   "importlib.machinery.SourceFileLoader", "runpy.run_path", "runpy.run_module"):
         _check_dynamic_import(linter, node, name)
-    elif name in ("builtins.open", "io.open", "os.open", "pathlib.Path.open", "codecs.open"):
+    elif name in ("builtins.open", "io.open", "os.open", "pathlib.Path.open", "codecs.open", "io.FileIO",
+                  "_io.FileIO", "_io.open"):
         _check_open(linter, node)
     elif name == "torch.set_float32_matmul_precision":
         mode = linter.string(node.args[0]) if node.args else None
@@ -544,6 +545,10 @@ def _check_string(linter: Linter, node: ast.Constant) -> None:
     if len(text) < 400 and tables.GRADING_ARTEFACT_RE.search(text):
         linter.report(node, 8, "error", f"names a file of the grading run ({text[:60]!r}): stored inputs and "
                       "outputs, or a stage marker (tells the timed stage from the checked one)", "artefact")
+    if len(text) < 400 and tables.FRAME_NAME_RE.search(text):
+        linter.report(node, 8, "error", f"names a frame or traceback attribute in a string "
+                      f"({tables.FRAME_NAME_RE.search(text).group(0)!r}): reaches the caller's stack by getattr",
+                      "frame")
     if len(text) < 400 and "kernelbench" in text.lower():
         linter.report(node, 8, "warning", f"names the grader's package ({text[:60]!r})", "kernelbench")
     if len(text) > 200_000:
@@ -564,6 +569,9 @@ def _check_attribute(linter: Linter, node: ast.Attribute) -> None:
         linter.report(node, 8, "error", f".{node.attr} {tables.REACH_ATTRIBUTES[node.attr]}", node.attr)
     elif node.attr in tables.FRAME_ATTRIBUTES:
         linter.report(node, 8, "error", f"reads the frame attribute .{node.attr} (walks the caller's stack)")
+    elif node.attr == "__traceback__":
+        linter.report(node, 8, "error", "reads an exception's .__traceback__ (its frames lead to the caller's "
+                      "stack)")
     elif node.attr == "_version" and not _is_store(node):
         linter.report(node, 7, "error", "reads a tensor's ._version counter (only memoisation needs it)")
     elif tables.L2_PERSIST_RE.fullmatch(node.attr):

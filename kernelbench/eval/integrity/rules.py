@@ -17,14 +17,20 @@ FAMILIES: dict[str, dict[str, tuple[str, ...]]] = {
         "leaves": ("mm", "matmul", "bmm", "addmm", "addbmm", "baddbmm", "einsum", "tensordot", "linear",
                    "bilinear", "chain_matmul", "multi_dot", "_scaled_mm", "_scaled_grouped_mm", "_grouped_mm",
                    "_int_mm", "mv", "addmv", "dot", "vdot", "inner", "__matmul__", "__rmatmul__",
-                   "_addmm_activation", "_weight_int4pack_mm", "_weight_int8pack_mm", "scaled_mm"),
+                   "_addmm_activation", "_weight_int4pack_mm", "_weight_int8pack_mm", "scaled_mm",
+                   # a GEMM under another name: a 1x1 convolution, a weighted embedding bag
+                   "conv1d", "conv2d", "conv3d", "convolution", "_convolution", "conv_transpose1d",
+                   "conv_transpose2d", "conv_transpose3d", "mkldnn_convolution", "cudnn_convolution",
+                   "_convolution_mode", "conv_tbc", "embedding_bag", "_embedding_bag",
+                   "_embedding_bag_forward_only"),
         "cpp": (r"\bcublas\w*", r"\bcutlass::gemm\w*",
                 (r"\b(?:at|torch)::(?:mm|matmul|bmm|addmm|baddbmm|linear|"
                  r"einsum|_scaled_mm|_int_mm|tensordot|_weight_int4pack_mm)\b"), r"\.(?:mm|matmul|addmm|bmm)\s*\("),
         "kernels": ("cublas", "xmma_gemm", "sm90_xmma", "sm80_xmma", "sm89_xmma", "sm100_xmma", "nvjet",
                     "ampere_bf16", "ampere_fp16", "ampere_sgemm",
                     "gemv2T_kernel", "gemv2N_kernel", "gemvx", "gemmk1_kernel", "gemmSN_", "splitKreduce_kernel",
-                    "cutlass_80", "cutlass_90", "Kernel2<cutlass"),
+                    "cutlass_80", "cutlass_90", "Kernel2<cutlass", "implicit_convolve", "cudnn::",
+                    "EmbeddingBag_updateOutputKernel", "embedding_bag_"),
     },
     "attention": {
         "leaves": ("scaled_dot_product_attention", "_scaled_dot_product_flash_attention",
@@ -45,7 +51,8 @@ FAMILIES: dict[str, dict[str, tuple[str, ...]]] = {
         "kernels": ("cunn_SoftMax", "softmax_warp_forward", "cudnn", "SoftMaxForward"),
     },
     "topk": {
-        "leaves": ("topk", "sort", "argsort", "kthvalue", "msort", "_sort"),
+        "leaves": ("topk", "sort", "argsort", "kthvalue", "msort", "_sort", "lexsort", "argpartition",
+                   "sort_complex"),
         "cpp": (r"\b(?:at|torch)::(?:topk|sort|argsort|kthvalue)\b", r"\.topk\s*\(", r"\bcub::Device\w*Sort\w*",
                 r"\bthrust::(?:sort|stable_sort)\w*"),
         "kernels": ("gatherTopK", "sbtopk", "mbtopk", "radixSort", "RadixSort", "bitonicSortKVInPlace",

@@ -45,12 +45,17 @@ _add(12, "error", "starts processes outside the grader's control",
      "os.posix_spawnp", "os.setsid", "os.setpgrp", "pty.spawn", "pty.fork",
      "subprocess.run", "subprocess.Popen", "subprocess.call", "subprocess.check_call", "subprocess.check_output",
      "subprocess.getoutput", "subprocess.getstatusoutput", "multiprocessing.Process", "multiprocessing.Pool",
-     "concurrent.futures.ProcessPoolExecutor", "multiprocessing.get_context")
+     "concurrent.futures.ProcessPoolExecutor", "multiprocessing.get_context", "os.setpgid", "os.forkpty",
+     "torch.multiprocessing.Process", "torch.multiprocessing.Pool", "torch.multiprocessing.spawn",
+     "torch.multiprocessing.start_processes", "torch.multiprocessing.get_context", "multiprocessing.pool.Pool",
+     "os.register_at_fork")
 _add(12, "error", "redirects the process's standard streams (forges or hides the grader's output)",
      "os.dup2", "os.close", "os.closerange", "contextlib.redirect_stdout", "contextlib.redirect_stderr")
 _add(9, "error", "runs work on another thread, outside the timed call",
      "threading.Thread", "threading.Timer", "_thread.start_new_thread", "_thread.start_new",
-     "concurrent.futures.ThreadPoolExecutor", "torch.jit.fork", "torch.jit._fork", "asyncio.run",
+     "concurrent.futures.ThreadPoolExecutor", "concurrent.futures.thread.ThreadPoolExecutor",
+     "multiprocessing.pool.ThreadPool", "multiprocessing.dummy.Pool", "multiprocessing.dummy.Process",
+     "torch.jit.fork", "torch.jit._fork", "asyncio.run",
      "asyncio.get_event_loop", "asyncio.new_event_loop")
 _add(9, "warning", "uses a side stream (the grader synchronises the whole device, but say so)",
      "torch.cuda.Stream", "torch.cuda.stream", "torch.cuda.set_stream", "torch.cuda.ExternalStream",
@@ -95,7 +100,11 @@ _add(1, "error", "executes code the lint cannot read", "builtins.eval", "builtin
 
 # Attributes of frames and tracebacks: only code that walks the stack touches these.
 FRAME_ATTRIBUTES = {"f_back", "f_locals", "f_globals", "f_code", "f_lineno", "tb_frame", "gi_frame",
-                    "cr_frame", "f_builtins"}
+                    "cr_frame", "f_builtins", "ag_frame", "tb_next"}
+# the same names inside a string (a getattr with a name taken apart from a neutral string); f_code and f_lineno
+# are left out there, being common words in honest strings
+FRAME_NAME_RE = re.compile(r"(?<![A-Za-z0-9])(f_back|f_locals|f_globals|tb_frame|gi_frame|cr_frame|ag_frame|"
+                           r"f_builtins|tb_next|__traceback__)(?![A-Za-z0-9])")
 
 # Attributes that reach objects the solution was never handed: every class of a hierarchy (the grader's
 # reference Model is one of torch.nn.Module's subclasses once loaded) or another module's globals.
