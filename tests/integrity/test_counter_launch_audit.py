@@ -3,7 +3,10 @@ names go through the launch audit too (a candidate behaving only while the profi
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
+
+import pytest
 
 from kernelbench.eval.integrity.counters import CounterReading, unprofiled_launch_findings
 
@@ -45,3 +48,18 @@ def test_timed_calls_seen_when_checked_are_not_reported_twice():
     stub, audit = _grader_stub({"aten::_softmax": 0.0})
     audit(stub, {"0": {"launches": {"aten::_softmax": 0.0}}, "1": {"error": "boom"}})
     assert stub.findings == []
+
+
+@pytest.mark.parametrize("name, refused", [
+    ("triton_per_fused__softmax_0", True), ("cpp_fused__softmax__to_copy_0", True),
+    ("triton_red_fused_amax_exp_sub_sum_0", False), ("triton_fused_softmax_kernel", False),
+    ("_kahan_softmax_kernel", False), ("triton_poi_fused_add_mul_3", False),
+])
+def test_a_forbidden_op_compiled_by_torch_compile_keeps_its_name(name, refused):
+    """torch.compile names its generated kernels after the aten ops fused into them."""
+    from kernelbench.eval.integrity.launches import forbidden_launch_reason
+    from kernelbench.eval.integrity.rules import rules_for_spec
+    from kernelbench.problems.spec import load_problem_spec
+
+    rules = rules_for_spec(load_problem_spec(Path(__file__).resolve().parents[2] / "problems" / "04_kahan_softmax"))
+    assert (forbidden_launch_reason(name, rules) is not None) is refused

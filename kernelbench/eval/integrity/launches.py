@@ -3,6 +3,7 @@ the problem's forbidden libraries. Whatever trick hid the call from the lint, th
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 
@@ -61,4 +62,22 @@ def forbidden_launch_reason(name: str, rules: Rules) -> str | None:
     for text, case_sensitive, why in rules.kernel_patterns:
         if (text in name) if case_sensitive else (text.lower() in lowered):
             return f"{text} ({why})"
+    return _compiled_op_reason(name, rules)
+
+
+# torch.compile's generated kernels are named after the aten ops fused into them (triton_per_fused__softmax_0,
+# cpp_fused__softmax__to_copy_0): a forbidden op laundered through the compiler still shows in the name, unless
+# the compiler decomposed it first
+INDUCTOR_KERNEL = re.compile(r"^(?:cpp_fused|triton_(?:poi|per|red|tem|for|mix)_fused)_(?P<ops>\w+?)_\d+$")
+
+
+def _compiled_op_reason(name: str, rules: Rules) -> str | None:
+    match = INDUCTOR_KERNEL.match(name.split("(")[0].strip())
+    if not match:
+        return None
+    ops = "_" + match.group("ops") + "_"
+    for leaf, why in rules.leaves.items():
+        token = leaf.strip("_")
+        if len(token) >= 2 and f"_{token}_" in ops:
+            return f"aten::{leaf} compiled by torch.compile into {name[:80]} ({why})"
     return None
