@@ -74,8 +74,8 @@ pathlib.Path(PIDFILE).write_text(str(__import__("os").getpid()))
 pathlib.Path(PIDFILE).with_suffix(".cwd").write_text(" ".join(sorted(p.name for p in pathlib.Path.cwd().iterdir())))
 if MODE == "hang":
     time.sleep(300)
-app = subprocess.Popen(args[args.index("-m") - 1:])
-lines = [f"==PROF== Connected to process {{app.pid}} ({{args[args.index('-m') - 1]}})"]
+app = subprocess.Popen(args[args.index({python!r}):])  # the application: the interpreter and its arguments
+lines = [f"==PROF== Connected to process {{app.pid}} ({{args[args.index({python!r})]}})"]
 app.wait()
 if MODE == "denied":
     lines += [{denied!r}, "==WARNING== No kernels were profiled."]
