@@ -225,15 +225,20 @@ def run_case(ctx: dict[str, Any], model, case: dict[str, Any]) -> dict[str, Any]
     guards.poison_free_memory(device)
     guards.fill_uninitialized(True)
     pinned = guards.pin_backend_flags()
-    # which checked calls are audited is the judge's secret draw (cases._audited_seed): not always a model's first
-    # call, so a candidate honest on the first call and handing later ones to a library is seen
-    audit = bool(case.get("audit", True))
-    with torch.no_grad(), _launch_recorder(device, audit, _problem_code(ctx)) as launches:
+    # which checked calls get the full audit (operator names, the problem's code) is the judge's secret draw
+    # (cases._audited_seed). On a GPU every other checked call is still recorded by kernel name (CUDA activity
+    # costs little per launch; operator recording would cost minutes for a Python-loop solution), so a solution
+    # that tells the audited calls apart (by what the profiler costs it) has no unwatched checked call to hand to a
+    # library. On the CPU the other calls go unrecorded: recording operators there is the costly kind.
+    full = bool(case.get("audit", True))
+    names_only = not full and device.type == "cuda"
+    with torch.no_grad(), _launch_recorder(device, full or names_only, _problem_code(ctx) if full else [],
+                                           kernels_only=names_only) as launches:
         out = model(*inputs)
         guards.synchronize(device)
     guards.fill_uninitialized(False)
     record = {"flags": guards.changed_flags(pinned), "inputs": guards.inputs_changed(pristine, inputs)}
-    if audit:
+    if full or names_only:
         record["launches"] = launches
     record.update(save_outputs(ctx, out, case["id"]))
     return record
