@@ -240,6 +240,8 @@ class Grader:
 
     def run_launch_checks(self) -> None:
         """What actually ran: forbidden libraries (launch audit) and, for FP8 problems, FP8 tensor-core code."""
+        for name in self.compiled_kernels():
+            self.launches.setdefault(name, 0.0)
         if not self.lint or not self.launches:
             return
         try:
@@ -369,10 +371,17 @@ class Grader:
                     "fresh_inputs", 10, f"a timed call on fresh inputs (call {record['call']} of {record['of']}) "
                     "returned an output the grader refuses", record["type_error"][:500]))
 
+    def compiled_kernels(self) -> list[str]:
+        """Kernels torch.compile generated so far, named after what they compute (integrity.compiled)."""
+        from kernelbench.eval.integrity.compiled import compiled_kernel_names
+
+        return compiled_kernel_names(self.build_env.get("TORCHINDUCTOR_CACHE_DIR"))
+
     def audit_timed_launches(self, shapes: dict[str, Any]) -> None:
         """The launch audit of the timed calls (CPU gradings record them): only what the checked calls did not
         already show, so a library seen in both is reported once."""
         timed = {name for raw in shapes.values() if isinstance(raw, dict) for name in raw.get("launches") or {}}
+        timed |= set(self.compiled_kernels())
         fresh = sorted(timed - set(self.launches))
         if not self.lint or not fresh:
             return
