@@ -133,11 +133,13 @@ def test_anchor_click_updates_the_hash(page, base_url: str) -> None:
 
 
 def test_diff_renders_highlighted(page, base_url: str) -> None:
+    from playwright.sync_api import expect  # auto-waiting: the diff is coloured by script after it opens
+
     page.goto(f"{base_url}/claude/index.html")
     page.click(".kbt-filters [data-filter=edits]")
     edit = page.locator("details.ev-file_edit").first
     edit.locator("summary").click() if edit.get_attribute("open") is None else None
-    assert edit.locator("pre.kbt-diff .gi").first.is_visible()     # inserted lines, styled by pygments
+    expect(edit.locator("pre.kbt-diff .gi").first).to_be_visible()  # inserted lines, styled by pygments (waits)
     color = edit.locator("pre.kbt-diff .gi").first.evaluate("e => getComputedStyle(e).color")
     assert color != edit.locator("pre.kbt-diff").evaluate("e => getComputedStyle(e).color")
     assert "+" in edit.locator("summary .kbt-add").text_content()
