@@ -26,7 +26,7 @@ from kernelbench.eval.environment import collect_environment, profile_from_info
 from kernelbench.eval.isolation import isolation_for
 from kernelbench.eval.process import StageHandle, StageRun, finish_stage, start_stage
 from kernelbench.eval.roofline import ceiling_of, faster_than_light, geometric_mean, score_shape
-from kernelbench.eval.worker import DONE_MARKER
+from kernelbench.eval.worker import CANDIDATE_ROLES, DONE_MARKER
 from kernelbench.fileio import atomic_write_text
 from kernelbench.problems.loader import PROBLEM_FILES, file_hashes, pristine_copy, problem_hash, shapes_for
 from kernelbench.problems.spec import ProblemSpec, load_problem_spec
@@ -41,7 +41,6 @@ STAGE_LIMITS_S = {"check": 600.0, "reference": 300.0, "bench": 420.0, "counters"
 # Timed calls per shape whose outputs (on fresh inputs, chosen after each call returned) the judge checks
 # afterwards: each costs a reference call (and an fp64 oracle where the problem needs one) in a trusted process.
 FRESH_KEPT_PER_SHAPE = 2
-CANDIDATE_ROLES = ("check", "bench")  # the stages that import the solution run sandboxed (eval/isolation.py)
 WORKSPACE_TEMPLATES = ("check.py", "benchmark.py", "reference.py", "problem.yaml", "PROMPT.txt")
 
 
@@ -196,8 +195,7 @@ class Grader:
         if check.result is None:
             self.grading.reasons.append(check.error)
             self._check_stage_findings(check)
-        self._namespace_findings("check", (check.result or {}).get("namespace_changes", []))
-        self._introspection_findings("check", (check.result or {}).get("introspection", []))
+        self._candidate_process_findings("check", check.result)
         records = (check.result or {}).get("cases", {})
         for case in self.cases:
             self.error_sizes[case.id] = (judged.result["cases"].get(case.id) or {}).get("error_size") or []
@@ -265,6 +263,11 @@ class Grader:
         for f in found:
             self.check_log.append(f"[{label}] {f.severity.upper()} class {f.klass}: {f.message} ({f.evidence})")
 
+    def _candidate_process_findings(self, stage: str, result: dict[str, Any] | None) -> None:
+        """What the candidate stage's own guards reported (worker.run_candidate_role), whatever its end."""
+        self._namespace_findings(stage, (result or {}).get("namespace_changes", []))
+        self._introspection_findings(stage, (result or {}).get("introspection", []))
+
     def _introspection_findings(self, stage: str, refused: list[str]) -> None:
         """The worker's audit hook refused the solution's reach for frames or live objects
         (kernelbench.eval.integrity.introspection)."""
@@ -317,8 +320,7 @@ class Grader:
                            expected_dir=str(self.workdir / "check"), expected_prefix="out", judge_timed=True,
                            rotation_seed=mix_seed(0, self.secret, "rotation"), fresh_kept=FRESH_KEPT_PER_SHAPE,
                            error_sizes={c.id: self.error_sizes.get(c.id, []) for c in self.timing_cases()})
-        self._namespace_findings("bench", (bench.result or {}).get("namespace_changes", []))
-        self._introspection_findings("bench", (bench.result or {}).get("introspection", []))
+        self._candidate_process_findings("bench", bench.result)
         if bench.result is None or "shapes" not in bench.result:  # killed, unsigned, or failed before timing
             self.grading.reasons.append(bench.error or "the bench stage returned no timings")
             return

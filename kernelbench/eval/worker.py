@@ -33,6 +33,7 @@ RESULT = "worker_result.json"
 SIGNATURE = "worker_result.sig"
 DONE_MARKER = "check.done"  # written by the parent once the check stage has ended, whatever its end
 POLL_S = 0.02
+CANDIDATE_ROLES = ("check", "bench")  # the stages that import the solution (sandboxed, watched, guarded)
 
 
 def sign(key: bytes, data: bytes) -> str:
@@ -71,24 +72,8 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     reference = load_module(Path(job["problem_dir"]) / "reference.py", "reference")
     role = job["role"]
     ctx = {"job": job, "torch": torch, "device": device, "reference": reference, "candidate": None}
-    watch = watch_grader_namespaces() if role in ("check", "bench") else None
-    guard = guard_introspection(job) if role in ("check", "bench") else None
-    if role in ("check", "bench"):
-        from kernelbench.eval.integrity.compiled import name_kernels_after_torch_calls
-
-        name_kernels_after_torch_calls()  # a forbidden call compiled by torch.compile keeps its name
-    try:
-        if role == "bench":
-            return {**run_bench_lines(ctx, load_solution), "namespace_changes": watch.changes(),
-                    "introspection": guard.refused}
-        if role == "check":
-            ctx["candidate"] = None if job["line"] == "eager" else load_solution(Path(job["module"]), job["line"])
-            guards.pin_backend_flags()
-            return {"cases": run_cases(ctx), "namespace_changes": watch.changes(), "introspection": guard.refused}
-    except BaseException as exc:  # an import the guard refused still reports what it refused
-        if guard is not None:
-            exc.kb_introspection = guard.refused
-        raise
+    if role in CANDIDATE_ROLES:
+        return run_candidate_role(ctx, load_solution)
     guards.pin_backend_flags()
     if role == "judge":
         from kernelbench.eval.judge import run_judge
@@ -99,6 +84,28 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
 
         return run_fresh_judge(ctx)
     raise ValueError(f"unknown worker role {role!r}")
+
+
+def run_candidate_role(ctx: dict[str, Any], load_solution) -> dict[str, Any]:
+    """The check or bench stage: the process is armed before any solution code is imported, and what its guards
+    saw joins the result (also when the import itself failed)."""
+    from kernelbench.eval.integrity.compiled import name_kernels_after_torch_calls
+    from kernelbench.eval.portable import guards
+
+    job = ctx["job"]
+    watch, introspection = watch_grader_namespaces(), guard_introspection(job)
+    name_kernels_after_torch_calls()  # a forbidden call compiled by torch.compile keeps its name
+    try:
+        if job["role"] == "bench":
+            result = run_bench_lines(ctx, load_solution)
+        else:
+            ctx["candidate"] = None if job["line"] == "eager" else load_solution(Path(job["module"]), job["line"])
+            guards.pin_backend_flags()
+            result = {"cases": run_cases(ctx)}
+    except BaseException as exc:  # an import the guard refused still reports what it refused
+        exc.kb_introspection = introspection.refused
+        raise
+    return {**result, "namespace_changes": watch.changes(), "introspection": introspection.refused}
 
 
 def guard_introspection(job: dict[str, Any]):
