@@ -76,7 +76,10 @@ def summary(report: dict[str, Any]) -> dict[str, Any]:
                          for f in report.get("integrity", [])],
             "medians_ms": [s.get("median_ms") for s in g.get("shapes", [])], "wall_s": report.get("wall_s"),
             "stderr": report.get("stderr", "")[-600:], **({"regraded_alone": report["regraded_alone"]}
-                                                         if "regraded_alone" in report else {})}
+                                                         if "regraded_alone" in report else {}),
+            "isolation": (report.get("environment") or {}).get("isolation"),
+            # where a stage died, its own words (the grading's log keeps the stage's output)
+            **({"check_log_tail": report.get("check_log", "")[-800:]} if g.get("outcome") != "pass" else {})}
 
 
 ALONE = {"bad_alloc_all.py"}  # takes the whole GPU: graded after the others, by itself

@@ -13,7 +13,9 @@ behind that outlives the grading (`setsid`). Inside the sandbox:
   it that the grading's stages share; in that folder the grader's copy of the problem, which the trusted stages
   import, stays read-only; a fresh /dev with only the GPU's device nodes added (no host /dev/shm, where
   other gradings keep their folders); a fresh /proc; the secret seed's file, when there is one, covered;
-- HOME inside the grading's folder, so compilers' caches land there.
+- HOME inside the grading's folder, so compilers' caches land there;
+- the grader's own Python (its prefix and every `sys.path` entry) visible read-only even where it lies under a
+  folder the sandbox replaces (a package folder or virtual environment under /tmp): the worker must import there.
 
 `KERNELBENCH_ISOLATION` chooses: `auto` (the default: the sandbox when bubblewrap works here, including the GPU
 inside it; otherwise none, and the report says why), `bwrap` (required: a grading fails if it cannot be
@@ -38,8 +40,11 @@ MODES = ("auto", "bwrap", "none")
 SECRET_FILE_ENV = "KERNELBENCH_SECRET_SEED_FILE"
 READ_ONLY_IN_WORKDIR = ("problem",)  # grade.Grader's pristine copy: the judge and fresh stages import from it
 PROBE_TIMEOUT_S = 60
-# the GPU must work inside: the driver initialised from a sandboxed process, as a candidate's would be
-CUDA_PROBE = "import ctypes, sys; sys.exit(ctypes.CDLL('libcuda.so.1').cuInit(0))"
+# the worker must import inside (the grader's packages reachable), and on a GPU the driver must initialise from a
+# sandboxed process, as a candidate's would
+WORKER_PROBE = "import kernelbench.eval.worker"
+CUDA_PROBE = WORKER_PROBE + "; import ctypes, sys; sys.exit(ctypes.CDLL('libcuda.so.1').cuInit(0))"
+PRIVATE_MOUNTS = ("/tmp", "/var/tmp")  # replaced inside the sandbox
 
 
 @dataclass(frozen=True)
@@ -76,8 +81,8 @@ def _probed(device: str) -> Isolation:
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="kb-isolation-probe-") as tmp:
-        code = CUDA_PROBE if device == "cuda" else "pass"
-        argv = sandboxed([sys.executable, "-c", code], path, workdir=Path(tmp), device=device)
+        code = CUDA_PROBE if device == "cuda" else WORKER_PROBE
+        argv = sandboxed([sys.executable, "-P", "-c", code], path, workdir=Path(tmp), device=device)
         try:
             proc = subprocess.run(argv, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S,
                                   env=sandbox_env(dict(os.environ), Path(tmp)))
@@ -85,7 +90,7 @@ def _probed(device: str) -> Isolation:
             return Isolation(None, f"none: bubblewrap did not start a sandboxed process ({exc})")
     if proc.returncode != 0:
         why = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit status {proc.returncode}"
-        what = "reach the GPU" if device == "cuda" else "start"
+        what = "import the worker and reach the GPU" if device == "cuda" else "import the worker"
         return Isolation(None, f"none: a sandboxed process could not {what} ({why[:300]})")
     return Isolation(path, "bwrap")
 
@@ -99,8 +104,10 @@ def sandboxed(argv: list[str], bwrap: str, *, workdir: Path, device: str, cwd: P
     args = [bwrap, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net",
             "--unshare-cgroup-try", "--hostname", "kernelbench-grading",
             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-            "--bind", str(private_tmp), "/tmp", "--tmpfs", "/var/tmp",
-            "--bind", str(workdir), str(workdir)]
+            "--bind", str(private_tmp), "/tmp", "--tmpfs", "/var/tmp"]
+    for path in grader_paths_under_private_mounts(workdir):
+        args += ["--ro-bind", path, path]
+    args += ["--bind", str(workdir), str(workdir)]
     for name in READ_ONLY_IN_WORKDIR:
         if (workdir / name).is_dir():
             args += ["--ro-bind", str(workdir / name), str(workdir / name)]
@@ -111,6 +118,20 @@ def sandboxed(argv: list[str], bwrap: str, *, workdir: Path, device: str, cwd: P
     if secret and Path(secret).is_file():
         args += ["--ro-bind", "/dev/null", os.path.realpath(secret)]
     return args + ["--chdir", os.path.realpath(cwd or workdir), "--"] + list(argv)
+
+
+def grader_paths_under_private_mounts(workdir: Path) -> list[str]:
+    """The grader's interpreter prefix and import path entries that lie under /tmp or /var/tmp (which the sandbox
+    replaces), outermost only; none that contains the grading folder, which is bound writable on its own."""
+    found: list[str] = []
+    for entry in sorted({os.path.realpath(p) for p in (*sys.path, sys.prefix, sys.exec_prefix) if p}):
+        under = any(entry == m or entry.startswith(m + os.sep) for m in PRIVATE_MOUNTS)
+        if not under or entry in PRIVATE_MOUNTS or not os.path.isdir(entry):
+            continue
+        if str(workdir).startswith(entry + os.sep) or any(entry.startswith(f + os.sep) for f in found):
+            continue
+        found.append(entry)
+    return found
 
 
 def sandbox_env(env: dict[str, str], workdir: Path) -> dict[str, str]:

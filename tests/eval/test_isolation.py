@@ -93,3 +93,30 @@ def test_a_detached_process_ends_with_its_stage(tmp_path):
     size = beat.stat().st_size
     time.sleep(0.5)
     assert beat.stat().st_size == size, "the detached process outlived its stage"
+
+
+def test_the_grader_s_packages_under_tmp_are_importable_and_read_only_inside(tmp_path, monkeypatch):
+    """A grader whose packages live under /tmp (a --target install, a virtual environment there): the sandbox's
+    private /tmp would hide them, and every stage would die importing the worker."""
+    site = Path("/tmp") / f"kb-isolation-site-{os.getpid()}"
+    (site / "kb_probe_pkg").mkdir(parents=True, exist_ok=True)
+    (site / "kb_probe_pkg" / "__init__.py").write_text("VALUE = 'seen'\n")
+    workdir = tmp_path / "grading"
+    workdir.mkdir()
+    monkeypatch.setattr(sys, "path", [*sys.path, str(site)])
+    try:
+        proc = run_inside(workdir, f"""
+            import kb_probe_pkg
+            print('import', kb_probe_pkg.VALUE)
+            try:
+                open({str(site / 'kb_probe_pkg' / '__init__.py')!r}, 'a').write('x')
+                print('wrote into the grader package')
+            except OSError as exc:
+                print('refused', exc.errno)
+            """, env={"PYTHONPATH": str(site)})
+    finally:
+        (site / "kb_probe_pkg" / "__init__.py").unlink()
+        (site / "kb_probe_pkg").rmdir()
+        site.rmdir()
+    assert proc.returncode == 0, proc.stderr
+    assert "import seen" in proc.stdout and "refused" in proc.stdout
