@@ -383,22 +383,35 @@ def bench_shape(ctx: dict[str, Any], index: int, cases: list[dict]) -> dict[str,
             "fresh_calls": fresh.offered, "fresh_kept": save_kept(ctx, index, base, fresh)}
 
 
-AUDIT_WINDOWS, AUDIT_WINDOW_CALLS = 2, 4
+# Three windows of eight calls in the loop's first stretch, then one in every block of the same length after it.
+# Eight, not four: a candidate that computes honestly until several calls come back to back (a cadence sniff) and
+# was slowed at a window's start, or by a busy machine, is back to its timed route inside the window.
+AUDIT_WINDOWS, AUDIT_WINDOW_CALLS = 3, 8
+
+
+def audit_window_starts(rng, trials: int, max_calls: int) -> set[int]:
+    """One window's first call in each block of the timed loop. The first AUDIT_WINDOWS blocks together are the
+    loop's shortest length (`trials` samples plus the audited calls, which are left out of the samples), so every
+    call of a loop that stops at `trials` may be watched; the blocks go on to `max_calls`, so a candidate that
+    changes after call 60, or 600, meets windows there too."""
+    block = -(-(trials + AUDIT_WINDOWS * AUDIT_WINDOW_CALLS) // AUDIT_WINDOWS)
+    return {b * block + rng.randrange(block - AUDIT_WINDOW_CALLS + 1) for b in range(-(-max_calls // block))}
 
 
 def timed_audit(ctx: dict[str, Any], index: int):
-    """The windows of timed calls a GPU grading records (portable.timing.TimedAudit): AUDIT_WINDOWS of
-    AUDIT_WINDOW_CALLS consecutive calls each, opening at trial-loop calls drawn from the grading's secret seed,
-    one in each part of the minimum trial count, so every stretch of the timed loop may be the one watched."""
+    """The windows of timed calls a GPU grading records (portable.timing.TimedAudit): AUDIT_WINDOW_CALLS
+    consecutive calls each, opening at trial-loop calls drawn from the grading's secret seed, one in each block of
+    the loop (audit_window_starts), so every stretch of the timed loop may be the one watched."""
     import random
 
     from kernelbench.eval.portable.timing import TimedAudit
 
     job = ctx["job"]
     trials = max(int(job["timing"]["trials"]), AUDIT_WINDOWS * AUDIT_WINDOW_CALLS)
+    max_trials = max(int(job["timing"].get("max_trials") or trials), trials)
     rng = random.Random(f"{mix_rotation_seed(job, index)}:audit")
-    part = trials // AUDIT_WINDOWS
-    starts = {w * part + rng.randrange(max(1, part - AUDIT_WINDOW_CALLS + 1)) for w in range(AUDIT_WINDOWS)}
+    # far past any loop's end: stress calls and audited calls take turns with the samples (a set of ints is cheap)
+    starts = audit_window_starts(rng, trials, 20 * max_trials)
     recorder, name = window_recorder(ctx)
     return TimedAudit(recorder, starts, AUDIT_WINDOW_CALLS, recorder_name=name)
 

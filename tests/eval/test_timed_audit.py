@@ -56,9 +56,13 @@ def test_the_worker_draws_windows_from_the_secret_seed_within_the_trials():
 
     draws = {frozenset(timed_audit(ctx(seed), 0).starts) for seed in range(40)}
     assert len(draws) > 10  # the windows move with the secret
+    shortest = 30 + AUDIT_WINDOWS * AUDIT_WINDOW_CALLS  # the samples plus the audited calls, left out of them
     for starts in draws:
-        assert len(starts) == AUDIT_WINDOWS
-        assert all(0 <= s <= 30 - AUDIT_WINDOW_CALLS for s in starts)
+        first = sorted(s for s in starts if s < shortest)
+        assert len(first) == AUDIT_WINDOWS  # a loop that stops at its trials meets every first window
+        assert all(s + AUDIT_WINDOW_CALLS <= shortest for s in first)
+        assert all(b - a >= AUDIT_WINDOW_CALLS for a, b in zip(first, first[1:]))  # windows never overlap
+        assert max(starts) > 10 * shortest  # and a long loop meets windows all along
     assert timed_audit(ctx(7), 0).starts == timed_audit(ctx(7), 0).starts
     # each shape draws its own windows
     assert any(timed_audit(ctx(seed), 0).starts != timed_audit(ctx(seed), 1).starts for seed in range(10))
@@ -79,3 +83,17 @@ def test_a_working_recorder_is_never_counted_blind():
     audit = TimedAudit(recorder, starts={0, 3}, length=2)
     time_function(fn, [[torch.ones(4)]], CPU, warmup=1, trials=6, max_trials=6, audit=audit)
     assert audit.blind_windows == 0
+
+
+def test_every_call_of_the_loop_may_be_watched():
+    """Over many secrets, each call of the loop's first stretch and of a later one falls in some window: no call
+    number is safe to misbehave at."""
+    import random
+
+    from kernelbench.eval.worker import audit_window_starts
+
+    watched = set()
+    for seed in range(200):
+        for start in audit_window_starts(random.Random(seed), 30, 600):
+            watched.update(range(start, start + AUDIT_WINDOW_CALLS))
+    assert set(range(600)) <= watched
