@@ -82,7 +82,13 @@ def summary(report: dict[str, Any]) -> dict[str, Any]:
             **({"check_log_tail": report.get("check_log", "")[-800:]} if g.get("outcome") != "pass" else {})}
 
 
-ALONE = {"bad_alloc_all.py"}  # takes the whole GPU: graded after the others, by itself
+# Graded after the others, by themselves:
+ALONE = {
+    "bad_alloc_all.py": "takes the whole GPU",
+    # its sniff needs calls within 15 ms of each other: among twelve gradings the gaps were 29 ms (median), and a
+    # logging copy took its library route on 1 of 507 timed calls, so it did the work and its pass was right
+    "08_cadence_sniff_fast_bench.py": "cheats only when the machine is quiet",
+}
 
 
 def expects_counters(case: SuiteCase) -> bool:

@@ -19,6 +19,7 @@ import contextlib
 import hashlib
 import hmac
 import json
+import math
 import os
 import sys
 import time
@@ -358,7 +359,8 @@ def bench_shape(ctx: dict[str, Any], index: int, cases: list[dict]) -> dict[str,
     audit_timed = device.type == "cpu" and bool(_problem_code(ctx))
     invalid = None
     fresh = Reservoir(int(job.get("fresh_kept", 0)), lambda out: kept_copy(torch, out))
-    audit = timed_audit(ctx, index) if device.type == "cuda" and _problem_code(ctx) else None
+    audit = timed_audit(ctx, index, len(input_sets) / n_base) if device.type == "cuda" and _problem_code(ctx) \
+        else None
     with torch.no_grad(), _launch_recorder(device, audit_timed, _problem_code(ctx)) as launches:
         try:
             result = timing.time_function(
@@ -389,29 +391,32 @@ def bench_shape(ctx: dict[str, Any], index: int, cases: list[dict]) -> dict[str,
 AUDIT_WINDOWS, AUDIT_WINDOW_CALLS = 3, 8
 
 
-def audit_window_starts(rng, trials: int, max_calls: int) -> set[int]:
+def audit_window_starts(rng, shortest: int, max_calls: int) -> set[int]:
     """One window's first call in each block of the timed loop. The first AUDIT_WINDOWS blocks together are the
-    loop's shortest length (`trials` samples plus the audited calls, which are left out of the samples), so every
-    call of a loop that stops at `trials` may be watched; the blocks go on to `max_calls`, so a candidate that
-    changes after call 60, or 600, meets windows there too."""
-    block = -(-(trials + AUDIT_WINDOWS * AUDIT_WINDOW_CALLS) // AUDIT_WINDOWS)
+    loop's shortest length (`shortest` calls), so every call of a loop that stops there may be watched; the blocks
+    go on to `max_calls`, so a candidate that changes after call 60, or 600, meets windows there too."""
+    block = max(-(-shortest // AUDIT_WINDOWS), AUDIT_WINDOW_CALLS)
     return {b * block + rng.randrange(block - AUDIT_WINDOW_CALLS + 1) for b in range(-(-max_calls // block))}
 
 
-def timed_audit(ctx: dict[str, Any], index: int):
+def timed_audit(ctx: dict[str, Any], index: int, calls_per_base_call: float = 1.0):
     """The windows of timed calls a GPU grading records (portable.timing.TimedAudit): AUDIT_WINDOW_CALLS
     consecutive calls each, opening at trial-loop calls drawn from the grading's secret seed, one in each block of
-    the loop (audit_window_starts), so every stretch of the timed loop may be the one watched."""
+    the loop (audit_window_starts), so every stretch of the timed loop may be the one watched.
+    `calls_per_base_call`: the loop's calls per call on a base set (stress sets take turns with the base sets and
+    give no sample), which sets the loop's shortest length."""
     import random
 
     from kernelbench.eval.portable.timing import TimedAudit
 
     job = ctx["job"]
-    trials = max(int(job["timing"]["trials"]), AUDIT_WINDOWS * AUDIT_WINDOW_CALLS)
+    trials = int(job["timing"]["trials"])
     max_trials = max(int(job["timing"].get("max_trials") or trials), trials)
+    # the samples plus the audited calls (left out of the samples), with the stress calls between them
+    shortest = math.ceil((trials + AUDIT_WINDOWS * AUDIT_WINDOW_CALLS) * calls_per_base_call)
     rng = random.Random(f"{mix_rotation_seed(job, index)}:audit")
-    # far past any loop's end: stress calls and audited calls take turns with the samples (a set of ints is cheap)
-    starts = audit_window_starts(rng, trials, 20 * max_trials)
+    # far past any loop's end (a set of ints is cheap)
+    starts = audit_window_starts(rng, shortest, 20 * math.ceil(max_trials * calls_per_base_call) + shortest)
     recorder, name = window_recorder(ctx)
     return TimedAudit(recorder, starts, AUDIT_WINDOW_CALLS, recorder_name=name)
 

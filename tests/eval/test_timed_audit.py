@@ -94,6 +94,19 @@ def test_every_call_of_the_loop_may_be_watched():
 
     watched = set()
     for seed in range(200):
-        for start in audit_window_starts(random.Random(seed), 30, 600):
+        for start in audit_window_starts(random.Random(seed), 30 + AUDIT_WINDOWS * AUDIT_WINDOW_CALLS, 600):
             watched.update(range(start, start + AUDIT_WINDOW_CALLS))
     assert set(range(600)) <= watched
+
+
+def test_stress_calls_stretch_the_blocks():
+    """With three stress sets to each base set, the loop's shortest length is four times as many calls: the three
+    first windows spread over all of it instead of crowding its first quarter."""
+    def ctx(seed):
+        return {"job": {"rotation_seed": seed, "timing": {"trials": 30}, "line": "candidate",
+                        "problem_dir": "/nonexistent"}, "device": CPU, "candidate": object()}
+
+    shortest = 4 * (30 + AUDIT_WINDOWS * AUDIT_WINDOW_CALLS)
+    firsts = [sorted(s for s in timed_audit(ctx(seed), 0, 4.0).starts if s < shortest) for seed in range(40)]
+    assert all(len(f) == AUDIT_WINDOWS for f in firsts)
+    assert max(f[-1] for f in firsts) > shortest // 2
