@@ -1,0 +1,86 @@
+"""What the GPU's timed-call audit costs the bench stage: the same solutions graded with two source trees of the
+grader, interleaved (A, B, A, B, ...), reporting the bench stage's seconds and how many timed calls each shape had
+audited (left out of the samples).
+
+    git archive OLD_COMMIT kernelbench | tar -x -C /tmp/old
+    python benchmarks/gpu_timed_audit_cost.py --tree old=/tmp/old --tree new=. --repeat 2 \\
+        solutions/triton/04_kahan_softmax.py solutions/eager/09_add_rmsnorm_fp8_quant.py
+
+Each grading runs in its own process with the tree first on PYTHONPATH (the stages it starts inherit it), on full
+shapes with the counter pass off. Prints one line per grading and the median ratio per solution; `--json` writes
+every figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+GRADE = """
+import json, sys
+from pathlib import Path
+from kernelbench.eval.grade import grade_solution
+import kernelbench.eval.grade as g
+report = grade_solution(Path(sys.argv[1]), Path(sys.argv[2]), device="cuda", shapes="full", counters=False)
+d = json.loads(report.dump_json())
+print(json.dumps({"module": g.__file__, "outcome": d["grading"]["outcome"], "stages": d.get("stages", {}),
+                  "benchmark_log": d.get("benchmark_log", "")}))
+"""
+AUDITED = re.compile(r"shape (\d+): (\d+) timed calls audited")
+
+
+def grade_with(tree: Path, solution: Path) -> dict:
+    problem = REPO / "problems" / solution.stem
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree.resolve()), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", GRADE, str(solution), str(problem)], capture_output=True, text=True,
+                          env=env, cwd=tree, timeout=560)
+    if proc.returncode != 0:
+        return {"error": proc.stderr[-800:]}
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out["audited"] = [int(n) for _, n in AUDITED.findall(out.pop("benchmark_log"))]
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("solutions", nargs="+", type=Path)
+    parser.add_argument("--tree", action="append", required=True, help="LABEL=PATH of a tree holding kernelbench/")
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    trees = dict(item.split("=", 1) for item in args.tree)
+    rows = []
+    for solution in args.solutions:
+        for r in range(args.repeat):
+            for label, tree in trees.items():
+                out = grade_with(Path(tree), solution)
+                rows.append({"solution": str(solution), "tree": label, "trial": r, **out})
+                bench = out.get("stages", {}).get("bench")
+                print(f"{solution} [{label}] trial {r}: {out.get('outcome', out.get('error'))}, bench stage "
+                      f"{bench} s, audited calls per shape {out.get('audited')}, grader {out.get('module')}",
+                      flush=True)
+    labels = list(trees)
+    for solution in args.solutions:
+        medians = {label: statistics.median(x["stages"]["bench"] for x in rows if x["solution"] == str(solution)
+                                            and x["tree"] == label and "bench" in x.get("stages", {}))
+                   for label in labels
+                   if any(x["tree"] == label and "bench" in x.get("stages", {}) for x in rows
+                          if x["solution"] == str(solution))}
+        if len(medians) == len(labels) >= 2:
+            a, b = labels[0], labels[1]
+            print(f"{solution}: bench stage median {a} {medians[a]:.1f} s, {b} {medians[b]:.1f} s, "
+                  f"{b}/{a} {medians[b] / medians[a]:.2f}")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
