@@ -66,6 +66,8 @@ def main() -> int:
                 print(f"{solution} [{label}] trial {r}: {out.get('outcome', out.get('error'))}, bench stage "
                       f"{bench} s, audited calls per shape {out.get('audited')}, grader {out.get('module')}",
                       flush=True)
+                if args.json:  # what is graded so far survives a call cut short
+                    args.json.write_text(json.dumps(rows, indent=1))
     labels = list(trees)
     for solution in args.solutions:
         medians = {label: statistics.median(x["stages"]["bench"] for x in rows if x["solution"] == str(solution)
@@ -77,8 +79,6 @@ def main() -> int:
             a, b = labels[0], labels[1]
             print(f"{solution}: bench stage median {a} {medians[a]:.1f} s, {b} {medians[b]:.1f} s, "
                   f"{b}/{a} {medians[b] / medians[a]:.2f}")
-    if args.json:
-        args.json.write_text(json.dumps(rows, indent=1))
     return 0
 
 
