@@ -39,7 +39,7 @@ AUDITED = re.compile(r"shape (\d+): (\d+) timed calls audited")
 def grade_with(tree: Path, solution: Path) -> dict:
     problem = REPO / "problems" / solution.stem
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree.resolve()), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.run([sys.executable, "-c", GRADE, str(solution), str(problem)], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-c", GRADE, str(solution.resolve()), str(problem)], capture_output=True, text=True,
                           env=env, cwd=tree, timeout=560)
     if proc.returncode != 0:
         return {"error": proc.stderr[-800:]}
