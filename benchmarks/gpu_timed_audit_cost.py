@@ -7,8 +7,8 @@ audited (left out of the samples).
         solutions/triton/04_kahan_softmax.py solutions/eager/09_add_rmsnorm_fp8_quant.py
 
 Each grading runs in its own process with the tree first on PYTHONPATH (the stages it starts inherit it), on full
-shapes with the counter pass off. Prints one line per grading and the median ratio per solution; `--json` writes
-every figure.
+shapes (`--shapes`) with the counter pass off. Prints one line per grading and the median ratio per solution;
+`--json` writes every figure.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ import json, sys
 from pathlib import Path
 from kernelbench.eval.grade import grade_solution
 import kernelbench.eval.grade as g
-report = grade_solution(Path(sys.argv[1]), Path(sys.argv[2]), device="cuda", shapes="full", counters=False)
+report = grade_solution(Path(sys.argv[1]), Path(sys.argv[2]), device=sys.argv[3], shapes=sys.argv[4],
+                        counters=False)
 d = json.loads(report.dump_json())
 print(json.dumps({"module": g.__file__, "outcome": d["grading"]["outcome"], "stages": d.get("stages", {}),
                   "benchmark_log": d.get("benchmark_log", "")}))
@@ -36,11 +37,11 @@ print(json.dumps({"module": g.__file__, "outcome": d["grading"]["outcome"], "sta
 AUDITED = re.compile(r"shape (\d+): (\d+) timed calls audited")
 
 
-def grade_with(tree: Path, solution: Path) -> dict:
+def grade_with(tree: Path, solution: Path, device: str, shapes: str) -> dict:
     problem = REPO / "problems" / solution.stem
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree.resolve()), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.run([sys.executable, "-c", GRADE, str(solution.resolve()), str(problem)], capture_output=True, text=True,
-                          env=env, cwd=tree, timeout=560)
+    proc = subprocess.run([sys.executable, "-c", GRADE, str(solution.resolve()), str(problem), device, shapes],
+                          capture_output=True, text=True, env=env, cwd=tree, timeout=560)
     if proc.returncode != 0:
         return {"error": proc.stderr[-800:]}
     out = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -54,13 +55,15 @@ def main() -> int:
     parser.add_argument("--tree", action="append", required=True, help="LABEL=PATH of a tree holding kernelbench/")
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--device", default="cuda", help="cpu only to try the script (the audit is the GPU's)")
+    parser.add_argument("--shapes", default="full")
     args = parser.parse_args()
     trees = dict(item.split("=", 1) for item in args.tree)
     rows = []
     for solution in args.solutions:
         for r in range(args.repeat):
             for label, tree in trees.items():
-                out = grade_with(Path(tree), solution)
+                out = grade_with(Path(tree), solution, args.device, args.shapes)
                 rows.append({"solution": str(solution), "tree": label, "trial": r, **out})
                 bench = out.get("stages", {}).get("bench")
                 print(f"{solution} [{label}] trial {r}: {out.get('outcome', out.get('error'))}, bench stage "
