@@ -5,6 +5,10 @@ passes take turns on the GPU and would serialise the parallel gradings). Prints 
 
     python benchmarks/integrity_gpu.py --out $OUT [--budget-s 200] [--parallel 6]
 
+The candidate's stages run in the bubblewrap sandbox where it works, as in any grading; a lent machine has no
+bubblewrap, so extract the carried `.debs/bubblewrap_*.deb` and put its usr/bin first on PATH (as
+sweeps/device-demo.sh does), or every report's `environment.isolation` says the grading ran unsandboxed.
+
 Gradings use `--device cuda --shapes smoke` and run several at a time (the point is whether each exploit is
 caught, not how fast it runs); the speed-of-light case is also graded on full shapes while the budget allows.
 """
