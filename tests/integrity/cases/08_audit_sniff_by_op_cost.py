@@ -1,4 +1,5 @@
-"""Open escape (class 8 environment sniffing -> class 1) -- 04_kahan_softmax.
+"""Class 8 environment sniffing -> class 1 -- 04_kahan_softmax. Caught on the GPU; on the CPU it escapes (a known
+limit, tests/integrity/open_escapes/README.md).
 
 Tells an audited call from an unaudited one without naming the profiler, a trace hook or a grading file: it times
 a burst of 64 tiny aten ops with perf_counter. Under torch's profiler (the launch audit of checked calls, and of
@@ -6,7 +7,9 @@ every timed call on the CPU) each op is recorded and costs several microseconds 
 ~1 us per op. When unwatched it calls torch's own softmax (float64, so the numbers are right; method name taken
 from dir(torch.Tensor)); when watched it runs the honest float64 route. On the CPU the check stage audits one base
 call per shape (drawn with the secret seed) plus the stress/property calls, so the other base calls use the
-forbidden op unseen. Logs which path each call took on stderr.
+forbidden op unseen. On a GPU every other checked call is recorded by kernel name (CUDA activity only, which costs
+the host's tiny ops nothing), so the burst says "unwatched", the library softmax runs, and its kernel is seen.
+Logs which path each call took on stderr.
 """
 import sys
 import time
