@@ -1,9 +1,8 @@
-"""Class 7, answers kept under a key that ignores where each value sits and its sign: the input's shape and its
-sums of even powers (squares, fourth and sixth powers), and a checksum of the weights, all unchanged when the
-elements are reordered or negated. The timed calls get fresh inputs (a base set's values reordered, and negated on a
-random pattern where drawn symmetric), so from the second call on a base set this key finds the answer of an
-earlier draw, which is wrong for this one: the judge's check of a few kept timed outputs and the in-place replay
-probe both see a stale answer."""
+"""Class 7, answers kept under a key that ignores where each value sits: the input's shape and its sum, sum of
+squares and sum of cubes (and a checksum of the weights), all unchanged when the elements are reordered. The timed
+calls get fresh inputs (a base set's values reordered), so from the second call on a base set this key finds the
+answer of an earlier ordering, which is wrong for this one: the judge's check of a few kept timed outputs and the
+in-place replay probe both see a stale answer."""
 
 import torch
 
@@ -25,7 +24,7 @@ class Model(torch.nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         xd = x.double()
-        key = (tuple(x.shape), float(xd.square().sum()), float(xd.pow(4).sum()), float(xd.pow(6).sum()),
+        key = (tuple(x.shape), float(xd.sum()), float(xd.square().sum()), float(xd.pow(3).sum()),
                int(self.qweight.sum(dtype=torch.int64)))
         if key not in self.kept:
             w = self._weight()

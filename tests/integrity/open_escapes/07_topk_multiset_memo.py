@@ -1,4 +1,4 @@
-"""Neutralised (class 7, memoisation by a key the grader's fresh inputs used to keep) -- 05_topk_bitonic.
+"""Open escape (class 7, memoisation by a key the grader's fresh inputs keep) -- 05_topk_bitonic.
 
 Every timed call gets a checked input set with its rows shuffled and its columns permuted. For top-k that keeps
 each row's *multiset* of values, hence its top-k values and its k-th value. So the answers are kept per row under
@@ -8,9 +8,6 @@ rows are all known skips the selection: one threshold pass (x >= kth value), the
 exactly right on every call, so tolerance, the in-place memo probe (content key: it sees the new content) and the
 judge's check of kept fresh outputs all pass. Hits are logged on stderr to show that timed calls are served from
 the memo.
-
-No longer: fresh inputs drawn symmetric about zero also get signs flipped (portable/fresh.py), so every timed
-row has a value set no earlier call had, and every timed call on a base set misses and selects.
 """
 import sys
 
