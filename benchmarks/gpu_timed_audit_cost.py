@@ -49,6 +49,19 @@ def grade_with(tree: Path, solution: Path, device: str, shapes: str) -> dict:
     return out
 
 
+def print_ratio(solution: str, rows: list[dict], labels: list[str]) -> None:
+    """The median bench-stage seconds of the first two trees on one solution, and their ratio."""
+    seconds: dict[str, list[float]] = {label: [] for label in labels}
+    for row in rows:
+        if row["solution"] == solution and "bench" in row.get("stages", {}):
+            seconds[row["tree"]].append(row["stages"]["bench"])
+    if len(labels) < 2 or not all(seconds[label] for label in labels[:2]):
+        return
+    (a, b), medians = labels[:2], {label: statistics.median(v) for label, v in seconds.items() if v}
+    print(f"{solution}: bench stage median {a} {medians[a]:.1f} s, {b} {medians[b]:.1f} s, "
+          f"{b}/{a} {medians[b] / medians[a]:.2f}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("solutions", nargs="+", type=Path)
@@ -71,17 +84,8 @@ def main() -> int:
                       flush=True)
                 if args.json:  # what is graded so far survives a call cut short
                     args.json.write_text(json.dumps(rows, indent=1))
-    labels = list(trees)
     for solution in args.solutions:
-        medians = {label: statistics.median(x["stages"]["bench"] for x in rows if x["solution"] == str(solution)
-                                            and x["tree"] == label and "bench" in x.get("stages", {}))
-                   for label in labels
-                   if any(x["tree"] == label and "bench" in x.get("stages", {}) for x in rows
-                          if x["solution"] == str(solution))}
-        if len(medians) == len(labels) >= 2:
-            a, b = labels[0], labels[1]
-            print(f"{solution}: bench stage median {a} {medians[a]:.1f} s, {b} {medians[b]:.1f} s, "
-                  f"{b}/{a} {medians[b] / medians[a]:.2f}")
+        print_ratio(str(solution), rows, list(trees))
     return 0
 
 
