@@ -17,6 +17,7 @@ into problems/<id>/baselines/<gpu>.json and OUT/baselines.tar.gz.
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import json
 import statistics
@@ -58,7 +59,9 @@ def build_line(problem, line: str, shape: dict, seed: int, device):
     if line == "eager":
         return reference
     if line == "compiled":
-        return torch.compile(reference)
+        from kernelbench.problems.baselines import COMPILED_LINE_MODE
+
+        return torch.compile(reference, mode=COMPILED_LINE_MODE)
     entry = problem.spec.sota[0]
     module = load_solution(problem.directory / entry.module, "sota")
     model = module.Model(**kwargs)
@@ -184,10 +187,11 @@ def independent_problem(problem_dir: Path, lines: tuple[str, ...], deadline: flo
     return rows
 
 
-def _line_and_inputs(problem, line: str, shape: dict, seed: int, device):
+def _call(problem, line: str, shape: dict, seed: int, device):
+    """One call of the line on the shape's first seed's inputs, as a function of nothing."""
     model = build_line(problem, line, shape, seed, device)
     inputs = problem.reference.get_inputs(shape, seed, device)
-    return model, inputs
+    return functools.partial(model, *inputs)
 
 
 def _release() -> None:
@@ -200,14 +204,13 @@ def _release() -> None:
 def time_without_graphs(problem, line: str, shape: dict, seed: int, device) -> dict:
     import torch
 
-    model, inputs = _line_and_inputs(problem, line, shape, seed, device)
+    call = _call(problem, line, shape, seed, device)
     with torch.no_grad():
-        fn = lambda: model(*inputs)  # noqa: E731
         for _ in range(3):
-            fn()
+            call()
         torch.cuda.synchronize(device)
-        row = {"do_bench_ms": do_bench_ms(fn), "host_issue_ms": host_issue_ms(fn, device)}
-    del model, inputs
+        row = {"do_bench_ms": do_bench_ms(call), "host_issue_ms": host_issue_ms(call, device)}
+    del call
     _release()
     return row
 
@@ -215,13 +218,12 @@ def time_without_graphs(problem, line: str, shape: dict, seed: int, device) -> d
 def time_with_graphs(problem, line: str, shape: dict, seed: int, device) -> dict:
     import torch
 
-    model, inputs = _line_and_inputs(problem, line, shape, seed, device)
+    call = _call(problem, line, shape, seed, device)
     with torch.no_grad():
-        fn = lambda: model(*inputs)  # noqa: E731
-        row = {"graph_ms": graph_replay_ms(fn, device)}
+        row = {"graph_ms": graph_replay_ms(call, device)}
         if row["graph_ms"] is not None:
-            row["graph_idle_ms"] = graph_idle_ms(fn, device)
-    del model, inputs
+            row["graph_idle_ms"] = graph_idle_ms(call, device)
+    del call
     _release()
     return row
 
@@ -232,7 +234,7 @@ def run_independent(problem_dir: Path, lines: tuple[str, ...], seconds: float) -
     command = [sys.executable, __file__, "--independent", str(problem_dir), "--lines", ",".join(lines),
                "--budget-s", str(seconds)]
     try:
-        proc = subprocess.run(command, capture_output=True, text=True, timeout=seconds + 60)
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=seconds + 60, check=False)
     except subprocess.TimeoutExpired:
         return {"error": f"the independent timers ran past {seconds + 60:.0f} s"}
     if proc.returncode != 0:

@@ -26,13 +26,24 @@ DEFAULT_CASES = ("01_fp8_gemm:sota:0,01_fp8_gemm:sota:2,01_fp8_gemm:sota:3,08_gq
                  "08_gqa_prefill_attention:sota:0,05_topk_bitonic:sota:0")
 
 
-def child(case: str, guard: bool) -> dict:
+def arm_like_the_bench_stage(problem_dir: Path) -> None:
+    """What the worker does before it imports a line: the namespace watch, the introspection guard, inductor's
+    kernel naming (kernelbench.eval.worker.run_candidate_role)."""
+    from kernelbench.eval.integrity.compiled import name_kernels_after_torch_calls
+    from kernelbench.eval.worker import guard_introspection, watch_grader_namespaces
+
+    watch_grader_namespaces()
+    guard_introspection({"module": str(problem_dir / "sota.py")})
+    name_kernels_after_torch_calls()
+
+
+def child(case: str, guard: bool, arm: bool = False) -> dict:
     """Runs in a child process: one case timed both ways."""
     sys.path.insert(0, str(REPO))
     import torch
     from triton.testing import do_bench
 
-    from benchmarks.gpu_line_timers import build_line
+    from benchmarks.gpu_line_timers import build_line, host_issue_ms
     from kernelbench.eval.portable.fresh import Reservoir
     from kernelbench.eval.portable.timing import time_function
     from kernelbench.problems.loader import load_problem
@@ -43,6 +54,8 @@ def child(case: str, guard: bool) -> dict:
         from kernelbench.eval.integrity.introspection import IntrospectionGuard
 
         IntrospectionGuard((str(problem.directory) + os.sep,)).install()
+    if arm:
+        arm_like_the_bench_stage(problem.directory)
     shape = problem.spec.shapes[int(index)]
     device = torch.device("cuda")
     model = build_line(problem, line, shape, problem.spec.seeds[0], device)
@@ -50,14 +63,16 @@ def child(case: str, guard: bool) -> dict:
     with torch.no_grad():
         independent = do_bench(lambda: model(*sets[0]), warmup=50, rep=300, return_mode="median")
         timed = time_function(model, sets, device, warmup=10, trials=30, fresh=Reservoir(0, lambda out: None))
-    return {"do_bench_ms": float(independent), "grader_ms": timed.median_ms,
+        host = host_issue_ms(lambda: model(*sets[0]), device)
+    return {"host_issue_ms": host, "do_bench_ms": float(independent), "grader_ms": timed.median_ms,
             "host_bound_samples": timed.host_bound_samples, "samples": len(timed.samples_ms),
             "grader_p10_ms": statistics.quantiles(timed.samples_ms, n=10)[0]}
 
 
-def run_child(case: str, env: dict[str, str], guard: bool = False) -> dict:
-    proc = subprocess.run([sys.executable, __file__, "--child", case] + ["--guard"] * guard, env=env,
-                          capture_output=True, text=True, timeout=300)
+def run_child(case: str, env: dict[str, str], guard: bool = False, arm: bool = False) -> dict:
+    proc = subprocess.run([sys.executable, __file__, "--child", case] + ["--guard"] * guard + ["--arm"] * arm,
+                          env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
     if proc.returncode != 0:
         return {"error": proc.stderr[-600:]}
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -69,26 +84,30 @@ def main() -> int:
     parser.add_argument("--var", default="CUBLAS_WORKSPACE_CONFIG=:4096:8")
     parser.add_argument("--child")
     parser.add_argument("--guard", action="store_true")
+    parser.add_argument("--arm", action="store_true", help="arm the child as the bench stage arms itself")
+    parser.add_argument("--variants", default="unset,set,unset+guard")
     parser.add_argument("--stages", action="store_true")
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(child(args.child, args.guard)))
+        print(json.dumps(child(args.child, args.guard, args.arm)))
         return 0
     name, value = args.var.split("=", 1)
     if args.stages:
         return stages(args.cases, name, value)
     unset = {k: v for k, v in os.environ.items() if k != name}
     for case in args.cases.split(","):
-        rows = {"unset": run_child(case, unset), "set": run_child(case, {**unset, name: value}),
-                "unset+guard": run_child(case, unset, guard=True)}
+        settings = {"unset": (unset, False, False), "set": ({**unset, name: value}, False, False),
+                    "unset+guard": (unset, True, False), "unset+armed": (unset, False, True)}
+        rows = {label: run_child(case, *settings[label]) for label in args.variants.split(",")}
         for label, row in rows.items():
             if "error" in row:
                 print(f"{case:36} {name} {label:5}: error {row['error']}")
                 continue
             print(f"{case:36} {name} {label:5}: do_bench {row['do_bench_ms'] * 1e3:9.1f} us, grader protocol "
                   f"{row['grader_ms'] * 1e3:9.1f} us (p10 {row['grader_p10_ms'] * 1e3:9.1f}, host-bound "
-                  f"{row['host_bound_samples']}/{row['samples']})", flush=True)
-        if all("error" not in r for r in rows.values()):
+                  f"{row['host_bound_samples']}/{row['samples']}), host issue {row['host_issue_ms'] * 1e3:7.1f} us",
+                  flush=True)
+        if {"set", "unset"} <= rows.keys() and all("error" not in r for r in rows.values()):
             print(f"{case:36} set/unset: do_bench {rows['set']['do_bench_ms'] / rows['unset']['do_bench_ms']:.3f}, "
                   f"grader protocol {rows['set']['grader_ms'] / rows['unset']['grader_ms']:.3f}", flush=True)
     return 0

@@ -14,12 +14,19 @@ from kernelbench.eval.environment import collect_environment
 from kernelbench.eval.grade import STAGE_LIMITS_S, Grader, scratch_dir
 from kernelbench.eval.roofline import geometric_mean
 from kernelbench.fileio import atomic_write_text
-from kernelbench.problems.baselines import Line, ProblemBaselines, ShapeTiming, baselines_path
+from kernelbench.problems.baselines import (
+    COMPILED_LINE_MODE,
+    Line,
+    ProblemBaselines,
+    ShapeTiming,
+    baselines_path,
+)
 from kernelbench.problems.loader import problem_hash
 
 
 def _line_source(line: str, torch_version: str, sota_source: str) -> str:
-    return {"eager": f"torch {torch_version} eager", "compiled": f"torch {torch_version} torch.compile"}.get(
+    compiled = f"torch {torch_version} torch.compile(mode={COMPILED_LINE_MODE!r})"
+    return {"eager": f"torch {torch_version} eager", "compiled": compiled}.get(
         line, sota_source)
 
 

@@ -164,7 +164,9 @@ def build_model(ctx: dict[str, Any], shape_index: int, shape: dict[str, Any]):
         del ref_model
     model = model.to(ctx["device"]).eval()
     if ctx["job"]["line"] == "compiled":
-        model = torch.compile(model)
+        from kernelbench.problems.baselines import COMPILED_LINE_MODE
+
+        model = torch.compile(model, mode=COMPILED_LINE_MODE)
     return model
 
 

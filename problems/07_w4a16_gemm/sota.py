@@ -44,8 +44,9 @@ class Model(torch.nn.Module):
 
     def _apply(self, fn, *args, **kwargs):
         # the packed layout is device-specific: pack again once the weights have moved
+        before = self.qweight.device
         moved = super()._apply(fn, *args, **kwargs)
-        if self.packed.numel() and self.packed.device != self.qweight.device:
+        if self.packed.numel() and self.qweight.device != before:
             self.repack()
         return moved
 
