@@ -25,7 +25,8 @@ from kernelbench.problems.loader import problem_hash
 
 
 def _line_source(line: str, torch_version: str, sota_source: str) -> str:
-    compiled = f"torch {torch_version} torch.compile(mode={COMPILED_LINE_MODE!r})"
+    mode = "" if COMPILED_LINE_MODE == "default" else f"(mode={COMPILED_LINE_MODE!r})"
+    compiled = f"torch {torch_version} torch.compile{mode}"
     return {"eager": f"torch {torch_version} eager", "compiled": compiled}.get(
         line, sota_source)
 

@@ -13,9 +13,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 BASELINES_VERSION = 1
 LINES = ("eager", "compiled", "sota")
-# the compiled line as PyTorch advises for inference calls: CUDA graphs remove the per-call Python guard and launch
-# work, which otherwise exceeds the kernels' own time on the deck's small shapes (benchmarks/gpu_line_timers.py)
-COMPILED_LINE_MODE = "reduce-overhead"
+# torch.compile's default mode: "reduce-overhead" was tried on the H100 (benchmarks/results/h100_line_timers.md) and
+# is no better a line under fresh inputs: its CUDA graphs copy every new input into their static buffers, 18%
+# slower on 04's largest shape, and some small shapes stayed host-bound
+COMPILED_LINE_MODE = "default"
 
 
 class Model(BaseModel):
