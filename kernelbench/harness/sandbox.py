@@ -14,7 +14,6 @@ import glob
 import importlib.util
 import os
 import shutil
-import site
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "
 ETC_ENTRIES = ("resolv.conf", "hosts", "nsswitch.conf", "host.conf", "ssl", "ca-certificates",
                "ca-certificates.conf", "pki", "passwd", "group", "localtime", "ld.so.cache", "ld.so.conf",
                "ld.so.conf.d", "alternatives", "os-release", "gai.conf", "mime.types", "timezone")
+PRIVATE_DIRS = ("/tmp", "/run", "/var/tmp")   # empty and private inside
 INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap), allow unprivileged user "
                 "namespaces (sysctl -w kernel.unprivileged_userns_clone=1 or "
                 "kernel.apparmor_restrict_unprivileged_userns=0), or pass --no-sandbox to run unsandboxed "
@@ -76,16 +76,13 @@ def wrap(argv: list[str], spec: SandboxSpec, env: dict[str, str]) -> list[str]:
             "--unshare-cgroup-try", "--hostname", "kernelbench"]
     if not spec.network:
         args.append("--unshare-net")
-    toolchain = _outermost(_toolchain_paths())
-    extra = [p for p in _outermost([p for p in map(_real, spec.extra_ro) if p.exists()])
-             if not any(p.is_relative_to(t) for t in toolchain)]
-    for path in toolchain:
+    # the private folders first: the toolchain, the interpreter or the CLI may lie under one of them (a
+    # virtualenv under /tmp), and a bind made before the tmpfs would be hidden by it
+    args += ["--dev", "/dev", "--proc", "/proc"] + [a for m in PRIVATE_DIRS for a in ("--tmpfs", m)]
+    mounted = _outermost(_toolchain_paths() + [p for p in map(_real, spec.extra_ro) if p.exists()])
+    for path in mounted:
         args += ["--ro-bind", str(path), str(path)]
     args += _symlinks() + _etc_binds()
-    args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run", "--tmpfs", "/var/tmp"]
-    for path in extra:  # after the private /tmp, so a CLI installed under /tmp stays visible
-        args += ["--ro-bind", str(path), str(path)]
-    mounted = toolchain + extra
     if Path("/sys").exists():
         args += ["--ro-bind", "/sys", "/sys"]
     if spec.gpu:
@@ -105,13 +102,12 @@ def _real(path: Path | str) -> Path:
 
 
 def _toolchain_paths() -> list[Path]:
-    """System folders, the Python environment and CUDA, as real (symlink-free) paths."""
+    """System folders, the Python environment and CUDA, as real (symlink-free) paths, wherever they lie (/tmp,
+    /var/tmp, a home directory, /opt, a conda prefix)."""
     paths = [Path(p) for p in SYSTEM_DIRS if Path(p).exists() and not Path(p).is_symlink()]
     for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix}:
         paths.append(_real(prefix))
-    user_site = site.getusersitepackages() if site.ENABLE_USER_SITE else None
-    if user_site and user_site in sys.path:  # torch installed with pip --user lives under the home directory
-        paths.append(_real(user_site))
+    paths += _package_dirs()
     for var in ("CUDA_HOME", "CUDA_PATH"):
         if os.environ.get(var):
             paths.append(_real(os.environ[var]))
@@ -119,6 +115,23 @@ def _toolchain_paths() -> list[Path]:
         if entry and Path(entry).is_absolute():
             paths.append(_real(entry))
     return [p for p in paths if p.exists()]
+
+
+def _package_dirs() -> list[Path]:
+    """The import path's folders outside the prefixes: the user site (torch installed with pip --user), folders
+    that .pth files add (packages installed in development mode). The grader's own code stays out, and so do
+    the current folder and any folder around the grader's code."""
+    hidden = hidden_paths()
+    found = []
+    for entry in sys.path:
+        if not entry or not os.path.isabs(entry) or not os.path.isdir(entry):
+            continue
+        real = _real(entry)
+        # a folder that holds the grader's code, or sits inside it, would show it
+        if real == Path(os.getcwd()) or any(real.is_relative_to(h) or h.is_relative_to(real) for h in hidden):
+            continue
+        found.append(real)
+    return found
 
 
 def _etc_binds() -> list[str]:

@@ -121,3 +121,30 @@ def test_unavailable_bwrap_is_a_clear_error(tmp_path, monkeypatch):
     finally:
         sandbox.probe.cache_clear()
     assert "apt-get install bubblewrap" in str(info.value) and "--no-sandbox" in str(info.value)
+
+
+@pytest.mark.parametrize("private", ["/tmp", "/var/tmp"])
+def test_an_interpreter_and_packages_under_a_private_folder_run_inside(sandbox_ok, tmp_path, monkeypatch, private):
+    """A virtual environment under /tmp or /var/tmp (folders the sandbox replaces) stays visible, read-only."""
+    import shutil
+    import tempfile
+
+    venv = Path(tempfile.mkdtemp(prefix="kb-venv-", dir=private))
+    try:
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+        site_dir = next(venv.glob("lib/python*/site-packages"))
+        (site_dir / "kb_marker_pkg.py").write_text("WHERE = __file__\n")
+        monkeypatch.setattr(sys, "prefix", str(venv))
+        monkeypatch.setattr(sys, "exec_prefix", str(venv))
+        workspace, home = tmp_path / "workspace", tmp_path / "agent-home"
+        workspace.mkdir()
+        home.mkdir()
+        spec = sandbox.SandboxSpec(workspace=workspace, home=home)
+        code = ("import kb_marker_pkg, sys\nprint(sys.prefix, kb_marker_pkg.WHERE)\n"
+                "try:\n    open(sys.prefix + '/written', 'w')\n    print('WROTE')\nexcept OSError:\n    pass\n")
+        argv = sandbox.wrap([str(venv / "bin" / "python"), "-c", code], spec, {"PATH": "/usr/bin:/bin"})
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, env={"PATH": os.environ["PATH"]})
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.split()[0] == str(venv) and "WROTE" not in proc.stdout
+    finally:
+        shutil.rmtree(venv, ignore_errors=True)
