@@ -15,6 +15,8 @@ RUN_EXAMPLES = """examples:
   kernelbench run --agent codex:gpt-5.5@high --problem problems/01_fp8_gemm --trials 3 --budget 1800
   kernelbench run --agent scripted:eager --problem problems/04_kahan_softmax --device cpu --shapes smoke
   kernelbench run --agent opencode:openrouter/moonshotai/kimi-k2 --provider-order moonshotai --problem ...
+  kernelbench run --agent claude:stand-in --stand-in tests/harness/standin/eager.yaml \
+      --problem problems/04_kahan_softmax --device cpu --shapes smoke --budget 300      # a real CLI, offline
 """
 SWEEP_EXAMPLES = """examples:
   kernelbench sweep sweeps/demo-h100.yaml                  # one run per GPU of this machine
@@ -39,6 +41,13 @@ def register(subparsers) -> None:
     run.add_argument("--no-sandbox", action="store_true", help="run without bubblewrap (recorded in result.json)")
     run.add_argument("--unshare-net", action="store_true", help="no network inside the sandbox")
     run.add_argument("--provider-order", help="comma-separated providers a routed model is pinned to")
+    served = run.add_mutually_exclusive_group()
+    served.add_argument("--stand-in", type=Path, metavar="POLICY",
+                        help="point the CLI at a model stand-in started for the run, playing this policy file "
+                             "(offline: no API key, no network beyond the loopback)")
+    served.add_argument("--model-server", metavar="URL",
+                        help="point the CLI at this model server (e.g. `kernelbench standin serve`) instead of "
+                             "its provider's API")
     run.set_defaults(func=run_command)
 
     sweep = subparsers.add_parser("sweep", help="run agents × problems × trials from a sweep file",
@@ -71,7 +80,7 @@ def run_command(args: argparse.Namespace) -> int:
         request = RunRequest(agent=AgentSpec.parse(args.agent), problem_dir=args.problem, runs_dir=args.runs,
                              budget_s=args.budget, trial=trial, device=args.device, shapes=args.shapes,
                              sandboxed=not args.no_sandbox, network=not args.unshare_net, gpu=args.gpu,
-                             options=options)
+                             options=options, stand_in=args.stand_in, model_server=args.model_server)
         with console.status(f"trial {trial}/{args.trials}: {args.agent} on {args.problem.name}"):
             summary = JobSummary.of_run(execute_run(request))
         console.print(f"trial {trial}: {describe(summary)}")

@@ -7,10 +7,11 @@ import platform
 import shutil
 import tempfile
 import traceback
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import kernelbench
 from kernelbench.errors import KernelBenchError
@@ -43,6 +44,13 @@ class RunRequest:
     gpu: str | None = None                                   # profile key; detected when None
     options: dict[str, Any] = field(default_factory=dict)    # per-agent settings (provider order, plan search)
     env: dict[str, str] = field(default_factory=dict)        # e.g. CUDA_VISIBLE_DEVICES from the pool
+    model_server: str | None = None    # the CLI talks to this base URL instead of its provider's API
+    stand_in: Path | None = None       # or to a model stand-in started for the run, playing this policy file
+
+    @property
+    def agent_options(self) -> dict[str, Any]:
+        served = bool(self.model_server or self.stand_in)
+        return {**self.options, "model_server": True} if served else self.options
 
 
 def validate_request(request: RunRequest) -> None:
@@ -56,7 +64,14 @@ def validate_request(request: RunRequest) -> None:
     load_problem_spec(request.problem_dir)
     adapter = get_adapter(request.agent.harness)
     adapter.find_executable()
-    adapter.validate(request.agent, request.options)
+    adapter.validate(request.agent, request.agent_options)
+    if request.model_server and request.stand_in:
+        raise KernelBenchError("give --model-server URL or --stand-in POLICY, not both",
+                               hint="--stand-in starts a stand-in for the run; --model-server uses one running")
+    if request.stand_in:
+        from kernelbench.harness.standin.policy import load_policy
+
+        load_policy(request.stand_in, problem=Path(request.problem_dir).name)
     if request.sandboxed:
         sandbox.probe()
     if request.device not in ("cuda", "cpu") or request.shapes not in ("full", "smoke"):
@@ -96,9 +111,11 @@ def _run_in(request: RunRequest, run_id: str, started: datetime, staging: Path, 
                        environment=_environment(request))
     ws = prepare_workspace(request.problem_dir, scratch / "workspace", scratch / "pristine", profile=profile,
                            device=request.device, shapes=request.shapes)
+    _record_cli(result.session, request)
     proc, report, error = None, None, None
     try:
-        proc, report = _run_agent(request, run_id, ws, scratch / "home", staging)
+        with _model_server(request, ws, staging) as url:
+            proc, report = _run_agent(request, run_id, ws, scratch / "home", staging, url)
     except KernelBenchError:
         raise
     except Exception as exc:  # the run is still written, as a harness error with its traceback
@@ -113,13 +130,50 @@ def _run_in(request: RunRequest, run_id: str, started: datetime, staging: Path, 
     return result
 
 
-def _run_agent(request: RunRequest, run_id: str, ws: Workspace, home: Path,
-               staging: Path) -> tuple[ProcessResult, AgentReport]:
+MODEL_SERVER_LOG = "model_server.jsonl"
+
+
+@contextmanager
+def _model_server(request: RunRequest, ws: Workspace, staging: Path) -> Iterator[str | None]:
+    """The URL the CLI is pointed at: a stand-in started for this run (its request log kept in the run
+    directory), the one given, or none (the provider's real API)."""
+    if not request.stand_in:
+        yield request.model_server
+        return
+    from kernelbench.harness.standin.policy import load_policy
+    from kernelbench.harness.standin.server import StandIn
+
+    server = StandIn(load_policy(request.stand_in, problem=ws.spec.id), problem=ws.spec.id,
+                     workspace=os.path.realpath(ws.root))
+    try:
+        yield server.start()
+    finally:
+        server.stop()
+        atomic_write_text(staging / MODEL_SERVER_LOG, server.log_jsonl())
+
+
+def _record_cli(session: Session, request: RunRequest) -> None:
+    adapter = get_adapter(request.agent.harness)
+    if request.stand_in:
+        session.model_server = f"stand-in {Path(request.stand_in).name}"
+    elif request.model_server:
+        session.model_server = request.model_server
+    if adapter.scripted:
+        return
+    session.cli_version = adapter.version()
+    note = adapter.unverified_note(session.cli_version)
+    if note:
+        session.notes.append(note)
+
+
+def _run_agent(request: RunRequest, run_id: str, ws: Workspace, home: Path, staging: Path,
+               model_server: str | None = None) -> tuple[ProcessResult, AgentReport]:
     adapter = get_adapter(request.agent.harness)
     home.mkdir(parents=True)
     ctx = AgentContext(spec=request.agent, prompt=ws.prompt, workspace=ws.root, home=home, run_dir=staging,
                        problem_dir=Path(request.problem_dir), problem_id=ws.spec.id, budget_s=request.budget_s,
-                       run_id=run_id, shapes=request.shapes, options=request.options, env=dict(request.env))
+                       run_id=run_id, shapes=request.shapes, options=request.agent_options, env=dict(request.env),
+                       model_server=model_server, sandboxed=request.sandboxed)
     hidden = [Path(request.runs_dir).resolve(), Path(request.problem_dir).resolve()]
     return launch_agent(adapter, ctx, sandboxed=request.sandboxed, network=request.network, hidden=hidden)
 
@@ -127,6 +181,7 @@ def _run_agent(request: RunRequest, run_id: str, ws: Workspace, home: Path,
 def launch_agent(adapter: AgentAdapter, ctx: AgentContext, *, sandboxed: bool = True, network: bool = True,
                  hidden: list[Path] | None = None) -> tuple[ProcessResult, AgentReport]:
     """Prepare the agent's home, start its CLI (in the sandbox) under the budget, and read back its session."""
+    ctx.sandboxed = sandboxed
     adapter.prepare_home(ctx)
     argv, env = adapter.command(ctx), adapter.environment(ctx)
     if sandboxed:
@@ -148,7 +203,7 @@ def _record_session(session: Session, proc: ProcessResult | None, report: AgentR
         session.cost_is_estimate = report.cost_is_estimate
         session.transcript, session.transcript_format = report.transcript, report.transcript_format
         session.provider_error = report.provider_error
-        session.notes = list(report.notes)
+        session.notes += list(report.notes)
         if proc is not None and proc.flooded:
             session.notes.append("stopped: its output passed the size limit")
 

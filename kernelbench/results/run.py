@@ -80,6 +80,8 @@ class Session(Model):
     sandbox_note: str = ""
     provider_error: ProviderError | None = None
     notes: list[str] = Field(default_factory=list)  # what the harness noticed (e.g. a session file not found)
+    cli_version: str | None = None        # what the agent CLI reported with --version
+    model_server: str | None = None       # "stand-in <policy>" or a URL when the CLI was pointed at one
 
 
 class SeedResult(Model):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import subprocess
 import sys
 from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager, nullcontext
@@ -30,6 +31,8 @@ PROXY_VARS = ("HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_prox
 GPU_VARS = ("CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "NVIDIA_VISIBLE_DEVICES",
             "NVIDIA_DRIVER_CAPABILITIES", "NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST",
             "NVSHMEM_DISABLE_NVLS")
+VERSION_RE = re.compile(r"\d+\.\d+(?:\.\d+)?(?:[-+.][0-9A-Za-z.]+)?")
+STANDIN_KEY = "sk-kernelbench-stand-in"   # what a CLI pointed at the stand-in sends as its key
 STDERR_NAME = "stderr.log"
 TRANSCRIPT = "transcript.jsonl"   # the run dir's transcript, when it is a JSONL stream or session log
 EVENTS = "events.jsonl"           # the CLI's stdout stream, kept beside a transcript found elsewhere
@@ -51,6 +54,8 @@ class AgentContext:
     shapes: str = "full"                                    # full | smoke: what the run is graded on
     options: dict[str, Any] = field(default_factory=dict)   # per-agent settings from the sweep file
     env: dict[str, str] = field(default_factory=dict)       # from the harness: CUDA_VISIBLE_DEVICES, ...
+    model_server: str | None = None     # a model server's base URL (the stand-in): the CLI talks to it, not the API
+    sandboxed: bool = True
 
     @property
     def stdout_path(self) -> Path:
@@ -84,6 +89,8 @@ class AgentAdapter(ABC):
     config_files: ClassVar[tuple[str, ...]] = ()      # relative to the real home: copied into the agent's home
     env_keys: ClassVar[tuple[str, ...]] = ()          # credentials and settings passed through when set
     scripted: ClassVar[bool] = False
+    # versions run end to end through `kernelbench run` against the model stand-in (pinned in clis/package.json)
+    verified: ClassVar[tuple[str, ...]] = ()
 
     # ------------------------------------------------------------------ before the run
 
@@ -104,8 +111,31 @@ class AgentAdapter(ABC):
             raise KernelBenchError(f"{self.name} does not know effort '{spec.effort}'",
                                    hint=f"use one of: {', '.join(self.efforts)}")
 
+    def version(self) -> str | None:
+        """What `CLI --version` prints (its first version-like word), or None when it says nothing usable."""
+        try:
+            proc = subprocess.run([str(self.find_executable()), "--version"], capture_output=True, text=True,
+                                  timeout=60, stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        match = VERSION_RE.search(proc.stdout + "\n" + proc.stderr)
+        return match.group(0) if match else None
+
+    def unverified_note(self, version: str | None) -> str | None:
+        """Why this version is not known to work, and what to do; None when it is one verified end to end."""
+        if self.scripted or not self.verified or version in self.verified:
+            return None
+        return (f"{self.name} {version or '(version unknown)'} has not been verified end to end here (verified: "
+                f"{', '.join(self.verified)}); its flags, session files or errors may differ. Install the verified "
+                f"version (npm ci --prefix clis; PATH=$PWD/clis/node_modules/.bin:$PATH) or check this run's "
+                f"transcript by hand")
+
     def prepare_home(self, ctx: AgentContext) -> None:
-        """Copy this CLI's own config and credentials (nothing else of the real home) into the agent's home."""
+        """Copy this CLI's own config and credentials (nothing else of the real home) into the agent's home; or,
+        pointed at a model server, write the config that sends it there (and no real credential)."""
+        if ctx.model_server:
+            ctx.env.update(self.use_model_server(ctx, ctx.model_server))
+            return
         real_home = Path(os.environ.get("HOME") or Path.home())
         for rel in self.config_files:
             source = real_home / rel
@@ -114,6 +144,12 @@ class AgentAdapter(ABC):
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(source, target)
                 target.chmod(0o600)
+
+    def use_model_server(self, ctx: AgentContext, url: str) -> dict[str, str]:
+        """Point the CLI at the model server at `url`: write its config into `ctx.home`, return the variables it
+        needs (a placeholder key: the stand-in checks none)."""
+        raise KernelBenchError(f"the {self.name} agent cannot be pointed at a model server",
+                               hint="use claude, codex, gemini, opencode or kimi with --model-server/--stand-in")
 
     @abstractmethod
     def command(self, ctx: AgentContext) -> list[str]:
@@ -135,9 +171,12 @@ class AgentAdapter(ABC):
                "LC_ALL": "C.UTF-8", "TERM": "dumb", "USER": os.environ.get("USER", "agent"), "NO_COLOR": "1",
                "XDG_CONFIG_HOME": str(ctx.home / ".config"), "XDG_DATA_HOME": str(ctx.home / ".local/share"),
                "XDG_CACHE_HOME": str(ctx.home / ".cache"), "XDG_STATE_HOME": str(ctx.home / ".local/state")}
-        for key in (*PROXY_VARS, *GPU_VARS, *self.env_keys):
+        passed = (*PROXY_VARS, *GPU_VARS) + (() if ctx.model_server else self.env_keys)
+        for key in passed:
             if os.environ.get(key):
                 env[key] = os.environ[key]
+        if ctx.model_server:   # the loopback must not go through a proxy
+            env["NO_PROXY"] = env["no_proxy"] = ",".join(filter(None, [env.get("NO_PROXY"), "127.0.0.1,localhost"]))
         env.update(ctx.env)
         env.update(self.extra_env(ctx))
         return env

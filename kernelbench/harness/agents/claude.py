@@ -6,7 +6,7 @@ Usage and cost: the `result` record's totals, read through the transcripts stage
 
 from __future__ import annotations
 
-from kernelbench.harness.agents.base import (AgentAdapter, AgentContext, AgentReport, classify_error_text,
+from kernelbench.harness.agents.base import (STANDIN_KEY, AgentAdapter, AgentContext, AgentReport, classify_error_text,
                                              stream_json_records)
 from kernelbench.harness.process import ProcessResult
 
@@ -16,6 +16,7 @@ class ClaudeAdapter(AgentAdapter):
     executable = "claude"
     install_hint = "npm install -g @anthropic-ai/claude-code (or curl -fsSL https://claude.ai/install.sh | bash)"
     efforts = ("low", "medium", "high", "xhigh", "max")
+    verified = ("2.1.331",)
     config_files = (".claude/.credentials.json",)
     env_keys = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "CLAUDE_CODE_OAUTH_TOKEN",
                 "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "ANTHROPIC_VERTEX_PROJECT_ID",
@@ -30,8 +31,16 @@ class ClaudeAdapter(AgentAdapter):
 
     def extra_env(self, ctx: AgentContext) -> dict[str, str]:
         # no auto-updates, telemetry or error reporting from inside a benchmark run
-        return {"DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-                "DISABLE_ERROR_REPORTING": "1", "DISABLE_TELEMETRY": "1"}
+        env = {"DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+               "DISABLE_ERROR_REPORTING": "1", "DISABLE_TELEMETRY": "1"}
+        if ctx.sandboxed:
+            # as root (a container, CI) Claude Code refuses --dangerously-skip-permissions outside a sandbox it is
+            # told about; bubblewrap confines it here
+            env["IS_SANDBOX"] = "1"
+        return env
+
+    def use_model_server(self, ctx: AgentContext, url: str) -> dict[str, str]:
+        return {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": STANDIN_KEY}
 
     def collect(self, ctx: AgentContext, proc: ProcessResult) -> AgentReport:
         report = self.keep_stdout_as_transcript(ctx)

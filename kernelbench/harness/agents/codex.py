@@ -8,9 +8,10 @@ stream is kept beside it as `events.jsonl`.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from kernelbench.harness.agents.base import (AgentAdapter, AgentContext, AgentReport, classify_error_text,
+from kernelbench.harness.agents.base import (STANDIN_KEY, AgentAdapter, AgentContext, AgentReport, classify_error_text,
                                              error_event, message_of, read_events)
 from kernelbench.harness.process import ProcessResult
 
@@ -20,6 +21,7 @@ class CodexAdapter(AgentAdapter):
     executable = "codex"
     install_hint = "npm install -g @openai/codex"
     efforts = ("minimal", "low", "medium", "high", "xhigh")
+    verified = ("0.169.0",)
     config_files = (".codex/auth.json",)
     env_keys = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_API_KEY")
 
@@ -34,6 +36,15 @@ class CodexAdapter(AgentAdapter):
 
     def extra_env(self, ctx: AgentContext) -> dict[str, str]:
         return {"CODEX_HOME": str(ctx.home / ".codex")}
+
+    def use_model_server(self, ctx: AgentContext, url: str) -> dict[str, str]:
+        """A provider of its own in CODEX_HOME/config.toml, speaking the Responses API to the server."""
+        config = ctx.home / ".codex" / "config.toml"
+        config.parent.mkdir(parents=True, exist_ok=True)
+        config.write_text(f'model_provider = "kernelbench-standin"\n\n[model_providers.kernelbench-standin]\n'
+                          f'name = "KernelBench stand-in"\nbase_url = {json.dumps(url.rstrip("/") + "/v1")}\n'
+                          f'wire_api = "responses"\nenv_key = "KERNELBENCH_STANDIN_KEY"\n')
+        return {"KERNELBENCH_STANDIN_KEY": STANDIN_KEY}
 
     def collect(self, ctx: AgentContext, proc: ProcessResult) -> AgentReport:
         report = AgentReport()

@@ -7,9 +7,10 @@ recording it wrote under the agent's home (`~/.gemini/tmp/<project hash>/chats/s
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from kernelbench.harness.agents.base import (AgentAdapter, AgentContext, AgentReport, classify_error_text,
+from kernelbench.harness.agents.base import (STANDIN_KEY, AgentAdapter, AgentContext, AgentReport, classify_error_text,
                                              error_event, read_events)
 from kernelbench.harness.process import ProcessResult
 
@@ -19,6 +20,7 @@ class GeminiAdapter(AgentAdapter):
     executable = "gemini"
     install_hint = "npm install -g @google/gemini-cli"
     efforts = ()   # thinking is chosen by the model name
+    verified = ("0.61.0",)
     config_files = (".gemini/oauth_creds.json", ".gemini/google_accounts.json", ".gemini/settings.json")
     env_keys = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION",
                 "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_APPLICATION_CREDENTIALS")
@@ -26,6 +28,14 @@ class GeminiAdapter(AgentAdapter):
     def command(self, ctx: AgentContext) -> list[str]:
         return [str(self.find_executable()), "-p", ctx.prompt, "-o", "stream-json", "-m", ctx.spec.model,
                 "--yolo"]
+
+    def use_model_server(self, ctx: AgentContext, url: str) -> dict[str, str]:
+        """The API-key route with its base URL moved (set in settings: with GOOGLE_GEMINI_BASE_URL alone, 0.61
+        takes the auth type for a gateway's and refuses it), the workspace trusted so --yolo holds."""
+        settings = ctx.home / ".gemini" / "settings.json"
+        settings.parent.mkdir(parents=True, exist_ok=True)
+        settings.write_text(json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}}) + "\n")
+        return {"GEMINI_API_KEY": STANDIN_KEY, "GOOGLE_GEMINI_BASE_URL": url, "GEMINI_CLI_TRUST_WORKSPACE": "true"}
 
     def collect(self, ctx: AgentContext, proc: ProcessResult) -> AgentReport:
         report = AgentReport()

@@ -12,12 +12,13 @@ import json
 import subprocess
 
 from kernelbench.errors import KernelBenchError
-from kernelbench.harness.agents.base import (EVENTS, AgentAdapter, AgentContext, AgentReport, classify_error_text,
+from kernelbench.harness.agents.base import (EVENTS, STANDIN_KEY, AgentAdapter, AgentContext, AgentReport, classify_error_text,
                                              read_events)
 from kernelbench.harness.process import ProcessResult
 
 EXPORT = "transcript.json"   # one JSON document, not a stream
 ROUTED = ("openrouter",)
+STANDIN_PROVIDER = "kernelbench-standin"
 
 
 class OpencodeAdapter(AgentAdapter):
@@ -25,6 +26,7 @@ class OpencodeAdapter(AgentAdapter):
     executable = "opencode"
     install_hint = "npm install -g opencode-ai (or curl -fsSL https://opencode.ai/install | bash)"
     efforts = ("minimal", "low", "medium", "high", "xhigh", "max")
+    verified = ("1.18.33",)
     config_files = (".local/share/opencode/auth.json",)
     env_keys = ("OPENROUTER_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY",
                 "GOOGLE_GENERATIVE_AI_API_KEY", "MOONSHOT_API_KEY", "DEEPSEEK_API_KEY", "XAI_API_KEY",
@@ -32,6 +34,8 @@ class OpencodeAdapter(AgentAdapter):
 
     def validate(self, spec, options) -> None:
         super().validate(spec, options)
+        if options.get("model_server"):
+            return   # the model is served by the stand-in's own provider
         provider, sep, _ = spec.model.partition("/")
         if not sep:
             raise KernelBenchError(f"opencode model '{spec.model}' has no provider",
@@ -42,8 +46,14 @@ class OpencodeAdapter(AgentAdapter):
                                         "sweep file (or --provider-order): fallbacks to other providers are off")
 
     def command(self, ctx: AgentContext) -> list[str]:
-        argv = [str(self.find_executable()), "run", "--format", "json", "--model", ctx.spec.model]
+        argv = [str(self.find_executable()), "run", "--format", "json", "--model", self.model_id(ctx)]
         return argv + [ctx.prompt]
+
+    def model_id(self, ctx: AgentContext) -> str:
+        return f"{STANDIN_PROVIDER}/{ctx.spec.model}" if ctx.model_server else ctx.spec.model
+
+    def use_model_server(self, ctx: AgentContext, url: str) -> dict[str, str]:
+        return {}   # the inline config (below) declares the server as an OpenAI-compatible provider
 
     def extra_env(self, ctx: AgentContext) -> dict[str, str]:
         return {"OPENCODE_CONFIG_CONTENT": json.dumps(self.config(ctx)), "OPENCODE_DISABLE_AUTOUPDATE": "1",
@@ -51,7 +61,7 @@ class OpencodeAdapter(AgentAdapter):
 
     def config(self, ctx: AgentContext) -> dict:
         """Inline config: every permission granted (the sandbox confines it), the model pinned to its provider."""
-        provider, _, model = ctx.spec.model.partition("/")
+        provider, _, model = self.model_id(ctx).partition("/")
         options: dict = {}
         if ctx.spec.effort:
             options["reasoningEffort"] = ctx.spec.effort
@@ -59,7 +69,12 @@ class OpencodeAdapter(AgentAdapter):
             options["provider"] = {"order": list(ctx.options["provider_order"]), "allow_fallbacks": False}
         config: dict = {"$schema": "https://opencode.ai/config.json", "autoupdate": False, "share": "disabled",
                         "permission": {"edit": "allow", "bash": "allow", "webfetch": "allow"}}
-        if options:
+        if ctx.model_server:
+            config["provider"] = {provider: {
+                "npm": "@ai-sdk/openai-compatible", "name": "KernelBench stand-in",
+                "options": {"baseURL": ctx.model_server.rstrip("/") + "/v1", "apiKey": STANDIN_KEY},
+                "models": {model: {"name": model, **({"options": options} if options else {})}}}}
+        elif options:
             config["provider"] = {provider: {"models": {model: {"options": options}}}}
         return config
 
