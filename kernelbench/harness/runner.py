@@ -7,11 +7,12 @@ import platform
 import shutil
 import tempfile
 import traceback
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import kernelbench
 from kernelbench.errors import KernelBenchError
@@ -83,7 +84,7 @@ def execute_run(request: RunRequest) -> Path:
     """Run the agent once and write `runs/<run_id>/`; returns that folder."""
     validate_request(request)
     spec = load_problem_spec(request.problem_dir)
-    started = datetime.now(timezone.utc)
+    started = datetime.now(UTC)
     run_id = unique_run_id(request.runs_dir, started, request.agent, spec.id, request.trial)
     staging = scratch = None
     try:
@@ -126,7 +127,7 @@ def _run_in(request: RunRequest, run_id: str, started: datetime, staging: Path, 
     skipped = copy_workspace(ws, staging / "workspace")
     if skipped:
         (staging / "workspace" / ".left_out.txt").write_text("\n".join(skipped) + "\n")
-    result.finished = datetime.now(timezone.utc)
+    result.finished = datetime.now(UTC)
     return result
 
 

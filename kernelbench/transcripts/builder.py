@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,6 +17,7 @@ from kernelbench.transcripts.model import (
     Event,
     Kind,
     ParseIssue,
+    ProviderNotice,
     Session,
     Usage,
     new_event,
@@ -69,6 +71,18 @@ class SessionBuilder:
         if event.model and event.model not in self.models:
             self.models[event.model] = None
         return event
+
+    def provider_error(self, message: str, *, line: int | None = None, ts: float | None = None,
+                       status: Any = None, retryable: bool | None = None, retried: bool = False,
+                       event: bool = True) -> None:
+        """A provider (API) error the CLI recorded: noted for the harness and, unless the parser already shows the
+        record as an event, shown as a system event."""
+        status = status if isinstance(status, int) and not isinstance(status, bool) else None
+        self.session.provider_errors.append(ProviderNotice(message=message[:2000], status=status,
+                                                           retryable=retryable, retried=retried, line=line))
+        if event:
+            self.add(Kind.SYSTEM, ts=ts, line=line, record_type="api_retry" if retried else "provider_error",
+                     text=message, is_error=True)
 
     def unknown(self, record: Any, line: int | None, record_type: str | None = None, **fields: Any) -> Event:
         rtype = record_type or (str(record.get("type")) if isinstance(record, dict) and "type" in record
@@ -231,6 +245,21 @@ class SessionBuilder:
         if session.final_message is None:
             session.final_message = last_assistant_text(session.events)
         return session
+
+
+_STATUS = re.compile(r"\b(4\d\d|5\d\d)\b")
+_RETRY = re.compile(r"reconnecting|retrying|retry(?:ing)? in|attempt \d+ ?(?:/|of) ?\d+", re.IGNORECASE)
+
+
+def http_status(message: str) -> int | None:
+    """The HTTP status an error message names (`429 Too Many Requests`, `status 503`), if any."""
+    match = _STATUS.search(message)
+    return int(match.group(1)) if match else None
+
+
+def is_retry_notice(message: str) -> bool:
+    """The CLI says it is trying again (`Reconnecting... 2/5`, `retrying in 4s`)."""
+    return bool(_RETRY.search(message))
 
 
 def _plain_or_none(raw: bytes) -> Any:

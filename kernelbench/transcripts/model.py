@@ -172,6 +172,17 @@ class ParseIssue(BaseModel):
     message: str
 
 
+class ProviderNotice(BaseModel):
+    """An error the model provider's API returned, as the CLI itself recorded it in a structured record (never
+    text the agent merely read): the harness reads a run's provider error from these."""
+
+    message: str
+    status: int | None = None       # the HTTP status, where recorded
+    retryable: bool | None = None   # as the CLI said, where it did
+    retried: bool = False           # a retry notice: the CLI tried again after it
+    line: int | None = None
+
+
 class Session(_PlainAssignment):
     """A whole transcript: what ran, how it ended, what it cost, and every event in order."""
 
@@ -198,6 +209,7 @@ class Session(_PlainAssignment):
     unknown_records: dict[str, int] = Field(default_factory=dict)  # record type → count
     # bookkeeping records understood and deliberately not shown (progress ticks, file snapshots): type → count
     ignored_records: dict[str, int] = Field(default_factory=dict)
+    provider_errors: list[ProviderNotice] = Field(default_factory=list)  # in order; retries included
     issues: list[ParseIssue] = Field(default_factory=list)         # first ones, with lines
     issue_counts: dict[str, int] = Field(default_factory=dict)     # all of them, by kind
     records: int = 0                # records (lines / messages) read

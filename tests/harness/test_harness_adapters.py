@@ -64,7 +64,8 @@ def test_claude_provider_error_on_stderr(shared_fixtures, sandbox_ok, standins, 
 
 def test_error_text_the_agent_read_is_not_a_provider_error(sandbox_ok, standins, make_ctx):
     """A tool result quoting '429 rate limit' (a log the agent read) must not be taken for the provider's."""
-    lines = [{"type": "system", "subtype": "init", "session_id": "s1", "model": "m", "cwd": "/w"},
+    lines = [{"type": "system", "subtype": "init", "session_id": "s1", "model": "m", "cwd": "/w", "tools": [],
+              "claude_code_version": "2.1.331"},
              {"type": "user", "message": {"role": "user", "content": [
                  {"type": "tool_result", "tool_use_id": "t1",
                   "content": "API Error: 429 rate_limit_error: rate limit exceeded (from server.log)"}]}},
@@ -110,7 +111,8 @@ def test_codex_turn_failed_is_a_provider_error(sandbox_ok, standins, make_ctx, m
                  exit_code=1)
     proc, report = run(make_ctx("codex:gpt-5.5"))
     assert not report.complete
-    assert report.provider_error.retryable is retryable and report.provider_error.source == "turn.failed"
+    assert report.provider_error.retryable is retryable
+    assert report.provider_error.source == "events.jsonl line 3"   # the turn.failed record
     assert report.transcript == "events.jsonl"  # no rollout: the stream is kept as the transcript
 
 
@@ -209,10 +211,10 @@ def test_kimi_finds_wire_by_session_id(shared_fixtures, sandbox_ok, standins, ma
                  stdout="s.jsonl",
                  writes=[{"src": "wire.jsonl", "dest": f".kimi-code/sessions/wd_project_ac3bb318f98e/{sid}/agents/"
                                                        "main/wire.jsonl"}])
-    ctx = make_ctx("kimi:kimi-k2.7-code@on")
+    ctx = make_ctx("kimi:kimi-k2.7-code")
     proc, report = run(ctx)
     argv = calls(ctx.home)[0]["argv"]
-    assert "--print" in argv and argv[argv.index("-p") + 1] == ctx.prompt and "--thinking" in argv
+    assert argv[1:] == ["-p", ctx.prompt, "--output-format", "stream-json", "-m", "kimi-k2.7-code"]
     assert report.complete and report.session_id == sid
     assert (ctx.run_dir / "transcript.jsonl").read_bytes() == wire.read_bytes()
     assert report.transcript_format.startswith("kimi")

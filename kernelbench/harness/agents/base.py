@@ -13,17 +13,19 @@ import shutil
 import subprocess
 import sys
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Iterator
-
-import orjson
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from kernelbench.errors import KernelBenchError
 from kernelbench.harness.agentspec import AgentSpec
 from kernelbench.harness.process import ProcessResult
 from kernelbench.results.run import ProviderError, Tokens
+
+if TYPE_CHECKING:
+    from kernelbench.transcripts.model import Session
 
 PROXY_VARS = ("HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy",
               "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS")
@@ -237,28 +239,87 @@ class AgentAdapter(ABC):
             report.transcript = EVENTS
             report.notes.append(missing_note)
 
-    def finish(self, ctx: AgentContext, report: AgentReport, error: ProviderError | None) -> AgentReport:
-        """The end of every `collect`: the stream's own error, else one stderr reports; usage from the transcript."""
-        report.provider_error = first_error(error, stderr_provider_error(ctx.stderr_path))
-        self.usage_from(report, ctx)
+    def finish(self, ctx: AgentContext, report: AgentReport, proc: ProcessResult,
+               stream: Session | None = None) -> AgentReport:
+        """The end of every `collect`, from the transcript as the transcripts stage parsed it (the viewer reads the
+        same): completion, the provider error the CLI recorded (in the transcript or, beside it, its `stream`),
+        else one stderr reports; usage and cost."""
+        session = self.parsed(ctx, report)
+        beside = stream is not None and report.transcript != EVENTS   # else the stream is the transcript
+        notices = [*(stream.provider_errors if beside else []),
+                   *(session.provider_errors if session is not None else [])]
+        if session is not None:
+            report.complete = self.completed(session, proc)
+            self.usage_from(report, session)
+        report.provider_error = first_error(provider_error_of(notices, report.complete, report.transcript),
+                                            stderr_provider_error(ctx.stderr_path))
         return report
 
-    def usage_from(self, report: AgentReport, ctx: AgentContext) -> None:
-        """Fill tokens, cost and format from the transcript, through the transcripts stage's parsers."""
-        if not report.transcript:
-            return
-        from kernelbench.transcripts import load
+    def completed(self, session: Session, proc: ProcessResult) -> bool:
+        """Whether the session finished, as its transcript shows it."""
+        return session.complete
 
-        try:
-            session = load(ctx.run_dir / report.transcript)
-        except Exception as exc:  # a parser bug must not lose the run; it is noted instead
-            report.notes.append(f"transcript could not be read for usage: {type(exc).__name__}: {exc}")
-            return
+    def parsed(self, ctx: AgentContext, report: AgentReport) -> Session | None:
+        if not report.transcript:
+            return None
+        return parse_transcript(ctx.run_dir / report.transcript, report.notes)
+
+    @staticmethod
+    def usage_from(report: AgentReport, session: Session) -> None:
         report.transcript_format = session.format
         report.tokens = Tokens(**session.tokens.model_dump())
         if session.cost_usd is not None:
             report.cost_usd, report.cost_is_estimate = session.cost_usd, session.cost_is_estimate
         report.session_id = report.session_id or session.session_id
+
+
+def parse_stream(path: Path, report: AgentReport) -> Session | None:
+    """A CLI's event stream kept beside its session file, parsed like a transcript: it names the session (the
+    session file is found by that id) and may record errors the session file does not."""
+    if not path.is_file():
+        return None
+    stream = parse_transcript(path, report.notes)
+    if stream is not None:
+        report.session_id = stream.session_id
+    return stream
+
+
+def parse_transcript(path: Path, notes: list[str]) -> Session | None:
+    """A transcript through the transcripts stage's parsers; a parser bug must not lose the run, so it is
+    noted instead."""
+    from kernelbench.transcripts.loader import load
+
+    try:
+        return load(path)
+    except Exception as exc:
+        notes.append(f"{path.name} could not be read: {type(exc).__name__}: {exc}")
+        return None
+
+
+def provider_error_of(notices: list, complete: bool, transcript: str | None) -> ProviderError | None:
+    """The run's provider error from the CLI's own records: its last error that it did not retry; or, when the
+    session ended unfinished while the CLI was still retrying, that retry's error (retryable)."""
+    final = [n for n in notices if not n.retried]
+    if final:
+        notice = final[-1]
+        retryable = notice.retryable if notice.retryable is not None else status_retryable(notice.status)
+        return classify_error_text(notice.message, _where(transcript, notice.line), retryable)
+    if notices and not complete:
+        notice = notices[-1]
+        return ProviderError(message=f"the session ended while the CLI was retrying: {notice.message}"[:2000],
+                             retryable=True, source=_where(transcript, notice.line))
+    return None
+
+
+def status_retryable(status: int | None) -> bool | None:
+    """What an HTTP status says: 408, 409, 429 and 5xx are worth retrying, other 4xx are not."""
+    if status is None:
+        return None
+    return status in (408, 409, 429) or status >= 500
+
+
+def _where(transcript: str | None, line: int | None) -> str:
+    return f"{transcript or 'transcript'}" + (f" line {line}" if line else "")
 
 
 def _install_root(real: Path) -> Path:
@@ -281,30 +342,25 @@ def _unique(items: list[str]) -> list[str]:
 # ---------------------------------------------------------------------------------------------- streams
 
 def read_events(path: Path) -> Iterator[dict[str, Any]]:
-    """The JSON objects of a JSONL stream; banner lines and half-written last lines are skipped."""
+    """The JSON objects of a JSONL stream, through the transcripts stage's line reader (banner lines and a
+    half-written last line are skipped)."""
+    from kernelbench.transcripts.reader import iter_lines
+
     if not path.is_file():
         return
-    with open(path, "rb") as handle:
-        for line in handle:
-            line = line.strip()
-            if not line.startswith(b"{"):
-                continue
-            try:
-                record = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                continue
-            if isinstance(record, dict):
-                yield record
+    for line in iter_lines(path):
+        if line.problem is None and isinstance(line.record, dict):
+            yield line.record
 
 
 RETRYABLE = re.compile(r"\b(429|500|502|503|504|529)\b|rate.?limit|overloaded|too many requests|timed? ?out|"
                        r"ECONNRESET|ETIMEDOUT|ECONNREFUSED|socket hang up|service unavailable|"
                        r"internal server error|temporarily unavailable|RESOURCE_EXHAUSTED|UNAVAILABLE|"
-                       r"connection (reset|error|refused)|network error", re.I)
+                       r"connection (reset|error|refused)|network error", re.IGNORECASE)
 FATAL = re.compile(r"\b(401|403)\b|invalid.{0,20}api.?key|authenticat|unauthori[sz]ed|insufficient_quota|"
                    r"billing|credit balance|not_found_error|model.{0,40}not (found|exist|available|supported)|"
-                   r"no (allowed|available) providers?|permission denied|PERMISSION_DENIED|forbidden", re.I)
-ERROR_WORD = re.compile(r"error|fail|exception|denied|refused|unavailable|exceeded|overloaded|limit", re.I)
+                   r"no (allowed|available) providers?|permission denied|PERMISSION_DENIED|forbidden", re.IGNORECASE)
+ERROR_WORD = re.compile(r"error|fail|exception|denied|refused|unavailable|exceeded|overloaded|limit", re.IGNORECASE)
 
 
 def classify_error_text(message: str, source: str, retryable: bool | None = None) -> ProviderError:
@@ -324,15 +380,6 @@ def message_of(payload: object) -> str:
 def error_event(event: dict[str, Any]) -> ProviderError:
     """A provider error from a stream's `error` record."""
     return classify_error_text(message_of(event), "error event")
-
-
-def stream_json_records(ctx: AgentContext, report: AgentReport) -> Iterator[dict[str, Any]]:
-    """The records of a Claude-style stream-json transcript (Cursor writes the same shape); the session id is
-    taken from its `system/init` record."""
-    for event in read_events(ctx.run_dir / TRANSCRIPT):
-        if event.get("type") == "system" and event.get("subtype") == "init":
-            report.session_id = event.get("session_id")
-        yield event
 
 
 def stderr_provider_error(path: Path, tail_bytes: int = 256 << 10) -> ProviderError | None:

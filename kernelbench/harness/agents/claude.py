@@ -1,13 +1,12 @@
 """Claude Code: `claude -p PROMPT --output-format stream-json --verbose`.
 
-The stream is the transcript (system/init … result). Completion: a final `result` record that is not an error.
-Usage and cost: the `result` record's totals, read through the transcripts stage's parser.
+The stream is the transcript (system/init … result). Completion, provider errors (API error messages, `api_retry`
+records, an error `result`), usage and cost are read from it through the transcripts stage's parser.
 """
 
 from __future__ import annotations
 
-from kernelbench.harness.agents.base import (STANDIN_KEY, AgentAdapter, AgentContext, AgentReport, classify_error_text,
-                                             stream_json_records)
+from kernelbench.harness.agents.base import STANDIN_KEY, AgentAdapter, AgentContext, AgentReport
 from kernelbench.harness.process import ProcessResult
 
 
@@ -43,26 +42,6 @@ class ClaudeAdapter(AgentAdapter):
         return {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": STANDIN_KEY}
 
     def collect(self, ctx: AgentContext, proc: ProcessResult) -> AgentReport:
-        report = self.keep_stdout_as_transcript(ctx)
-        result, event_error = None, None
-        for event in stream_json_records(ctx, report):
-            kind = event.get("type")
-            if kind == "result":
-                result = event
-            elif kind == "assistant" and event.get("error"):
-                # API failures surface as synthetic assistant records carrying an `error` code
-                event_error = classify_error_text(f"{event['error']}: {_text_of(event)}", "assistant.error")
-        if result is not None:
-            report.complete = not result.get("is_error") and result.get("subtype") == "success"
-            if result.get("is_error"):
-                event_error = event_error or classify_error_text(
-                    f"{result.get('subtype')}: {result.get('result') or ''}", "result.is_error")
-        return self.finish(ctx, report, event_error)
-
-
-def _text_of(event: dict) -> str:
-    content = (event.get("message") or {}).get("content") or []
-    return " ".join(b.get("text", "") for b in content if isinstance(b, dict))[:500]
-
+        return self.finish(ctx, self.keep_stdout_as_transcript(ctx), proc)
 
 ADAPTER = ClaudeAdapter()

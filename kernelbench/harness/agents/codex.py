@@ -11,8 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kernelbench.harness.agents.base import (STANDIN_KEY, AgentAdapter, AgentContext, AgentReport, classify_error_text,
-                                             error_event, message_of, read_events)
+from kernelbench.harness.agents.base import STANDIN_KEY, AgentAdapter, AgentContext, AgentReport, parse_stream
 from kernelbench.harness.process import ProcessResult
 
 
@@ -48,24 +47,11 @@ class CodexAdapter(AgentAdapter):
 
     def collect(self, ctx: AgentContext, proc: ProcessResult) -> AgentReport:
         report = AgentReport()
-        completed, failed, error = False, False, None
-        for event in read_events(self.keep_stdout_as_events(ctx)):
-            kind = event.get("type")
-            if kind == "thread.started":
-                report.session_id = event.get("thread_id")
-            elif kind == "turn.completed":
-                completed = True
-            elif kind == "turn.failed":
-                failed = True
-                error = classify_error_text(message_of(event.get("error")), "turn.failed")
-            elif kind == "error":
-                error = error_event(event)
-        report.complete = completed and not failed
+        stream = parse_stream(self.keep_stdout_as_events(ctx), report)
         self.adopt_session_file(ctx, report, find_rollout(ctx.home / ".codex" / "sessions", report.session_id),
                                 f"no rollout for session {report.session_id} under ~/.codex/sessions: "
                                 "the exec stream is the transcript")
-        return self.finish(ctx, report, error)
-
+        return self.finish(ctx, report, proc, stream)
 
 def find_rollout(sessions: Path, session_id: str | None) -> Path | None:
     """The rollout file whose name ends with the session id (exactly one is expected)."""

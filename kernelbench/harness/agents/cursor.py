@@ -1,13 +1,13 @@
 """Cursor agent: `cursor-agent -p --output-format stream-json --model MODEL --force PROMPT`.
 
-The stream is the transcript (`system/init`, `user`, `thinking`, `assistant`, `tool_call`, `result`); a final
-`result` that is not an error marks completion and carries the usage.
+The stream is the transcript (`system/init`, `user`, `thinking`, `assistant`, `tool_call`, `result`); its parsed
+form says whether the session finished (a final `result` of subtype success that is not an error), and carries
+the usage.
 """
 
 from __future__ import annotations
 
-from kernelbench.harness.agents.base import (AgentAdapter, AgentContext, AgentReport, classify_error_text,
-                                             error_event, stream_json_records)
+from kernelbench.harness.agents.base import AgentAdapter, AgentContext, AgentReport
 from kernelbench.harness.process import ProcessResult
 
 
@@ -24,18 +24,6 @@ class CursorAdapter(AgentAdapter):
                 "--force", ctx.prompt]
 
     def collect(self, ctx: AgentContext, proc: ProcessResult) -> AgentReport:
-        report = self.keep_stdout_as_transcript(ctx)
-        result, error = None, None
-        for event in stream_json_records(ctx, report):
-            kind = event.get("type")
-            if kind == "result":
-                result = event
-                if event.get("is_error"):
-                    error = classify_error_text(str(event.get("result") or event.get("subtype")), "result.is_error")
-            elif kind == "error":
-                error = error_event(event)
-        report.complete = result is not None and not result.get("is_error")
-        return self.finish(ctx, report, error)
-
+        return self.finish(ctx, self.keep_stdout_as_transcript(ctx), proc)
 
 ADAPTER = CursorAdapter()

@@ -10,8 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kernelbench.harness.agents.base import (STANDIN_KEY, AgentAdapter, AgentContext, AgentReport, classify_error_text,
-                                             error_event, read_events)
+from kernelbench.harness.agents.base import STANDIN_KEY, AgentAdapter, AgentContext, AgentReport, parse_stream
 from kernelbench.harness.process import ProcessResult
 
 
@@ -39,22 +38,10 @@ class GeminiAdapter(AgentAdapter):
 
     def collect(self, ctx: AgentContext, proc: ProcessResult) -> AgentReport:
         report = AgentReport()
-        result, error = None, None
-        for event in read_events(self.keep_stdout_as_events(ctx)):
-            kind = event.get("type")
-            if kind == "init":
-                report.session_id = event.get("session_id") or event.get("sessionId")
-            elif kind == "result":
-                result = event
-                if event.get("status") == "error":
-                    error = classify_error_text(str(event.get("error") or event), "result.status")
-            elif kind == "error":
-                error = error_event(event)
-        report.complete = result is not None and result.get("status", "success") == "success"
+        stream = parse_stream(self.keep_stdout_as_events(ctx), report)
         self.adopt_session_file(ctx, report, find_recording(ctx.home / ".gemini" / "tmp", report.session_id),
                                 f"no chat recording for session {report.session_id}: the stream is the transcript")
-        return self.finish(ctx, report, error)
-
+        return self.finish(ctx, report, proc, stream)
 
 def find_recording(root: Path, session_id: str | None) -> Path | None:
     """The chat file of `session_id`: named after its first 8 characters, confirmed by its content."""

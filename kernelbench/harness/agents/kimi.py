@@ -12,8 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kernelbench.harness.agents.base import (STANDIN_KEY, AgentAdapter, AgentContext, AgentReport, classify_error_text,
-                                             read_events)
+from kernelbench.harness.agents.base import STANDIN_KEY, AgentAdapter, AgentContext, AgentReport, read_events
 from kernelbench.harness.process import ProcessResult
 
 
@@ -47,22 +46,15 @@ class KimiAdapter(AgentAdapter):
 
     def collect(self, ctx: AgentContext, proc: ProcessResult) -> AgentReport:
         report = AgentReport()
-        last, error = None, None
         for event in read_events(self.keep_stdout_as_events(ctx)):
-            if event.get("role") == "meta":
-                report.session_id = event.get("session_id") or report.session_id
-            elif event.get("type") == "error" or event.get("role") == "error":
-                error = classify_error_text(str(event.get("message") or event.get("content") or event),
-                                            "error event")
-            elif event.get("role") in ("assistant", "tool"):
-                last = event
-        # a finished print-mode session ends on an assistant message that calls no more tools
-        report.complete = (proc.exit_code == 0 and error is None and last is not None
-                           and last.get("role") == "assistant" and not last.get("tool_calls"))
+            if event.get("role") == "meta" and event.get("session_id"):
+                report.session_id = event["session_id"]    # the resume hint closing the stream
         self.adopt_session_file(ctx, report, find_wire(ctx.home, report.session_id),
                                 f"no wire log for session {report.session_id}: the stream is the transcript")
-        return self.finish(ctx, report, error)
+        return self.finish(ctx, report, proc)
 
+    def completed(self, session, proc: ProcessResult) -> bool:
+        return session.complete and proc.exit_code == 0
 
 def find_wire(home: Path, session_id: str | None) -> Path | None:
     """The main agent's wire.jsonl inside the session folder named after `session_id`."""

@@ -12,8 +12,14 @@ import json
 import subprocess
 
 from kernelbench.errors import KernelBenchError
-from kernelbench.harness.agents.base import (EVENTS, STANDIN_KEY, AgentAdapter, AgentContext, AgentReport, classify_error_text,
-                                             read_events)
+from kernelbench.harness.agents.base import (
+    EVENTS,
+    STANDIN_KEY,
+    AgentAdapter,
+    AgentContext,
+    AgentReport,
+    parse_stream,
+)
 from kernelbench.harness.process import ProcessResult
 
 EXPORT = "transcript.json"   # one JSON document, not a stream
@@ -81,19 +87,14 @@ class OpencodeAdapter(AgentAdapter):
     def collect(self, ctx: AgentContext, proc: ProcessResult) -> AgentReport:
         report = AgentReport()
         events_path = self.keep_stdout_as_events(ctx)
-        last_finish, error = None, None
-        for event in read_events(events_path):
-            report.session_id = report.session_id or event.get("sessionID")
-            if event.get("type") == "step_finish":
-                last_finish = event.get("part") or {}
-            elif event.get("type") == "error":
-                error = _error_of(event)
-        report.complete = (proc.exit_code == 0 and error is None and last_finish is not None
-                           and last_finish.get("reason") in (None, "stop", "end_turn"))
+        stream = parse_stream(events_path, report)
         self._export(ctx, report)
         if report.transcript is None and events_path.is_file():
             report.transcript = EVENTS
-        return self.finish(ctx, report, error)
+        return self.finish(ctx, report, proc, stream)
+
+    def completed(self, session, proc: ProcessResult) -> bool:
+        return session.complete and proc.exit_code == 0
 
     def _export(self, ctx: AgentContext, report: AgentReport) -> None:
         if not report.session_id:
@@ -108,17 +109,6 @@ class OpencodeAdapter(AgentAdapter):
             return
         (ctx.run_dir / EXPORT).write_text(text[start:], encoding="utf-8")
         report.transcript = EXPORT
-
-
-def _error_of(event: dict):
-    error = event.get("error") or (event.get("part") or {}).get("error") or {}
-    data = error.get("data") if isinstance(error, dict) else None
-    data = data if isinstance(data, dict) else {}
-    message = data.get("message") or (error.get("message") if isinstance(error, dict) else None) or str(error)
-    name = error.get("name", "error") if isinstance(error, dict) else "error"
-    retryable = data.get("isRetryable")
-    return classify_error_text(f"{name}: {message}", "error event",
-                               retryable if isinstance(retryable, bool) else None)
 
 
 ADAPTER = OpencodeAdapter()

@@ -20,7 +20,7 @@ WRITE_TOOLS = ("Write", "write_file", "write", "WriteFile")
 READ_TOOLS = ("Read", "read_file", "read", "ReadFile")
 PATCH_TOOLS = ("apply_patch",)
 SIDE_REPLY = "KernelBench stand-in session"
-SYSTEM_NOTE = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
+SYSTEM_NOTE = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
 CWD_PATTERNS = (re.compile(r"<cwd>([^<\n]+)</cwd>"), re.compile(r"[Ww]orking directory: *(/[^\s`'\"]+)"),
                 re.compile(r"current working directory[^/\n]*?(/[^\s`'\"]+)"),
                 re.compile(r"working in the (?:following )?directory[^/\n]*?(/[^\s`'\"]+)"))

@@ -36,7 +36,7 @@ class Write(Strict):
     text: str | None = None                          # or the content itself
 
     @model_validator(mode="after")
-    def _one_source(self) -> "Write":
+    def _one_source(self) -> Write:
         if (self.source is None) == (self.text is None):
             raise ValueError("give exactly one of 'from' (a file) and 'text' (the content)")
         return self
@@ -50,7 +50,7 @@ class Step(Strict):
     finish: str | None = None
 
     @model_validator(mode="after")
-    def _one_action(self) -> "Step":
+    def _one_action(self) -> Step:
         actions = [k for k in ("read", "write", "run", "finish") if getattr(self, k) is not None]
         if len(actions) > 1:
             raise ValueError(f"a step holds at most one action, found {', '.join(actions)}")
@@ -94,7 +94,7 @@ class Policy(Strict):
     usage: UsageRates = Field(default_factory=UsageRates)
 
     @model_validator(mode="after")
-    def _ends_with_finish(self) -> "Policy":
+    def _ends_with_finish(self) -> Policy:
         last = self.steps[-1]
         if last.finish is None:
             raise ValueError("the last step must be a 'finish' (the model's final message)")

@@ -12,8 +12,9 @@ import socket
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from aiohttp import web
 
@@ -108,7 +109,7 @@ class StandIn:
             self._thread.join(timeout=30)
         self._loop = self._thread = None
 
-    def __enter__(self) -> "StandIn":
+    def __enter__(self) -> StandIn:
         self.start()
         return self
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from kernelbench.transcripts import diffs
-from kernelbench.transcripts.builder import SessionBuilder, to_epoch
+from kernelbench.transcripts.builder import SessionBuilder, http_status, to_epoch
 from kernelbench.transcripts.formats.records import ClaudeMessage, ClaudeToolUseResult, ClaudeUsage
 from kernelbench.transcripts.model import (
     ASSISTANT,
@@ -105,6 +105,9 @@ class ClaudeMessages:
                        text="(assistant message without content)", model=model)
         if model == SYNTHETIC_MODEL or record.get("isApiErrorMessage"):
             last.is_error = True
+        if record.get("error") or record.get("isApiErrorMessage") or record.get("is_api_error_message"):
+            self.b.provider_error(last.text or str(record.get("error")), line=line, ts=ts, event=False,
+                                  status=record.get("api_error_status") or http_status(last.text or ""))
         self._count_usage(message, record, last)
 
     def _assistant_block(self, block: Any, record: dict, line: int, ts: float | None,

@@ -103,6 +103,11 @@ def system_record(builder: SessionBuilder, record: dict, line: int, ts: float | 
         meta = record.get("compactMetadata") or {}
         text = f"Context compacted ({meta.get('trigger', 'auto')}, {meta.get('preTokens', '?')} tokens before)"
         builder.add(Kind.COMPACTION, ts=ts, line=line, text=text, record_type=subtype)
+    elif subtype == "api_retry":
+        status = record.get("error_status")
+        builder.provider_error(f"API error {status or ''} {record.get('error') or ''}: retrying (attempt "
+                               f"{record.get('attempt')} of {record.get('max_retries')})".replace("  ", " "),
+                               line=line, ts=ts, status=status, retried=True)
     elif subtype == "turn_duration" and isinstance(record.get("durationMs"), (int, float)):
         builder.add(Kind.SYSTEM, ts=ts, line=line, record_type=subtype,
                     text=f"Turn took {record['durationMs'] / 1000:.1f} s")

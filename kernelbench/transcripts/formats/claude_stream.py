@@ -6,7 +6,7 @@ from __future__ import annotations
 from itertools import islice
 from pathlib import Path
 
-from kernelbench.transcripts.builder import SessionBuilder
+from kernelbench.transcripts.builder import SessionBuilder, http_status
 from kernelbench.transcripts.formats.claude_common import ClaudeMessages
 from kernelbench.transcripts.formats.claude_session import system_record
 from kernelbench.transcripts.model import Kind, Session, Usage
@@ -101,6 +101,10 @@ def _result(builder: SessionBuilder, record: dict, line: int) -> None:
         session.tokens = tokens
     builder.add(Kind.SYSTEM, line=line, record_type="result", is_error=bool(record.get("is_error")) or None,
                 text=f"Result: {record.get('subtype')}, {record.get('num_turns')} turns")
+    if record.get("is_error"):
+        message = str(record.get("result") or record.get("subtype"))
+        builder.provider_error(message, line=line, event=False,
+                               status=record.get("api_error_status") or http_status(message))
 
 
 def tokens_of_result(record: dict) -> Usage | None:

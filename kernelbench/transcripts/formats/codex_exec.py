@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kernelbench.transcripts import diffs
-from kernelbench.transcripts.builder import SessionBuilder
+from kernelbench.transcripts.builder import SessionBuilder, http_status, is_retry_notice
 from kernelbench.transcripts.formats.codex_rollout import openai_usage
 from kernelbench.transcripts.model import Kind, Session
 from kernelbench.transcripts.reader import iter_lines
@@ -49,7 +49,10 @@ def _dispatch(builder: SessionBuilder, record: dict, line: int, status: dict) ->
     elif rtype in ("turn.failed", "error"):
         status["turn"] = "failed"
         error = record.get("error") if isinstance(record.get("error"), dict) else record
-        builder.add(Kind.SYSTEM, line=line, record_type=rtype, is_error=True, text=str(error.get("message")))
+        message = str(error.get("message"))
+        builder.add(Kind.SYSTEM, line=line, record_type=rtype, is_error=True, text=message)
+        builder.provider_error(message, line=line, status=http_status(message), event=False,
+                               retried=rtype == "error" and is_retry_notice(message))
     elif rtype in ("item.started", "item.updated"):
         builder.ignore(rtype)        # the completed item repeats everything; a started-only item is shown below
         item = record.get("item")

@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from kernelbench.transcripts import diffs
-from kernelbench.transcripts.builder import SessionBuilder, to_epoch
+from kernelbench.transcripts.builder import SessionBuilder, http_status, is_retry_notice, to_epoch
 from kernelbench.transcripts.formats.claude_session import ends_with_answer
 from kernelbench.transcripts.formats.records import UNSET, CodexPayload, CodexRecord, DictLike, codex_decode
 from kernelbench.transcripts.model import (
@@ -356,8 +356,11 @@ def _lifecycle(builder: SessionBuilder, state: _State, msg: dict, line: int, ts:
     elif mtype in ("context_compacted", "compacted"):
         builder.add(COMPACTION, ts=ts, line=line, text="Context compacted")
     elif mtype in ("error", "stream_error", "warning"):
-        builder.add(SYSTEM, ts=ts, line=line, record_type=mtype, is_error=mtype != "warning",
-                    text=str(msg.get("message", mtype)))
+        message = str(msg.get("message", mtype))
+        builder.add(SYSTEM, ts=ts, line=line, record_type=mtype, is_error=mtype != "warning", text=message)
+        if mtype != "warning":   # a stream error is followed by a reconnection
+            builder.provider_error(message, line=line, ts=ts, status=http_status(message), event=False,
+                                   retried=mtype == "stream_error" or is_retry_notice(message))
     elif mtype in IGNORED_EVENTS:
         builder.ignore(f"event_msg:{mtype}")
     else:

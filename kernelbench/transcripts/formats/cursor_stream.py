@@ -133,6 +133,8 @@ def _result(builder: SessionBuilder, record: dict, line: int, ts: float | None) 
                                cache_write=int(usage.get("cacheWriteTokens") or 0))
     builder.add(Kind.SYSTEM, ts=ts, line=line, record_type="result", text=f"Result: {record.get('subtype')}",
                 is_error=bool(record.get("is_error")) or None)
+    if record.get("is_error"):
+        builder.provider_error(str(record.get("result") or record.get("subtype")), line=line, ts=ts, event=False)
 
 
 def _model(builder: SessionBuilder) -> str | None:

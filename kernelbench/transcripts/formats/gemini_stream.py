@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kernelbench.transcripts.builder import SessionBuilder, to_epoch
+from kernelbench.transcripts.builder import SessionBuilder, http_status, to_epoch
 from kernelbench.transcripts.model import Event, Kind, Session, Usage
 from kernelbench.transcripts.reader import iter_lines
 
@@ -57,6 +57,8 @@ def _record(builder: SessionBuilder, record: dict, line: int, last: list[Event |
     elif rtype == "error":
         builder.add(Kind.SYSTEM, ts=ts, line=line, record_type="error", is_error=True,
                     text=str(record.get("message")))
+        builder.provider_error(str(record.get("message")), line=line, ts=ts, event=False,
+                               status=http_status(str(record.get("message"))))
     else:
         builder.unknown(record, line, ts=ts)
     last[0] = None
@@ -75,3 +77,7 @@ def _result(builder: SessionBuilder, record: dict, line: int, ts: float | None) 
         session.tokens = usage
     builder.add(Kind.SYSTEM, ts=ts, line=line, record_type="result", text=f"Result: {record.get('status')}",
                 is_error=record.get("status") not in (None, "success") or None)
+    error = record.get("error")
+    if error:
+        message = str(error.get("message") if isinstance(error, dict) else error)
+        builder.provider_error(message, line=line, ts=ts, event=False, status=http_status(message))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kernelbench.transcripts import diffs
-from kernelbench.transcripts.builder import SessionBuilder, to_epoch
+from kernelbench.transcripts.builder import SessionBuilder, http_status, to_epoch
 from kernelbench.transcripts.model import Kind, Usage
 
 BOOKKEEPING_PARTS = {"step-start", "step-finish", "patch", "snapshot", "step_start", "step_finish"}
@@ -19,6 +19,17 @@ def opencode_usage(tokens: Any) -> Usage | None:
     return Usage(input=int(tokens.get("input") or 0), output=int(tokens.get("output") or 0),
                  reasoning=int(tokens.get("reasoning") or 0), cache_read=int(cache.get("read") or 0),
                  cache_write=int(cache.get("write") or 0))
+
+
+def note_opencode_error(builder: SessionBuilder, error: dict, line: int | None, ts: float | None,
+                        retried: bool = False) -> None:
+    """An API error as opencode records it: `{name, data{message, statusCode, isRetryable}}`."""
+    data = error.get("data") if isinstance(error.get("data"), dict) else {}
+    message = f"{error.get('name', 'error')}: {data.get('message') or error.get('message') or ''}".strip()
+    retryable = data.get("isRetryable")
+    builder.provider_error(message, line=line, ts=ts, event=False, retried=retried,
+                           status=data.get("statusCode") if data.get("statusCode") else http_status(message),
+                           retryable=retryable if isinstance(retryable, bool) else None)
 
 
 def add_part(builder: SessionBuilder, part: dict, *, role: str, line: int | None, ts: float | None,
@@ -42,6 +53,8 @@ def add_part(builder: SessionBuilder, part: dict, *, role: str, line: int | None
     elif ptype == "retry":
         builder.add(Kind.SYSTEM, ts=ts, line=line, record_type="retry", is_error=True,
                     text=f"Retry {part.get('attempt')}: {part.get('error')}")
+        error = part.get("error") if isinstance(part.get("error"), dict) else {"message": str(part.get("error"))}
+        note_opencode_error(builder, error, line, ts, retried=True)
     elif ptype in BOOKKEEPING_PARTS:
         builder.ignore(f"part:{ptype}")
     else:

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelbench.transcripts.builder import SessionBuilder, to_epoch
-from kernelbench.transcripts.formats.opencode_common import add_part, opencode_usage
+from kernelbench.transcripts.formats.opencode_common import add_part, note_opencode_error, opencode_usage
 from kernelbench.transcripts.model import Kind, Session
 
 NAME = "opencode-export"
@@ -60,6 +60,7 @@ def _message(builder: SessionBuilder, message: dict, index: int) -> float:
         text = (error.get("data") or {}).get("message") if isinstance(error.get("data"), dict) else None
         builder.add(Kind.SYSTEM, ts=to_epoch(times.get("completed")) or ts, line=index, record_type="error",
                     is_error=True, text=f"{error.get('name')}: {text or ''}")
+        note_opencode_error(builder, error, index, ts)
     _attach_usage(builder, first, opencode_usage(info.get("tokens")))
     return float(info.get("cost") or 0)
 

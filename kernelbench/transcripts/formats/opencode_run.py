@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kernelbench.transcripts.builder import SessionBuilder, to_epoch
-from kernelbench.transcripts.formats.opencode_common import add_part, opencode_usage
+from kernelbench.transcripts.formats.opencode_common import add_part, note_opencode_error, opencode_usage
 from kernelbench.transcripts.model import Kind, Session
 from kernelbench.transcripts.reader import iter_lines
 
@@ -14,8 +14,9 @@ RUN_TYPES = {"step_start", "step_finish", "text", "tool_use", "reasoning", "erro
 
 
 def detect(records: list[dict], head: bytes) -> bool:
-    return any(r.get("type") in RUN_TYPES and "sessionID" in r and isinstance(r.get("part"), dict)
-               for r in records[:10])
+    # a session that failed before its first step streams only its error record
+    return any(r.get("type") in RUN_TYPES and "sessionID" in r
+               and (isinstance(r.get("part"), dict) or isinstance(r.get("error"), dict)) for r in records[:10])
 
 
 def parse(path: Path) -> Session:
@@ -49,6 +50,7 @@ def _record(builder: SessionBuilder, record: dict, line: int, finish: dict) -> N
         builder.add(Kind.SYSTEM, ts=ts, line=line, record_type="error", is_error=True,
                     text=str((error.get("data") or {}).get("message") if isinstance(error.get("data"), dict)
                              else error.get("message") or error))
+        note_opencode_error(builder, error, line, ts)
     elif isinstance(part, dict):
         add_part(builder, part, role="assistant", line=line, ts=ts, model=None)
     else:
