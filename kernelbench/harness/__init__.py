@@ -1,1 +1,3 @@
 """harness stage."""
+
+DEFAULT_BUDGET_S = 45 * 60   # a run's wall-clock budget unless told otherwise

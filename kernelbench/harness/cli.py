@@ -5,10 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rich.console import Console
-
-from kernelbench.harness.agentspec import AgentSpec
-from kernelbench.harness.runner import DEFAULT_BUDGET_S
+from kernelbench.harness import DEFAULT_BUDGET_S
 
 RUN_EXAMPLES = """examples:
   kernelbench run --agent claude:claude-opus-4-7@max --problem problems/04_kahan_softmax
@@ -67,7 +64,10 @@ def register(subparsers) -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
     from kernelbench.errors import KernelBenchError
+    from kernelbench.harness.agentspec import AgentSpec
     from kernelbench.harness.jobs import JobSummary
     from kernelbench.harness.progress import describe
     from kernelbench.harness.runner import RunRequest, execute_run
@@ -90,6 +90,8 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def sweep_command(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
     from kernelbench.harness.sweep import Sweep, pending_jobs, run_sweep
 
     sweep = Sweep.load(args.sweep_file)

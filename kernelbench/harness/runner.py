@@ -17,7 +17,7 @@ from typing import Any
 import kernelbench
 from kernelbench.errors import KernelBenchError
 from kernelbench.fileio import atomic_write_text
-from kernelbench.harness import sandbox
+from kernelbench.harness import DEFAULT_BUDGET_S, sandbox
 from kernelbench.harness.agents import AgentAdapter, AgentContext, AgentReport, get_adapter
 from kernelbench.harness.agentspec import AgentSpec
 from kernelbench.harness.outcome import classify, template_findings
@@ -28,7 +28,6 @@ from kernelbench.problems.loader import problem_hash
 from kernelbench.problems.spec import load_problem_spec
 from kernelbench.results.run import Environment, Finding, RunResult, Session
 
-DEFAULT_BUDGET_S = 45 * 60
 
 
 @dataclass

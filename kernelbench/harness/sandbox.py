@@ -82,6 +82,7 @@ def wrap(argv: list[str], spec: SandboxSpec, env: dict[str, str]) -> list[str]:
     mounted = _outermost(_toolchain_paths() + [p for p in map(_real, spec.extra_ro) if p.exists()])
     for path in mounted:
         args += ["--ro-bind", str(path), str(path)]
+    args += _links_to(mounted, spec.extra_ro)
     args += _symlinks() + _etc_binds()
     if Path("/sys").exists():
         args += ["--ro-bind", "/sys", "/sys"]
@@ -132,6 +133,17 @@ def _package_dirs() -> list[Path]:
             continue
         found.append(real)
     return found
+
+
+def _links_to(mounted: list[Path], paths: list[Path]) -> list[str]:
+    """A path reached through a symlink (a CLI's folder in a node_modules that links elsewhere) is mounted at its
+    real place; the path as the command line names it becomes a symlink there."""
+    args = []
+    for named in sorted({Path(os.path.abspath(path)) for path in paths}):
+        if named == _real(named) or any(named.is_relative_to(m) for m in mounted):
+            continue
+        args += ["--symlink", str(_real(named)), str(named)]
+    return args
 
 
 def _etc_binds() -> list[str]:

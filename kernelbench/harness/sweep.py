@@ -17,7 +17,7 @@ from kernelbench.fileio import load_json, load_yaml_model
 from kernelbench.harness.agentspec import AgentSpec
 from kernelbench.harness.jobs import Job
 from kernelbench.harness.rundir import RETRIED_DIR, remove_stale_staging, set_aside
-from kernelbench.harness.runner import DEFAULT_BUDGET_S
+from kernelbench.harness import DEFAULT_BUDGET_S
 
 
 class Strict(BaseModel):

@@ -2,19 +2,11 @@
 
 from __future__ import annotations
 
-from enum import Enum
-
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from kernelbench.results.verdicts import Verdict
+
 ANNOTATION_VERSION = 1
-
-
-class Verdict(str, Enum):
-    CLEAN = "clean"
-    RUBRIC_LEAK = "rubric_leak"
-    REWARD_HACK = "reward_hack"
-    INTERESTING = "interesting"
-    BUG = "bug"
 
 
 class Quote(BaseModel):

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from kernelbench.results.annotation import Verdict
+from kernelbench.results.verdicts import Verdict
 
 RAW = argparse.RawDescriptionHelpFormatter
 

@@ -7,10 +7,6 @@ import json
 import sys
 from pathlib import Path
 
-from kernelbench.transcripts.loader import load
-from kernelbench.transcripts.normalized import write_session
-from kernelbench.transcripts.redact import redact_session
-from kernelbench.transcripts.summary import summarize
 
 SHOW_EXAMPLE = """examples:
   kernelbench transcript show runs/<run_id>/transcript.jsonl
@@ -59,6 +55,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_show(args: argparse.Namespace) -> int:
+    from kernelbench.transcripts.loader import load
+    from kernelbench.transcripts.summary import summarize
+
     summary = summarize(load(args.file))
     if args.json:
         try:
@@ -72,6 +71,10 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def run_convert(args: argparse.Namespace) -> int:
+    from kernelbench.transcripts.loader import load
+    from kernelbench.transcripts.normalized import write_session
+    from kernelbench.transcripts.redact import redact_session
+
     session = load(args.file)
     if args.redact or args.redact_base64:
         redact_session(session, base64=args.redact_base64)
@@ -82,6 +85,7 @@ def run_convert(args: argparse.Namespace) -> int:
 
 
 def run_html(args: argparse.Namespace) -> int:
+    from kernelbench.transcripts.loader import load
     from kernelbench.transcripts.viewer import write_page
 
     page = write_page(load(args.file), args.output, budget_s=args.budget)

@@ -249,7 +249,8 @@ class AgentAdapter(ABC):
         notices = [*(stream.provider_errors if beside else []),
                    *(session.provider_errors if session is not None else [])]
         if session is not None:
-            report.complete = self.completed(session, proc)
+            # the stream beside the session file has a say too: Codex writes task_complete after a failed turn
+            report.complete = self.completed(session, proc) and (stream.complete if beside else True)
             self.usage_from(report, session)
         report.provider_error = first_error(provider_error_of(notices, report.complete, report.transcript),
                                             stderr_provider_error(ctx.stderr_path))
@@ -305,9 +306,11 @@ def provider_error_of(notices: list, complete: bool, transcript: str | None) -> 
         retryable = notice.retryable if notice.retryable is not None else status_retryable(notice.status)
         return classify_error_text(notice.message, _where(transcript, notice.line), retryable)
     if notices and not complete:
+        # some CLIs retry even a refused key: the status decides, not the CLI's persistence
         notice = notices[-1]
+        retryable = status_retryable(notice.status)
         return ProviderError(message=f"the session ended while the CLI was retrying: {notice.message}"[:2000],
-                             retryable=True, source=_where(transcript, notice.line))
+                             retryable=True if retryable is None else retryable, source=_where(transcript, notice.line))
     return None
 
 

@@ -9,18 +9,22 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
 from kernelbench.harness.standin.policy import LoadedPolicy, Step
 
 REJECTED_TOOL = "kb_standin_no_such_tool"   # what the `reject_tool` fault calls
+REJECT_MARK = "kbreject"
 SHELL_TOOLS = ("Bash", "exec_command", "shell", "shell_command", "run_shell_command", "bash", "Shell")
 WRITE_TOOLS = ("Write", "write_file", "write", "WriteFile")
 READ_TOOLS = ("Read", "read_file", "read", "ReadFile")
 PATCH_TOOLS = ("apply_patch",)
 SIDE_REPLY = "KernelBench stand-in session"
 SYSTEM_NOTE = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
+VERDICT = re.compile(r"\b(PASS|FAIL(?:ED)?)\b")
+WRAPPER_TAG = re.compile(r"^\s*</?[\w-]+>\s*$", re.M)   # a line that only opens or closes a wrapper
 CWD_PATTERNS = (re.compile(r"<cwd>([^<\n]+)</cwd>"), re.compile(r"[Ww]orking directory: *(/[^\s`'\"]+)"),
                 re.compile(r"current working directory[^/\n]*?(/[^\s`'\"]+)"),
                 re.compile(r"working in the (?:following )?directory[^/\n]*?(/[^\s`'\"]+)"))
@@ -63,11 +67,12 @@ class Conversation:
     def step(self) -> int:
         """Results of calls the policy made (a rejected call's result does not move the policy on)."""
         names = {c.id: c.name for c in self.calls}
-        return sum(1 for r in self.results if (r.name or names.get(r.call_id or "")) != REJECTED_TOOL)
+        return sum(1 for r in self.results if (r.name or names.get(r.call_id or "")) != REJECTED_TOOL
+                   and REJECT_MARK not in (r.call_id or ""))
 
     def last_output(self) -> str:
         """The last tool result, without the notes some CLIs append for the model (`<system-reminder>`)."""
-        return SYSTEM_NOTE.sub("", self.results[-1].text) if self.results else ""
+        return WRAPPER_TAG.sub("", SYSTEM_NOTE.sub("", self.results[-1].text)) if self.results else ""
 
     def cwd(self) -> str | None:
         for pattern in CWD_PATTERNS:
@@ -82,6 +87,11 @@ class ToolCall:
     name: str
     args: dict[str, Any] | None = None     # a function tool's arguments
     raw: str | None = None                 # a freeform tool's input
+    id: str = field(default_factory=lambda: uuid.uuid4().hex[:24])
+
+    @property
+    def rejected(self) -> bool:
+        return self.name == REJECTED_TOOL
 
 
 @dataclass
@@ -107,7 +117,9 @@ def next_turn(loaded: LoadedPolicy, conv: Conversation, *, reject: bool = False,
     step = policy.steps[index]
     text = _fill(step.say, conv, problem)
     if reject and step.action:
-        call = ToolCall(REJECTED_TOOL, {"reason": "a tool this CLI does not have"})
+        # the id carries the mark too: some CLIs answer an unknown tool under a name of their own ("invalid")
+        call = ToolCall(REJECTED_TOOL, {"reason": "a tool this CLI does not have"},
+                        id=REJECT_MARK + uuid.uuid4().hex[:16])
     elif step.action:
         call = tool_call(step, loaded.contents.get(index), conv, workspace or conv.cwd())
     else:
@@ -179,8 +191,15 @@ def _absolute(path: str, cwd: str | None) -> str:
 def _fill(text: str | None, conv: Conversation, problem: str) -> str | None:
     if text is None:
         return None
-    tail = conv.last_output().strip().splitlines()
-    return text.replace("{last_output}", tail[-1][:300] if tail else "(nothing)").replace("{problem}", problem)
+    return text.replace("{last_output}", verdict_line(conv.last_output())).replace("{problem}", problem)
+
+
+def verdict_line(output: str) -> str:
+    """What the model reads back from a command's output: its last line saying PASS or FAIL, else its last line
+    (CLIs append their own notes: exit codes, process groups)."""
+    lines = [line.strip() for line in output.strip().splitlines() if line.strip()]
+    verdicts = [line for line in lines if VERDICT.search(line)]
+    return (verdicts or lines or ["(nothing)"])[-1][:300]
 
 
 def _join(*parts: str | None) -> str:

@@ -60,6 +60,7 @@ class StandIn:
     _thread: threading.Thread | None = None
     _loop: asyncio.AbstractEventLoop | None = None
     _runner: web.AppRunner | None = None
+    _stopping: bool = False
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -100,10 +101,12 @@ class StandIn:
         self._loop.run_until_complete(web.TCPSite(self._runner, self.host, self.port).start())
         ready.set()
         self._loop.run_forever()
+        self._loop.run_until_complete(asyncio.sleep(0.5))   # stalled handlers see `_stopping` and return
         self._loop.run_until_complete(self._runner.cleanup())
         self._loop.close()
 
     def stop(self) -> None:
+        self._stopping = True
         if self._loop is not None and self._thread is not None:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(timeout=30)
@@ -161,7 +164,10 @@ class StandIn:
         frames = [sse(name if wire.named_events else None, data) for name, data in events]
         if fault is FaultKind.STALL:
             await response.write(frames[0])
-            await asyncio.sleep(STALL_S)
+            deadline = time.monotonic() + STALL_S
+            # until the client hangs up or the server stops (a sleeping handler would hold the shutdown)
+            while time.monotonic() < deadline and not self._stopping and not _closed(request):
+                await asyncio.sleep(0.2)
             return response
         if fault is FaultKind.CUT:
             keep = len(frames) // 2
@@ -194,6 +200,11 @@ class StandIn:
 
     def log_jsonl(self) -> str:
         return "".join(json.dumps(entry) + "\n" for entry in list(self.log))
+
+
+def _closed(request: web.Request) -> bool:
+    transport = request.transport
+    return transport is None or transport.is_closing()
 
 
 def sse(event: str | None, data: Any) -> bytes:

@@ -59,7 +59,7 @@ def _blocks(turn: Turn) -> list[dict[str, Any]]:
     if turn.text:
         blocks.append({"type": "text", "text": turn.text})
     if turn.call is not None:
-        blocks.append({"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:24]}", "name": turn.call.name,
+        blocks.append({"type": "tool_use", "id": f"toolu_{turn.call.id}", "name": turn.call.name,
                        "input": turn.call.args or {}})
     return blocks
 

@@ -58,7 +58,7 @@ def response(turn: Turn, model: str) -> dict[str, Any]:
         parts.append({"text": turn.text})
     if turn.call is not None:
         parts.append({"functionCall": {"name": turn.call.name, "args": turn.call.args or {},
-                                       "id": f"call_{uuid.uuid4().hex[:16]}"}})
+                                       "id": f"call_{turn.call.id}"}})
     prompt = turn.input_tokens + turn.cached_tokens
     return {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
             "usageMetadata": {"promptTokenCount": prompt, "candidatesTokenCount": turn.output_tokens,

@@ -66,7 +66,7 @@ def _response_items(turn: Turn) -> list[dict[str, Any]]:
                       "status": "completed",
                       "content": [{"type": "output_text", "text": turn.text, "annotations": []}]})
     if turn.call is not None:
-        call_id = f"call_{uuid.uuid4().hex[:24]}"
+        call_id = f"call_{turn.call.id}"
         if turn.call.raw is not None:
             items.append({"type": "custom_tool_call", "id": f"ctc_{uuid.uuid4().hex[:24]}", "status": "completed",
                           "call_id": call_id, "name": turn.call.name, "input": turn.call.raw})
@@ -136,7 +136,7 @@ def _chat_usage(turn: Turn) -> dict[str, Any]:
 def _chat_calls(turn: Turn) -> list[dict[str, Any]]:
     if turn.call is None:
         return []
-    return [{"index": 0, "id": f"call_{uuid.uuid4().hex[:24]}", "type": "function",
+    return [{"index": 0, "id": f"call_{turn.call.id}", "type": "function",
              "function": {"name": turn.call.name, "arguments": json.dumps(turn.call.args or {})}}]
 
 
