@@ -5,7 +5,6 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel
 
 from kernelbench.transcripts.model import Session, Usage
@@ -36,6 +35,8 @@ class PriceTable(BaseModel):
 
 @lru_cache(maxsize=1)
 def price_table(path: Path = PRICES_FILE) -> PriceTable:
+    import yaml   # here: most logs record their cost, and a command that needs no estimate should not load yaml
+
     # libyaml's safe loader where PyYAML was built with it: the pure-Python one took 4 ms of a process's first load
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     return PriceTable.model_validate(yaml.load(path.read_text(encoding="utf-8"), Loader=loader))
