@@ -15,6 +15,11 @@ RUN_EXAMPLES = """examples:
   kernelbench run --agent claude:stand-in --stand-in tests/harness/standin/eager.yaml \
       --problem problems/04_kahan_softmax --device cpu --shapes smoke --budget 300      # a real CLI, offline
 """
+STANDIN_EXAMPLES = """examples:
+  kernelbench standin tests/harness/standin/eager.yaml --problem 04_kahan_softmax --port 18080
+  kernelbench run --agent codex:gpt-5.5 --model-server http://127.0.0.1:18080 --problem problems/04_kahan_softmax \\
+      --device cpu --shapes smoke
+"""
 SWEEP_EXAMPLES = """examples:
   kernelbench sweep sweeps/demo-h100.yaml                  # one run per GPU of this machine
   kernelbench sweep sweeps/demo-h100.yaml --resume         # carry on after Ctrl-C or a crash
@@ -62,6 +67,17 @@ def register(subparsers) -> None:
                        help="run every agent without bubblewrap (recorded in each result.json)")
     sweep.set_defaults(func=sweep_command)
 
+    standin = subparsers.add_parser("standin", help="serve the model stand-in that agent CLIs talk to offline",
+                                    description="Serve a model stand-in on the loopback: Anthropic Messages, OpenAI "
+                                                "Responses and Chat Completions, Gemini generateContent, playing a "
+                                                "policy file. Point a run at it with --model-server URL.",
+                                    epilog=STANDIN_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    standin.add_argument("policy", type=Path, metavar="POLICY.yaml")
+    standin.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
+    standin.add_argument("--problem", default="", help="problem id filled into the policy's {problem}")
+    standin.add_argument("--log", type=Path, help="write the request log (JSONL) here when stopped")
+    standin.set_defaults(func=standin_command)
+
 
 def run_command(args: argparse.Namespace) -> int:
     from rich.console import Console
@@ -107,3 +123,23 @@ def sweep_command(args: argparse.Namespace) -> int:
     console.print(f"{len(finished)} runs finished in {sweep.runs_dir}; {left} left"
                   + (" (carry on with --resume)" if left else ""))
     return 1 if errors else 0
+
+
+def standin_command(args: argparse.Namespace) -> int:
+    import time
+
+    from kernelbench.harness.standin.policy import load_policy
+    from kernelbench.harness.standin.server import StandIn
+
+    server = StandIn(load_policy(args.policy, problem=args.problem or None), problem=args.problem, port=args.port)
+    print(f"model stand-in playing {args.policy} at {server.start()} (Ctrl-C stops it)", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+        if args.log:
+            args.log.write_text(server.log_jsonl())
+    return 0

@@ -14,6 +14,7 @@ from kernelbench.errors import KernelBenchError
 from kernelbench.harness import process
 from kernelbench.harness.agents import get_adapter, registry
 from kernelbench.harness.runner import launch_agent
+from kernelbench.transcripts.loader import load
 
 CLAUDE_STREAM = "claude-stream/claude-stream-json-simple.jsonl"
 CODEX_EXEC = "codex-exec/stream-output-5.jsonl"
@@ -292,3 +293,52 @@ def test_missing_cli_says_how_to_install(tmp_path, monkeypatch):
     with pytest.raises(KernelBenchError) as info:
         get_adapter("gemini").find_executable()
     assert "npm install -g @google/gemini-cli" in str(info.value) and "`gemini`" in str(info.value)
+
+
+# ---------------------------------------------------------------------------------------------- one reader
+
+def _lines(records: list[dict]) -> str:
+    return "".join(json.dumps(r) + "\n" for r in records)
+
+
+CLAUDE_INIT = {"type": "system", "subtype": "init", "session_id": "s1", "model": "m", "cwd": "/w", "tools": [],
+               "claude_code_version": "2.1.331"}
+AGREEMENT = {
+    # a result that is not an error, but not a success either: the session did not finish its task
+    "cursor-max-turns": ("cursor", "cursor:gpt-5", "cursor-agent", [
+        *CURSOR_SAMPLE[:-1], {**CURSOR_SAMPLE[-1], "subtype": "error_max_turns", "is_error": False}]),
+    "cursor-success": ("cursor", "cursor:gpt-5", "cursor-agent", CURSOR_SAMPLE),
+    # Claude Code 2.1 reports an API failure as subtype success with is_error, after a synthetic message
+    "claude-api-error": ("claude", "claude:m", "claude", [
+        CLAUDE_INIT,
+        {"type": "assistant", "session_id": "s1", "error": "authentication_failed", "is_api_error_message": True,
+         "api_error_status": 401, "message": {"id": "x", "model": "<synthetic>", "role": "assistant",
+                                              "content": [{"type": "text", "text": "API Error: 401 invalid key"}]}},
+        {"type": "result", "subtype": "success", "is_error": True, "api_error_status": 401, "session_id": "s1",
+         "result": "API Error: 401 invalid key", "usage": {"input_tokens": 0, "output_tokens": 0}}]),
+    # cut off by the budget while retrying a rate limit: no result line, the retries say why
+    "claude-retrying": ("claude", "claude:m", "claude", [
+        CLAUDE_INIT,
+        {"type": "system", "subtype": "api_retry", "attempt": 1, "max_retries": 10, "retry_delay_ms": 500,
+         "error_status": 429, "error": "rate_limit", "session_id": "s1"},
+        {"type": "system", "subtype": "api_retry", "attempt": 2, "max_retries": 10, "retry_delay_ms": 1100,
+         "error_status": 429, "error": "rate_limit", "session_id": "s1"}]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(AGREEMENT))
+def test_the_run_and_the_viewer_read_completion_and_errors_from_the_same_parse(sandbox_ok, standins, make_ctx,
+                                                                               case):
+    name, agent, executable, records = AGREEMENT[case]
+    standins.add(executable, files={"s.jsonl": _lines(records)}, stdout="s.jsonl")
+    ctx = make_ctx(agent)
+    proc, report = run(ctx)
+    parsed = load(ctx.run_dir / report.transcript)
+    assert report.complete == parsed.complete
+    assert report.complete is (case == "cursor-success")
+    if case == "claude-api-error":
+        assert not report.provider_error.retryable and "401" in report.provider_error.message
+        assert report.provider_error.source == "transcript.jsonl line 3"    # the error result
+    if case == "claude-retrying":
+        assert report.provider_error.retryable and "while the CLI was retrying" in report.provider_error.message
+        assert [n.status for n in parsed.provider_errors] == [429, 429]

@@ -81,8 +81,10 @@ class ScriptedAdapter(AgentAdapter):
         live.writer.close(complete=live.done, error=None if live.done else _why_incomplete(proc))
         if ctx.stdout_path.is_file():
             ctx.stdout_path.replace(ctx.run_dir / "events.jsonl")
-        report.complete = live.done and proc.exit_code == 0
-        self.usage_from(report, ctx)
+        session = self.parsed(ctx, report)   # the normalized transcript just written, as the viewer reads it
+        report.complete = session is not None and session.complete and proc.exit_code == 0
+        if session is not None:
+            self.usage_from(report, session)
         return report
 
 

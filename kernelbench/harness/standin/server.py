@@ -16,7 +16,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from aiohttp import web
+try:
+    from aiohttp import web
+except ModuleNotFoundError as exc:   # an optional extra: only the stand-in needs it
+    from kernelbench.errors import KernelBenchError
+
+    raise KernelBenchError("the model stand-in needs aiohttp, which is not installed",
+                           hint="pip install -e '.[standin]' (or '.[dev]')") from exc
 
 from kernelbench.harness.standin import play, wire_anthropic, wire_gemini, wire_openai
 from kernelbench.harness.standin.play import Conversation
