@@ -19,6 +19,7 @@ from kernelbench.errors import KernelBenchError
 from kernelbench.fileio import atomic_write_text
 from kernelbench.harness import DEFAULT_BUDGET_S, sandbox
 from kernelbench.harness.agents import AgentAdapter, AgentContext, AgentReport, get_adapter
+from kernelbench.harness.agents.base import STDERR_NAME
 from kernelbench.harness.agentspec import AgentSpec
 from kernelbench.harness.outcome import classify, template_findings
 from kernelbench.harness.process import ProcessResult, run_budgeted
@@ -26,7 +27,7 @@ from kernelbench.harness.rundir import create_staging, publish, unique_run_id
 from kernelbench.harness.workspace import Workspace, collect_submission, copy_workspace, prepare_workspace
 from kernelbench.problems.loader import problem_hash
 from kernelbench.problems.spec import load_problem_spec
-from kernelbench.results.run import Environment, Finding, RunResult, Session
+from kernelbench.results.run import Environment, Finding, Outcome, RunResult, Session
 
 
 
@@ -229,7 +230,37 @@ def _grade_and_classify(request: RunRequest, ws: Workspace, staging: Path, resul
     result.integrity = findings
     result.grading = classify(proc, report, grade, findings, has_solution=submission is not None,
                               harness_error=error)
+    early = early_exit_reason(request, result.session, proc, staging)
+    if early and result.grading.outcome not in (Outcome.PASS, Outcome.INVALID):
+        result.grading.reasons.insert(0, early)
     _sidecars_only(staging / "submission")
+
+
+EARLY_EXIT_S = 15.0   # a CLI that ends this soon with an error never started its session
+
+
+def early_exit_reason(request: RunRequest, session: Session, proc: ProcessResult | None,
+                      staging: Path) -> str | None:
+    """A CLI that exited at once with an error (a refused key, a missing config, an unknown flag): which CLI, its
+    version, what it said last, and what to do."""
+    if proc is None or proc.exit_code in (0, None) or proc.stopped or proc.elapsed_s > EARLY_EXIT_S:
+        return None
+    adapter = get_adapter(request.agent.harness)
+    if adapter.scripted:
+        return None
+    said = _last_line(staging / STDERR_NAME) or "(nothing on stderr)"
+    return (f"{adapter.name} {session.cli_version or '(version unknown)'} exited at once (exit code "
+            f"{proc.exit_code} after {proc.elapsed_s:.1f} s): {said[:300]} — check its credentials and config "
+            f"(`{adapter.executable} --version`; stderr.log), or install a verified version "
+            f"({', '.join(adapter.verified) or 'none recorded'}: npm install --prefix clis)")
+
+
+def _last_line(path: Path) -> str | None:
+    try:
+        lines = [line.strip() for line in path.read_text(errors="replace").splitlines()[-50:] if line.strip()]
+    except OSError:
+        return None
+    return lines[-1] if lines else None
 
 
 def _grade(submission: Path, request: RunRequest):

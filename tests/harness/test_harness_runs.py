@@ -97,3 +97,19 @@ def test_result_json_is_the_shared_model(pipeline, run):
     data = json.loads((run_dir / "result.json").read_text())
     assert data["run_id"] == run_dir.name and data["harness"] == "scripted" and data["model"] == "giveup"
     assert data["session"]["transcript"] == "transcript.jsonl" and data["session"]["budget_s"] == 300
+
+
+def test_a_cli_that_exits_at_once_is_named_with_its_version_and_the_fix(pipeline, standins, tmp_path,
+                                                                        sandbox_setting):
+    """A CLI that refuses to start (an unknown flag, a missing config): the run says which CLI, which version,
+    what it said and what to do, and notes that the version was never verified."""
+    standins.add("codex", stderr="error: unexpected argument '--skip-git-repo-check' found\n", exit_code=2,
+                 subcommands={"--version": {"stdout": "version.txt"}}, files={"version.txt": "codex-cli 0.12.0\n"})
+    request = RunRequest(agent=AgentSpec.parse("codex:gpt-5.5"), problem_dir=KAHAN, runs_dir=tmp_path / "runs",
+                         budget_s=60, device="cpu", shapes="smoke", sandboxed=sandbox_setting == "true")
+    result = load_result(execute_run(request))
+    assert result.grading.outcome is Outcome.INCOMPLETE_SESSION
+    reason = result.grading.reasons[0]
+    assert reason.startswith("codex 0.12.0 exited at once (exit code 2") and "unexpected argument" in reason
+    assert "npm install --prefix clis" in reason and result.session.cli_version == "0.12.0"
+    assert any("0.12.0 has not been verified end to end" in note for note in result.session.notes)
