@@ -152,7 +152,8 @@ def test_fault_modes_map_to_outcome_classes(clis_env, tmp_path, name, fault, tim
     if retryable is not None:
         assert session["provider_error"]["retryable"] is retryable, session["provider_error"]
         source = session["provider_error"]["source"]
-        assert source.startswith(session["transcript"] if read_from == "transcript" else "stderr.log"), source
+        own_records = (session["transcript"], "events.jsonl")    # the session file, or the stream beside it
+        assert source.startswith(own_records if read_from == "transcript" else "stderr.log"), source
     parsed = load(run_dir / session["transcript"])
     if fault == "server_error" and name != "codex":   # the retry is recorded and the session went on to finish
         beside = run_dir / "events.jsonl"

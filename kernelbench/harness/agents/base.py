@@ -246,13 +246,13 @@ class AgentAdapter(ABC):
         else one stderr reports; usage and cost."""
         session = self.parsed(ctx, report)
         beside = stream is not None and report.transcript != EVENTS   # else the stream is the transcript
-        notices = [*(stream.provider_errors if beside else []),
-                   *(session.provider_errors if session is not None else [])]
+        notices = [*((EVENTS, n) for n in (stream.provider_errors if beside else [])),
+                   *((report.transcript, n) for n in (session.provider_errors if session is not None else []))]
         if session is not None:
             # the stream beside the session file has a say too: Codex writes task_complete after a failed turn
             report.complete = self.completed(session, proc) and (stream.complete if beside else True)
             self.usage_from(report, session)
-        report.provider_error = first_error(provider_error_of(notices, report.complete, report.transcript),
+        report.provider_error = first_error(provider_error_of(notices, report.complete),
                                             stderr_provider_error(ctx.stderr_path))
         return report
 
@@ -297,20 +297,20 @@ def parse_transcript(path: Path, notes: list[str]) -> Session | None:
         return None
 
 
-def provider_error_of(notices: list, complete: bool, transcript: str | None) -> ProviderError | None:
-    """The run's provider error from the CLI's own records: its last error that it did not retry; or, when the
-    session ended unfinished while the CLI was still retrying, that retry's error (retryable)."""
-    final = [n for n in notices if not n.retried]
+def provider_error_of(notices: list[tuple[str | None, Any]], complete: bool) -> ProviderError | None:
+    """The run's provider error from the CLI's own records, (file, notice) in order: its last error that it did not
+    retry; or, when the session ended unfinished while the CLI was still retrying, that retry's error."""
+    final = [(file, n) for file, n in notices if not n.retried]
     if final:
-        notice = final[-1]
+        file, notice = final[-1]
         retryable = notice.retryable if notice.retryable is not None else status_retryable(notice.status)
-        return classify_error_text(notice.message, _where(transcript, notice.line), retryable)
+        return classify_error_text(notice.message, _where(file, notice.line), retryable)
     if notices and not complete:
         # some CLIs retry even a refused key: the status decides, not the CLI's persistence
-        notice = notices[-1]
+        file, notice = notices[-1]
         retryable = status_retryable(notice.status)
         return ProviderError(message=f"the session ended while the CLI was retrying: {notice.message}"[:2000],
-                             retryable=True if retryable is None else retryable, source=_where(transcript, notice.line))
+                             retryable=True if retryable is None else retryable, source=_where(file, notice.line))
     return None
 
 
