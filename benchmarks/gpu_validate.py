@@ -45,7 +45,7 @@ def phase_calibrate(args, out: dict) -> None:
 
 
 def phase_check(args, out: dict) -> None:
-    from kernelbench.problems.check import check_problem
+    from kernelbench.eval.problem_check import check_problem
 
     out["problem_check"] = {}
     for problem in deck(args.problems):

@@ -62,9 +62,9 @@ def scratch_grading(problem_dir: Path, workdir: Path, device: str) -> list:
     import torch
 
     from kernelbench.eval.cases import Case
-    from kernelbench.eval.judge import publish_inputs
     from kernelbench.eval.tensorfile import save_tensors
-    from kernelbench.eval.worker import build_model
+    from kernelbench.eval.worker.context import build_model
+    from kernelbench.eval.worker.judge import publish_inputs
     from kernelbench.problems.loader import load_module
     from kernelbench.problems.spec import load_problem_spec
 
@@ -78,12 +78,10 @@ def scratch_grading(problem_dir: Path, workdir: Path, device: str) -> list:
     shape = spec.shapes[index]
     cases = [Case(id=f"s{index}_t{k}", shape_index=index, shape=shape, public_seed=k, seed=1000 + k)
              for k in range(spec.timing.input_sets)]
-    ctx = {"torch": torch, "reference": reference, "candidate": None, "device": torch.device(device),
-           "job": {"model_seeds": {str(index): 7}, "line": "eager"}}
-    model = build_model(ctx, index, shape)
+    model = build_model(torch, torch.device(device), reference, None, 7, shape)
     for case in cases:
         inputs = reference.get_inputs(shape, case.seed, "cpu")
-        publish_inputs({"inputs_dir": str(workdir / "inputs")}, case.id, inputs)
+        publish_inputs(workdir / "inputs" / f"in_{case.id}.kbt", inputs)
     with torch.no_grad():
         out = model(*[x.to(device) if isinstance(x, torch.Tensor) else x for x in
                       reference.get_inputs(shape, cases[0].seed, "cpu")])
@@ -104,7 +102,7 @@ def probe(solution: Path, problem: str, device: str, limit_s: float) -> dict[str
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="kb-counters-") as tmp:
         cases = scratch_grading(problem_dir, Path(tmp), device)
-        target = counters.ProbeTarget(problem_dir, solution, Path(tmp), device, {str(cases[0].shape_index): 7},
+        target = counters.ProbeTarget(problem_dir, solution, Path(tmp), device, {cases[0].shape_index: 7},
                                       worker_env(device))
         [found] = counters.counter_check(spec, target, cases, limit_s)
         log = (Path(tmp) / "counters" / "ncu.log")

@@ -27,7 +27,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from kernelbench.eval.integrity.catalogue import CLASS_NAMES
+from kernelbench.base.catalogue import CLASS_NAMES
 from kernelbench.eval.integrity.suite import (
     Suite,
     SuiteCase,

@@ -7,20 +7,17 @@ import importlib.util
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
+from kernelbench.base.models import Grading
 from kernelbench.errors import KernelBenchError
 from kernelbench.eval.environment import collect_environment
-from kernelbench.eval.grade import STAGE_LIMITS_S, Grader, scratch_dir
+from kernelbench.eval.grading import GradingOptions, GradingPlan, GradingState, run_stage, scratch_dir
+from kernelbench.eval.protocol import BenchJob, BenchLine, JudgeReply, ShapeTiming
 from kernelbench.eval.roofline import geometric_mean
+from kernelbench.eval.stages.timing import shape_result
 from kernelbench.fileio import atomic_write_text
-from kernelbench.problems.baselines import (
-    COMPILED_LINE_MODE,
-    Line,
-    ProblemBaselines,
-    ShapeTiming,
-    baselines_path,
-)
+from kernelbench.problems.baselines import Line, ProblemBaselines, baselines_path
+from kernelbench.problems.baselines import ShapeTiming as LineShape
 from kernelbench.problems.loader import problem_hash
 
 
@@ -35,72 +32,86 @@ def _missing_requirements(requires: list[str]) -> list[str]:
     return [r for r in requires if importlib.util.find_spec(r.split("==")[0].replace("-", "_")) is None]
 
 
-def line_from_raw(grader: Grader, raw_shapes: dict[str, Any]) -> Line:
+def line_from_timings(plan: GradingPlan, state: GradingState, timings: dict[int, ShapeTiming]) -> Line:
+    """A line's shapes as the candidate's are published (kernelbench.eval.stages.timing.shape_result)."""
     shapes, errors = [], []
-    for index, shape in enumerate(grader.shapes):
-        raw = raw_shapes.get(str(index), {})
-        result = grader._shape_result(index, shape, raw)
+    for index, shape in enumerate(plan.shapes):
+        timing = timings.get(index, ShapeTiming())
+        result = shape_result(plan, state, index, shape, timing)
         if result.median_ms is None:
-            errors.append(f"shape {index}: {raw.get('error', 'no samples')[:500]}")
+            errors.append(f"shape {index}: {(timing.error or timing.guard_error or 'no samples')[:500]}")
             continue
-        shapes.append(ShapeTiming(index=index, shape=shape, median_ms=result.median_ms, spread_ms=result.spread_ms,
-                                  samples_ms=result.samples_ms, timing_method=result.timing_method,
-                                  tflops=result.tflops, gbps=result.gbps, fraction=result.fraction))
+        shapes.append(LineShape(index=index, shape=shape, median_ms=result.median_ms, spread_ms=result.spread_ms,
+                                samples_ms=result.samples_ms, timing_method=result.timing_method,
+                                tflops=result.tflops, gbps=result.gbps, fraction=result.fraction))
     if errors:
         return Line(available=False, reason="; ".join(errors), shapes=shapes)
     return Line(shapes=shapes, peak_fraction=geometric_mean([s.fraction for s in shapes]))
 
 
-def measure_lines(grader: Grader, lines: dict[str, Path], expected_dir: Path) -> dict[str, Line]:
+def line_job(plan: GradingPlan, name: str, module: Path, expected_dir: Path) -> BenchJob:
+    """The bench stage's job for one library line: the candidate's bench code, the reference's outputs as the
+    expected values, the plain tolerance (the judge's checks are the candidate's)."""
+    line = BenchLine(line=name, module=str(module))
+    return plan.bench_job(plan.timing_cases(), lines=[line], line=name, module=line.module,
+                          expected_dir=str(expected_dir), expected_prefix="expected")
+
+
+def measure_lines(plan: GradingPlan, state: GradingState, lines: dict[str, Path], expected_dir: Path) -> dict[str, Line]:
     """Each line timed in its own bench process under the bench limit: a slow line (a Python-loop eager
     reference, a library autotuning on its first calls) runs out of time alone instead of taking the lines
     measured beside it down with it."""
+    from kernelbench.eval.protocol import BenchReply
+
     measured = {}
     for name, module in lines.items():
-        spec = {"line": name, "module": str(module)}
-        bench = grader.stage("bench", grader.timing_cases(), lines=[spec], line=name, module=spec["module"],
-                             expected_dir=str(expected_dir), expected_prefix="expected")
-        raw = (bench.result or {}).get("lines", {}).get(name, {})
-        if bench.result is None:
+        bench = run_stage(plan, state, line_job(plan, name, module, expected_dir))
+        reply = bench.reply_as(BenchReply)
+        timing = reply.lines.get(name) if reply is not None else None
+        if reply is None:
             measured[name] = Line(available=False, reason=bench.error[:2000])
-        elif "error" in raw:
-            measured[name] = Line(available=False, reason=raw["error"][:2000])
+        elif timing is None or timing.error is not None:
+            measured[name] = Line(available=False, reason=(timing.error if timing else "not timed")[:2000])
         else:
-            measured[name] = line_from_raw(grader, raw.get("shapes", {}))
+            measured[name] = line_from_timings(plan, state, timing.shapes)
     return measured
 
 
 def measure_baselines(problem_dir: Path, device: str = "cuda", lines: tuple[str, ...] = ("eager", "compiled", "sota"),
                       shapes: str = "full", limits: dict[str, float] | None = None) -> ProblemBaselines:
+    from kernelbench.eval.integrity.hooks import load_guards
+
     problem_dir = Path(problem_dir).resolve()
+    options = GradingOptions(device=device, shapes=shapes, line="eager", lint=False, limits=dict(limits or {}))
     with tempfile.TemporaryDirectory(prefix="kb-baselines-", dir=scratch_dir()) as tmp:
-        grader = Grader(problem_dir / "reference.py", problem_dir, device, shapes, "eager",
-                        {**STAGE_LIMITS_S, **(limits or {})}, False, Path(tmp))
-        reference = grader.stage("judge", grader.timing_cases(), save_expected=True)
-        if reference.result is None:
+        plan = GradingPlan.create(problem_dir / "reference.py", problem_dir, Path(tmp), options, load_guards())
+        state = GradingState(Grading(device=device, shapes_mode=shapes, has_solution=True))
+        reference = run_stage(plan, state, plan.judge_job(plan.timing_cases(), save_expected=True))
+        reply = reference.reply_as(JudgeReply)
+        if reply is None:
             raise KernelBenchError(f"the reference failed: {reference.error}", path=problem_dir / "reference.py")
-        grader.note_device(reference.result)
-        if grader.profile is None and device == "cuda":
+        state.note_device(reply.device_info, device)
+        if state.profile is None and device == "cuda":
             raise KernelBenchError("this GPU matches no hardware profile", hint="see kernelbench/hardware.py")
-        expected_dir = Path(tmp) / "judge"
-        result = ProblemBaselines(problem=grader.spec.id, gpu=grader.profile.key if grader.profile else device,
-                                  gpu_name=grader.device_info.get("name", "cpu"),
-                                  measured_at=datetime.now(UTC), problem_hash=problem_hash(problem_dir))
-        result.lines = _measure_all(grader, lines, expected_dir, grader.device_info.get("torch", ""))
-        env = collect_environment(device, grader.profile, result.problem_hash, grader.device_info)
+        result = ProblemBaselines(problem=plan.spec.id, gpu=state.profile.key if state.profile else device,
+                                  gpu_name=state.device_info.name or "cpu", measured_at=datetime.now(UTC),
+                                  problem_hash=problem_hash(problem_dir))
+        result.lines = _measure_all(plan, state, lines, Path(tmp) / "judge", state.device_info.torch)
+        env = collect_environment(device, state.profile, result.problem_hash, state.device_info)
         result.environment = {k: str(v) for k, v in env.model_dump().items() if v}
     return result
 
 
-def _measure_all(grader: Grader, lines: tuple[str, ...], expected_dir: Path, torch_version: str) -> dict[str, Line]:
+def _measure_all(plan: GradingPlan, state: GradingState, lines: tuple[str, ...], expected_dir: Path,
+                 torch_version: str) -> dict[str, Line]:
     modules, unavailable, sources = {}, {}, {}
     for line in lines:
         if line != "sota":
-            modules[line] = grader.pristine / "reference.py"
+            modules[line] = plan.pristine / "reference.py"
             sources[line] = _line_source(line, torch_version, "")
             continue
-        entry = grader.spec.sota[0] if grader.spec.sota else None
-        module = grader.pristine / entry.module if entry else None
+        entry = plan.spec.sota[0] if plan.spec.sota else None
+        module = plan.pristine / entry.module if entry else None
         missing = _missing_requirements(entry.requires) if entry else []
         if entry is None:
             unavailable[line] = Line(available=False, reason="the problem names no SOTA implementation")
@@ -110,7 +121,7 @@ def _measure_all(grader: Grader, lines: tuple[str, ...], expected_dir: Path, tor
         else:
             modules[line] = module
             sources[line] = f"{entry.name} ({entry.source})" if entry.source else entry.name
-    measured = measure_lines(grader, modules, expected_dir) if modules else {}
+    measured = measure_lines(plan, state, modules, expected_dir) if modules else {}
     for line, value in measured.items():
         value.source = sources[line]
     return {line: measured.get(line) or unavailable[line] for line in lines}

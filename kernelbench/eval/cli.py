@@ -1,4 +1,5 @@
-"""Commands of the evaluation stage: `kernelbench grade`, `kernelbench hardware ...`, `kernelbench baselines`."""
+"""Commands of the evaluation stage: `kernelbench grade`, `kernelbench problem check`, `kernelbench hardware ...`,
+`kernelbench baselines`."""
 
 from __future__ import annotations
 
@@ -15,6 +16,10 @@ GRADE_EXAMPLE = """example:
 exit status: 0 only when the outcome is pass."""
 CALIBRATE_EXAMPLE = """example:
   kernelbench hardware calibrate --json > calibration.json"""
+PROBLEM_CHECK_EXAMPLE = """example:
+  kernelbench problem check problems/04_kahan_softmax --device cpu
+checks: problem.yaml is valid; the reference passes its own grading (smoke shapes on cpu, all shapes on cuda);
+a perturbed and an all-zeros output are rejected."""
 BASELINES_EXAMPLE = """example:
   kernelbench baselines --problem all
   kernelbench baselines --problem problems/01_fp8_gemm --lines eager sota"""
@@ -22,6 +27,7 @@ BASELINES_EXAMPLE = """example:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     _register_grade(subparsers)
+    _register_problem(subparsers)
     _register_hardware(subparsers)
     _register_baselines(subparsers)
 
@@ -62,8 +68,8 @@ def stage_limit(text: str) -> tuple[str, float]:
 def grade_command(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from kernelbench.base.models import Outcome
     from kernelbench.eval.grade import grade_solution
-    from kernelbench.results.run import Outcome
 
     console = Console(stderr=True)
     with console.status(f"grading {args.solution} on {args.problem.name} ({args.device}, {args.shapes})"):
@@ -80,6 +86,30 @@ def grade_command(args: argparse.Namespace) -> int:
         for f in report.integrity:
             print(f"  [{f.severity}] class {f.klass} {f.class_name}: {f.message} {f.evidence}")
     return 0 if g.outcome is Outcome.PASS else 1
+
+
+def _register_problem(subparsers) -> None:
+    p = subparsers.add_parser("problem", help="work with problem folders")
+    sub = p.add_subparsers(dest="problem_command", metavar="COMMAND")
+    check = sub.add_parser("check", help="validate a problem: spec, reference, tolerance that can fail",
+                           epilog=PROBLEM_CHECK_EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
+    check.add_argument("problem_dir", type=Path, nargs="+", help="one or more problem folders")
+    check.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    check.set_defaults(func=problem_check_command)
+    p.set_defaults(func=lambda a: p.print_help() or 2)
+
+
+def problem_check_command(args: argparse.Namespace) -> int:
+    from kernelbench.eval.problem_check import check_problem
+
+    failed = 0
+    for problem_dir in args.problem_dir:
+        report = check_problem(problem_dir, device=args.device)
+        print(f"{report.problem}: {'PASS' if report.passed else 'FAIL'}")
+        for line in report.lines:
+            print(f"  {line}")
+        failed += not report.passed
+    return 1 if failed else 0
 
 
 def _register_hardware(subparsers) -> None:

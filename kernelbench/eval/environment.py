@@ -7,17 +7,18 @@ import subprocess
 import sys
 from importlib import metadata
 
+from kernelbench.base.models import Environment
+from kernelbench.eval.protocol import DeviceInfo
 from kernelbench.hardware import GpuProfile, match_profile
-from kernelbench.results.run import Environment
 
 
-def profile_from_info(info: dict) -> GpuProfile | None:
+def profile_from_info(info: DeviceInfo) -> GpuProfile | None:
     """The hardware profile of the GPU a worker reported (its own L2 size replaces the table's)."""
-    if not info.get("name"):
+    if not info.name:
         return None
-    profile = match_profile(info["name"], info.get("sm_count"))
-    if profile is not None and info.get("l2_bytes"):
-        profile = profile.model_copy(update={"l2_bytes": info["l2_bytes"]})
+    profile = match_profile(info.name, info.sm_count)
+    if profile is not None and info.l2_bytes:
+        profile = profile.model_copy(update={"l2_bytes": info.l2_bytes})
     return profile
 
 
@@ -38,14 +39,14 @@ def _version(package: str) -> str:
 
 
 def collect_environment(device: str, profile: GpuProfile | None, content_hash: str,
-                        info: dict | None = None) -> Environment:
+                        info: DeviceInfo | None = None) -> Environment:
     """Versions and machine; `info` is what the judge worker reported about the device (torch, GPU)."""
     import kernelbench
 
-    info = info or {}
-    gpu = info.get("name", "")
+    info = info or DeviceInfo()
+    gpu = info.name or ""
     return Environment(gpu_name=gpu or platform.processor() or "cpu", gpu_key=profile.key if profile else device,
-                       driver=_driver_version() if gpu else "", cuda=info.get("cuda", ""),
-                       torch=info.get("torch") or _version("torch"), triton=_version("triton"),
+                       driver=_driver_version() if gpu else "", cuda=info.cuda,
+                       torch=info.torch or _version("torch"), triton=_version("triton"),
                        python=sys.version.split()[0], kernelbench=kernelbench.__version__,
                        problem_hash=content_hash, host=platform.node())

@@ -1,10 +1,11 @@
-"""Running one worker stage in a fresh process: a time limit, a process group killed as a whole, output kept
-to a bounded head and tail (a flood cannot fill the disk or memory), and a result accepted only when signed."""
+"""Process control for the grading's stages: each stage a fresh worker process with a time limit, its process
+group killed as a whole, its output kept to a bounded head and tail (a flood cannot fill the disk or memory), its
+reply accepted only when signed and valid (kernelbench.eval.protocol); a stage run beside a partner (the check
+stage beside the judge) is stopped soon after the partner ends."""
 
 from __future__ import annotations
 
 import hmac
-import json
 import os
 import resource
 import secrets
@@ -13,27 +14,48 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
+
+from pydantic import ValidationError
 
 from kernelbench.eval.isolation import Isolation, sandbox_env, sandboxed
-from kernelbench.eval.worker import RESULT, SIGNATURE, sign
+from kernelbench.eval.protocol import (
+    REPLY_TYPES,
+    RESULT,
+    SIGNATURE,
+    AnyJob,
+    Message,
+    StageFailure,
+    StageInput,
+    parse_reply,
+    sign,
+)
 
 KEEP_BYTES = 32 * 1024
 SCRUBBED_ENV = ("KERNELBENCH_SECRET_SEED", "KERNELBENCH_SECRET_SEED_FILE")
+PARTNER_GRACE_S = 5.0
+Reply = TypeVar("Reply", bound=Message)
 
 
 @dataclass
 class StageRun:
     role: str
-    result: dict[str, Any] | None = None
+    reply: Message | None = None  # the role's reply or a StageFailure, validated (None: no valid signed reply)
     error: str = ""
     timed_out: bool = False
     returncode: int | None = None
     elapsed_s: float = 0.0
     output: str = ""             # what the process printed (head and tail), for the log only
-    notes: list[str] = field(default_factory=list)
+
+    def reply_as(self, kind: type[Reply]) -> Reply | None:
+        """The reply when the stage answered for its role (not a failure), else None."""
+        return self.reply if isinstance(self.reply, kind) else None
+
+    @property
+    def failure(self) -> StageFailure | None:
+        return self.reply if isinstance(self.reply, StageFailure) else None
 
 
 class _BoundedReader(threading.Thread):
@@ -82,7 +104,7 @@ def one_visible_gpu(visible: str | None) -> str:
     return "0" if visible is None else visible.split(",")[0].strip()
 
 
-def _limits() -> None:
+def child_limits() -> None:
     """In the child: no core dumps, bounded file sizes and process count (a fork bomb or a disk flood stops)."""
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (8 << 30, 8 << 30))
@@ -101,22 +123,22 @@ class StageHandle:
     started: float
 
 
-def start_stage(role: str, job: dict[str, Any], *, device: str, cwd: Path,
-                extra_env: dict[str, str] | None = None, sandbox: Isolation | None = None) -> StageHandle:
+def start_stage(job: AnyJob, *, cwd: Path, extra_env: dict[str, str] | None = None,
+                sandbox: Isolation | None = None) -> StageHandle:
     """Start a worker; the job (with a fresh signing key) goes in on stdin. With a sandbox (the candidate's
     stages), the worker runs inside bubblewrap with the grading folder `cwd` as the only writable place."""
-    out_dir = Path(job["out_dir"])
+    out_dir = Path(job.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     key = secrets.token_bytes(32)
-    payload = json.dumps({**job, "role": role, "key": key.hex()}).encode()
+    payload = StageInput(key=key.hex(), job=job).model_dump_json().encode()
     # -P: the working folder (the grading's, which a candidate stage can write) is not put on sys.path, so a
     # `kernelbench/` planted there cannot stand in for the grader in a later stage
     argv = [sys.executable, "-P", "-m", "kernelbench.eval.worker"]
-    env = {**worker_env(device), **(extra_env or {})}
+    env = {**worker_env(job.device), **(extra_env or {})}
     if sandbox is not None and sandbox.bwrap:
-        argv, env = sandboxed(argv, sandbox.bwrap, workdir=cwd, device=device), sandbox_env(env, cwd)
+        argv, env = sandboxed(argv, sandbox.bwrap, workdir=cwd, device=job.device), sandbox_env(env, cwd)
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=cwd,
-                            env=env, start_new_session=True, preexec_fn=_limits)
+                            env=env, start_new_session=True, preexec_fn=child_limits)
     reader = _BoundedReader(proc.stdout)
     reader.start()
     try:
@@ -124,7 +146,7 @@ def start_stage(role: str, job: dict[str, Any], *, device: str, cwd: Path,
         proc.stdin.close()
     except BrokenPipeError:
         pass
-    return StageHandle(StageRun(role=role), proc, reader, key, out_dir, time.monotonic())
+    return StageHandle(StageRun(role=job.role), proc, reader, key, out_dir, time.monotonic())
 
 
 def finish_stage(handle: StageHandle, timeout_s: float) -> StageRun:
@@ -136,7 +158,7 @@ def finish_stage(handle: StageHandle, timeout_s: float) -> StageRun:
     except subprocess.TimeoutExpired:
         run.timed_out = True
         run.error = f"{run.role} stage exceeded its limit of {timeout_s:g} s and was killed"
-    _kill_group(handle.proc)
+    kill_group(handle.proc)
     handle.reader.join(timeout=5)
     run.elapsed_s = time.monotonic() - handle.started
     run.output = handle.reader.text()
@@ -145,12 +167,33 @@ def finish_stage(handle: StageHandle, timeout_s: float) -> StageRun:
     return run
 
 
-def run_stage(role: str, job: dict[str, Any], *, device: str, timeout_s: float, cwd: Path,
-              extra_env: dict[str, str] | None = None) -> StageRun:
-    return finish_stage(start_stage(role, job, device=device, cwd=cwd, extra_env=extra_env), timeout_s)
+def finish_beside(handle: StageHandle, partner: StageHandle, limit_s: float) -> StageRun:
+    """End a stage run beside a partner (the check stage beside the judge): a partner that ends first stops the
+    stage after a short grace instead of leaving it to its full limit."""
+    stopped = wait_either(handle, partner, limit_s)
+    run = finish_stage(handle, limit_s if not stopped else time.monotonic() - handle.started + PARTNER_GRACE_S)
+    if stopped and run.timed_out:
+        run.error = (f"{run.role} stage stopped {PARTNER_GRACE_S:g} s after the judge had finished (it was "
+                     "waiting for something that will not come, e.g. grading files it deleted)")
+    return run
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def wait_either(handle: StageHandle, partner: StageHandle, limit_s: float) -> bool:
+    """Wait until `handle` ends or its limit passes (False), or until `partner` ends first (True)."""
+    while time.monotonic() - handle.started < limit_s:
+        if handle.proc.poll() is not None:
+            return False
+        if partner.proc.poll() is not None:
+            try:
+                handle.proc.wait(timeout=PARTNER_GRACE_S)
+                return False
+            except subprocess.TimeoutExpired:
+                return True
+        time.sleep(0.05)
+    return False
+
+
+def kill_group(proc: subprocess.Popen) -> None:
     """Kill the stage's whole process group (children it forked included)."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -172,6 +215,17 @@ def _read_result(run: StageRun, out_dir: Path, key: bytes) -> None:
     if not hmac.compare_digest(sign(key, data), sig_path.read_text().strip()):
         run.error = f"{run.role} stage result failed its signature check (written by something else)"
         return
-    run.result = json.loads(data)
-    if "fatal" in run.result:
-        run.error = f"{run.role} stage failed: {run.result['fatal']}"
+    run.reply, run.error = read_reply(run.role, data)
+
+
+def read_reply(role: str, data: bytes) -> tuple[Message | None, str]:
+    """A signed reply validated against the protocol: the role's own reply type, or a failure (with its error)."""
+    try:
+        reply = parse_reply(data)
+    except ValidationError as exc:
+        return None, f"{role} stage reply does not follow the protocol: {str(exc)[:1500]}"
+    if isinstance(reply, StageFailure):
+        return reply, f"{role} stage failed: {reply.fatal}"
+    if not isinstance(reply, REPLY_TYPES[role]):
+        return None, f"{role} stage replied as a {reply.kind} stage"
+    return reply, ""

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 
+from kernelbench.base.models import Ceiling, ShapeResult
 from kernelbench.hardware import GpuProfile, ceiling_for
 from kernelbench.problems.spec import ProblemSpec
-from kernelbench.results.run import Ceiling, ShapeResult
 
 # a measurement this much under the physical minimum time is impossible, not fast (timer resolution slack)
 SPEED_OF_LIGHT_SLACK = 0.98

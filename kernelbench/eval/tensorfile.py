@@ -12,21 +12,22 @@ now closes before anything runs (`portable.guards.warm_math_library`)."""
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 import torch
 
-MAGIC = b"KBT1"
+from kernelbench.eval.protocol import TENSOR_FILE_MAGIC as MAGIC
+from kernelbench.eval.protocol import TensorHeader, TensorMeta
+
 ALIGN = 64  # bytes; at least every dtype's element size, and a cache line
 
 
-def tensor_meta(t: torch.Tensor) -> dict[str, Any]:
+def tensor_meta(t: torch.Tensor) -> TensorMeta:
     """What a saved tensor's header says about it (dtype, shape, strides, dense, device)."""
-    return {"dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape), "stride": list(t.stride()),
-            "dense": _non_overlapping_dense(t), "device": t.device.type}
+    return TensorMeta(dtype=str(t.dtype).removeprefix("torch."), shape=list(t.shape), stride=list(t.stride()),
+                      dense=_non_overlapping_dense(t), device=t.device.type)
 
 
 def _non_overlapping_dense(t: torch.Tensor) -> bool:
@@ -45,8 +46,8 @@ def _padding(offset: int) -> int:
 
 def save_tensors(path: Path, tensors: list[torch.Tensor], *, single: bool) -> None:
     path = Path(path)
-    meta = {"single": single, "align": ALIGN, "tensors": [tensor_meta(t) for t in tensors]}
-    header = json.dumps(meta).encode()
+    header = TensorHeader(single=single, align=ALIGN, tensors=[tensor_meta(t) for t in tensors]).model_dump_json()
+    header = header.encode()
     header += b" " * _padding(12 + len(header))  # JSON allows trailing blanks: the data starts aligned
     tmp = path.with_name(f".{path.name}.tmp")
     with open(tmp, "wb") as handle:
@@ -68,33 +69,42 @@ def _read_aligned(path: Path) -> torch.Tensor:
     return buffer
 
 
-def load_tensors(path: Path, device: str | torch.device = "cpu") -> tuple[list[torch.Tensor], bool, list[dict]]:
-    """(tensors with their saved strides where dense, single?, per-tensor metadata)."""
+def _dtype(name: str) -> torch.dtype:
+    dtype = getattr(torch, name, None)
+    if not isinstance(dtype, torch.dtype):
+        raise ValueError(f"unknown dtype {name!r} in a tensor file header")
+    return dtype
+
+
+def load_tensors(path: Path, device: str | torch.device = "cpu") -> tuple[list[torch.Tensor], TensorHeader]:
+    """The tensors (with their saved strides where dense) and the file's header. A file a candidate stage wrote is
+    untrusted: a header that does not validate, or data shorter than it claims, is a ValueError."""
     buffer = _read_aligned(path)
     if buffer[:4].numpy().tobytes() != MAGIC:
         raise ValueError(f"{path} is not a tensor file")
     size = int.from_bytes(buffer[4:12].numpy().tobytes(), "little")
-    meta = json.loads(buffer[12:12 + size].numpy().tobytes())
-    align = meta.get("align", 1)
+    header = TensorHeader.model_validate_json(buffer[12:12 + size].numpy().tobytes())
     offset, tensors = 12 + size, []
-    for info in meta["tensors"]:
-        dtype = getattr(torch, info["dtype"])
+    for info in header.tensors:
+        dtype = _dtype(info.dtype)
         count = 1
-        for d in info["shape"]:
+        for d in info.shape:
             count *= d
         itemsize = torch.empty((), dtype=dtype).element_size()
         nbytes = count * itemsize
         flat = buffer[offset:offset + nbytes]
+        if flat.numel() != nbytes:
+            raise ValueError(f"{path.name}: the data ends before the tensors its header describes")
         if flat.data_ptr() % itemsize:  # a file without padding: copy to aligned memory
             flat = flat.clone()
-        offset += nbytes + (-nbytes % align)
-        value = flat.view(dtype).reshape(info["shape"]).to(device)
-        if info["dense"] and list(value.stride()) != info["stride"]:
-            value = torch.empty_strided(info["shape"], info["stride"], dtype=dtype, device=device).copy_(value)
+        offset += nbytes + (-nbytes % header.align)
+        value = flat.view(dtype).reshape(info.shape).to(device)
+        if info.dense and list(value.stride()) != info.stride:
+            value = torch.empty_strided(info.shape, info.stride, dtype=dtype, device=device).copy_(value)
         tensors.append(value)
-    return tensors, meta["single"], meta["tensors"]
+    return tensors, header
 
 
 def load_output(path: Path, device: str | torch.device = "cpu") -> Any:
-    tensors, single, _ = load_tensors(path, device)
-    return tensors[0] if single else tuple(tensors)
+    tensors, header = load_tensors(path, device)
+    return tensors[0] if header.single else tuple(tensors)

@@ -1,19 +1,26 @@
-"""From stage records to verdicts: the candidate's guard records (its own process) and the judge's comparison
-(a trusted process) become one SeedResult per case and integrity findings."""
+"""From stage records to verdicts: what the candidate's stages recorded (their own processes) and what the judge
+decided (a trusted process) become one SeedResult per case, integrity findings, and the grading's outcome.
+
+Every function here is pure: protocol records in, findings or results out (the grader logs and collects them).
+"""
 
 from __future__ import annotations
 
 import math
-from typing import Any
 
+from kernelbench.base.catalogue import finding
+from kernelbench.base.models import Finding, Grading, Outcome, SeedResult
 from kernelbench.eval.cases import Case
-from kernelbench.results.run import Finding, SeedResult
+from kernelbench.eval.failures import GuardFailed
+from kernelbench.eval.protocol import (
+    CandidateReport,
+    CaseRecord,
+    CaseVerdict,
+    ErrorSize,
+    KeptCall,
+    ShapeTiming,
+)
 
-CLASS_NAMES = {1: "library bypass", 2: "stale memory", 3: "input mutation", 4: "degenerate output",
-               5: "partial computation", 6: "seed or shape overfitting", 7: "memoisation",
-               8: "environment sniffing", 9: "side streams", 10: "lazy outputs", 11: "in-process tampering",
-               12: "grader exit / file edits", 13: "L2 persistence", 14: "precision downgrade",
-               15: "aggregate gaming", 16: "invalid launches"}
 # error-size detector: candidate error vs the reference's own error, both against an fp64 oracle
 ERROR_RATIO_WARN, ERROR_RATIO_FAIL, ERROR_MIN_ULPS = 8.0, 64.0, 4.0
 
@@ -22,27 +29,25 @@ class ReferenceFailed(Exception):
     """The problem's own reference could not run a case: a problem bug, not the candidate's."""
 
 
-def finding(check: str, klass: int, message: str, evidence: str = "", severity: str = "error") -> Finding:
-    return Finding(check=check, klass=klass, class_name=CLASS_NAMES[klass], severity=severity, message=message,
-                   evidence=evidence)
+# ------------------------------------------------------------------------------------------------- checked cases
 
-
-def judge_case(case: Case, cand: dict[str, Any] | None, judged: dict[str, Any] | None) \
-        -> tuple[SeedResult, list[Finding]]:
+def judge_case(case: Case, record: CaseRecord | None, judged: CaseVerdict | None) -> tuple[SeedResult, list[Finding]]:
     base = {"shape_index": case.shape_index, "seed": case.public_seed, "case": case.label}
-    if judged and "reference_error" in judged:
-        raise ReferenceFailed(f"case {case.id}: {judged['reference_error']}")
-    problems, findings = guard_problems(case, cand)
+    if judged is not None and judged.reference_error is not None:
+        raise ReferenceFailed(f"case {case.id}: {judged.reference_error}")
+    if judged is not None and judged.guard_error is not None:
+        raise GuardFailed("judge's", f"case {case.id}: {judged.guard_error}")
+    problems, findings = guard_problems(case, record)
     if problems:
         return SeedResult(**base, passed=False, message="; ".join(problems)), findings
-    if not judged or judged.get("missing"):
+    if judged is None or judged.missing:
         return SeedResult(**base, passed=False, message="no output was saved for this case"), findings
-    result = SeedResult(**base, passed=bool(judged["passed"]), max_abs_err=_finite(judged.get("max_abs_err")),
-                        max_rel_err=_finite(judged.get("max_rel_err")), worst_index=judged.get("worst_index"),
-                        message="; ".join(judged.get("messages", [])))
-    findings += [Finding.model_validate(f) for f in judged.get("integrity", [])]
-    for size in judged.get("error_size", []):
-        findings += error_size_findings(case, size)
+    result = SeedResult(**base, passed=judged.passed, max_abs_err=_finite(judged.max_abs_err),
+                        max_rel_err=_finite(judged.max_rel_err), worst_index=judged.worst_index,
+                        message="; ".join(judged.messages))
+    findings += judged.integrity
+    for size in judged.error_size:
+        findings += error_size_findings(case.id, size)
     return result, findings
 
 
@@ -50,29 +55,29 @@ def _finite(value: float | None) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
 
-def guard_problems(case: Case, cand: dict[str, Any] | None) -> tuple[list[str], list[Finding]]:
-    if cand is None:
+def guard_problems(case: Case, record: CaseRecord | None) -> tuple[list[str], list[Finding]]:
+    if record is None:
         return ["the candidate's stage ended before this case ran"], []
-    if "error" in cand:
-        return [f"the candidate raised: {cand['error'].splitlines()[0]}"], []
+    if record.error is not None:
+        return [f"the candidate raised: {record.error.splitlines()[0]}"], []
     problems, findings = [], []
-    if "type_error" in cand:
-        problems.append(cand["type_error"])
-        findings.append(finding("exact_type", 10, cand["type_error"], f"case {case.id}"))
-    for msg in cand.get("inputs", []):
+    if record.type_error is not None:
+        problems.append(record.type_error)
+        findings.append(finding("exact_type", 10, record.type_error, f"case {case.id}"))
+    for msg in record.inputs:
         problems.append(msg)
         findings.append(finding("inputs_unchanged", 3, msg, f"case {case.id}"))
-    for msg in cand.get("flags", []):
+    for msg in record.flags:
         problems.append(f"backend flag {msg}")
         findings.append(finding("flag_pinning", 14, f"backend flag {msg}", f"case {case.id}"))
     return problems, findings
 
 
-def error_size_findings(case: Case, size: dict[str, float]) -> list[Finding]:
+def error_size_findings(case_id: str, size: ErrorSize) -> list[Finding]:
     """A candidate whose error against fp64 is far larger than the reference's own computes in lower precision."""
-    err_c, err_r, eps = size["candidate"], size["reference"], size["eps"]
+    err_c, err_r, eps = size.candidate, size.reference, size.eps
     ratio = err_c / max(err_r, eps / 64)
-    evidence = (f"case {case.id} output {size['output']}: candidate rms error {err_c:.3g}, reference {err_r:.3g} "
+    evidence = (f"case {case_id} output {size.output}: candidate rms error {err_c:.3g}, reference {err_r:.3g} "
                 f"(ratio {ratio:.3g}) against an fp64 oracle")
     if err_c <= ERROR_MIN_ULPS * eps:
         return []  # a few units in the last place is rounding, whatever the ratio
@@ -82,3 +87,130 @@ def error_size_findings(case: Case, size: dict[str, float]) -> list[Finding]:
     if ratio > ERROR_RATIO_WARN:
         return [finding("error_size", 14, "error well above the reference's own", evidence, severity="warning")]
     return []
+
+
+# ------------------------------------------------------------------------------------------------- candidate stages
+
+def candidate_stage_findings(stage: str, report: CandidateReport | None) -> list[Finding]:
+    """What a candidate stage's own guards reported (kernelbench.eval.worker.arming), whatever its end."""
+    if report is None:
+        return []
+    return namespace_findings(stage, report.namespace_changes) + introspection_findings(stage, report.introspection)
+
+
+def introspection_findings(stage: str, refused: list[str]) -> list[Finding]:
+    """The stage's audit hook refused the solution's reach for frames or live objects
+    (kernelbench.eval.integrity.introspection)."""
+    if not refused:
+        return []
+    return [finding("introspection", 8, f"{stage} stage: solution code reached for the interpreter's stack frames or "
+                    f"live objects at run time ({len(refused)} attempt(s), refused)", "; ".join(refused[:4])[:2000])]
+
+
+def namespace_findings(stage: str, changes: list[str]) -> list[Finding]:
+    """The stage's watch over the grader's own code and the library functions it calls saw them changed while the
+    candidate was loaded (kernelbench.eval.integrity.namespaces)."""
+    if not changes:
+        return []
+    shown = "; ".join(changes[:6]) + (f"; and {len(changes) - 6} more" if len(changes) > 6 else "")
+    return [finding("namespace_watch", 11, f"{stage} stage: code the grader runs beside the candidate was changed at "
+                    f"run time ({len(changes)} name(s) replaced, deleted or rewritten in place)", shown[:2000])]
+
+
+def signature_findings(error: str) -> list[Finding]:
+    """A stage reply that failed its signature check was written by something other than the stage's worker."""
+    return [finding("trusted_channel", 11, error)] if "signature" in error else []
+
+
+def republished_findings(case_ids: list[str]) -> list[Finding]:
+    if not case_ids:
+        return []
+    return [finding("grading_files", 12, "the candidate deleted the inputs the judge had published for it; the judge "
+                    "published them again", f"cases {', '.join(sorted(set(case_ids)))}")]
+
+
+def edited_copy_findings(changed: list[str]) -> list[Finding]:
+    if not changed:
+        return []
+    return [finding("grading_files", 12, "the grader's copy of the problem files was deleted or edited during "
+                    "grading", ", ".join(changed))]
+
+
+def missing_files_findings(missing: list[str]) -> list[Finding]:
+    return [finding("grading_files", 12, "files the bench stage needs were deleted during the check stage; nothing "
+                    "could be timed", missing[0])]
+
+
+# ------------------------------------------------------------------------------------------------- timed calls
+
+def first_line(error: str) -> str:
+    return error.splitlines()[0] if error else "unknown error"
+
+
+def timing_failure_findings(index: int, error: str) -> list[Finding]:
+    """A shape that could not be timed because a timed call returned a wrong output."""
+    if "TimedOutputInvalid" not in error:
+        return []
+    return [finding("timed_output", 8, f"shape {index}: a timed call returned a wrong output though the checked calls "
+                    "were right", first_line(error))]
+
+
+def timing_guard_findings(index: int, timing: ShapeTiming, device: str) -> list[Finding]:
+    """What the bench stage's guards saw on a timed shape: the in-place memo probe, backend flags, side streams,
+    blind audit windows."""
+    found = []
+    if timing.memo_probe.startswith("failed"):
+        found.append(finding("memo_probe", 7, f"shape {index}: after its input was overwritten in place the output "
+                             "did not change", timing.memo_probe[:500]))
+    found += [finding("flag_pinning", 14, f"during timing: backend flag {msg}") for msg in timing.flags]
+    if timing.side_stream_samples > len(timing.samples_ms) // 2:
+        found.append(finding("side_streams", 9, f"shape {index}: work finished after the call's own end event in "
+                             f"{timing.side_stream_samples} samples; timed up to the device-wide synchronise instead",
+                             severity="warning"))
+    if timing.blind_windows and device == "cuda":
+        found.append(finding("timed_windows", 11, f"shape {index}: {timing.blind_windows} audited window(s) of timed "
+                             "calls recorded no kernel at all, not even the grader's own L2 flush: something in the "
+                             "process kept the kernel recorder from seeing the calls",
+                             f"recorder: {timing.audit_recorder}", severity="warning"))
+    return found
+
+
+def refused_kept_findings(records: list[KeptCall]) -> list[Finding]:
+    return [finding("fresh_inputs", 10, f"a timed call on fresh inputs (call {r.call} of {r.of}) returned an "
+                    "output the grader refuses", r.type_error[:500]) for r in records if r.type_error is not None]
+
+
+def fresh_verdict_findings(case: Case, record: KeptCall, judged: CaseVerdict) -> list[Finding]:
+    """A kept timed call judged on the fresh inputs it was given: wrong, or computed in lower precision."""
+    where = f"shape {case.shape_index}, timed call {record.call} of {record.of}"
+    found = list(judged.integrity)
+    for size in judged.error_size:
+        found += [f for f in error_size_findings(f"{case.id} ({where})", size) if f.severity == "error"]
+    if not judged.passed:
+        messages = judged.messages or ["no output could be compared"]
+        found.append(finding("fresh_inputs", 8, f"{where}: on fresh inputs (drawn just before the call, unseen by any "
+                             "earlier call) the output was wrong though the checked calls were right",
+                             messages[0][:500]))
+    return found
+
+
+# ------------------------------------------------------------------------------------------------- the outcome
+
+def decide(grading: Grading, findings: list[Finding], *, correct: bool, timed: bool, shapes_expected: int,
+           unjudged: str) -> None:
+    """The grading's outcome: integrity errors first (INVALID), then correctness, then whether every shape has a
+    published median (a grading that timed nothing it could vouch for is a benchmark failure)."""
+    grading.correct = correct
+    if any(f.severity == "error" for f in findings):
+        grading.outcome = Outcome.INVALID
+        errors = dict.fromkeys(f"class {f.klass} ({f.class_name}): {f.message}"  # once each, in order
+                               for f in findings if f.severity == "error")
+        grading.reasons.insert(0, "integrity: " + "; ".join(errors))
+    elif not correct:
+        grading.outcome = Outcome.CHECK_FAILED
+    elif not timed:
+        grading.outcome = Outcome.PASS
+    elif unjudged or len(grading.shapes) != shapes_expected or any(s.median_ms is None for s in grading.shapes):
+        grading.outcome = Outcome.BENCHMARK_FAILED
+    else:
+        grading.outcome = Outcome.PASS

@@ -10,17 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from kernelbench.base.models import Finding, Grading, Outcome
+from kernelbench.eval.integrity.templates import agent_template_findings as template_findings
 from kernelbench.harness.agents.base import AgentReport
 from kernelbench.harness.process import ProcessResult
-from kernelbench.harness.workspace import TemplateChange
-from kernelbench.results.run import Finding, Grading, Outcome
 
-
-def template_findings(changes: list[TemplateChange]) -> list[Finding]:
-    return [Finding(check="template_hash", klass=12, class_name="grader exit / file edits", severity="error",
-                    message=f"the agent {change.kind} the template file {change.path}",
-                    evidence=change.diff or f"{change.path} {change.kind}", file=change.path)
-            for change in changes]
+__all__ = ["classify", "template_findings"]
 
 
 def classify(proc: ProcessResult | None, report: AgentReport | None, grade: Any | None,

@@ -8,7 +8,6 @@ afterwards makes the run INVALID, and the diff against the pristine copy is reco
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import importlib
 import inspect
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelbench.errors import KernelBenchError
+from kernelbench.eval.integrity.templates import TemplateChange, file_change
 from kernelbench.problems.loader import shapes_for
 from kernelbench.problems.spec import ProblemSpec, load_problem_spec
 
@@ -29,14 +29,6 @@ SHAPES_FILE = "shapes.json"
 SOLUTION_FILE = "solution.py"
 SIDECAR_SUFFIXES = {".py", ".cu", ".cuh", ".cpp", ".cc", ".c", ".h", ".hpp", ".ptx", ".txt", ".json", ".yaml"}
 SKIP_DIRS = {"__pycache__", ".git", "build", ".cache", ".triton", "node_modules", ".ipynb_checkpoints"}
-MAX_DIFF_CHARS = 20_000
-
-
-@dataclass
-class TemplateChange:
-    path: str
-    kind: str                     # modified | deleted
-    diff: str = ""
 
 
 @dataclass
@@ -52,10 +44,10 @@ class Workspace:
         changes = []
         for rel, digest in sorted(self.hashes.items()):
             path = self.root / rel
-            if not path.is_file():
-                changes.append(TemplateChange(rel, "deleted"))
-            elif _sha256(path) != digest:
-                changes.append(TemplateChange(rel, "modified", _diff(self.pristine / rel, path, rel)))
+            if path.is_file() and _sha256(path) == digest:
+                continue
+            change = file_change(path, (self.pristine / rel).read_bytes(), rel)
+            changes.append(change or TemplateChange(rel, "modified"))
         return changes
 
     def template_names(self) -> set[str]:
@@ -196,11 +188,3 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _diff(before: Path, after: Path, rel: str) -> str:
-    try:
-        old = before.read_text(encoding="utf-8").splitlines(keepends=True)
-        new = after.read_text(encoding="utf-8").splitlines(keepends=True)
-    except UnicodeDecodeError:
-        return f"{rel}: binary content changed"
-    text = "".join(difflib.unified_diff(old, new, f"a/{rel}", f"b/{rel}"))
-    return text if len(text) <= MAX_DIFF_CHARS else text[:MAX_DIFF_CHARS] + "\n… (diff truncated)\n"

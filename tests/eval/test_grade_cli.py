@@ -114,7 +114,7 @@ def test_deleting_grading_files_neither_hangs_nor_touches_the_source_folder(toy_
     checks = {(f.check, f.severity) for f in report.integrity}
     sandboxed = report.environment.isolation == "bwrap"  # then the source folder is read-only to the candidate
     assert ("grading_files", "error") in checks
-    assert (("template_hashes", "warning") in checks) is not sandboxed
+    assert (("template_hash", "warning") in checks) is not sandboxed
     assert report.grading.outcome is Outcome.INVALID
     assert (problem / "reference.py").read_text().endswith("# edited") is not sandboxed
     assert report.grading.elapsed_s < 100

@@ -13,10 +13,17 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from kernelbench.eval import grade
+from kernelbench.base.models import Grading
+from kernelbench.eval import grading, process
 from kernelbench.eval.cli import stage_limit
-from kernelbench.eval.judge import kahan_evidence
-from kernelbench.problems.loader import file_hashes, load_module
+from kernelbench.eval.grading import GradingOptions, GradingPlan, GradingState
+from kernelbench.eval.integrity.hooks import load_guards
+from kernelbench.eval.integrity.templates import Snapshot, grading_template_findings
+from kernelbench.eval.protocol import ShapeTiming
+from kernelbench.eval.verdict import timing_guard_findings
+from kernelbench.eval.worker.comparison import Comparer
+from kernelbench.problems.loader import load_module
+from kernelbench.problems.spec import load_problem_spec
 
 DECK = Path(__file__).resolve().parents[2] / "problems"
 
@@ -26,13 +33,14 @@ def test_source_folder_is_reported_never_written_workspace_copy_is_restored(tmp_
     problem.mkdir(), workspace.mkdir()
     source, copy = problem / "reference.py", workspace / "check.py"
     source.write_text("original"), copy.write_text("workspace original")
-    watched = [source, copy]
-    before, hashes = grade._snapshot(watched), file_hashes(watched)
+    before = Snapshot.take([source, copy])
     source.write_text("edited"), copy.write_text("edited")
-    found = grade.template_findings(before, hashes, problem)
-    by_path = {Path(f.evidence).name: f for f in found}
+    found = grading_template_findings(before, problem)
+    by_path = {Path(f.file).name: f for f in found}
     assert by_path["reference.py"].severity == "warning" and source.read_text() == "edited"
     assert by_path["check.py"].severity == "error" and copy.read_text() == "workspace original"
+    assert all(f.check == "template_hash" and f.klass == 12 for f in found)
+    assert "-workspace original" in by_path["check.py"].evidence  # the diff against the bytes from before
 
 
 def _handle(*argv: str) -> SimpleNamespace:
@@ -43,28 +51,34 @@ def test_a_stage_is_stopped_soon_after_its_partner_ends():
     waiting, partner = _handle("import time; time.sleep(60)"), _handle("pass")
     started = time.monotonic()
     try:
-        assert grade.wait_either(waiting, partner, limit_s=60) is True
-        assert time.monotonic() - started < grade.PARTNER_GRACE_S + 10
+        assert process.wait_either(waiting, partner, limit_s=60) is True
+        assert time.monotonic() - started < process.PARTNER_GRACE_S + 10
     finally:
         waiting.proc.kill(), waiting.proc.wait(), partner.proc.wait()
     done, other = _handle("pass"), _handle("import time; time.sleep(60)")
     try:
-        assert grade.wait_either(done, other, limit_s=60) is False
+        assert process.wait_either(done, other, limit_s=60) is False
     finally:
         other.proc.kill(), other.proc.wait()
 
 
+def _plan(tmp_path: Path, problem: str, device: str) -> GradingPlan:
+    return GradingPlan.create(DECK / problem / "reference.py", DECK / problem, tmp_path,
+                              GradingOptions(device=device, shapes="smoke"), load_guards())
+
+
 def test_required_sass_of_the_problem_reaches_the_fp8_check(monkeypatch, tmp_path):
     from kernelbench.eval.integrity import sass
+    from kernelbench.eval.protocol import DeviceInfo
+    from kernelbench.eval.stages import audits
 
     seen = {}
     monkeypatch.setattr(sass, "collect_sass", lambda roots: ([], []))
     monkeypatch.setattr(sass, "fp8_sass_check", lambda launched, kernels, errors, required=None:
                         seen.setdefault("required", required) and [])
-    grader = grade.Grader(DECK / "01_fp8_gemm" / "reference.py", DECK / "01_fp8_gemm", "cuda", "smoke",
-                          "candidate", dict(grade.STAGE_LIMITS_S), True, tmp_path)
-    grader.launches, grader.device_info = {"my_fp8_gemm_kernel": 1.0}, {"arch": "sm_90"}
-    grader.run_launch_checks()
+    plan = _plan(tmp_path, "01_fp8_gemm", "cuda")
+    state = GradingState(Grading(), launches={"my_fp8_gemm_kernel": 1.0}, device_info=DeviceInfo(arch="sm_90"))
+    audits.launches(plan, state)
     assert seen["required"] == ["QGMMA", "QMMA"]
 
 
@@ -78,12 +92,23 @@ def test_naive_softmax_accumulation_gets_a_kahan_finding_with_evidence():
     (x,) = ref.get_inputs(shape, 7, "cpu", case="absorb")
     oracle = ref.oracle(model, x)
     terms = (oracle / oracle.amax(dim=-1, keepdim=True)).float()
-    ctx = {"kahan": True, "torch": torch, "job": {"problem_dir": str(problem)}}
-    case = {"id": "s0_stress0"}
+    comparer = Comparer(torch, ref, "cpu", load_guards().kahan_bound(load_problem_spec(problem), problem))
     naive = (terms / lane_sums(terms, 1, False).float()[:, None]).float()
-    found = kahan_evidence(ctx, case, naive, oracle)
-    assert found and found[0]["class"] == 14 and "row" in found[0]["evidence"] and "Kahan" in found[0]["evidence"]
-    assert kahan_evidence(ctx, case, oracle.float(), oracle) == []
+    found = comparer.kahan_evidence("s0_stress0", naive, oracle)
+    assert found and found[0].klass == 14 and "row" in found[0].evidence and "Kahan" in found[0].evidence
+    assert comparer.kahan_evidence("s0_stress0", oracle.float(), oracle) == []
+
+
+def test_a_kahan_guard_that_raises_is_the_grader_s_failure_not_a_verdict():
+    """The row-sum check runs on an output the comparison accepted: if it raises, no finding and no verdict on
+    the candidate can be trusted, so the stage reports the guard's failure (the grading becomes a harness error)."""
+    from kernelbench.eval.failures import GuardFailed
+
+    problem = DECK / "04_kahan_softmax"
+    ref = load_module(problem / "reference.py", "reference")
+    comparer = Comparer(torch, ref, "cpu", 1e-6)
+    with pytest.raises(GuardFailed, match="kahan_row_sum guard could not run"):
+        comparer.kahan_evidence("c", torch.empty(0, 4), torch.empty(0, 4, dtype=torch.float64))
 
 
 def test_stage_limits_parse_or_say_what_is_wrong():
@@ -100,13 +125,13 @@ class _Stop(Exception):
 def test_reference_and_baseline_lines_are_graded_without_the_lint(monkeypatch, toy_problem):
     seen = []
 
-    def init(self, solution, problem_dir, device, shapes_mode, line, limits, lint, workdir):
-        seen.append(lint)
+    def init(solution, problem_dir, workdir, options, guards):
+        seen.append(options.lint)
         raise _Stop
 
-    monkeypatch.setattr(grade.Grader, "__init__", init)
+    monkeypatch.setattr(grading.GradingPlan, "create", init)
     from kernelbench.eval.baselines import measure_baselines
-    from kernelbench.problems.check import check_problem
+    from kernelbench.eval.problem_check import check_problem
 
     for call in (lambda: check_problem(toy_problem, "cpu"), lambda: measure_baselines(toy_problem, "cpu")):
         with pytest.raises(_Stop):
@@ -116,7 +141,7 @@ def test_reference_and_baseline_lines_are_graded_without_the_lint(monkeypatch, t
 
 def test_reference_weights_fall_back_to_the_cpu_the_same_way_in_every_process(toy_problem):
     """On this CPU-only build the CUDA path raises, and the weights are exactly the CPU-seeded ones."""
-    from kernelbench.eval.worker import build_reference
+    from kernelbench.eval.worker.context import build_reference
 
     ref = load_module(toy_problem / "reference.py", "reference")
     kwargs = ref.get_init_kwargs({"M": 4, "N": 5, "K": 6})
@@ -128,9 +153,8 @@ def test_reference_weights_fall_back_to_the_cpu_the_same_way_in_every_process(to
 
 def test_kahan_finding_only_for_outputs_right_element_by_element(tmp_path):
     """NaN (a stale buffer) is the comparison's to report, not blamed on the accumulation."""
-    from kernelbench.eval.judge import judge_output
     from kernelbench.eval.tensorfile import save_tensors
-    from kernelbench.problems.spec import load_problem_spec
+    from kernelbench.eval.worker.judge import Expected, judge_output
 
     problem = DECK / "04_kahan_softmax"
     ref = load_module(problem / "reference.py", "reference")
@@ -139,27 +163,22 @@ def test_kahan_finding_only_for_outputs_right_element_by_element(tmp_path):
     model = ref.Model(**ref.get_init_kwargs(shape))
     (x,) = ref.get_inputs(shape, 3, "cpu", case="absorb")
     expected, oracle = model(x), ref.oracle(model, x)
-    ctx = {"kahan": True, "torch": torch, "reference": ref, "clock": None,
-           "job": {"problem_dir": str(problem), "device": "cpu",
-                   "tolerance": {k: v.model_dump() for k, v in spec.tolerance.items()}}}
+    tolerance = {k: v.model_dump() for k, v in spec.tolerance.items()}
+    judge = SimpleNamespace(ctx=SimpleNamespace(torch=torch, job=SimpleNamespace(device="cpu")),
+                            comparer=Comparer(torch, ref, "cpu", 1e-6, tolerance))
     path = tmp_path / "out.kbt"
     save_tensors(path, [torch.full_like(expected, float("nan"))], single=True)
-    verdict = judge_output(ctx, {"id": "c"}, path, {"expected": expected, "oracle": oracle, "inputs": [x]})
-    assert not verdict["passed"] and verdict["integrity"] == []
+    verdict = judge_output(judge, "c", False, path, Expected(expected=expected, oracle=oracle, inputs=[x]))
+    assert not verdict.passed and verdict.integrity == []
 
 
-def test_a_blind_timed_window_on_a_gpu_is_reported_with_its_recorder(tmp_path):
-    def grader_on(device):
-        return grade.Grader(DECK / "04_kahan_softmax" / "reference.py", DECK / "04_kahan_softmax", device, "smoke",
-                            "candidate", dict(grade.STAGE_LIMITS_S), True, tmp_path / device)
+def test_a_blind_timed_window_on_a_gpu_is_reported_with_its_recorder():
+    from kernelbench.eval.gradelog import timing_notes
 
-    raw = {"samples_ms": [1.0], "blind_windows": 1, "audited_calls": 8, "audit_recorder": "cupti"}
-    grader = grader_on("cuda")
-    grader._timing_guards(0, raw)
-    found = [f for f in grader.findings if f.check == "timed_windows"]
+    timing = ShapeTiming(samples_ms=[1.0], blind_windows=1, audited_calls=8, audit_recorder="cupti")
+    found = [f for f in timing_guard_findings(0, timing, "cuda") if f.check == "timed_windows"]
     assert len(found) == 1 and found[0].klass == 11 and found[0].severity == "warning"
     assert "recorder: cupti" in found[0].evidence
-    assert any("8 timed calls audited" in line for line in grader.bench_log)
-    cpu = grader_on("cpu")
-    cpu._timing_guards(0, {**raw, "audited_calls": None})
-    assert not [f for f in cpu.findings if f.check == "timed_windows"]
+    assert any("8 timed calls audited" in line for line in timing_notes(0, timing))
+    on_cpu = timing.model_copy(update={"audited_calls": None})
+    assert not [f for f in timing_guard_findings(0, on_cpu, "cpu") if f.check == "timed_windows"]

@@ -5,9 +5,10 @@ import io
 import torch
 
 from kernelbench.eval.cases import Case
-from kernelbench.eval.judge import error_sizes
 from kernelbench.eval.process import KEEP_BYTES, _BoundedReader
+from kernelbench.eval.protocol import CaseRecord, CaseVerdict
 from kernelbench.eval.verdict import error_size_findings, judge_case
+from kernelbench.eval.worker.comparison import error_sizes
 
 CASE = Case(id="s0_base_42", shape_index=0, shape={"n": 1}, public_seed=42, seed=7, oracle=True)
 
@@ -25,21 +26,30 @@ def test_precision_downgrade_is_flagged_and_honest_error_is_not():
     oracle, reference, downgraded = _gemm_outputs()
     honest = (oracle + 1e-7 * oracle.abs().mean() * torch.randn_like(oracle)).float()
     [size] = error_sizes(downgraded, reference, oracle)
-    [finding] = error_size_findings(CASE, size)
+    [finding] = error_size_findings(CASE.id, size)
     assert finding.klass == 14 and finding.severity == "error" and "ratio" in finding.evidence
-    assert error_size_findings(CASE, error_sizes(honest, reference, oracle)[0]) == []
+    assert error_size_findings(CASE.id, error_sizes(honest, reference, oracle)[0]) == []
 
 
 def test_guard_records_turn_into_findings():
-    judged = {"passed": True, "messages": []}
-    result, findings = judge_case(CASE, {"inputs": ["input 0 was modified by the candidate"], "flags": []}, judged)
+    judged = CaseVerdict(passed=True)
+    result, findings = judge_case(CASE, CaseRecord(inputs=["input 0 was modified by the candidate"]), judged)
     assert not result.passed and findings[0].klass == 3
-    result, findings = judge_case(CASE, {"type_error": "output is a Lazy, not exactly torch.Tensor"}, judged)
+    result, findings = judge_case(CASE, CaseRecord(type_error="output is a Lazy, not exactly torch.Tensor"), judged)
     assert not result.passed and findings[0].klass == 10
-    result, _ = judge_case(CASE, {"error": "RuntimeError: boom\n..."}, None)
+    result, _ = judge_case(CASE, CaseRecord(error="RuntimeError: boom\n..."), None)
     assert not result.passed and "boom" in result.message
-    result, _ = judge_case(CASE, {"saved": True, "flags": [], "inputs": []}, {"missing": True})
+    result, _ = judge_case(CASE, CaseRecord(saved=True), CaseVerdict(missing=True))
     assert not result.passed and "no output" in result.message
+
+
+def test_a_judge_s_guard_failure_is_the_grader_s_not_a_verdict():
+    import pytest
+
+    from kernelbench.eval.failures import GraderFault
+
+    with pytest.raises(GraderFault, match="kahan_row_sum"):
+        judge_case(CASE, CaseRecord(saved=True), CaseVerdict(guard_error="the kahan_row_sum guard could not run: x"))
 
 
 def test_output_flood_is_kept_to_head_and_tail():

@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from kernelbench.eval import worker
 from kernelbench.eval.portable import guards
+from kernelbench.eval.worker import entry
 from kernelbench.problems import loader
+from tests.eval.conftest import minimal_job
 
 VML_HEADER = Path(torch.__file__).parent / "include" / "ATen" / "cpu" / "vml.h"
 
@@ -25,20 +26,19 @@ class _Stop(Exception):
     pass
 
 
-@pytest.mark.parametrize("role", ["judge", "check", "bench"])
+@pytest.mark.parametrize("role", ["judge", "check", "bench", "fresh"])
 def test_every_stage_warms_the_math_library_before_loading_code(role: str, monkeypatch, tmp_path: Path):
     events: list[str] = []
     monkeypatch.setattr(guards, "warm_math_library", lambda: events.append("warm"))
 
-    def load_module(path, name):
-        events.append(f"load {name}")
+    def load_problem(path):
+        events.append("load problem")
         raise _Stop
 
-    monkeypatch.setattr(loader, "load_module", load_module)
+    monkeypatch.setattr(loader, "load_problem", load_problem)
     with pytest.raises(_Stop):
-        worker.run_job({"role": role, "device": "cpu", "line": "candidate", "problem_dir": str(tmp_path),
-                        "module": str(tmp_path / "solution.py"), "cases": [], "out_dir": str(tmp_path)})
-    assert events == ["warm", "load reference"]
+        entry.prepare(minimal_job(role, tmp_path))
+    assert events == ["warm", "load problem"]
 
 
 class _Calls(torch.overrides.TorchFunctionMode):

@@ -11,12 +11,12 @@ def test_tensor_files_keep_dtype_shape_and_strides(tmp_path):
     items = [torch.randn(3, 4).t(), torch.arange(5), torch.randn(2, 3).to(torch.bfloat16), torch.tensor(2.5),
              torch.randn(2, 3, 4).permute(2, 0, 1), torch.randn(4, 1).expand(4, 3), torch.empty(0, 3)]
     save_tensors(tmp_path / "t.kbt", items, single=False)
-    loaded, single, meta = load_tensors(tmp_path / "t.kbt")
-    assert not single
+    loaded, header = load_tensors(tmp_path / "t.kbt")
+    assert not header.single
     for a, b in zip(items, loaded):
         assert torch.equal(a, b) and a.dtype == b.dtype
     assert loaded[0].stride() == (1, 4) and loaded[4].stride() == items[4].stride()
-    assert meta[5]["dense"] is False and meta[5]["stride"] == [1, 0]
+    assert header.tensors[5].dense is False and header.tensors[5].stride == [1, 0]
 
 
 @pytest.mark.parametrize("name", ["t.kbt", "a_much_longer_name_for_the_header.kbt"])
@@ -27,7 +27,7 @@ def test_loaded_tensors_are_aligned_whatever_the_header_length(tmp_path, name):
     items = [torch.arange(3, dtype=torch.uint8), torch.randn(4, 5, dtype=torch.float64), torch.randn(7),
              torch.arange(3, dtype=torch.int16), torch.randn(2, 2, dtype=torch.complex128)]
     save_tensors(tmp_path / name, items, single=False)
-    loaded, _, _ = load_tensors(tmp_path / name)
+    loaded, _ = load_tensors(tmp_path / name)
     for a, b in zip(items, loaded):
         assert torch.equal(a, b) and a.dtype == b.dtype
         assert b.data_ptr() % ALIGN == 0
@@ -41,9 +41,31 @@ def test_files_without_padding_still_load_aligned(tmp_path):
     header = json.dumps(meta).encode()
     raw = b"".join(t.view(torch.uint8).reshape(-1).numpy().tobytes() for t in (x, y))
     (tmp_path / "old.kbt").write_bytes(MAGIC + len(header).to_bytes(8, "little") + header + raw)
-    loaded, _, _ = load_tensors(tmp_path / "old.kbt")
+    loaded, _ = load_tensors(tmp_path / "old.kbt")
     assert torch.equal(loaded[0], x) and torch.equal(loaded[1], y)
     assert loaded[1].data_ptr() % y.element_size() == 0
+
+
+def _raw_file(path, header: dict, data: bytes = b"") -> None:
+    text = json.dumps(header).encode()
+    path.write_bytes(MAGIC + len(text).to_bytes(8, "little") + text + data)
+
+
+@pytest.mark.parametrize("header, data, says", [
+    ({"single": True, "tensors": [{"dtype": "load", "shape": [1], "stride": [1], "dense": True,
+                                   "device": "cpu"}]}, b"\0" * 8, "unknown dtype"),
+    ({"single": True, "tensors": [{"dtype": "float32", "shape": [1000], "stride": [1], "dense": True,
+                                   "device": "cpu"}]}, b"\0" * 8, "data ends before"),
+    ({"single": True, "tensors": [{"dtype": "float32", "shape": [-4], "stride": [1], "dense": True,
+                                   "device": "cpu"}]}, b"", "greater than or equal"),
+    ({"single": True, "tensors": [], "comment": "an undeclared key"}, b"", "Extra inputs"),
+    ({"single": [1], "tensors": []}, b"", "single"),
+])
+def test_a_tensor_file_a_candidate_wrote_is_validated_before_use(tmp_path, header, data, says):
+    """The check stage writes its outputs in the candidate's process: the judge parses them as untrusted input."""
+    _raw_file(tmp_path / "bad.kbt", header, data)
+    with pytest.raises(ValueError, match=says):
+        load_tensors(tmp_path / "bad.kbt")
 
 
 def _sets():

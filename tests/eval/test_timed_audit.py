@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from contextlib import contextmanager
+from pathlib import Path
 
 import torch
 
 from kernelbench.eval.portable.timing import TimedAudit, time_function
-from kernelbench.eval.worker import AUDIT_WINDOW_CALLS, AUDIT_WINDOWS, timed_audit
+from kernelbench.eval.worker.audit import AUDIT_WINDOW_CALLS, AUDIT_WINDOWS, timed_audit
+from tests.eval.conftest import bench_context
 
 CPU = torch.device("cpu")
+KAHAN = Path(__file__).resolve().parents[2] / "problems" / "04_kahan_softmax"
 
 
 def _recorded_calls():
@@ -49,10 +52,9 @@ def test_a_window_still_open_when_the_loop_ends_is_closed_and_kept():
     assert "call6" in audit.launches and audit.audited >= 1
 
 
-def test_the_worker_draws_windows_from_the_secret_seed_within_the_trials():
+def test_the_worker_draws_windows_from_the_secret_seed_within_the_trials(tmp_path):
     def ctx(seed):
-        return {"job": {"rotation_seed": seed, "timing": {"trials": 30}, "line": "candidate",
-                        "problem_dir": "/nonexistent"}, "device": CPU, "candidate": object()}
+        return bench_context(tmp_path, KAHAN, rotation_seed=seed, trials=30)
 
     draws = {frozenset(timed_audit(ctx(seed), 0).starts) for seed in range(40)}
     assert len(draws) > 10  # the windows move with the secret
@@ -90,7 +92,7 @@ def test_every_call_of_the_loop_may_be_watched():
     number is safe to misbehave at."""
     import random
 
-    from kernelbench.eval.worker import audit_window_starts
+    from kernelbench.eval.worker.audit import audit_window_starts
 
     watched = set()
     for seed in range(200):
@@ -99,12 +101,11 @@ def test_every_call_of_the_loop_may_be_watched():
     assert set(range(600)) <= watched
 
 
-def test_stress_calls_stretch_the_blocks():
+def test_stress_calls_stretch_the_blocks(tmp_path):
     """With three stress sets to each base set, the loop's shortest length is four times as many calls: the three
     first windows spread over all of it instead of crowding its first quarter."""
     def ctx(seed):
-        return {"job": {"rotation_seed": seed, "timing": {"trials": 30}, "line": "candidate",
-                        "problem_dir": "/nonexistent"}, "device": CPU, "candidate": object()}
+        return bench_context(tmp_path, KAHAN, rotation_seed=seed, trials=30)
 
     shortest = 4 * (30 + AUDIT_WINDOWS * AUDIT_WINDOW_CALLS)
     firsts = [sorted(s for s in timed_audit(ctx(seed), 0, 4.0).starts if s < shortest) for seed in range(40)]

@@ -19,6 +19,7 @@ from kernelbench.eval.cases import Case, build_cases, timed_stress_cases, timed_
 from kernelbench.eval.portable.timing import Rotation, TimedOutputInvalid, time_function
 from kernelbench.problems.loader import load_module
 from kernelbench.problems.spec import load_problem_spec
+from tests.eval.conftest import bench_context
 
 KAHAN = Path(__file__).resolve().parents[2] / "problems" / "04_kahan_softmax"
 
@@ -153,66 +154,63 @@ def _float32_running_sum_softmax(x):
     return e / lane_sums(e, 64, False).float()[:, None]
 
 
-def _bench_ctx(tmp_path: Path, model_cls: type, judge_timed: bool = True) -> tuple[dict, list[dict]]:
-    from kernelbench.eval.judge import publish_inputs
+def _bench_ctx(tmp_path: Path, model_cls: type, judge_timed: bool = True):
+    from kernelbench.eval.integrity.hooks import load_guards
     from kernelbench.eval.tensorfile import save_tensors
+    from kernelbench.eval.worker.judge import publish_inputs
 
-    spec = load_problem_spec(KAHAN)
     shape = {"rows": 4, "vocab": 4096}
     cases = [Case(id=f"b{k}", shape_index=0, shape=shape, public_seed=k, seed=k) for k in range(3)]
     cases += [Case(id=f"t{k}", shape_index=0, shape=shape, public_seed=k, seed=100 + k, case="absorb",
                    label="stress:absorb") for k in range(2)]
     (tmp_path / "inputs").mkdir(), (tmp_path / "check").mkdir(), (tmp_path / "bench").mkdir()
-    job = {"problem_dir": str(KAHAN), "device": "cpu", "line": "candidate", "module": "solution.py",
-           "inputs_dir": str(tmp_path / "inputs"), "out_dir": str(tmp_path / "bench"), "model_seeds": {"0": 1},
-           "tolerance": {k: v.model_dump() for k, v in spec.tolerance.items()},
-           "timing": {"warmup": 1, "trials": 6, "max_trials": 6, "stderr_target": 0.0, "cuda_graph_below_ms": 0.05},
-           "expected_dir": str(tmp_path / "check"), "expected_prefix": "out", "judge_timed": judge_timed,
-           "rotation_seed": 11}
+    ctx = bench_context(tmp_path, KAHAN, rotation_seed=11, trials=6, candidate=SimpleNamespace(Model=model_cls),
+                        judge_timed=judge_timed, cases=cases,
+                        kahan_bound=load_guards().kahan_bound(load_problem_spec(KAHAN), KAHAN))
+    ctx = ctx.with_line("candidate", SimpleNamespace(Model=model_cls))
+    ctx = type(ctx)(**{**ctx.__dict__, "reference": REF})
     model = REF.Model(**REF.get_init_kwargs(shape))
     for case in cases:
         inputs = REF.get_inputs(shape, case.seed, "cpu", case=case.case)
-        publish_inputs(job, case.id, inputs)
+        publish_inputs(ctx.job.input_path(case.id), inputs)
         save_tensors(tmp_path / "check" / f"out_{case.id}.kbt", [model(*inputs)], single=True)
-    ctx = {"job": job, "torch": torch, "device": torch.device("cpu"), "reference": REF,
-           "candidate": SimpleNamespace(Model=model_cls)}
-    return ctx, [c.model_dump() for c in cases]
+    return ctx, cases
 
 
 def test_a_candidate_switching_to_a_plain_float32_sum_once_timed_is_caught_on_the_absorb_rows(tmp_path):
-    from kernelbench.eval.worker import bench_shape
+    from kernelbench.eval.worker.bench import bench_shape
 
     Switching.calls = 0
     ctx, cases = _bench_ctx(tmp_path, Switching)
     result = bench_shape(ctx, 0, cases)
-    assert "TimedOutputInvalid" in result["error"] and "[stress:absorb]" in result["error"]
-    assert "normalisation" in result["error"]  # the problem's compare() hook, as in the check stage
-    assert result["integrity"] and result["integrity"][0]["check"] == "kahan_row_sum"
-    assert "(timed call)" in result["integrity"][0]["evidence"]
+    assert "TimedOutputInvalid" in result.error and "[stress:absorb]" in result.error
+    assert "normalisation" in result.error  # the problem's compare() hook, as in the check stage
+    assert result.integrity and result.integrity[0].check == "kahan_row_sum"
+    assert "(timed call)" in result.integrity[0].evidence
 
 
 def test_an_honest_candidate_passes_with_stress_sets_met_and_the_judging_unrecorded(tmp_path):
-    from kernelbench.eval.worker import bench_shape
+    from kernelbench.eval.worker.bench import bench_shape
 
     ctx, cases = _bench_ctx(tmp_path, Honest)
     result = bench_shape(ctx, 0, cases)
-    assert "error" not in result, result.get("error")
-    assert len(result["samples_ms"]) == 6 and result["stress_sets"] == 2 and result["memo_probe"] == "ok"
+    assert result.error is None, result.error
+    assert len(result.samples_ms) == 6 and result.stress_sets == 2 and result.memo_probe == "ok"
     # the compare() hook (reference.py code) ran between the timed calls, outside the timed launch audit
-    assert not [n for n in result["launches"] if n.startswith("python::")], result["launches"]
+    assert not [n for n in result.launches if n.startswith("python::")], result.launches
 
 
 def test_baseline_lines_keep_the_plain_tolerance(tmp_path):
     """Without judge_timed (the eager / compiled / SOTA lines timed for baselines) the hook is not applied."""
-    from kernelbench.eval.worker import bench_shape
+    from kernelbench.eval.worker.bench import bench_shape
 
     class Library(Honest):
         def forward(self, x):  # a plain float32 sum, as the SOTA line's library softmax
             return _float32_running_sum_softmax(x)
 
     ctx, cases = _bench_ctx(tmp_path, Library, judge_timed=False)
-    base_only = [c for c in cases if c["label"] == "base"]
-    assert "error" not in bench_shape(ctx, 0, base_only)
+    base_only = [c for c in cases if c.label == "base"]
+    assert bench_shape(ctx, 0, base_only).error is None
 
 
 def test_what_runs_unrecorded_stays_out_of_the_launch_record():
@@ -234,16 +232,18 @@ def test_what_runs_unrecorded_stays_out_of_the_launch_record():
 def test_a_timed_output_far_from_its_checked_one_is_a_precision_drop(tmp_path):
     """The error-size detector on a timed call: the judge measured the checked output's error; a timed output whose
     distance from it exceeds the detector's limits by more than that error is reported, an equal one is not."""
-    from kernelbench.eval.worker import TimedJudge
+    from kernelbench.eval.protocol import ErrorSize
+    from kernelbench.eval.worker.timed_judge import TimedJudge
 
     ctx, cases = _bench_ctx(tmp_path, Honest)
     eps = torch.finfo(torch.float32).eps
-    ctx["job"]["error_sizes"] = {"b0": [{"output": 0, "candidate": 3e-8, "reference": 3e-8, "eps": eps}]}
+    sizes = {"b0": [ErrorSize(output=0, candidate=3e-8, reference=3e-8, eps=eps)]}
+    ctx = type(ctx)(**{**ctx.__dict__, "job": ctx.job.model_copy(update={"error_sizes": sizes})})
     judge = TimedJudge(ctx, cases, [[None]] * len(cases))
     checked = judge.expected[0]
     assert judge.precision(checked.clone(), 0) == []
     coarse = checked.to(torch.bfloat16).float()  # bfloat16 rounding: ~1e-3 relative
     found = judge.precision(coarse, 0)
-    assert found and found[0]["check"] == "error_size" and found[0]["class"] == 14
-    assert "(timed call" in found[0]["evidence"]
+    assert found and found[0].check == "error_size" and found[0].klass == 14
+    assert "(timed call" in found[0].evidence
     assert judge.precision(coarse, 1) == []  # no oracle case: nothing measured to compare with

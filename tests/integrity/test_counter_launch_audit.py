@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from kernelbench.eval.integrity.counters import CounterReading, unprofiled_launch_findings
+from kernelbench.eval.protocol import ShapeTiming
 
 SOFTMAX = SimpleNamespace(forbidden=["torch.softmax"], forbidden_kernels=["cunn_SoftMax"])
 
@@ -26,29 +27,33 @@ def test_own_kernels_in_the_measured_call_pass():
     assert unprofiled_launch_findings(reading, SOFTMAX) == []
 
 
-def _grader_stub(checked: dict[str, float]):
-    from pathlib import Path
-
-    from kernelbench.eval.grade import Grader
+def _audit_timed(checked: dict[str, float], timed: dict[int, ShapeTiming]):
+    """The timing stage's launch audit of the timed calls, on a plan of the Kahan problem (nothing compiled)."""
+    from kernelbench.base.models import Grading
+    from kernelbench.eval.grading import GradingState
+    from kernelbench.eval.integrity.hooks import load_guards
+    from kernelbench.eval.stages.timing import audit_timed_launches
     from kernelbench.problems.spec import load_problem_spec
 
-    stub = SimpleNamespace(launches=checked, lint=True, findings=[], check_log=[],
+    plan = SimpleNamespace(guards=load_guards(), build_env={}, options=SimpleNamespace(lint=True),
                            spec=load_problem_spec(Path(__file__).resolve().parents[2] / "problems" / "04_kahan_softmax"))
-    stub._add_findings = lambda label, found: Grader._add_findings(stub, label, found)
-    stub.compiled_kernels = lambda: []  # nothing compiled by torch.compile here
-    return stub, Grader.audit_timed_launches
+    state = GradingState(Grading(), launches=checked)
+    audit_timed_launches(plan, state, timed)
+    return state
 
 
 def test_library_only_in_the_timed_calls_is_refused():
-    stub, audit = _grader_stub({"aten::exp": 0.0, "aten::sum": 0.0})
-    audit(stub, {"0": {"samples_ms": [1.0], "launches": {"aten::exp": 0.0, "aten::_softmax": 0.0}}, "1": {}})
-    assert [f.klass for f in stub.findings] == [1] and "timed calls only" in stub.findings[0].message
+    state = _audit_timed({"aten::exp": 0.0, "aten::sum": 0.0},
+                         {0: ShapeTiming(samples_ms=[1.0], launches={"aten::exp": 0.0, "aten::_softmax": 0.0}),
+                          1: ShapeTiming()})
+    assert [f.klass for f in state.findings] == [1] and "timed calls only" in state.findings[0].message
+    assert any("[launch audit, timed calls] ERROR class 1" in line for line in state.log.check)
 
 
 def test_timed_calls_seen_when_checked_are_not_reported_twice():
-    stub, audit = _grader_stub({"aten::_softmax": 0.0})
-    audit(stub, {"0": {"launches": {"aten::_softmax": 0.0}}, "1": {"error": "boom"}})
-    assert stub.findings == []
+    state = _audit_timed({"aten::_softmax": 0.0},
+                         {0: ShapeTiming(launches={"aten::_softmax": 0.0}), 1: ShapeTiming(error="boom")})
+    assert state.findings == []
 
 
 @pytest.mark.parametrize("name, refused", [

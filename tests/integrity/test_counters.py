@@ -16,6 +16,7 @@ import torch
 from kernelbench.cli import main as kernelbench_main
 from kernelbench.eval.grade import grade_solution
 from kernelbench.eval.integrity import counters
+from kernelbench.eval.integrity.counter_probe import ProbeStatus
 from kernelbench.eval.integrity.counters import CounterReading, Requirement, decide, parse_ncu_csv
 from kernelbench.problems.loader import load_module
 from kernelbench.problems.spec import load_problem_spec
@@ -168,7 +169,7 @@ NEED = Requirement(1, {"rows": 32, "vocab": 262144}, 67108864.0, 33554432)
 
 def _reading(read: float, kernels: int = 1, **kw) -> CounterReading:
     return CounterReading(read_bytes=read, write_bytes=33554432, kernels=["k"] * kernels, sentinel=True,
-                          status={"called": True}, **kw)
+                          status=ProbeStatus(called=True), **kw)
 
 
 def test_verdict_rule_and_its_evidence():
@@ -185,15 +186,15 @@ def test_verdict_rule_and_its_evidence():
 
 def test_verdict_when_nothing_was_measured():
     assert decide(CounterReading(skipped="ncu not found (x)"), NEED).severity == "info"
-    crashed = decide(CounterReading(status={"stage": "call", "error": "RuntimeError: boom"},
+    crashed = decide(CounterReading(status=ProbeStatus(stage="call", error="RuntimeError: boom"),
                                     log="==PROF== Connected"), NEED)
     assert (crashed.severity, crashed.klass) == ("warning", 8) and "boom" in crashed.evidence
-    quit_early = decide(CounterReading(status={"called": False, "stage": "warm-up"}), NEED)
+    quit_early = decide(CounterReading(status=ProbeStatus(called=False, stage="warm-up")), NEED)
     assert quit_early.severity == "warning" and "warm-up" in quit_early.evidence
-    ours = decide(CounterReading(status={"stage": "range", "error": "RuntimeError: NVTX functions not installed"}),
+    ours = decide(CounterReading(status=ProbeStatus(stage="range", error="RuntimeError: NVTX functions not installed")),
                   NEED)
     assert ours.severity == "info" and "NVTX" in ours.evidence  # the grader's own step: no blame
-    missed = decide(CounterReading(status={"called": True}, log="==WARNING== No kernels were profiled."), NEED)
+    missed = decide(CounterReading(status=ProbeStatus(called=True), log="==WARNING== No kernels were profiled."), NEED)
     assert missed.severity == "info" and "No kernels were profiled" in missed.evidence  # range not seen: no verdict
 
 

@@ -91,11 +91,11 @@ def test_an_allowed_check_is_allowed_for_its_line_only():
 
 def test_lines_without_a_forbidden_op_pass_clean(line_reports):
     """The references that use no forbidden op are what an honest candidate could have written: they must PASS."""
-    from kernelbench.eval.integrity.hooks import static_findings
+    from kernelbench.eval.integrity.hooks import load_guards
     from kernelbench.problems.spec import load_problem_spec
 
     for (problem, line), report in line_reports.items():
         path = REPO / "problems" / problem / f"{line}.py"
-        lint = [f for f in static_findings(path, load_problem_spec(path.parent)) if f.severity == "error"]
+        lint = [f for f in load_guards().static_findings(path, load_problem_spec(path.parent)) if f.severity == "error"]
         if not lint and not SUITE.deck_allowance(problem, line):
             assert report["grading"]["outcome"] == "pass", f"{problem}/{line}: {report['grading'].get('reasons')}"

@@ -10,11 +10,11 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from kernelbench.eval.integrity import launch_audit
 from kernelbench.eval.integrity.hooks import module_constant, required_mnemonics
+from kernelbench.eval.integrity.launches import launch_audit
 from kernelbench.eval.integrity.numerics import kahan_check
 from kernelbench.eval.integrity.sass import base_identifier, fp8_sass_check, split_functions
-from kernelbench.eval.integrity.templates import snapshot, template_findings
+from kernelbench.eval.integrity.templates import Snapshot, grading_template_findings
 
 GEMM = SimpleNamespace(forbidden=["torch.mm"], forbidden_kernels=["nvjet"])
 SOFTMAX = SimpleNamespace(forbidden=["torch.softmax"], forbidden_kernels=["cunn_SoftMax"])
@@ -129,13 +129,14 @@ def test_template_hashing_restores_and_reports(tmp_path: Path):
     target = tmp_path / "problem.yaml"
     target.write_text("tolerance: 1e-5\n")
     created = tmp_path / "check.py"
-    before = snapshot([target, created])
+    before = Snapshot.take([target, created])
     target.write_text("tolerance: 1e9\n")
     created.write_text("print('PASS')\n")
-    found = template_findings(before)
-    assert {f.file for f in found} == {"problem.yaml", "check.py"} and all(f.klass == 12 for f in found)
+    found = grading_template_findings(before, tmp_path / "elsewhere")
+    assert {Path(f.file).name for f in found} == {"problem.yaml", "check.py"} and all(f.klass == 12 for f in found)
+    assert all(f.check == "template_hash" and f.severity == "error" for f in found)
     assert target.read_text() == "tolerance: 1e-5\n" and not created.exists()
-    assert "1e9" in next(f.evidence for f in found if f.file == "problem.yaml")
+    assert "1e9" in next(f.evidence for f in found if f.file.endswith("problem.yaml"))
 
 
 def test_hook_helpers(tmp_path: Path):

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from kernelbench.eval.integrity import lint_solution, lint_source
+from kernelbench.eval.integrity.lint import lint_solution, lint_source
 
 GEMM = SimpleNamespace(forbidden=["torch.mm", "torch.matmul"], forbidden_kernels=["cutlass"])
 SOFTMAX = SimpleNamespace(forbidden=["torch.softmax", "torch.nn.functional.softmax"], forbidden_kernels=[])

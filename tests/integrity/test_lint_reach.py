@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from kernelbench.eval.integrity import lint_source
+from kernelbench.eval.integrity.lint import lint_source
 
 SOFTMAX = SimpleNamespace(forbidden=["torch.softmax"], forbidden_kernels=[])
 

@@ -12,53 +12,87 @@ candidate's output is not read by anyone.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+INPUT_WAIT_S = 5.0
+NVTX_RANGE = "kb_counter_probe"  # ncu profiles the kernels of this range only (counters.ncu_command)
+
+
+class ProbeMessage(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ProbeJob(ProbeMessage):
+    """What the grader hands the probe (a file, since ncu owns the probe's command line)."""
+
+    problem_dir: str
+    module: str
+    device: str
+    shape_index: int
+    shape: dict[str, Any]
+    model_seed: int
+    inputs_dir: str
+    case_ids: list[str]
+    warmup: int
+    status_path: str
+
+
+class ProbeStatus(ProbeMessage):
+    """How far the probe got: written before each step, so a probe killed or crashed says where."""
+
+    called: bool = False
+    stage: Literal["setup", "warm-up", "range", "call", "done"] = "setup"
+    error: str = ""
+    input_set: int | None = None
+    warmup_calls: int | None = None
 
 
 def main(argv: list[str]) -> int:
-    job = json.loads(Path(argv[0]).read_text())
-    status = Path(job["status_path"])
+    job = ProbeJob.model_validate_json(Path(argv[0]).read_bytes())
+    status = Path(job.status_path)
     try:
-        _write(status, {"called": False, "stage": "setup"})
+        _write(status, ProbeStatus(stage="setup"))
         _write(status, run(job, status))
     except BaseException as exc:  # noqa: BLE001  (a candidate's SystemExit or crash is recorded, not obeyed)
-        stage = json.loads(status.read_text()).get("stage") if status.is_file() else "setup"
-        _write(status, {"called": False, "stage": stage,
-                        "error": f"{type(exc).__name__}: {exc}\n{''.join(traceback.format_exception(exc)[-4:])}"})
+        stage = read_status(status).stage if status.is_file() else "setup"
+        _write(status, ProbeStatus(stage=stage, error=f"{type(exc).__name__}: {exc}\n"
+                                                      f"{''.join(traceback.format_exception(exc)[-4:])}"))
     os._exit(0)  # skip atexit hooks a candidate may have registered
 
 
-def run(job: dict[str, Any], status: Path) -> dict[str, Any]:
+def read_status(path: Path) -> ProbeStatus:
+    return ProbeStatus.model_validate_json(path.read_bytes())
+
+
+def run(job: ProbeJob, status: Path) -> ProbeStatus:
     import torch
 
-    from kernelbench.eval.integrity.counters import NVTX_RANGE
     from kernelbench.eval.portable import guards
     from kernelbench.eval.portable.timing import L2Flusher, device_l2_bytes, reset_persisting_l2
-    from kernelbench.eval.worker import build_model, wait_for_inputs
-    from kernelbench.problems.loader import load_module, load_solution
+    from kernelbench.eval.worker.context import build_model, wait_for_inputs
+    from kernelbench.problems.loader import load_problem, load_solution
 
-    device = torch.device(job["device"])
-    ctx = {"torch": torch, "device": device,
-           "reference": load_module(Path(job["problem_dir"]) / "reference.py", "reference"),
-           "candidate": load_solution(Path(job["module"]), "candidate"),
-           "job": {"model_seeds": {str(job["shape_index"]): job["model_seed"]}, "line": "candidate",
-                   "inputs_dir": job["inputs_dir"], "input_wait_s": 5}}
-    model = build_model(ctx, job["shape_index"], job["shape"])
-    sets = [wait_for_inputs(ctx, {"id": case_id}) for case_id in job["case_ids"]]
+    device = torch.device(job.device)
+    reference = load_problem(Path(job.problem_dir)).reference
+    candidate = load_solution(Path(job.module), "candidate")
+    model = build_model(torch, device, reference, candidate, job.model_seed, job.shape)
+    sets = [wait_for_inputs(Path(job.inputs_dir) / f"in_{case_id}.kbt", device, INPUT_WAIT_S)
+            for case_id in job.case_ids]
     guards.pin_backend_flags()
     cuda = device.type == "cuda"
     flush = L2Flusher(device, device_l2_bytes(device))
-    _write(status, {"called": False, "stage": "warm-up"})
+    _write(status, ProbeStatus(stage="warm-up"))
     with torch.no_grad():
-        for i in range(job["warmup"]):
+        for i in range(job.warmup):
             model(*sets[i % len(sets)])
-        measured = job["warmup"] % len(sets)
-        _write(status, {"called": False, "stage": "range"})  # the grader's own steps: a failure is not the candidate's
+        measured = job.warmup % len(sets)
+        _write(status, ProbeStatus(stage="range"))  # the grader's own steps: a failure is not the candidate's
         if cuda:
             torch.cuda.synchronize(device)
             flush()
@@ -66,17 +100,17 @@ def run(job: dict[str, Any], status: Path) -> dict[str, Any]:
             torch.cuda.synchronize(device)
             torch.cuda.nvtx.range_push(NVTX_RANGE)
             torch.cuda._sleep(1000)  # the sentinel
-        _write(status, {"called": False, "stage": "call"})
+        _write(status, ProbeStatus(stage="call"))
         model(*sets[measured])
         if cuda:
             torch.cuda.synchronize(device)
             torch.cuda.nvtx.range_pop()
-    return {"called": True, "input_set": measured, "warmup_calls": job["warmup"]}
+    return ProbeStatus(called=True, stage="done", input_set=measured, warmup_calls=job.warmup)
 
 
-def _write(path: Path, data: dict[str, Any]) -> None:
+def _write(path: Path, status: ProbeStatus) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data))
+    tmp.write_text(status.model_dump_json())
     os.replace(tmp, path)
 
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 import csv
 import fcntl
 import io
-import json
 import os
 import shutil
 import signal
@@ -40,11 +39,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernelbench.eval.integrity.catalogue import finding
-from kernelbench.results.run import Finding
+from kernelbench.base.catalogue import finding
+from kernelbench.base.models import Finding
+from kernelbench.eval.integrity.counter_probe import NVTX_RANGE, ProbeJob, ProbeStatus, read_status
+from kernelbench.eval.protocol import read_tensor_header
 
 CHECK = "dram_bytes"
-NVTX_RANGE = "kb_counter_probe"
 SENTINEL = "spin_kernel"  # torch.cuda._sleep's kernel, launched first inside the range: proof the range was seen
 METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum")
 # every byte the problem must read is read at least once; the 3% spare covers index tensors (block tables,
@@ -66,7 +66,7 @@ class CounterReading:
     write_bytes: float = 0.0
     kernels: list[str] = field(default_factory=list)  # the call's kernels (the sentinel left out)
     sentinel: bool = False       # the range was seen: a call with no kernel really launched none
-    status: dict[str, Any] = field(default_factory=dict)  # what the probe wrote: {"called": true} or {"error": ..}
+    status: ProbeStatus | None = None  # what the probe wrote (None: nothing, it never started)
     skipped: str = ""            # why nothing could be measured (ncu missing, no permission, out of time)
     log: str = ""                # ncu's own messages (never the candidate's output)
     seconds: float = 0.0
@@ -87,19 +87,19 @@ class Requirement:
 # ------------------------------------------------------------------------------------------------- what to read
 
 def output_bytes(kbt_path: Path) -> int | None:
-    """Bytes of the tensors in a grading tensor file, from its header alone (magic, 8-byte length, JSON)."""
-    with open(kbt_path, "rb") as handle:
-        if handle.read(4) != b"KBT1":
-            return None
-        meta = json.loads(handle.read(int.from_bytes(handle.read(8), "little")))
+    """Bytes of the tensors in a grading tensor file, from its header alone."""
+    try:
+        header = read_tensor_header(kbt_path)
+    except ValueError:  # not a tensor file, or a header that does not validate
+        return None
     total = 0
-    for info in meta["tensors"]:
-        if info["dtype"] not in DTYPE_BYTES:
+    for info in header.tensors:
+        if info.dtype not in DTYPE_BYTES:
             return None
         count = 1
-        for size in info["shape"]:
+        for size in info.shape:
             count *= size
-        total += count * DTYPE_BYTES[info["dtype"]]
+        total += count * DTYPE_BYTES[info.dtype]
     return total
 
 
@@ -154,7 +154,7 @@ class _GpuCounterLock:
             self.handle.close()  # closing releases the lock
 
 
-def measure(job: dict[str, Any], workdir: Path, env: dict[str, str], limit_s: float,
+def measure(job: ProbeJob, workdir: Path, env: dict[str, str], limit_s: float,
             cwd: Path | None = None) -> CounterReading:
     """Run the probe under ncu (killed as a group at `limit_s`) and read the report back. `workdir` holds the
     pass's own files; `cwd` is where the probe runs: the grading folder, the working directory of every stage that
@@ -165,7 +165,7 @@ def measure(job: dict[str, Any], workdir: Path, env: dict[str, str], limit_s: fl
         return CounterReading(skipped=f"ncu not found ({where})")
     workdir.mkdir(parents=True, exist_ok=True)
     job_path, export, log = workdir / "probe_job.json", workdir / "counters", workdir / "ncu.log"
-    job_path.write_text(json.dumps({**job, "status_path": str(workdir / "probe_status.json")}))
+    job_path.write_text(job.model_copy(update={"status_path": str(workdir / "probe_status.json")}).model_dump_json())
     with _GpuCounterLock(LOCK_WAIT_S) as locked:
         if not locked:
             return CounterReading(skipped=f"another counter pass held the GPU's counters for {LOCK_WAIT_S:g} s")
@@ -188,11 +188,11 @@ def measure(job: dict[str, Any], workdir: Path, env: dict[str, str], limit_s: fl
 
 def _run_group(cmd: list[str], cwd: Path, env: dict[str, str], limit_s: float) -> bool:
     """True when the limit passed first; the process group (ncu, the probe and its children) is killed."""
-    from kernelbench.eval.process import _limits
+    from kernelbench.eval.process import child_limits
 
     proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True,
-                            preexec_fn=_limits)  # noqa: PLW1509  (the grader's own limits, as every stage)
+                            preexec_fn=child_limits)  # noqa: PLW1509  (the grader's own limits, as every stage)
     try:
         proc.wait(timeout=limit_s)
         timed_out = False
@@ -206,12 +206,12 @@ def _run_group(cmd: list[str], cwd: Path, env: dict[str, str], limit_s: float) -
     return timed_out
 
 
-def _probe_status(path: Path) -> dict[str, Any]:
+def _probe_status(path: Path) -> ProbeStatus | None:
+    """The probe's last status, or None where it wrote none (or something that is not a status)."""
     try:
-        status = json.loads(path.read_text())
+        return read_status(path)
     except (OSError, ValueError):
-        return {}
-    return status if isinstance(status, dict) else {}
+        return None
 
 
 def _read_report(reading: CounterReading, ncu: str, report: Path) -> None:
@@ -254,12 +254,13 @@ def decide(reading: CounterReading, need: Requirement) -> Finding:
     """One finding: an error when the call's kernels read too little, otherwise info (measured, or why not)."""
     if reading.skipped:
         return _not_run(reading.skipped)
-    if not reading.status:
+    status = reading.status
+    if status is None:
         return _not_run(f"the probe did not start under ncu: {_log_tail(reading)}")
-    if reading.status.get("stage") == "range":  # the probe's own NVTX / flush step failed, not the candidate
-        return _not_run(f"the probe could not open its range: {reading.status.get('error', '')[:400]}")
-    if not reading.status.get("called"):
-        what = reading.status.get("error") or f"it ended during its {reading.status.get('stage')} step"
+    if status.stage == "range":  # the probe's own NVTX / flush step failed, not the candidate
+        return _not_run(f"the probe could not open its range: {status.error[:400]}")
+    if not status.called:
+        what = status.error or f"it ended during its {status.stage} step"
         return finding(CHECK, 8, "the candidate failed under the hardware-counter probe although it passed the "
                        "checks outside it", severity="warning", evidence=f"{what} (ncu: {_log_tail(reading)})"[:900])
     if not reading.sentinel:
@@ -312,7 +313,7 @@ class ProbeTarget:
     module: Path
     workdir: Path                # the grading's scratch folder (inputs/, check/ as the stages left them)
     device: str
-    model_seeds: dict[str, int]
+    model_seeds: dict[int, int]
     env: dict[str, str]          # the stages' environment (scrubbed, with the grading's compile caches)
 
 
@@ -351,11 +352,11 @@ def unprofiled_launch_findings(reading: CounterReading, spec) -> list[Finding]:
                    "in the call the hardware-counter pass measured, with torch's profiler off")
 
 
-def probe_job(spec, target: ProbeTarget, index: int, chosen: list) -> dict[str, Any]:
+def probe_job(spec, target: ProbeTarget, index: int, chosen: list) -> ProbeJob:
     """The timed loop's warm-up count plus a few calls the candidate cannot predict, then the measured call."""
     import secrets
 
-    return {"problem_dir": str(target.problem_dir), "module": str(target.module), "device": target.device,
-            "shape_index": index, "shape": chosen[0].shape, "model_seed": target.model_seeds[str(index)],
-            "inputs_dir": str(target.workdir / "inputs"), "case_ids": [c.id for c in chosen],
-            "warmup": spec.timing.warmup + secrets.randbelow(len(chosen) + 1)}
+    return ProbeJob(problem_dir=str(target.problem_dir), module=str(target.module), device=target.device,
+                    shape_index=index, shape=chosen[0].shape, model_seed=target.model_seeds[index],
+                    inputs_dir=str(target.workdir / "inputs"), case_ids=[c.id for c in chosen],
+                    warmup=spec.timing.warmup + secrets.randbelow(len(chosen) + 1), status_path="")

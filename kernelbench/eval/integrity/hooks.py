@@ -1,59 +1,143 @@
-"""The small surface the grader calls (kernelbench.eval.grade / worker), one function per integration point.
+"""The one surface through which the grader calls its guards outside the stage processes (`Guards`), loaded once
+per grading by `load_guards`: a guard module that cannot be imported makes the grading a harness error with the
+reason, never a grading without that guard.
 
-    before the stages:  static_findings(solution, spec)              -> lint of solution + sidecars
-                        worker_env(build_root)                       -> env for the candidate's worker
-    in the worker:      with record_launches(device) as launches: out = model(*inputs)
-    after the stages:   launch_findings(launches, spec, build_root)  -> launch audit + SASS requirement
-                        kahan_findings(spec, problem_dir, out, oracle, case_id)
-                        template snapshot / template_findings        -> grader exit / file edits
+    before the stages:  static_findings(solution, spec)            -> the lint of the solution and its sidecars
+                        build_env(root), kahan_bound(spec, dir)     -> what the stages are given
+    after the stages:   launch_findings(launches, spec)             -> the launch audit of the checked calls
+                        sass_findings(launches, spec, ...)          -> the FP8 tensor-core proof (CUDA, FP8 problems)
+                        timed_launch_findings(names, spec)          -> the launch audit of the timed calls
+                        compiled_kernels(build_env)                  -> torch.compile's kernels, named by their ops
+                        counter_findings(spec, target, cases, ...)  -> the hardware-counter pass (CUDA)
+                        template_findings(snapshot, problem_dir)    -> grader exit / file edits
+
+The guards of the stage processes themselves are armed by kernelbench.eval.worker.arming (candidate stages) and
+called by kernelbench.eval.worker.comparison (Kahan row sums). Each guard here returns findings; one that raises
+is reported as `GuardFailed` (a harness error), not as a finding or a verdict.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
-from kernelbench.eval.integrity.launches import launch_audit
-from kernelbench.eval.integrity.lint import lint_solution
-from kernelbench.eval.integrity.numerics import KAHAN_CHECKS, kahan_check
-from kernelbench.eval.integrity.profiling import record_launches
-from kernelbench.eval.integrity.sass import build_env, collect_sass, fp8_sass_check
-from kernelbench.results.run import Finding
+from kernelbench.base.models import Finding
+from kernelbench.eval.failures import GuardFailed, GuardUnavailable
 
-__all__ = [
-    "kahan_findings",
-    "launch_findings",
-    "needs_sass_check",
-    "record_launches",
-    "static_findings",
-    "worker_env",
-]
-
+# every guard module the grader's parent process runs, imported when the surface is loaded (even those a given
+# grading may not call, e.g. the SASS check on the CPU), so a missing one fails every grading at once
+GUARD_MODULES = ("kernelbench.eval.integrity.lint", "kernelbench.eval.integrity.launches",
+                 "kernelbench.eval.integrity.sass", "kernelbench.eval.integrity.compiled",
+                 "kernelbench.eval.integrity.counters", "kernelbench.eval.integrity.numerics",
+                 "kernelbench.eval.integrity.templates")
 FP8_CHECKS = {"fp8_tensor_cores", "fp8_sass", "fp8"}
+T = TypeVar("T")
 
 
-def static_findings(solution: Path, spec) -> list[Finding]:
-    return sorted(lint_solution(solution, spec), key=lambda f: (f.file or "", f.line or 0))
+def load_guards() -> Guards:
+    for name in GUARD_MODULES:
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            raise GuardUnavailable(name, exc) from exc
+    return Guards()
 
 
-def worker_env(build_root: Path) -> dict[str, str]:
-    """TRITON_CACHE_DIR / TORCH_EXTENSIONS_DIR under a folder the grader owns (the SASS check reads it)."""
-    return build_env(build_root)
+@contextmanager
+def running(guard: str) -> Iterator[None]:
+    try:
+        yield
+    except GuardFailed:
+        raise
+    except Exception as exc:  # a guard's own failure: the grading cannot be trusted without it
+        raise GuardFailed(guard, exc) from exc
+
+
+def _run(guard: str, call: Callable[[], T]) -> T:
+    with running(guard):
+        return call()
+
+
+class Guards:
+    """The parent-side guards of one grading (see the module docstring for when each runs)."""
+
+    def static_findings(self, solution: Path, spec) -> list[Finding]:
+        from kernelbench.eval.integrity.lint import lint_solution
+
+        return _run("ast_lint", lambda: lint_solution(solution, spec))
+
+    def build_env(self, root: Path) -> dict[str, str]:
+        """Compile caches the grader owns (TRITON_CACHE_DIR, TORCH_EXTENSIONS_DIR, TORCHINDUCTOR_CACHE_DIR, ...),
+        so the code of every kernel built while grading can be inspected."""
+        from kernelbench.eval.integrity.sass import build_env
+
+        return _run("build caches", lambda: build_env(root))
+
+    def kahan_bound(self, spec, problem_dir: Path) -> float | None:
+        """reference.py's ROW_SUM_BOUND for a problem with a Kahan leak check (None: no such check)."""
+        from kernelbench.eval.integrity.numerics import KAHAN_CHECKS
+
+        if not set(spec.leak_checks) & KAHAN_CHECKS:
+            return None
+        return row_sum_bound(problem_dir)
+
+    def compiled_kernels(self, build_env: dict[str, str]) -> list[str]:
+        from kernelbench.eval.integrity.compiled import compiled_kernel_names
+
+        return _run("compiled_names", lambda: compiled_kernel_names(build_env.get("TORCHINDUCTOR_CACHE_DIR")))
+
+    def launch_findings(self, launches: dict[str, float], spec) -> list[Finding]:
+        """Forbidden kernels and ops among what ran (and, for a Kahan problem, uncompensated library sums)."""
+        from kernelbench.eval.integrity.launches import launch_audit
+
+        return _run("launch_audit", lambda: launch_audit(list(launches), spec))
+
+    def needs_sass(self, spec, device: str) -> bool:
+        return device == "cuda" and needs_sass_check(spec)
+
+    def sass_findings(self, launches: dict[str, float], spec, *, arch: str | None,
+                      binary_roots: list[Path]) -> list[Finding]:
+        """The FP8 tensor-core proof: the kernels that ran hold FP8 MMA instructions (SASS of the compiled code)."""
+        from kernelbench.eval.integrity.sass import collect_sass, fp8_sass_check
+
+        def check() -> list[Finding]:
+            kernels, errors = collect_sass(binary_roots)
+            return fp8_sass_check(launches, kernels, errors, required=required_mnemonics(spec, arch))
+
+        return _run("fp8_sass", check)
+
+    def timed_launch_findings(self, names: list[str], spec) -> list[Finding]:
+        from kernelbench.eval.integrity.launches import launch_audit, seen_in
+
+        return _run("launch_audit", lambda: seen_in(launch_audit(names, spec), "in the timed calls only"))
+
+    def counter_findings(self, spec, target, cases: list, limit_s: float) -> list[Finding]:
+        from kernelbench.eval.integrity import counters
+
+        return _run("dram_bytes", lambda: counters.counter_check(spec, target, cases, limit_s))
+
+    def counters_apply(self, device: str) -> bool:
+        from kernelbench.eval.integrity import counters
+
+        return counters.applies(device)
+
+    def counters_off(self) -> list[Finding]:
+        from kernelbench.eval.integrity import counters
+
+        return [counters.off_finding()]
+
+    def template_findings(self, before, problem_dir: Path) -> list[Finding]:
+        from kernelbench.eval.integrity.templates import grading_template_findings
+
+        return _run("template_hash", lambda: grading_template_findings(before, problem_dir))
 
 
 def needs_sass_check(spec) -> bool:
     return bool(set(getattr(spec, "leak_checks", [])) & FP8_CHECKS or getattr(spec, "required_sass", None))
-
-
-def launch_findings(launches: dict[str, float], spec, build_root: Path | None = None,
-                    device: str = "cuda", extra_binaries: list[Path] | None = None) -> list[Finding]:
-    """Forbidden kernels/ops among what ran; on CUDA with an fp8 leak check, the FP8 tensor-core proof."""
-    findings = launch_audit(launches, spec)
-    if device == "cuda" and build_root is not None and needs_sass_check(spec):
-        kernels, errors = collect_sass([Path(build_root), *(extra_binaries or [])])
-        gpu_only = {n: t for n, t in launches.items() if not n.startswith("aten::")}
-        findings += fp8_sass_check(gpu_only, kernels, errors, required=required_mnemonics(spec))
-    return findings
 
 
 def required_mnemonics(spec, arch: str | None = None) -> list[str] | None:
@@ -67,16 +151,6 @@ def required_mnemonics(spec, arch: str | None = None) -> list[str] | None:
         major, minor = torch.cuda.get_device_capability() if torch.cuda.is_available() else (9, 0)
         arch = f"sm_{major}{minor}"
     return table.get(arch) or table.get(arch.rstrip("a")) or None
-
-
-def kahan_findings(spec, problem_dir: Path, out, oracle, case_id: str = "") -> list[Finding]:
-    """For problems with a Kahan leak check: the row-sum bound from reference.py's ROW_SUM_BOUND."""
-    if not set(getattr(spec, "leak_checks", [])) & KAHAN_CHECKS:
-        return []
-    bound = row_sum_bound(problem_dir)
-    if bound is None:
-        return []
-    return kahan_check(out, oracle, bound, case_id=case_id)
 
 
 def row_sum_bound(problem_dir: Path) -> float | None:
@@ -100,4 +174,3 @@ def module_constant(path: Path, name: str):
                 except ValueError:
                     return None
     return None
-

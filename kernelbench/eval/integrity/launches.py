@@ -7,11 +7,11 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 
-from kernelbench.eval.integrity.catalogue import finding
+from kernelbench.base.catalogue import finding
+from kernelbench.base.models import Finding
 from kernelbench.eval.integrity.numerics import KAHAN_CHECKS, LIBRARY_CHECK, uncompensated_library_sum
 from kernelbench.eval.integrity.profiling import PROBLEM_CODE_PREFIX
 from kernelbench.eval.integrity.rules import Rules, rules_for_spec
-from kernelbench.results.run import Finding
 
 CHECK = "launch_audit"
 

@@ -11,12 +11,12 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kernelbench.base.catalogue import finding
+from kernelbench.base.models import Finding
 from kernelbench.eval.integrity import tables
-from kernelbench.eval.integrity.catalogue import finding
 from kernelbench.eval.integrity.names import Symbols, collect_symbols, fold_string, is_string_built, qualname
 from kernelbench.eval.integrity.rules import AMBIGUOUS_METHODS, LIBRARY_ROOTS, Rules, rules_for_spec
 from kernelbench.eval.integrity.sidecar import inline_sources, lint_cpp, lint_link_flags, sidecar_files
-from kernelbench.results.run import Finding
 
 CHECK = "ast_lint"
 REFERENCE_MODULES = {"reference", "sota"}

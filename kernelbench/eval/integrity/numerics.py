@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import re
 
-from kernelbench.eval.integrity.catalogue import finding
-from kernelbench.results.run import Finding
+from kernelbench.base.catalogue import finding
+from kernelbench.base.models import Finding
 
 CHECK = "kahan_row_sum"
 LIBRARY_CHECK = "kahan_library_sum"

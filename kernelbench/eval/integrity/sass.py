@@ -20,8 +20,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernelbench.eval.integrity.catalogue import finding
-from kernelbench.results.run import Finding
+from kernelbench.base.catalogue import finding
+from kernelbench.base.models import Finding
 
 CHECK = "fp8_sass"
 BINARY_SUFFIXES = {".cubin", ".so", ".fatbin", ".o"}

@@ -7,11 +7,11 @@ import ast
 import re
 from pathlib import Path
 
+from kernelbench.base.catalogue import finding
+from kernelbench.base.models import Finding
 from kernelbench.eval.integrity import tables
-from kernelbench.eval.integrity.catalogue import finding
 from kernelbench.eval.integrity.names import Symbols, fold_string
 from kernelbench.eval.integrity.rules import Rules
-from kernelbench.results.run import Finding
 
 CHECK = "sidecar_lint"
 SOURCE_SUFFIXES = {".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh", ".inl", ".ptx"}

@@ -1,10 +1,14 @@
-"""The sixteen exploit classes of docs/integrity.md, and one helper that builds a Finding for any of them."""
+"""The sixteen exploit classes of docs/integrity.md, and the one helper that builds a Finding for any of them.
+
+Every guard names its class by number; the name shown beside it comes from here, so a class is spelt the same in
+check.log, result.json and the site.
+"""
 
 from __future__ import annotations
 
 from typing import Literal
 
-from kernelbench.results.run import Finding
+from kernelbench.base.models import Finding
 
 CLASS_NAMES: dict[int, str] = {
     1: "library bypass",
@@ -28,9 +32,9 @@ CLASS_NAMES: dict[int, str] = {
 Severity = Literal["error", "warning", "info"]
 
 
-def finding(check: str, klass: int, message: str, *, severity: Severity = "error", evidence: str = "",
+def finding(check: str, klass: int, message: str, evidence: str = "", *, severity: Severity = "error",
             file: str | None = None, line: int | None = None) -> Finding:
-    """A Finding for exploit class `klass`, its name filled in from the catalogue."""
+    """A Finding of guard `check` for exploit class `klass`, its name filled in from the catalogue."""
     return Finding(check=check, klass=klass, class_name=CLASS_NAMES[klass], severity=severity,
                    message=message, evidence=evidence, file=file, line=line)
 

@@ -1,5 +1,7 @@
 """`kernelbench problem check`: a problem is usable when its spec is valid, its reference passes its own grading
-and a perturbed or degenerate output is rejected by the comparison (so the tolerance can fail at all)."""
+and a perturbed or degenerate output is rejected by the comparison (so the tolerance can fail at all).
+
+It lives with the grader, not with the problems: it runs the grader on the problem's own reference."""
 
 from __future__ import annotations
 
@@ -67,8 +69,8 @@ def check_perturbations(problem, device: str, shape: dict[str, Any], report: Che
 
 
 def check_problem(problem_dir: Path, device: str = "cpu") -> CheckReport:
+    from kernelbench.base.models import Outcome
     from kernelbench.eval.grade import grade_solution
-    from kernelbench.results.run import Outcome
 
     problem = load_problem(problem_dir)
     report = CheckReport(problem=problem.spec.id)

@@ -1,0 +1,127 @@
+"""The run models every stage shares: a grading's verdict (`Grading`, `Outcome`, per-case and per-shape results),
+integrity findings, the environment a grading ran in, and token counts.
+
+They sit below every stage so that each may import them: the grader (`kernelbench.eval`) writes them, the harness
+puts them into `result.json` (`kernelbench.results.run.RunResult`, which re-exports them), and the site reads them.
+This module imports nothing of the package.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Outcome(str, Enum):
+    PASS = "pass"
+    CHECK_FAILED = "check_failed"          # a solution, but wrong on some shape/seed
+    NO_SOLUTION = "no_solution"
+    TIMEOUT = "timeout"                    # budget ran out and nothing gradable was left
+    INCOMPLETE_SESSION = "incomplete_session"
+    HARNESS_ERROR = "harness_error"
+    PROVIDER_ERROR = "provider_error"
+    BENCHMARK_FAILED = "benchmark_failed"  # correct, but timing could not be taken
+    INVALID = "invalid"                    # integrity finding of severity error
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Tokens(Model):
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    reasoning: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.input + self.output + self.cache_read + self.cache_write
+
+
+class SeedResult(Model):
+    shape_index: int
+    seed: int
+    case: str = "base"                    # base | stress:<name> | property:<name>
+    passed: bool
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
+    worst_index: list[int] | None = None
+    message: str = ""
+
+
+class ShapeResult(Model):
+    index: int
+    shape: dict[str, Any]
+    flops: float | None = None
+    bytes: float | None = None
+    median_ms: float | None = None
+    spread_ms: float | None = None        # interquartile range of the samples
+    samples_ms: list[float] = Field(default_factory=list)
+    timing_method: str = ""               # events | cuda_graph
+    # samples that are the host's time issuing the call, longer than the device's interval (a launch-bound call:
+    # its time follows the host, e.g. Python or Triton launch overhead, more than the kernels); None: not recorded
+    host_bound_samples: int | None = None
+    tflops: float | None = None
+    gbps: float | None = None
+    fraction: float | None = None         # of the governing ceiling
+    baselines_ms: dict[str, float] = Field(default_factory=dict)  # eager / compiled / sota on the same GPU
+
+
+class Ceiling(Model):
+    """The ceiling a score is a fraction of, and the roofs the roofline chart draws."""
+
+    regime: Literal["compute", "memory"]
+    dtype: str
+    value: float                          # TFLOP/s for compute, GB/s for memory
+    unit: Literal["TFLOP/s", "GB/s"]
+    peak_tflops: float | None = None      # compute roof of the governing dtype
+    dram_gbps: float | None = None        # bandwidth roof
+    source: str = ""                      # datasheet or calibration
+
+
+class Grading(Model):
+    has_solution: bool = False
+    correct: bool | None = None
+    outcome: Outcome = Outcome.NO_SOLUTION
+    reasons: list[str] = Field(default_factory=list)
+    device: str = ""                      # cuda | cpu
+    shapes_mode: str = "full"             # full | smoke
+    ceiling: Ceiling | None = None
+    checks: list[SeedResult] = Field(default_factory=list)
+    shapes: list[ShapeResult] = Field(default_factory=list)
+    peak_fraction: float | None = None
+    baselines: dict[str, float | None] = Field(default_factory=dict)  # peak_fraction of eager/compiled/sota
+    elapsed_s: float | None = None
+
+
+class Finding(Model):
+    """One integrity finding: which exploit class, what evidence, how bad."""
+
+    check: str                            # the guard that produced it (ast_lint, launch_audit, fp8_sass, ...)
+    klass: int | None = Field(None, alias="class", ge=1, le=16)  # row of docs/integrity.md
+    class_name: str = ""
+    severity: Literal["error", "warning", "info"] = "error"
+    message: str
+    evidence: str = ""                    # file:line, kernel name, measured number
+    file: str | None = None
+    line: int | None = None
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class Environment(Model):
+    gpu_name: str = ""
+    gpu_key: str = ""
+    driver: str = ""
+    cuda: str = ""
+    torch: str = ""
+    triton: str = ""
+    python: str = ""
+    kernelbench: str = ""
+    problem_hash: str = ""
+    host: str = ""
+    isolation: str = ""                   # how the candidate's stages ran: "bwrap", or "none: <why>"

@@ -1,0 +1,211 @@
+"""One grading's plan and state.
+
+`GradingPlan`: what is graded and how (problem, solution, device, shapes, cases, the secret seed, limits), where
+its files go (a scratch folder holding the pristine problem copy, the solution copy, inputs and each stage's
+outputs), the guards it runs with, and the typed job each stage is sent (kernelbench.eval.protocol).
+`GradingState`: what the stages found so far (the Grading being filled, findings, logs, stage seconds, what the
+judge reported about the device).
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kernelbench.base.models import Finding, Grading
+from kernelbench.eval.cases import Case, build_cases, mix_seed, secret_seed, timed_stress_cases
+from kernelbench.eval.environment import profile_from_info
+from kernelbench.eval.gradelog import GradingLog
+from kernelbench.eval.isolation import Isolation, isolation_for
+from kernelbench.eval.process import StageHandle, StageRun, finish_stage, start_stage
+from kernelbench.eval.protocol import (
+    CANDIDATE_ROLES,
+    BenchJob,
+    CheckJob,
+    DeviceInfo,
+    ErrorSize,
+    FreshJob,
+    JudgeJob,
+    Line,
+    StageJob,
+    TimingSettings,
+)
+from kernelbench.hardware import GpuProfile
+from kernelbench.problems.loader import PROBLEM_FILES, file_hashes, pristine_copy, shapes_for
+from kernelbench.problems.spec import ProblemSpec, load_problem_spec
+
+if TYPE_CHECKING:
+    from kernelbench.eval.integrity.hooks import Guards
+
+SHM_MIN_FREE = 16 << 30
+CPU_WARMUP, CPU_TRIALS = 1, 3
+# Limits stop hangs; they are not a speed test. The check stage's covers the slowest honest line measured, a
+# Python-loop GQA rewrite (eager 08, ~60k ops a call): 271 s on the H100 with its checked calls launch-audited
+# (benchmarks/results/h100_integrity_session5.md); an honest slow rewrite must not fail on time.
+STAGE_LIMITS_S = {"check": 600.0, "reference": 300.0, "bench": 420.0, "counters": 30.0, "fresh": 300.0}
+# Timed calls per shape whose outputs (on fresh inputs, chosen after each call returned) the fresh stage judges
+# afterwards: each costs a reference call (and an fp64 oracle where the problem needs one) in a trusted process.
+FRESH_KEPT_PER_SHAPE = 2
+WORKSPACE_TEMPLATES = ("check.py", "benchmark.py", "reference.py", "problem.yaml", "PROMPT.txt")
+
+
+@dataclass(frozen=True)
+class GradingOptions:
+    device: str = "cuda"
+    shapes: str = "full"                 # full | smoke
+    line: Line = "candidate"
+    lint: bool = True                    # the static lint and the launch audit (off for the deck's own lines)
+    timing: bool = True                  # the bench stage (off for `problem check`)
+    counters: bool = True                # the hardware-counter pass on CUDA gradings
+    limits: dict[str, float] = field(default_factory=dict)
+
+    def limit(self, stage: str) -> float:
+        return {**STAGE_LIMITS_S, **self.limits}["reference" if stage == "judge" else stage]
+
+
+@dataclass
+class GradingPlan:
+    solution: Path
+    problem_dir: Path
+    workdir: Path
+    options: GradingOptions
+    guards: Guards
+    spec: ProblemSpec
+    shapes: list[dict[str, Any]]
+    secret: int
+    cases: list[Case]
+    timed_stress: list[Case]             # stress cases mixed into the timed rotation (cases.timed_stress_cases)
+    pristine: Path                       # the grader's copy of the problem files, which every stage imports
+    module: Path                         # the grader's copy of the solution
+    build_env: dict[str, str]
+    isolation: Isolation
+    pristine_hashes: dict[str, str]
+    kahan_bound: float | None
+
+    @classmethod
+    def create(cls, solution: Path, problem_dir: Path, workdir: Path, options: GradingOptions,
+               guards: Guards) -> GradingPlan:
+        spec = load_problem_spec(problem_dir)
+        shapes = shapes_for(spec, options.shapes)
+        secret = secret_seed()
+        cases = build_cases(spec, shapes, secret, options.shapes)
+        timed_stress = timed_stress_cases(spec, shapes, secret, cases, options.shapes) if options.timing else []
+        known = {c.id for c in cases}
+        cases += [c for c in timed_stress if c.id not in known]
+        pristine = pristine_copy(problem_dir, workdir / "problem")
+        module = workdir / "solution" / solution.name
+        module.parent.mkdir(parents=True)
+        shutil.copy2(solution, module)
+        (workdir / "inputs").mkdir()
+        plan = cls(solution, problem_dir, workdir, options, guards, spec, shapes, secret, cases, timed_stress,
+                   pristine, module, guards.build_env(workdir / "build"), isolation_for(options.device), {},
+                   guards.kahan_bound(spec, pristine))
+        plan.pristine_hashes = file_hashes(plan.pristine_files())
+        return plan
+
+    @property
+    def device(self) -> str:
+        return self.options.device
+
+    def pristine_files(self) -> list[Path]:
+        return [self.pristine / n for n in PROBLEM_FILES if (self.problem_dir / n).is_file()]
+
+    def timing_cases(self) -> list[Case]:
+        """The base cases the bench stage times: the problem's `input_sets` per shape, in the shapes' order."""
+        base = [c for c in self.cases if c.label == "base"]
+        per_shape = self.spec.timing.input_sets
+        return [c for i in range(len(self.shapes)) for c in [b for b in base if b.shape_index == i][:per_shape]]
+
+    def model_seeds(self) -> dict[int, int]:
+        return {i: mix_seed(0, self.secret, i, "weights") for i in range(len(self.shapes))}
+
+    def timing_settings(self) -> TimingSettings:
+        """The problem's protocol on a GPU; on the CPU (CI, smoke shapes) a few calls exercise the same logic."""
+        spec = self.spec.timing
+        settings = TimingSettings(warmup=spec.warmup, trials=spec.trials, max_trials=spec.max_trials,
+                                  stderr_target=spec.stderr_target, cuda_graph_below_ms=spec.cuda_graph_below_ms,
+                                  input_sets=spec.input_sets,
+                                  max_seconds=self.options.limits.get("shape_seconds") or spec.shape_seconds)
+        if self.device == "cpu":
+            settings = settings.model_copy(update=dict(
+                warmup=min(settings.warmup, CPU_WARMUP), trials=min(settings.trials, CPU_TRIALS),
+                max_trials=min(settings.max_trials, CPU_TRIALS), stderr_target=0.0))
+        return settings
+
+    def job_fields(self, stage: str, cases: list[Case]) -> dict[str, Any]:
+        """What every stage's job holds; `stage` names its out folder."""
+        return dict(problem_dir=str(self.pristine), module=str(self.module), line=self.options.line,
+                    device=self.device, cases=cases, out_dir=str(self.workdir / stage),
+                    inputs_dir=str(self.workdir / "inputs"), model_seeds=self.model_seeds(),
+                    tolerance=self.spec.tolerance, timing=self.timing_settings(), kahan_bound=self.kahan_bound)
+
+    def judge_job(self, cases: list[Case], **extra: Any) -> JudgeJob:
+        return JudgeJob(**{**self.job_fields("judge", cases), **extra})
+
+    def check_job(self) -> CheckJob:
+        return CheckJob(**self.job_fields("check", self.cases))
+
+    def bench_job(self, cases: list[Case], **extra: Any) -> BenchJob:
+        return BenchJob(**{**self.job_fields("bench", cases), **extra})
+
+    def fresh_job(self, **extra: Any) -> FreshJob:
+        return FreshJob(**{**self.job_fields("fresh", self.timing_cases()), **extra})
+
+    def start(self, job: StageJob) -> StageHandle:
+        sandbox = self.isolation if job.role in CANDIDATE_ROLES else None
+        return start_stage(job, cwd=self.workdir, extra_env=self.build_env, sandbox=sandbox)
+
+    def missing_timing_files(self) -> list[str]:
+        """The timed cases' inputs and checked outputs (the bench stage would wait for them until its limit)."""
+        paths = []
+        for case in self.timing_cases() + self.timed_stress:
+            paths += [self.workdir / "inputs" / f"in_{case.id}.kbt", self.workdir / "check" / f"out_{case.id}.kbt"]
+        return [p.name for p in paths if not p.is_file()]
+
+
+@dataclass
+class GradingState:
+    grading: Grading
+    findings: list[Finding] = field(default_factory=list)
+    log: GradingLog = field(default_factory=GradingLog)
+    stages: dict[str, float] = field(default_factory=dict)   # wall seconds per stage, judge.<step> for its steps
+    device_info: DeviceInfo = field(default_factory=DeviceInfo)
+    profile: GpuProfile | None = None    # known once the judge has reported the device
+    launches: dict[str, float] = field(default_factory=dict)  # what the checked calls launched
+    error_sizes: dict[str, list[ErrorSize]] = field(default_factory=dict)  # the judge's, per oracle case
+    timed: bool = False
+    unjudged: str = ""                   # why the kept fresh-input calls could not be judged, if they could not
+
+    def add(self, label: str, found: list[Finding]) -> None:
+        """Findings of one guard, logged under its label."""
+        self.findings += found
+        self.log.findings(label, found)
+
+    def clock(self, name: str, started: float) -> None:
+        self.stages[name] = round(self.stages.get(name, 0.0) + time.monotonic() - started, 3)
+
+    def note_device(self, info: DeviceInfo, device: str) -> None:
+        self.device_info, self.profile = info, profile_from_info(info)
+        if device == "cuda" and self.profile is None:
+            self.log.check.append(f"[hardware] {info.name} matches no profile: no roofline")
+
+
+def run_stage(plan: GradingPlan, state: GradingState, job: StageJob, name: str | None = None) -> StageRun:
+    """One stage from start to end under its limit, logged and clocked under `name` (default: its role)."""
+    name = name or job.role
+    run = finish_stage(plan.start(job), plan.options.limit(name))
+    state.log.stage(run)
+    state.stages[name] = round(state.stages.get(name, 0.0) + run.elapsed_s, 3)
+    return run
+
+
+def scratch_dir() -> str | None:
+    """RAM-backed /dev/shm when it has room (gigabyte inputs and outputs move between stages), else the default."""
+    try:
+        usage = shutil.disk_usage("/dev/shm")
+    except OSError:
+        return None
+    return "/dev/shm" if usage.free > SHM_MIN_FREE else None

@@ -1,0 +1,77 @@
+"""The grading's audits around the stage processes, each through the one guard surface (integrity.hooks): the
+static lint, the grader's problem copy, what the checked calls launched, the hardware-counter pass, and the
+speed-of-light gate."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from kernelbench.base.catalogue import finding
+from kernelbench.eval import verdict
+from kernelbench.eval.grading import GradingPlan, GradingState
+from kernelbench.eval.roofline import faster_than_light
+from kernelbench.problems.loader import file_hashes, pristine_copy
+
+
+def lint(plan: GradingPlan, state: GradingState) -> None:
+    if not plan.options.lint:
+        return
+    started = time.monotonic()
+    state.add("lint", plan.guards.static_findings(plan.solution, plan.spec))
+    state.clock("lint", started)
+
+
+def problem_copy(plan: GradingPlan, state: GradingState) -> None:
+    """The problem files the stages import must be the ones copied before grading; a candidate that deleted or
+    edited them is reported and the copy rebuilt from the bytes read before grading."""
+    after = file_hashes(plan.pristine_files())
+    changed = [Path(k).name for k, v in after.items() if v != plan.pristine_hashes[k]]
+    if not changed:
+        return
+    state.findings += verdict.edited_copy_findings(changed)
+    pristine_copy(plan.problem_dir, plan.workdir / "problem")
+
+
+def launches(plan: GradingPlan, state: GradingState) -> None:
+    """What actually ran in the checked calls: forbidden libraries (launch audit) and, for FP8 problems on a GPU,
+    FP8 tensor-core code in the kernels that ran."""
+    for name in plan.guards.compiled_kernels(plan.build_env):
+        state.launches.setdefault(name, 0.0)
+    if not plan.options.lint or not state.launches:
+        return
+    state.add("launch audit", plan.guards.launch_findings(state.launches, plan.spec))
+    if plan.guards.needs_sass(plan.spec, plan.device):
+        started = time.monotonic()
+        roots = [Path(p) for p in plan.build_env.values()] + [plan.solution.parent]
+        state.add("fp8 sass", plan.guards.sass_findings(state.launches, plan.spec, arch=state.device_info.arch,
+                                                        binary_roots=roots))
+        state.clock("sass", started)
+
+
+def counters(plan: GradingPlan, state: GradingState) -> None:
+    """One ncu pass over one timed call, in its own process under its own limit (never inside the timing): the
+    call's kernels must read the bytes the problem must read (kernelbench.eval.integrity.counters)."""
+    from kernelbench.eval.integrity.counters import ProbeTarget
+    from kernelbench.eval.process import worker_env
+
+    if not plan.guards.counters_apply(plan.device):
+        return
+    if not plan.options.counters:
+        state.add("counters", plan.guards.counters_off())
+        return
+    started = time.monotonic()
+    target = ProbeTarget(plan.pristine, plan.module, plan.workdir, plan.device, plan.model_seeds(),
+                         {**worker_env(plan.device), **plan.build_env})
+    state.add("counters", plan.guards.counter_findings(plan.spec, target, plan.timing_cases(),
+                                                       plan.options.limit("counters")))
+    state.clock("counters", started)
+
+
+def speed_of_light(plan: GradingPlan, state: GradingState) -> None:
+    if state.profile is None:
+        return
+    for shape in state.grading.shapes:
+        message = faster_than_light(shape, plan.spec, state.profile)
+        if message:
+            state.findings.append(finding("speed_of_light", 15, message, f"{shape.median_ms:.4g} ms measured"))

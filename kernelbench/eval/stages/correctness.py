@@ -1,0 +1,77 @@
+"""The correctness stage: the judge (trusted) and the candidate's check stage run side by side. Inputs flow to the
+candidate as files, outputs flow back as files, expected values never leave the judge's memory; the judge's
+verdicts and the check stage's guard records become one SeedResult per case."""
+
+from __future__ import annotations
+
+import time
+
+from kernelbench.errors import KernelBenchError
+from kernelbench.eval import verdict
+from kernelbench.eval.failures import GraderFault
+from kernelbench.eval.gradelog import case_line
+from kernelbench.eval.grading import GradingPlan, GradingState
+from kernelbench.eval.process import StageRun, finish_beside, finish_stage
+from kernelbench.eval.protocol import DONE_MARKER, CaseRecord, CheckReply, JudgeReply
+
+
+def check(plan: GradingPlan, state: GradingState) -> bool:
+    """True when every case passed and the check stage returned its records."""
+    started = time.monotonic()
+    check_dir = plan.workdir / "check"
+    keep = [c.id for c in plan.timing_cases() + plan.timed_stress] if plan.options.timing or plan.options.counters \
+        else []
+    judge = plan.start(plan.judge_job(plan.cases, check_dir=str(check_dir), keep_ids=keep))
+    checked = finish_beside(plan.start(plan.check_job()), judge, plan.options.limit("check"))
+    state.log.stage(checked)
+    check_dir.mkdir(exist_ok=True)
+    (check_dir / DONE_MARKER).touch()
+    judged = finish_stage(judge, plan.options.limit("check") + plan.options.limit("reference"))
+    state.log.stage(judged)
+    state.stages["check"], state.stages["judge"] = round(checked.elapsed_s, 3), round(judged.elapsed_s, 3)
+    state.clock("correctness", started)
+    reply = judge_reply(plan, judged)
+    state.note_device(reply.device_info, plan.device)
+    state.stages.update({f"judge.{k}": round(v, 3) for k, v in reply.clock.items()})
+    state.findings += verdict.republished_findings(reply.republished)
+    records = check_records(state, checked)
+    for case in plan.cases:
+        judged_case = reply.cases.get(case.id)
+        state.error_sizes[case.id] = judged_case.error_size if judged_case is not None else []
+        try:
+            result, found = verdict.judge_case(case, records.get(case.id), judged_case)
+        except verdict.ReferenceFailed as exc:
+            raise KernelBenchError(f"the reference failed: {exc}", path=plan.problem_dir / "reference.py") from None
+        state.grading.checks.append(result)
+        state.findings += found
+        state.log.check.append(case_line(case, result))
+    for record in records.values():
+        for name, t in (record.launches or {}).items():
+            state.launches[name] = state.launches.get(name, 0.0) + t
+    failed = [c for c in state.grading.checks if not c.passed]
+    if failed:
+        state.grading.reasons.append(f"{len(failed)} of {len(state.grading.checks)} checks failed; first: "
+                                     f"shape {failed[0].shape_index} {failed[0].case}: {failed[0].message}")
+    return not failed and checked.reply is not None
+
+
+def judge_reply(plan: GradingPlan, judged: StageRun) -> JudgeReply:
+    reply = judged.reply_as(JudgeReply)
+    if reply is None:
+        raise KernelBenchError(f"the reference failed to run: {judged.error}", path=plan.problem_dir,
+                               hint="run `kernelbench problem check` on this problem")
+    return reply
+
+
+def check_records(state: GradingState, checked: StageRun) -> dict[str, CaseRecord]:
+    """The check stage's records per case. A stage that failed before the candidate was imported is the grader's
+    failure; without a reply at all, every case counts as not run (the candidate's process ended)."""
+    failure = checked.failure
+    if failure is not None and failure.before_candidate:
+        raise GraderFault(f"the check stage could not be prepared: {failure.fatal.splitlines()[0]}")
+    if checked.reply is None:
+        state.grading.reasons.append(checked.error)
+        state.findings += verdict.signature_findings(checked.error)
+    state.findings += verdict.candidate_stage_findings("check", failure or checked.reply_as(CheckReply))
+    reply = checked.reply_as(CheckReply)
+    return reply.cases if reply is not None else {}

@@ -1,0 +1,153 @@
+"""The timing stages: the bench stage times the candidate shape by shape (every timed output judged, stress inputs
+mixed into the rotation, fresh inputs for every timed call), the fresh stage judges the timed calls it kept, and
+the roofline turns medians into fractions of the hardware's ceiling. `shape_result` is shared with the baselines'
+eager / compiled / SOTA lines (kernelbench.eval.baselines), which are timed by the very same bench stage."""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from kernelbench.base.models import ShapeResult
+from kernelbench.eval import verdict
+from kernelbench.eval.cases import mix_seed
+from kernelbench.eval.failures import GraderFault
+from kernelbench.eval.gradelog import shape_line, timing_notes
+from kernelbench.eval.grading import FRESH_KEPT_PER_SHAPE, GradingPlan, GradingState, run_stage
+from kernelbench.eval.protocol import BenchReply, FreshReply, KeptCall, ShapeTiming
+from kernelbench.eval.roofline import score_shape
+
+
+def bench(plan: GradingPlan, state: GradingState) -> None:
+    state.timed = True
+    missing = plan.missing_timing_files()
+    if missing:
+        state.findings += verdict.missing_files_findings(missing)
+        state.grading.reasons.append(f"timing skipped: {len(missing)} grading files were deleted")
+        return
+    job = plan.bench_job(plan.timing_cases() + plan.timed_stress, expected_dir=str(plan.workdir / "check"),
+                         expected_prefix="out", judge_timed=True, rotation_seed=mix_seed(0, plan.secret, "rotation"),
+                         fresh_kept=FRESH_KEPT_PER_SHAPE,
+                         error_sizes={c.id: state.error_sizes.get(c.id, []) for c in plan.timing_cases()})
+    run = run_stage(plan, state, job)
+    failure = run.failure
+    if failure is not None and failure.before_candidate:
+        raise GraderFault(f"the bench stage could not be prepared: {failure.fatal.splitlines()[0]}")
+    state.findings += verdict.candidate_stage_findings("bench", failure or run.reply_as(BenchReply))
+    reply = run.reply_as(BenchReply)
+    if reply is None:  # killed, unsigned, or failed before timing
+        state.grading.reasons.append(run.error or "the bench stage returned no timings")
+        return
+    for index, shape in enumerate(plan.shapes):
+        timing = reply.shapes.get(index, ShapeTiming())
+        state.grading.shapes.append(candidate_shape(plan, state, index, shape, timing))
+    audit_timed_launches(plan, state, reply.shapes)
+    from kernelbench.eval.stages.audits import problem_copy
+
+    problem_copy(plan, state)  # the fresh stage imports the problem copy a candidate stage could reach
+    judge_fresh_calls(plan, state, reply.shapes)
+
+
+def shape_result(plan: GradingPlan, state: GradingState, index: int, shape: dict[str, Any],
+                 timing: ShapeTiming) -> ShapeResult:
+    """One shape's timing as published: median and spread of the samples, and the roofline's numbers."""
+    result = ShapeResult(index=index, shape=shape, flops=plan.spec.flops_of(shape), bytes=plan.spec.bytes_of(shape))
+    if timing.error is not None or timing.guard_error is not None or not timing.samples_ms:
+        return result
+    samples = timing.samples_ms
+    result.median_ms, result.spread_ms, result.samples_ms = statistics.median(samples), iqr(samples), samples
+    result.timing_method = timing.method
+    if plan.device == "cuda":  # on the CPU every sample is the host's: nothing to tell apart
+        result.host_bound_samples = timing.host_bound_samples
+    score_shape(result, plan.spec, state.profile)
+    return result
+
+
+def candidate_shape(plan: GradingPlan, state: GradingState, index: int, shape: dict[str, Any],
+                    timing: ShapeTiming) -> ShapeResult:
+    """A candidate's shape: its result, and what the timing guards saw (or why it could not be timed)."""
+    if timing.guard_error is not None:
+        raise GraderFault(f"shape {index}: {timing.guard_error}")
+    result = shape_result(plan, state, index, shape, timing)
+    if result.median_ms is None:
+        error = timing.error or "no samples"
+        state.findings += verdict.timing_failure_findings(index, error) + timing.integrity
+        state.grading.reasons.append(f"timing failed on shape {index}: {verdict.first_line(error)}")
+        state.log.bench.append(f"shape {index}: timing failed: {error}")
+        return result
+    state.findings += verdict.timing_guard_findings(index, timing, plan.device)
+    state.log.bench += timing_notes(index, timing)
+    state.log.bench.append(shape_line(result, timing))
+    return result
+
+
+def iqr(samples: list[float]) -> float:
+    if len(samples) < 4:
+        return max(samples) - min(samples)
+    q = statistics.quantiles(samples, n=4)
+    return q[2] - q[0]
+
+
+def audit_timed_launches(plan: GradingPlan, state: GradingState, shapes: dict[int, ShapeTiming]) -> None:
+    """The launch audit of the timed calls (CPU gradings record them): only what the checked calls did not
+    already show, so a library seen in both is reported once."""
+    timed = {name for timing in shapes.values() for name in timing.launches}
+    timed |= set(plan.guards.compiled_kernels(plan.build_env))
+    fresh = sorted(timed - set(state.launches))
+    if not plan.options.lint or not fresh:
+        return
+    state.add("launch audit, timed calls", plan.guards.timed_launch_findings(fresh, plan.spec))
+
+
+def judge_fresh_calls(plan: GradingPlan, state: GradingState, shapes: dict[int, ShapeTiming]) -> None:
+    """The timed calls kept on fresh inputs (portable.fresh), judged against the reference by a trusted process;
+    unjudged timings are not published (the grading is then a benchmark failure)."""
+    records = [r for timing in shapes.values() for r in timing.fresh_kept]
+    state.findings += verdict.refused_kept_findings(records)
+    records = [r for r in records if r.file is not None]
+    if not records:
+        return
+    run = run_stage(plan, state, plan.fresh_job(bench_dir=str(plan.workdir / "bench"), fresh=records,
+                                                line="candidate"))
+    reply = run.reply_as(FreshReply)
+    state.stages.update({f"fresh.{k}": round(v, 3) for k, v in (reply.clock if reply else {}).items()})
+    unjudged = fresh_unjudged(run.error, reply)
+    if unjudged:
+        state.unjudged = f"the timed calls on fresh inputs could not be judged: {unjudged}"
+        state.grading.reasons.append(state.unjudged)
+        return
+    cases = {c.id: c for c in plan.timing_cases()}
+    for record, judged in zip(records, reply.fresh):
+        if judged.guard_error is not None:
+            raise GraderFault(f"a kept timed call: {judged.guard_error}")
+        state.findings += verdict.fresh_verdict_findings(cases[record.case], record, judged)
+        state.log.bench.append(fresh_line(cases[record.case].shape_index, record, judged.passed))
+
+
+def fresh_unjudged(error: str, reply: FreshReply | None) -> str:
+    if reply is None:
+        return (error or "no reply").splitlines()[0]
+    first = next((v.reference_error for v in reply.fresh if v.reference_error is not None), None)
+    return first.splitlines()[0] if first is not None else ""
+
+
+def fresh_line(shape_index: int, record: KeptCall, passed: bool) -> str:
+    return f"shape {shape_index}: fresh-input call {record.call} of {record.of} judged: {'ok' if passed else 'WRONG'}"
+
+
+def baseline_medians(plan: GradingPlan, state: GradingState) -> None:
+    """The problem's eager / compiled / SOTA lines measured on this GPU (`kernelbench baselines`), beside the
+    candidate's: each line's peak fraction and its median per shape (full shapes only: the lines are timed there)."""
+    from kernelbench.problems.baselines import baselines_path, load_baselines
+
+    if state.profile is None or plan.options.shapes != "full":
+        return
+    path = baselines_path(plan.problem_dir, state.profile.key)
+    if not path.is_file():
+        return
+    for name, line in load_baselines(path).lines.items():
+        state.grading.baselines[name] = line.peak_fraction if line.available else None
+        by_index = line.median_ms_by_shape()
+        for shape in state.grading.shapes:
+            if shape.index in by_index:
+                shape.baselines_ms[name] = by_index[shape.index]

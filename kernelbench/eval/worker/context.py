@@ -1,0 +1,153 @@
+"""What every stage process holds (`StageContext`) and the steps every role shares: loading the problem, building
+the model of a shape, reading the inputs the judge published, recording what a call launched."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from kernelbench.eval.protocol import LIBRARY_LINES, POLL_S, DeviceInfo, InputLayout, Line, StageJob
+
+
+@dataclass(frozen=True)
+class StageContext:
+    """One stage's job, torch, the device, the problem's reference module and the line graded (with its module,
+    None for the eager line, which is the reference itself)."""
+
+    job: StageJob
+    torch: ModuleType
+    device: Any                  # torch.device
+    reference: ModuleType
+    line: Line
+    candidate: ModuleType | None = None
+
+    def with_line(self, line: Line, candidate: ModuleType | None) -> StageContext:
+        return replace(self, line=line, candidate=candidate)
+
+    def build_model(self, shape_index: int, shape: dict[str, Any]):
+        return build_model(self.torch, self.device, self.reference, self.candidate, self.job.model_seeds[shape_index],
+                           shape, compiled=self.line == "compiled")
+
+    def inputs(self, case_id: str) -> list:
+        return wait_for_inputs(self.job.input_path(case_id), self.device, self.job.input_wait_s)
+
+    def problem_code(self) -> list[Path]:
+        """The problem files whose code must not run inside a candidate's call (none when the line graded is the
+        reference or a library line itself)."""
+        if self.candidate is None or self.line in LIBRARY_LINES:
+            return []
+        problem = Path(self.job.problem_dir)
+        return [p for p in (problem / "reference.py", problem / "sota.py") if p.is_file()]
+
+
+def open_stage(job: StageJob) -> StageContext:
+    """Trusted steps only: torch, the math library's kernels chosen from one thread (before the reference or a
+    candidate computes anything), the problem's reference loaded through the problems package."""
+    import torch
+
+    from kernelbench.eval.portable import compare, guards, timing  # noqa: F401  (bound before candidate code)
+    from kernelbench.problems.loader import load_problem
+
+    guards.warm_math_library()
+    problem = load_problem(Path(job.problem_dir))
+    return StageContext(job=job, torch=torch, device=torch.device(job.device), reference=problem.reference,
+                        line=job.line)
+
+
+def device_info(torch, device) -> DeviceInfo:
+    info = DeviceInfo(torch=torch.__version__, cuda=torch.version.cuda or "")
+    if device.type == "cuda":
+        props = torch.cuda.get_device_properties(device)
+        info = info.model_copy(update=dict(name=props.name, sm_count=props.multi_processor_count,
+                                           arch=f"sm_{props.major}{props.minor}",
+                                           l2_bytes=int(getattr(props, "L2_cache_size", 0) or 0)))
+    return info
+
+
+def build_model(torch, device, reference: ModuleType, candidate: ModuleType | None, seed: int,
+                shape: dict[str, Any], *, compiled: bool = False):
+    """The line's model of one shape, with exactly the reference's weights (drawn from `seed`)."""
+    kwargs = reference.get_init_kwargs(shape)
+    ref_model = build_reference(torch, reference, kwargs, seed, device)
+    if candidate is None:
+        model = ref_model
+    else:
+        torch.manual_seed(seed)
+        model = candidate.Model(**kwargs)
+        model.load_state_dict(ref_model.state_dict(), strict=True)
+        del ref_model
+    model = model.to(device).eval()
+    if not compiled:
+        return model
+    from kernelbench.problems.baselines import COMPILED_LINE_MODE
+
+    return torch.compile(model, mode=COMPILED_LINE_MODE)
+
+
+def build_reference(torch, reference: ModuleType, kwargs: dict[str, Any], seed: int, device):
+    """The reference's parameters, drawn on the grading device: gigabytes of MoE weights drawn by the CPU
+    generator cost seconds in every stage of every shape. Every process of a grading draws them the same way
+    (same seed, same device), so the candidate still loads exactly the judge's weights; a reference whose
+    __init__ cannot run under a CUDA default device falls back to the CPU, again the same in every process."""
+    if device.type == "cuda":
+        try:
+            torch.manual_seed(seed)
+            with torch.device(device):
+                return reference.Model(**kwargs)
+        except (RuntimeError, TypeError, ValueError, AssertionError):  # AssertionError: a build without CUDA
+            pass
+    torch.manual_seed(seed)
+    return reference.Model(**kwargs)
+
+
+def layout_path(input_path: Path) -> Path:
+    return input_path.with_suffix(".json")
+
+
+def wait_for_inputs(path: Path, device, wait_s: float) -> list:
+    """The inputs the judge published at `path` (and will check against); literal arguments come back as given."""
+    from kernelbench.eval.tensorfile import load_tensors
+
+    deadline = time.monotonic() + wait_s
+    while not path.is_file():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the judge never produced inputs {path.name}")
+        time.sleep(POLL_S)
+    tensors, _ = load_tensors(path, device)
+    layout = InputLayout.model_validate_json(layout_path(path).read_bytes())
+    return [tensors[item] if isinstance(item, int) else item.value for item in layout.arguments]
+
+
+def exact_tensors(torch, out: Any) -> tuple[list | None, bool, str]:
+    """The output's tensors if every one is exactly torch.Tensor, else the reason (checked before anything
+    touches the output: a lazy tensor would run its deferred work)."""
+    single = type(out) is torch.Tensor
+    items = [out] if single else list(out) if type(out) in (tuple, list) else None
+    if items is None or any(type(t) is not torch.Tensor for t in items):
+        bad = out if items is None else next(t for t in items if type(t) is not torch.Tensor)
+        kind = type(bad)
+        return None, single, (f"output is a {kind.__module__}.{kind.__qualname__}, not exactly torch.Tensor "
+                              "(subclasses, wrappers and lazy tensors are refused)")
+    return items, single, ""
+
+
+def tensors_of(torch, out: Any) -> list:
+    """An output as the list of its parts (a tensor alone, or the items of a tuple or list)."""
+    return [out] if type(out) is torch.Tensor else list(out) if type(out) in (tuple, list) else []
+
+
+@contextlib.contextmanager
+def launch_recorder(device, enabled: bool, watch_files: list[Path] | None = None, kernels_only: bool = False):
+    """Names (and device time) of the kernels a call launched, for the integrity launch audit; and the problem's
+    own code, should it run inside a candidate's call."""
+    if not enabled:
+        yield {}
+        return
+    from kernelbench.eval.integrity.profiling import record_launches
+
+    with record_launches(device.type, watch_files or [], kernels_only=kernels_only) as launches:
+        yield launches
