@@ -14,8 +14,9 @@ behind that outlives the grading (`setsid`). Inside the sandbox:
   import, stays read-only; a fresh /dev with only the GPU's device nodes added (no host /dev/shm, where
   other gradings keep their folders); a fresh /proc; the secret seed's file, when there is one, covered;
 - HOME inside the grading's folder, so compilers' caches land there;
-- the grader's own Python (its prefix and every `sys.path` entry) visible read-only even where it lies under a
-  folder the sandbox replaces (a package folder or virtual environment under /tmp): the worker must import there.
+- the grader's own Python (its prefix, every `sys.path` entry and the folder holding this package, which every
+  stage is given first on its PYTHONPATH) visible read-only even where it lies under a folder the sandbox replaces
+  (a package folder, a checkout or a virtual environment under /tmp): the worker must import the same grader there.
 
 `KERNELBENCH_ISOLATION` chooses: `auto` (the default: the sandbox when bubblewrap works here, including the GPU
 inside it; otherwise none, and the report says why), `bwrap` (required: a grading fails if it cannot be
@@ -36,6 +37,7 @@ from pathlib import Path
 from kernelbench.errors import KernelBenchError
 
 ISOLATION_ENV = "KERNELBENCH_ISOLATION"
+GRADER_ROOT = Path(__file__).resolve().parents[2]  # the folder holding the kernelbench package the stages import
 MODES = ("auto", "bwrap", "none")
 SECRET_FILE_ENV = "KERNELBENCH_SECRET_SEED_FILE"
 READ_ONLY_IN_WORKDIR = ("problem",)  # grade.Grader's pristine copy: the judge and fresh stages import from it
@@ -124,7 +126,7 @@ def grader_paths_under_private_mounts(workdir: Path) -> list[str]:
     """The grader's interpreter prefix and import path entries that lie under /tmp or /var/tmp (which the sandbox
     replaces), outermost only; none that contains the grading folder, which is bound writable on its own."""
     found: list[str] = []
-    for entry in sorted({os.path.realpath(p) for p in (*sys.path, sys.prefix, sys.exec_prefix) if p}):
+    for entry in sorted({os.path.realpath(p) for p in (*sys.path, sys.prefix, sys.exec_prefix, GRADER_ROOT) if p}):
         under = any(entry == m or entry.startswith(m + os.sep) for m in PRIVATE_MOUNTS)
         if not under or entry in PRIVATE_MOUNTS or not os.path.isdir(entry):
             continue

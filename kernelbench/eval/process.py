@@ -20,7 +20,7 @@ from typing import TypeVar
 
 from pydantic import ValidationError
 
-from kernelbench.eval.isolation import Isolation, sandbox_env, sandboxed
+from kernelbench.eval.isolation import GRADER_ROOT, Isolation, sandbox_env, sandboxed
 from kernelbench.eval.protocol import (
     REPLY_TYPES,
     RESULT,
@@ -88,7 +88,7 @@ def worker_env(device: str) -> dict[str, str]:
     # timed slower than its users see it; outputs are judged by tolerance, not bitwise, so none depends on it
     env.pop("CUBLAS_WORKSPACE_CONFIG", None)
     env.update({"PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONSAFEPATH": "1"})
-    repo = str(Path(__file__).resolve().parents[2])
+    repo = str(GRADER_ROOT)  # the stages import the very grader this process runs
     env["PYTHONPATH"] = repo + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     if device == "cpu":
         env["TRITON_INTERPRET"] = "1"  # Triton kernels run in the interpreter on the CPU

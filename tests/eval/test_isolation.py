@@ -120,3 +120,19 @@ def test_the_grader_s_packages_under_tmp_are_importable_and_read_only_inside(tmp
         site.rmdir()
     assert proc.returncode == 0, proc.stderr
     assert "import seen" in proc.stdout and "refused" in proc.stdout
+
+
+def test_the_grader_s_own_folder_under_tmp_is_bound_even_off_sys_path(monkeypatch):
+    """A grader run as `python -c` from a checkout under /tmp has no sys.path entry for its folder (the script's
+    is ''): the folder the stages import from is bound anyway, or a sandboxed stage would import another
+    installed kernelbench."""
+    from kernelbench.eval import isolation
+
+    root = Path("/tmp") / f"kb-grader-root-{os.getpid()}"
+    root.mkdir(exist_ok=True)
+    try:
+        monkeypatch.setattr(isolation, "GRADER_ROOT", root)
+        monkeypatch.setattr(sys, "path", [p for p in sys.path if p])
+        assert str(root) in isolation.grader_paths_under_private_mounts(Path("/dev/shm/kb-grade-x"))
+    finally:
+        root.rmdir()
