@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -277,8 +277,13 @@ def sign(key: bytes, data: bytes) -> str:
 
 # ------------------------------------------------------------------------------------------------- files
 
+Scalar = bool | int | float | str | None
+
+
 class LiteralArgument(Message):
-    value: Any
+    """An argument of the call that is not a tensor (a count, a flag, a name), as the problem's generator gave it."""
+
+    value: Scalar | list[Scalar]
 
 
 class InputLayout(Message):

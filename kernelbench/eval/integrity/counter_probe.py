@@ -54,7 +54,7 @@ class ProbeStatus(ProbeMessage):
 
 
 def main(argv: list[str]) -> int:
-    job = ProbeJob.model_validate_json(Path(argv[0]).read_bytes())
+    job: ProbeJob = ProbeJob.model_validate_json(Path(argv[0]).read_bytes())
     status = Path(job.status_path)
     try:
         _write(status, ProbeStatus(stage="setup"))

@@ -137,12 +137,12 @@ class Guards:
 
 
 def needs_sass_check(spec) -> bool:
-    return bool(set(getattr(spec, "leak_checks", [])) & FP8_CHECKS or getattr(spec, "required_sass", None))
+    return bool(set(spec.leak_checks) & FP8_CHECKS or spec.required_sass)
 
 
 def required_mnemonics(spec, arch: str | None = None) -> list[str] | None:
     """`required_sass` entries for the current GPU's arch (sm_90 on an H100), None when the problem names none."""
-    table = getattr(spec, "required_sass", None) or {}
+    table = spec.required_sass or {}
     if not table:
         return None
     if arch is None:
