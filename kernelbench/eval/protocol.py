@@ -212,6 +212,7 @@ class ShapeTiming(Message):
     blind_windows: int = 0
     fresh_calls: int = 0
     fresh_kept: list[KeptCall] = Field(default_factory=list)
+    persisting_l2_reset: bool | None = None  # on a GPU: persisting L2 lines reset before each call (False: no API)
 
 
 class LineTiming(Message):

@@ -167,6 +167,10 @@ def timing_guard_findings(index: int, timing: ShapeTiming, device: str) -> list[
         found.append(finding("side_streams", 9, f"shape {index}: work finished after the call's own end event in "
                              f"{timing.side_stream_samples} samples; timed up to the device-wide synchronise instead",
                              severity="warning"))
+    if timing.persisting_l2_reset is False and device == "cuda":
+        found.append(finding("l2_reset", 13, f"shape {index}: persisting L2 lines could not be reset before the timed "
+                             "calls (neither cuda-python nor a CUDA runtime library was found): the L2 flush alone "
+                             "stood against an access-policy window", severity="info"))
     if timing.blind_windows and device == "cuda":
         found.append(finding("timed_windows", 11, f"shape {index}: {timing.blind_windows} audited window(s) of timed "
                              "calls recorded no kernel at all, not even the grader's own L2 flush: something in the "

@@ -182,3 +182,18 @@ def test_a_blind_timed_window_on_a_gpu_is_reported_with_its_recorder():
     assert any("8 timed calls audited" in line for line in timing_notes(0, timing))
     on_cpu = timing.model_copy(update={"audited_calls": None})
     assert not [f for f in timing_guard_findings(0, on_cpu, "cpu") if f.check == "timed_windows"]
+
+
+def test_a_gpu_without_a_persisting_l2_reset_says_so(monkeypatch):
+    """The reset of persisting L2 lines (class 13) needs cuda-python or the CUDA runtime library; where neither is
+    found the timing goes on with the flush alone and the report carries an info finding saying so."""
+    from kernelbench.eval.portable import timing as timing_module
+
+    monkeypatch.setattr(timing_module, "_reset_fn", None)
+    monkeypatch.setattr(timing_module, "_find_persisting_reset", lambda: None)
+    assert timing_module.persisting_l2_reset_found() is False
+    timing_module.reset_persisting_l2()  # a no-op, not an error
+    found = [f for f in timing_guard_findings(0, ShapeTiming(samples_ms=[1.0], persisting_l2_reset=False), "cuda")
+             if f.check == "l2_reset"]
+    assert len(found) == 1 and found[0].klass == 13 and found[0].severity == "info"
+    assert not [f for f in timing_guard_findings(0, ShapeTiming(samples_ms=[1.0]), "cpu") if f.check == "l2_reset"]

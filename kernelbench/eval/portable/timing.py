@@ -47,6 +47,7 @@ class Timing:
     side_stream_samples: int = 0     # samples whose work finished after the launch's own end event
     host_bound_samples: int = 0      # samples that are the host's time in the call, longer than the device's
     notes: list[str] = field(default_factory=list)
+    persisting_l2_reset: bool | None = None  # on a GPU: whether persisting L2 lines were reset before each call
 
     @property
     def median_ms(self) -> float:
@@ -65,12 +66,12 @@ class Timing:
 _reset_fn: Callable[[], None] | None = None
 
 
-def _find_persisting_reset() -> Callable[[], None]:
+def _find_persisting_reset() -> Callable[[], None] | None:
     try:
         from cuda.bindings import runtime as cudart  # cuda-python, when installed
 
         return lambda: cudart.cudaCtxResetPersistingL2Cache()
-    except Exception:
+    except Exception:  # not installed, or built for another CUDA: the runtime library itself is tried next
         pass
     for name in ("libcudart.so", "libcudart.so.13", "libcudart.so.12"):
         try:
@@ -78,14 +79,23 @@ def _find_persisting_reset() -> Callable[[], None]:
             return lambda: lib.cudaCtxResetPersistingL2Cache()
         except OSError:
             continue
-    return lambda: None
+    return None
+
+
+def _no_reset() -> None:
+    """Neither cuda-python nor a CUDA runtime library was found: nothing to call (Timing.persisting_l2_reset)."""
+
+
+def persisting_l2_reset_found() -> bool:
+    global _reset_fn
+    if _reset_fn is None:
+        _reset_fn = _find_persisting_reset() or _no_reset
+    return _reset_fn is not _no_reset
 
 
 def reset_persisting_l2() -> None:
     """Evict lines an access-policy window marked persisting, so they cannot survive the flush."""
-    global _reset_fn
-    if _reset_fn is None:
-        _reset_fn = _find_persisting_reset()
+    persisting_l2_reset_found()
     _reset_fn()
 
 
@@ -323,7 +333,8 @@ def time_function(fn: Callable, input_sets: list[list], device: torch.device, *,
     sets = list(input_sets) + list(stress_sets or [])
     rotation = Rotation(len(input_sets), len(sets) - len(input_sets), rotation_seed)
     flush = L2Flusher(device, device_l2_bytes(device) if l2_bytes is None else l2_bytes)
-    timing = Timing(sync_overhead_ms=_sync_overhead_ms(device))
+    timing = Timing(sync_overhead_ms=_sync_overhead_ms(device),
+                    persisting_l2_reset=persisting_l2_reset_found() if device.type == "cuda" else None)
     cover = LaunchCover(device) if device.type == "cuda" else None
     overhead, eager_ms = timing.sync_overhead_ms, []
     calls = _Calls(fn, sets, rotation, fresh, validate)

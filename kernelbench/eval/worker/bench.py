@@ -101,7 +101,8 @@ def bench_shape(ctx: StageContext, index: int, cases: list[Case]) -> ShapeTiming
         audited_calls=audit.audited if audit is not None else None,
         audit_recorder=audit.recorder_name if audit is not None else None,
         blind_windows=audit.blind_windows if audit is not None else 0,
-        fresh_calls=fresh.offered, fresh_kept=save_kept(ctx, index, base, fresh))
+        fresh_calls=fresh.offered, fresh_kept=save_kept(ctx, index, base, fresh),
+        persisting_l2_reset=result.persisting_l2_reset)
 
 
 @dataclass
