@@ -6,9 +6,9 @@ sees no file or the whole file).
 
 Every tensor's bytes start on an ALIGN-byte boundary of the file, and the file is read into an ALIGN-aligned
 buffer, so the loaded tensors are views whose data pointers are aligned (a view at an odd address, the header
-having any length, is slow, and CPU kernels assume element-aligned data). A timed output that disagreed with its
-checked one on a first call was not the alignment: it was the math library's first-call race, which every stage
-now closes before anything runs (`portable.guards.warm_math_library`)."""
+having any length, is slow, and CPU kernels assume element-aligned data).
+
+The header is a `kernelbench.eval.protocol.TensorHeader`: a file a candidate stage wrote is validated before use."""
 
 from __future__ import annotations
 

@@ -3,7 +3,8 @@
 Grading never imports from the problem folder or the agent's workspace directly: it copies the files it trusts
 into a fresh folder first (`pristine_copy`), hashes the problem (`problem_hash`) so a result names exactly the
 problem it was graded against, and imports each file under a unique module name so that two loads never share
-state through `sys.modules`.
+state through `sys.modules`. Every stage of a grading loads its problem through `load_problem` (docs/grading.md,
+contract 1): the one place a loader for another folder layout plugs in.
 """
 
 from __future__ import annotations
@@ -94,7 +95,7 @@ def load_module(path: Path, label: str) -> ModuleType:
 
 
 def check_interface(module: ModuleType, path: Path, *, needs_inputs: bool) -> None:
-    """Contract 2: a `Model` nn.Module class, and (for references) get_init_kwargs and get_inputs."""
+    """docs/grading.md, contract 2: a `Model` nn.Module class, and (for references) get_init_kwargs and get_inputs."""
     if not isinstance(getattr(module, "Model", None), type):
         raise KernelBenchError("defines no class Model", path=path,
                                hint="define `class Model(torch.nn.Module)` with the reference's interface")
@@ -102,11 +103,12 @@ def check_interface(module: ModuleType, path: Path, *, needs_inputs: bool) -> No
         for fn in REQUIRED_FUNCTIONS:
             if not callable(getattr(module, fn, None)):
                 raise KernelBenchError(f"defines no function {fn}()", path=path,
-                                       hint="see contract 2 in DESIGN: get_init_kwargs(shape), get_inputs(...)")
+                                       hint="see docs/grading.md, contract 2: get_init_kwargs(shape), get_inputs(...)")
 
 
 def load_problem(problem_dir: Path) -> Problem:
-    """Validate problem.yaml and import reference.py from `problem_dir` (pass a pristine copy when grading)."""
+    """Validate problem.yaml and import reference.py from `problem_dir` (pass a pristine copy when grading); the
+    stage processes, the counter probe and `problem check` all load a problem here."""
     problem_dir = Path(problem_dir)
     spec = load_problem_spec(problem_dir)
     ref_path = problem_dir / "reference.py"

@@ -10,8 +10,8 @@ from kernelbench.eval.protocol import BenchJob
 from kernelbench.eval.worker.context import StageContext, launch_recorder
 
 # Three windows of eight calls in the loop's first stretch, then one in every block of the same length after it.
-# Eight, not four: a candidate that computes honestly until several calls come back to back (a cadence sniff) and
-# was slowed at a window's start, or by a busy machine, is back to its timed route inside the window.
+# Eight calls: a candidate that computes honestly until several calls come back to back (a cadence sniff), slowed
+# at a window's start or by a busy machine, is back to its timed route inside the window.
 AUDIT_WINDOWS, AUDIT_WINDOW_CALLS = 3, 8
 
 
