@@ -49,16 +49,17 @@ def grade_with(tree: Path, solution: Path, device: str, shapes: str) -> dict:
     return out
 
 
-def print_ratio(solution: str, rows: list[dict], labels: list[str]) -> None:
-    """The median bench-stage seconds of the first two trees on one solution, and their ratio."""
+def print_ratio(solution: str, rows: list[dict], labels: list[str], stage: str = "bench") -> None:
+    """The median seconds of one stage (`total`: the whole grading) of the first two trees on one solution, and
+    their ratio."""
     seconds: dict[str, list[float]] = {label: [] for label in labels}
     for row in rows:
-        if row["solution"] == solution and "bench" in row.get("stages", {}):
-            seconds[row["tree"]].append(row["stages"]["bench"])
+        if row["solution"] == solution and stage in row.get("stages", {}):
+            seconds[row["tree"]].append(row["stages"][stage])
     if len(labels) < 2 or not all(seconds[label] for label in labels[:2]):
         return
     (a, b), medians = labels[:2], {label: statistics.median(v) for label, v in seconds.items() if v}
-    print(f"{solution}: bench stage median {a} {medians[a]:.1f} s, {b} {medians[b]:.1f} s, "
+    print(f"{solution}: {stage} median {a} {medians[a]:.1f} s, {b} {medians[b]:.1f} s, "
           f"{b}/{a} {medians[b] / medians[a]:.2f}")
 
 
@@ -70,6 +71,8 @@ def main() -> int:
     parser.add_argument("--json", type=Path)
     parser.add_argument("--device", default="cuda", help="cpu only to try the script (the audit is the GPU's)")
     parser.add_argument("--shapes", default="full")
+    parser.add_argument("--stage", action="append", help="stages whose medians to compare (default: bench; "
+                        "`total` is the whole grading)")
     args = parser.parse_args()
     trees = dict(item.split("=", 1) for item in args.tree)
     rows = []
@@ -85,7 +88,8 @@ def main() -> int:
                 if args.json:  # what is graded so far survives a call cut short
                     args.json.write_text(json.dumps(rows, indent=1))
     for solution in args.solutions:
-        print_ratio(str(solution), rows, list(trees))
+        for stage in args.stage or ["bench"]:
+            print_ratio(str(solution), rows, list(trees), stage)
     return 0
 
 
