@@ -40,7 +40,7 @@ ISOLATION_ENV = "KERNELBENCH_ISOLATION"
 GRADER_ROOT = Path(__file__).resolve().parents[2]  # the folder holding the kernelbench package the stages import
 MODES = ("auto", "bwrap", "none")
 SECRET_FILE_ENV = "KERNELBENCH_SECRET_SEED_FILE"
-READ_ONLY_IN_WORKDIR = ("problem",)  # grade.Grader's pristine copy: the judge and fresh stages import from it
+READ_ONLY_IN_WORKDIR = ("problem",)  # the grading's pristine problem copy (GradingPlan.pristine), which every stage imports
 PROBE_TIMEOUT_S = 60
 # the worker must import inside (the grader's packages reachable), and on a GPU the driver must initialise from a
 # sandboxed process, as a candidate's would

@@ -42,7 +42,7 @@ class Message(BaseModel):
 # ------------------------------------------------------------------------------------------------- the job
 
 class TimingSettings(Message):
-    """The problem's timing protocol as the bench stage applies it (Grader caps it on the CPU)."""
+    """The problem's timing protocol as the bench stage applies it (GradingPlan.timing_settings caps it on the CPU)."""
 
     warmup: int
     trials: int

@@ -13,7 +13,7 @@ No expected output exists for such a call in the timed process, and none may (it
 few calls of each shape, chosen after they return by uniform reservoir sampling from the operating system's
 randomness, keep a copy of their output with the call's seed; a trusted process then rebuilds the same inputs
 from the problem's generator and this module's permutations, runs the reference and judges the copies
-(`kernelbench.eval.judge.run_fresh_judge`). A candidate cannot tell a kept call from another: the choice is made
+(`kernelbench.eval.worker.fresh.run_fresh`). A candidate cannot tell a kept call from another: the choice is made
 once the call has returned.
 """
 
