@@ -58,7 +58,7 @@ class StageRun:
         return self.reply if isinstance(self.reply, StageFailure) else None
 
 
-class _BoundedReader(threading.Thread):
+class BoundedReader(threading.Thread):
     """Drains a pipe, keeping the first and last KEEP_BYTES and counting the rest."""
 
     def __init__(self, stream):
@@ -117,7 +117,7 @@ def child_limits() -> None:
 class StageHandle:
     run: StageRun
     proc: subprocess.Popen
-    reader: _BoundedReader
+    reader: BoundedReader
     key: bytes
     out_dir: Path
     started: float
@@ -139,7 +139,7 @@ def start_stage(job: AnyJob, *, cwd: Path, extra_env: dict[str, str] | None = No
         argv, env = sandboxed(argv, sandbox.bwrap, workdir=cwd, device=job.device), sandbox_env(env, cwd)
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=cwd,
                             env=env, start_new_session=True, preexec_fn=child_limits)
-    reader = _BoundedReader(proc.stdout)
+    reader = BoundedReader(proc.stdout)
     reader.start()
     try:
         proc.stdin.write(payload)

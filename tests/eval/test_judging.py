@@ -5,7 +5,7 @@ import io
 import torch
 
 from kernelbench.eval.cases import Case
-from kernelbench.eval.process import KEEP_BYTES, _BoundedReader
+from kernelbench.eval.process import KEEP_BYTES, BoundedReader
 from kernelbench.eval.protocol import CaseRecord, CaseVerdict
 from kernelbench.eval.verdict import error_size_findings, judge_case
 from kernelbench.eval.worker.comparison import error_sizes
@@ -53,7 +53,7 @@ def test_a_judge_s_guard_failure_is_the_grader_s_not_a_verdict():
 
 
 def test_output_flood_is_kept_to_head_and_tail():
-    reader = _BoundedReader(io.BytesIO(b"A" * KEEP_BYTES + b"x" * (50 * KEEP_BYTES) + b"Z" * KEEP_BYTES))
+    reader = BoundedReader(io.BytesIO(b"A" * KEEP_BYTES + b"x" * (50 * KEEP_BYTES) + b"Z" * KEEP_BYTES))
     reader.run()
     text = reader.text()
     assert text.startswith("A" * 100) and text.endswith("Z" * 100) and "bytes of output not kept" in text
