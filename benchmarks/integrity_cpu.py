@@ -98,8 +98,14 @@ def table(results: dict[str, dict[str, Any]], cases: dict[str, SuiteCase | None]
     return rows
 
 
+def drawn_per_grading(summary: dict[str, Any]) -> dict[str, Any]:
+    """A grading's summary less what its secret seed draws anew each time (the property cases' distributions)."""
+    return {**summary, "failed_checks": [c for c in summary.get("failed_checks", []) if not c.startswith("property:")]}
+
+
 def compare(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     keys = ("outcome", "errors", "failed_checks", "caught")
+    old, new = ({k: drawn_per_grading(v) for k, v in d.items()} for d in (old, new))
     lines = [f"{k}: {field} {old[k][field]!r} -> {new[k][field]!r}" for k in sorted(set(old) & set(new))
              for field in keys if old[k].get(field) != new[k].get(field)]
     lines += [f"{k}: only in the old file" for k in sorted(set(old) - set(new))]

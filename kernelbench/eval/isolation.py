@@ -44,7 +44,7 @@ READ_ONLY_IN_WORKDIR = ("problem",)  # the grading's pristine problem copy (Grad
 PROBE_TIMEOUT_S = 60
 # the worker must import inside (the grader's packages reachable), and on a GPU the driver must initialise from a
 # sandboxed process, as a candidate's would
-WORKER_PROBE = "import kernelbench.eval.worker.entry"
+WORKER_PROBE = "import kernelbench.eval.worker"
 CUDA_PROBE = WORKER_PROBE + "; import ctypes, sys; sys.exit(ctypes.CDLL('libcuda.so.1').cuInit(0))"
 PRIVATE_MOUNTS = ("/tmp", "/var/tmp")  # replaced inside the sandbox
 
