@@ -3,8 +3,8 @@
 Grading never imports from the problem folder or the agent's workspace directly: it copies the files it trusts
 into a fresh folder first (`pristine_copy`), hashes the problem (`problem_hash`) so a result names exactly the
 problem it was graded against, and imports each file under a unique module name so that two loads never share
-state through `sys.modules`. Every stage of a grading loads its problem through `load_problem` (docs/grading.md,
-contract 1): the one place a loader for another folder layout plugs in.
+state through `sys.modules`. Every stage process of a grading loads its problem's reference through
+`load_reference` (docs/grading.md, contract 1): the one place a loader for another folder layout plugs in.
 """
 
 from __future__ import annotations
@@ -106,15 +106,21 @@ def check_interface(module: ModuleType, path: Path, *, needs_inputs: bool) -> No
                                        hint="see docs/grading.md, contract 2: get_init_kwargs(shape), get_inputs(...)")
 
 
-def load_problem(problem_dir: Path) -> Problem:
-    """Validate problem.yaml and import reference.py from `problem_dir` (pass a pristine copy when grading); the
-    stage processes, the counter probe and `problem check` all load a problem here."""
-    problem_dir = Path(problem_dir)
-    spec = load_problem_spec(problem_dir)
-    ref_path = problem_dir / "reference.py"
+def load_reference(problem_dir: Path) -> ModuleType:
+    """The problem's reference module, imported under a fresh name and checked for its interface: what every
+    stage process of a grading (and the counter probe) loads a problem through (pass a pristine copy)."""
+    ref_path = Path(problem_dir) / "reference.py"
     reference = load_module(ref_path, "reference")
     check_interface(reference, ref_path, needs_inputs=True)
-    return Problem(directory=problem_dir, spec=spec, reference=reference, content_hash=problem_hash(problem_dir))
+    return reference
+
+
+def load_problem(problem_dir: Path) -> Problem:
+    """Validate problem.yaml and import reference.py from `problem_dir` (`problem check`, the deck's tests)."""
+    problem_dir = Path(problem_dir)
+    spec = load_problem_spec(problem_dir)
+    return Problem(directory=problem_dir, spec=spec, reference=load_reference(problem_dir),
+                   content_hash=problem_hash(problem_dir))
 
 
 def load_solution(path: Path, label: str = "solution") -> ModuleType:

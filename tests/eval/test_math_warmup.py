@@ -31,14 +31,14 @@ def test_every_stage_warms_the_math_library_before_loading_code(role: str, monke
     events: list[str] = []
     monkeypatch.setattr(guards, "warm_math_library", lambda: events.append("warm"))
 
-    def load_problem(path):
-        events.append("load problem")
+    def load_reference(path):
+        events.append("load reference")
         raise _Stop
 
-    monkeypatch.setattr(loader, "load_problem", load_problem)
+    monkeypatch.setattr(loader, "load_reference", load_reference)
     with pytest.raises(_Stop):
         entry.prepare(minimal_job(role, tmp_path))
-    assert events == ["warm", "load problem"]
+    assert events == ["warm", "load reference"]
 
 
 class _Calls(torch.overrides.TorchFunctionMode):

@@ -76,10 +76,10 @@ def run(job: ProbeJob, status: Path) -> ProbeStatus:
     from kernelbench.eval.portable import guards
     from kernelbench.eval.portable.timing import L2Flusher, device_l2_bytes, reset_persisting_l2
     from kernelbench.eval.worker.context import build_model, wait_for_inputs
-    from kernelbench.problems.loader import load_problem, load_solution
+    from kernelbench.problems.loader import load_reference, load_solution
 
     device = torch.device(job.device)
-    reference = load_problem(Path(job.problem_dir)).reference
+    reference = load_reference(Path(job.problem_dir))
     candidate = load_solution(Path(job.module), "candidate")
     model = build_model(torch, device, reference, candidate, job.model_seed, job.shape)
     sets = [wait_for_inputs(Path(job.inputs_dir) / f"in_{case_id}.kbt", device, INPUT_WAIT_S)

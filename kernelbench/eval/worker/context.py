@@ -50,12 +50,11 @@ def open_stage(job: StageJob) -> StageContext:
     import torch
 
     from kernelbench.eval.portable import compare, guards, timing  # noqa: F401  (bound before candidate code)
-    from kernelbench.problems.loader import load_problem
+    from kernelbench.problems.loader import load_reference
 
     guards.warm_math_library()
-    problem = load_problem(Path(job.problem_dir))
-    return StageContext(job=job, torch=torch, device=torch.device(job.device), reference=problem.reference,
-                        line=job.line)
+    reference = load_reference(Path(job.problem_dir))
+    return StageContext(job=job, torch=torch, device=torch.device(job.device), reference=reference, line=job.line)
 
 
 def device_info(torch, device) -> DeviceInfo:
