@@ -16,7 +16,7 @@ from kernelbench.eval.protocol import BenchJob, BenchLine, JudgeReply, ShapeTimi
 from kernelbench.eval.roofline import geometric_mean
 from kernelbench.eval.stages.timing import shape_result
 from kernelbench.fileio import atomic_write_text
-from kernelbench.problems.baselines import Line, ProblemBaselines, baselines_path
+from kernelbench.problems.baselines import COMPILED_LINE_MODE, Line, ProblemBaselines, baselines_path
 from kernelbench.problems.baselines import ShapeTiming as LineShape
 from kernelbench.problems.loader import problem_hash
 
