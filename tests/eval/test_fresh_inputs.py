@@ -126,3 +126,40 @@ def test_timing_samples_are_unchanged_in_number_by_fresh_inputs(keep):
     timing = time_function(lambda x: x.sum(dim=-1), sets, CPU, warmup=2, trials=5, max_trials=5,
                            fresh=Reservoir(keep, copy=lambda out: out))
     assert len(timing.samples_ms) == 5 and statistics.median(timing.samples_ms) > 0
+
+
+class _ReplayedGraph:
+    """A CUDA graph's contract on the CPU: replay recomputes from the buffers it was captured on, into one output."""
+
+    def __init__(self, fn, buffers: list):
+        self.fn, self.buffers = fn, buffers
+        self.out = fn(*buffers).clone()
+
+    def replay(self) -> None:
+        self.out.copy_(self.fn(*self.buffers))
+
+
+def test_the_replay_probe_of_graphed_fresh_calls_sees_the_base_sets_again():
+    """Graphed calls copy fresh values into the graphs' fixed buffers; the replay probe afterwards copies base set 1
+    into set 0 and expects set 1's output, so the buffers must hold the base sets' own values by then (an honest
+    kernel timed by graph replay was reported as a class 7 memo when they still held the last permutations)."""
+    from kernelbench.eval.portable.timing import Rotation, _Calls, _memo_probe
+
+    def fn(x):
+        return x.cumsum(-1)
+
+    gen = torch.Generator().manual_seed(1)
+    sets = [[torch.randn(3, 16, generator=gen)] for _ in range(2)]
+    expected = [fn(*s).clone() for s in sets]
+
+    def validate(out, k):
+        return [] if torch.allclose(out, expected[k]) else [f"set {k} differs"]
+
+    calls = _Calls(fn, sets, Rotation(2), Reservoir(0, lambda out: out), validate)
+    graphs = [(g, g.out) for g in (_ReplayedGraph(fn, s) for s in sets)]
+    calls.use_graphs(graphs)
+    for k in (0, 1, 0, 1):
+        calls.run(k, lambda launch: (launch(), 0.0, None, False, False)[1:])
+    assert not torch.equal(sets[1][0], calls.pristine[1][0])  # the buffers hold a permutation now
+    calls.restore_base_sets()
+    assert _memo_probe(fn, sets, graphs, CPU, validate) == "ok"

@@ -380,6 +380,7 @@ def time_function(fn: Callable, input_sets: list[list], device: torch.device, *,
     finally:  # a window still open (the loop ended, or a timed output was refused) is closed and kept
         if audit is not None:
             audit.close()
+    calls.restore_base_sets()
     timing.memo_probe = _memo_probe(fn, input_sets, calls.graphs, device, validate)
     return timing
 
@@ -450,6 +451,12 @@ class _Calls:
         if graphs and self.fresh is not None:
             self.pristine = [[x.clone() if isinstance(x, torch.Tensor) else x for x in s]
                              for s in self.sets[:self.rotation.n_base]]
+
+    def restore_base_sets(self) -> None:
+        """Graphs read fixed buffers, which the last fresh calls left holding permuted values: the base sets' own
+        values go back in, so the replay probe's expected output (the base set's) is the right one."""
+        for k, values in enumerate(self.pristine):
+            _copy_into(self.sets[k], values)
 
     def grader_work(self, flush: Callable[[], None], cover: LaunchCover | None, device: torch.device) -> None:
         """What the grader launches around a call (flush, launch cover, fresh inputs, the kept copy), alone."""
