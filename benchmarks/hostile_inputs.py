@@ -1,0 +1,376 @@
+#!/usr/bin/env python3
+"""Build the site from every hostile input of the catalogue (kernelbench/sitegen/hostile.py) and record what
+the build did: exit code, the exception of a traceback, wall time, peak memory, pages written, whether the data
+folder changed, whether a secret from outside reached the site, and whether --strict failed.
+
+Each case gets a fresh copy of a small synthetic deck and two builds (plain, then --strict), each
+`python build.py` in its own process group under a memory cap (RLIMIT_AS) and a time cap. Two more checks
+follow: the mode of every file and folder of a built site, and whether the render workers outlive a build
+killed with SIGKILL.
+
+    python benchmarks/hostile_inputs.py                      # every case, table on stdout
+    python benchmarks/hostile_inputs.py --only laughs --json benchmarks/results/hostile_inputs.json
+    python benchmarks/hostile_inputs.py --mem-cap-gib 3 --time-cap 60 --label before
+
+Outcomes: built (exit 0/1, the site written, the bad file named in the report), silent (built, the file not
+named, --strict passed), refused (exit 2 before any work, nothing written), crash (a traceback or an unexpected
+exit), memory (MemoryError or killed at the memory cap), hang (killed at the time cap). Flags: DATA (the data
+folder changed), LEAK (the secret reached the site).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import resource
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from kernelbench.sitegen import hostile  # noqa: E402
+
+
+@dataclass
+class Build:
+    rc: int | None
+    signal: int | None
+    seconds: float
+    peak_mib: float
+    exception: str  # the last line of a traceback, "" without one
+    timed_out: bool
+    named: bool  # the report holds the case's expected text (the bad file's path)
+    stderr_tail: str
+
+
+@dataclass
+class Outcome:
+    case: str
+    group: str
+    what: str
+    outcome: str
+    plain: Build
+    strict: Build | None
+    pages: int
+    data_changed: list[str] = field(default_factory=list)
+    leaked: list[str] = field(default_factory=list)
+    strict_failed: bool | None = None
+    as_expected: bool = False
+
+
+def run_build(args: list[str], mem_cap: int, time_cap: float, expect: str = "") -> Build:
+    def limits() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (mem_cap, mem_cap))
+
+    start = time.perf_counter()
+    with tempfile.TemporaryFile() as err:
+        process = subprocess.Popen(
+            [sys.executable, str(REPO / "build.py"), "--quiet", "--jobs", "2", *args],
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            stdin=subprocess.DEVNULL,
+            preexec_fn=limits,
+            start_new_session=True,
+            cwd=REPO,
+        )
+        timed_out, status, usage = False, 0, None
+        while True:
+            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() - start > time_cap:
+                timed_out = True
+                os.killpg(process.pid, signal.SIGKILL)
+                _, status, usage = os.wait4(process.pid, 0)
+                break
+            time.sleep(0.02)
+        seconds = time.perf_counter() - start
+        _kill_group(process.pid)  # workers the build left behind
+        process.returncode = 0  # reaped above; keep Popen from waiting again
+        err.seek(0)
+        text = err.read().decode("utf-8", "replace")
+    rc = os.waitstatus_to_exitcode(status)
+    return Build(
+        rc=rc if rc >= 0 else None,
+        signal=-rc if rc < 0 else None,
+        seconds=round(seconds, 2),
+        peak_mib=round(usage.ru_maxrss / 1024, 1),
+        exception=_exception(text),
+        timed_out=timed_out,
+        named=bool(expect) and expect in text,
+        stderr_tail=text[-600:],
+    )
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _exception(stderr: str) -> str:
+    if "Traceback (most recent call last)" not in stderr:
+        return ""
+    lines = [line for line in stderr.strip().splitlines() if line and not line.startswith(" ")]
+    return lines[-1][:200] if lines else "Traceback"
+
+
+def snapshot(root: Path) -> dict[str, str]:
+    """Every entry under `root` by type and content, without following links or opening special files."""
+    found: dict[str, str] = {}
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = Path(folder) / name
+            mode = os.lstat(path).st_mode
+            key = str(path.relative_to(root))
+            if stat.S_ISLNK(mode):
+                found[key] = "link:" + os.readlink(path)
+            elif stat.S_ISREG(mode):
+                found[key] = hashlib.blake2b(path.read_bytes(), digest_size=8).hexdigest()
+            elif stat.S_ISDIR(mode):
+                found[key] = "dir"
+            else:
+                found[key] = f"special:{stat.S_IFMT(mode)}"
+    return found
+
+
+def pages_in(out: Path, before: dict[str, str]) -> int:
+    if not out.is_dir():
+        return 0
+    return sum(1 for p in out.rglob("*.html") if str(p) not in before)
+
+
+def secret_in(out: Path, secret: str) -> list[str]:
+    if not out.is_dir() or out.is_symlink():
+        return []
+    hits = []
+    needle = secret.encode()
+    for path in out.rglob("*"):
+        if path.is_file() and not path.is_symlink() and needle in path.read_bytes():
+            hits.append(str(path.relative_to(out)))
+    return hits
+
+
+def run_case(case: hostile.Case, pristine: Path, workdir: Path, mem_cap: int, time_cap: float,
+             strict: bool) -> Outcome:
+    root = workdir / case.name
+    applied = hostile.apply(case, pristine, root)
+    args = applied.build_args()
+    out = Path(args[args.index("--out") + 1])
+    outputs = (applied.out, root / "site-strict")
+    before = snapshot(root)
+    plain = run_build(args, mem_cap, time_cap, case.expect)
+    after = snapshot(root)
+    changed = sorted(k for k in set(before) | set(after)
+                     if before.get(k) != after.get(k) and not _is_output(root / k, outputs))
+    pages = pages_in(out, {str(root / k) for k in before})
+    leaked = secret_in(out, case.secret) if case.secret else []
+    strict_build = None
+    if strict and not case.refused:
+        args[args.index("--out") + 1] = str(root / "site-strict")
+        strict_build = run_build(args + ["--strict"], mem_cap, time_cap, case.expect)
+    result = Outcome(case.name, case.group, case.what, classify(case, plain, pages), plain, strict_build, pages,
+                     changed, leaked)
+    if strict_build is not None:
+        result.strict_failed = strict_build.rc not in (0, None)
+    result.as_expected = expected(case, result)
+    return result
+
+
+def _is_output(path: Path, outputs: tuple[Path, ...]) -> bool:
+    """The build's own output beside the data (and its staging folders), which the snapshot also sees."""
+    if path.name.startswith((".building-", ".retired-")):
+        return True
+    return any(path == own or own in path.parents for own in outputs)
+
+
+def classify(case: hostile.Case, build: Build, pages: int) -> str:
+    if build.timed_out:
+        return "hang"
+    if "MemoryError" in build.exception or build.signal == signal.SIGKILL:
+        return "memory"
+    if build.exception or build.signal or build.rc not in (0, 1, 2):
+        return "crash"
+    if build.rc == 2:
+        return "refused"
+    if not pages:
+        return "crash"
+    return "built" if build.named or not case.expect else "silent"
+
+
+def expected(case: hostile.Case, outcome: Outcome) -> bool:
+    """What the build must do: refuse an overlapping --out touching nothing; otherwise build the rest of the
+    site, name the file, fail --strict, keep the data as it was and the secret out of the site."""
+    if outcome.data_changed or outcome.leaked:
+        return False
+    if case.refused:
+        return outcome.outcome == "refused"
+    strict_ok = outcome.strict_failed is not False or not case.expect
+    return outcome.outcome == "built" and strict_ok
+
+
+def check_site_modes(pristine: Path, workdir: Path, mem_cap: int, time_cap: float) -> dict:
+    out = workdir / "modes" / "site"
+    build = run_build(["--data", str(pristine), "--out", str(out)], mem_cap, time_cap)
+    modes: dict[str, int] = {}
+    for path in [out, *out.rglob("*")]:
+        mode = oct(stat.S_IMODE(os.lstat(path).st_mode))
+        kind = "dir" if path.is_dir() else "file"
+        modes[f"{kind} {mode}"] = modes.get(f"{kind} {mode}", 0) + 1
+    return {"rc": build.rc, "site_root": oct(stat.S_IMODE(out.stat().st_mode)) if out.exists() else None,
+            "modes": modes}
+
+
+def check_workers_die(workdir: Path, time_cap: float) -> dict:
+    """SIGKILL a build while its worker pool renders, and see whether the workers outlive it."""
+    from kernelbench.sitegen.synthetic import write_deck
+
+    deck = workdir / "kill" / "data"
+    write_deck(deck, n_runs=48, transcript_bytes=400_000)
+    process = subprocess.Popen(
+        [sys.executable, str(REPO / "build.py"), "--quiet", "--jobs", "2", "--data", str(deck),
+         "--out", str(workdir / "kill" / "site")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, cwd=REPO)
+    workers: list[int] = []
+    start = time.perf_counter()
+    while time.perf_counter() - start < time_cap and process.poll() is None:
+        workers = _python_children(process.pid)
+        if workers:
+            break
+        time.sleep(0.05)
+    if not workers:
+        process.kill()
+        process.wait()
+        return {"workers_seen": 0, "note": "the build finished before its workers were seen"}
+    time.sleep(0.3)
+    workers = _python_children(process.pid)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    time.sleep(3)
+    alive = [pid for pid in workers if _alive(pid)]
+    for pid in alive:  # the benchmark started them (through the build): end them by id
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return {"workers_seen": len(workers), "alive_3s_after_sigkill": len(alive)}
+
+
+def _python_children(parent: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == parent:
+            cmd = (entry / "cmdline").read_bytes()
+            if b"python" in cmd:
+                found.append(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def summarise(outcomes: list[Outcome]) -> dict:
+    by_outcome: dict[str, int] = {}
+    for o in outcomes:
+        by_outcome[o.outcome] = by_outcome.get(o.outcome, 0) + 1
+    inputs = [o for o in outcomes if not hostile_case(o.case).refused]
+    worst = max(outcomes, key=lambda o: max(o.plain.peak_mib, o.strict.peak_mib if o.strict else 0))
+    return {
+        "cases": len(outcomes),
+        "by_outcome": by_outcome,
+        "crashes": sum(o.outcome in ("crash", "memory", "hang") for o in outcomes),
+        "tracebacks": sum(bool(o.plain.exception) for o in outcomes),
+        "data_changed": sum(bool(o.data_changed) for o in outcomes),
+        "leaked": sum(bool(o.leaked) for o in outcomes),
+        "as_expected": sum(o.as_expected for o in outcomes),
+        "strict_passed_on_bad_input": sum(o.strict_failed is False and bool(hostile_case(o.case).expect)
+                                          for o in inputs),
+        "worst_peak_mib": {"case": worst.case, "mib": max(worst.plain.peak_mib,
+                                                           worst.strict.peak_mib if worst.strict else 0)},
+        "slowest": max(((o.case, o.plain.seconds) for o in outcomes), key=lambda x: x[1]),
+    }
+
+
+def hostile_case(name: str) -> hostile.Case:
+    return next(c for c in hostile.CASES if c.name == name)
+
+
+def print_table(outcomes: list[Outcome], header: bool = True) -> None:
+    if not header:
+        return _rows(outcomes)
+    print(f"{'case':32} {'group':13} {'outcome':8} ok {'rc':>3} {'strict':>6} {'s':>7} {'MiB':>7}  "
+          "exception / flags")
+    _rows(outcomes)
+
+
+def _rows(outcomes: list[Outcome]) -> None:
+    for o in outcomes:
+        flags = " ".join(f for f, on in (("DATA", o.data_changed), ("LEAK", o.leaked)) if on)
+        strict = "-" if o.strict is None else ("fails" if o.strict_failed else "PASSES")
+        rc = o.plain.rc if o.plain.rc is not None else f"s{o.plain.signal}"
+        ok = "ok" if o.as_expected else "NO"
+        print(f"{o.case:32} {o.group:13} {o.outcome:8} {ok} {rc!s:>3} {strict:>6} {o.plain.seconds:7.2f} "
+              f"{o.plain.peak_mib:7.1f}  {o.plain.exception[:70]} {flags}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser.add_argument("--only", default="", help="run the cases whose name contains this text")
+    parser.add_argument("--mem-cap-gib", type=float, default=3.0, help="address-space cap per build (GiB)")
+    parser.add_argument("--time-cap", type=float, default=90.0, help="seconds before a build counts as hung")
+    parser.add_argument("--no-strict", action="store_true", help="skip the --strict builds")
+    parser.add_argument("--no-checks", action="store_true", help="skip the site-mode and worker checks")
+    parser.add_argument("--label", default="", help="a name for this measurement (before/after)")
+    parser.add_argument("--json", type=Path, default=None, help="write every outcome and the summary here")
+    args = parser.parse_args(argv)
+    mem_cap = int(args.mem_cap_gib * (1 << 30))
+    cases = [c for c in hostile.CASES if args.only in c.name]
+    with tempfile.TemporaryDirectory(prefix="hostile-") as tmp:
+        workdir = Path(tmp)
+        pristine = hostile.write_pristine(workdir / "pristine")
+        outcomes = []
+        for case in cases:
+            outcome = run_case(case, pristine, workdir, mem_cap, args.time_cap, not args.no_strict)
+            outcomes.append(outcome)
+            print_table([outcome], header=len(outcomes) == 1)
+            sys.stdout.flush()
+        checks = {}
+        if not args.no_checks and not args.only:
+            checks["site_modes"] = check_site_modes(pristine, workdir, mem_cap, args.time_cap)
+            checks["workers"] = check_workers_die(workdir, args.time_cap)
+    summary = summarise(outcomes) if outcomes else {}
+    print("\nsummary:", json.dumps(summary, indent=1))
+    if checks:
+        print("checks:", json.dumps(checks, indent=1))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        payload = {"label": args.label, "mem_cap_gib": args.mem_cap_gib, "time_cap_s": args.time_cap,
+                   "summary": summary, "checks": checks, "cases": [asdict(o) for o in outcomes]}
+        args.json.write_text(json.dumps(payload, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
