@@ -13,6 +13,21 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from kernelbench.results.numbers import (
+    Count,
+    Finite,
+    Fraction,
+    Index,
+    Int64,
+    NonNegative,
+    Positive,
+    Seconds,
+    ShapeValue,
+    Trial,
+    Usd,
+    Version,
+)
+
 RESULT_VERSION = 1
 RESULT_FILE = "result.json"
 
@@ -46,11 +61,11 @@ class Model(BaseModel):
 
 
 class Tokens(Model):
-    input: int = 0
-    output: int = 0
-    cache_read: int = 0
-    cache_write: int = 0
-    reasoning: int = 0
+    input: Count = 0
+    output: Count = 0
+    cache_read: Count = 0
+    cache_write: Count = 0
+    reasoning: Count = 0
 
     @property
     def total(self) -> int:
@@ -66,13 +81,13 @@ class ProviderError(Model):
 class Session(Model):
     """What the agent did: process facts, completeness, usage."""
 
-    exit_code: int | None = None
+    exit_code: Int64 | None = None
     complete: bool = False
     timed_out: bool = False
-    elapsed_s: float | None = None
-    budget_s: float | None = None
+    elapsed_s: Seconds | None = None
+    budget_s: Seconds | None = None
     tokens: Tokens = Field(default_factory=Tokens)
-    cost_usd: float | None = None
+    cost_usd: Usd | None = None
     cost_is_estimate: bool = False
     transcript: str | None = None         # file name inside the run directory
     transcript_format: str | None = None
@@ -85,32 +100,32 @@ class Session(Model):
 
 
 class SeedResult(Model):
-    shape_index: int
-    seed: int
+    shape_index: Index
+    seed: Int64
     case: str = "base"                    # base | stress:<name> | property:<name>
     passed: bool
-    max_abs_err: float | None = None
-    max_rel_err: float | None = None
-    worst_index: list[int] | None = None
+    max_abs_err: Finite | None = None
+    max_rel_err: Finite | None = None
+    worst_index: list[Int64] | None = None
     message: str = ""
 
 
 class ShapeResult(Model):
-    index: int
-    shape: dict[str, Any]
-    flops: float | None = None
-    bytes: float | None = None
-    median_ms: float | None = None
-    spread_ms: float | None = None        # interquartile range of the samples
-    samples_ms: list[float] = Field(default_factory=list)
+    index: Index
+    shape: dict[str, ShapeValue]
+    flops: NonNegative | None = None
+    bytes: NonNegative | None = None
+    median_ms: NonNegative | None = None
+    spread_ms: NonNegative | None = None  # interquartile range of the samples
+    samples_ms: list[NonNegative] = Field(default_factory=list)
     timing_method: str = ""               # events | cuda_graph
     # samples that are the host's time issuing the call, longer than the device's interval (a launch-bound call:
     # its time follows the host, e.g. Python or Triton launch overhead, more than the kernels); None: not recorded
-    host_bound_samples: int | None = None
-    tflops: float | None = None
-    gbps: float | None = None
-    fraction: float | None = None         # of the governing ceiling
-    baselines_ms: dict[str, float] = Field(default_factory=dict)  # eager / compiled / sota on the same GPU
+    host_bound_samples: Count | None = None
+    tflops: NonNegative | None = None
+    gbps: NonNegative | None = None
+    fraction: Fraction | None = None      # of the governing ceiling
+    baselines_ms: dict[str, NonNegative] = Field(default_factory=dict)  # eager / compiled / sota on the same GPU
 
 
 class Ceiling(Model):
@@ -118,10 +133,10 @@ class Ceiling(Model):
 
     regime: Literal["compute", "memory"]
     dtype: str
-    value: float                          # TFLOP/s for compute, GB/s for memory
+    value: Positive                       # TFLOP/s for compute, GB/s for memory
     unit: Literal["TFLOP/s", "GB/s"]
-    peak_tflops: float | None = None      # compute roof of the governing dtype
-    dram_gbps: float | None = None        # bandwidth roof
+    peak_tflops: Positive | None = None   # compute roof of the governing dtype
+    dram_gbps: Positive | None = None     # bandwidth roof
     source: str = ""                      # datasheet or calibration
 
 
@@ -135,9 +150,9 @@ class Grading(Model):
     ceiling: Ceiling | None = None
     checks: list[SeedResult] = Field(default_factory=list)
     shapes: list[ShapeResult] = Field(default_factory=list)
-    peak_fraction: float | None = None
-    baselines: dict[str, float | None] = Field(default_factory=dict)  # peak_fraction of eager/compiled/sota
-    elapsed_s: float | None = None
+    peak_fraction: Fraction | None = None
+    baselines: dict[str, Fraction | None] = Field(default_factory=dict)  # peak_fraction of eager/compiled/sota
+    elapsed_s: Seconds | None = None
 
 
 class Finding(Model):
@@ -150,7 +165,7 @@ class Finding(Model):
     message: str
     evidence: str = ""                    # file:line, kernel name, measured number
     file: str | None = None
-    line: int | None = None
+    line: Int64 | None = None
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -170,14 +185,14 @@ class Environment(Model):
 
 
 class RunResult(Model):
-    version: int = RESULT_VERSION
+    version: Version = RESULT_VERSION
     run_id: str
     harness: str
     model: str
     effort: str | None = None
     problem: str
     gpu: str                              # hardware profile key (h100_sxm, rtx_pro_6000, ...)
-    trial: int = 1
+    trial: Trial = 1
     started: datetime | None = None
     finished: datetime | None = None
     source: str = "harness"               # harness | import:<what> (imported cells have no transcript)
@@ -212,6 +227,8 @@ def agent_label(harness: str, model: str, effort: str | None) -> str:
 def upgrade_result(data: dict[str, Any]) -> dict[str, Any]:
     """Bring an older result.json up to RESULT_VERSION (there is only version 1 so far)."""
     version = data.get("version", 1)
+    if isinstance(version, bool) or not isinstance(version, int):
+        return data  # not a version: the field's own validation reports it, with its line
     if version > RESULT_VERSION:
         raise ValueError(f"result.json version {version} is newer than this kernelbench understands "
                          f"({RESULT_VERSION}); upgrade kernelbench")
@@ -231,7 +248,6 @@ def status_of(result: RunResult) -> Status:
 
 def load_result(run_dir: Path) -> RunResult:
     """Load `result.json` from a run directory; errors carry file and line."""
-    from kernelbench.fileio import load_json, parse_model
+    from kernelbench.fileio import load_json_model
 
-    path = Path(run_dir) / RESULT_FILE
-    return parse_model(path, RunResult, load_json(path))
+    return load_json_model(Path(run_dir) / RESULT_FILE, RunResult)
