@@ -24,7 +24,7 @@ import argparse
 import hashlib
 import json
 import os
-import resource
+import re
 import signal
 import stat
 import subprocess
@@ -67,48 +67,63 @@ class Outcome:
     as_expected: bool = False
 
 
-def run_build(args: list[str], mem_cap: int, time_cap: float, expect: str = "") -> Build:
-    def limits() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (mem_cap, mem_cap))
+# The build is started by this small launcher, not forked from the benchmark: Linux records a process's peak
+# memory from the moment it was forked, so a build forked from the benchmark (which holds tens of MiB of corrupted
+# files by then) would report the benchmark's memory as its own. The launcher (a fresh interpreter) caps the
+# address space, starts the build, and writes the build's exit status and peak RSS.
+LAUNCHER = """
+import json, os, resource, sys
+cap, report = int(sys.argv[1]), sys.argv[2]
+resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.executable, [sys.executable, *sys.argv[3:]])
+_, status, usage = os.wait4(pid, 0)
+with open(report, "w") as handle:
+    json.dump({"status": status, "maxrss_kib": usage.ru_maxrss}, handle)
+"""
 
+
+def run_build(args: list[str], mem_cap: int, time_cap: float, expect: str = "",
+              needs_line: bool = False) -> Build:
     start = time.perf_counter()
-    with tempfile.TemporaryFile() as err:
-        process = subprocess.Popen(
-            [sys.executable, str(REPO / "build.py"), "--quiet", "--jobs", "2", *args],
-            stdout=subprocess.DEVNULL,
-            stderr=err,
-            stdin=subprocess.DEVNULL,
-            preexec_fn=limits,
-            start_new_session=True,
-            cwd=REPO,
-        )
-        timed_out, status, usage = False, 0, None
-        while True:
-            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.perf_counter() - start > time_cap:
+    with tempfile.TemporaryDirectory() as tmp:
+        err_path, report = Path(tmp) / "stderr", Path(tmp) / "status.json"
+        with open(err_path, "wb") as err:
+            process = subprocess.Popen(
+                [sys.executable, "-c", LAUNCHER, str(mem_cap), str(report), str(REPO / "build.py"), "--quiet",
+                 "--jobs", "2", *args],
+                stdout=subprocess.DEVNULL, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True, cwd=REPO,
+            )
+            try:
+                process.wait(timeout=time_cap)
+                timed_out = False
+            except subprocess.TimeoutExpired:
                 timed_out = True
-                os.killpg(process.pid, signal.SIGKILL)
-                _, status, usage = os.wait4(process.pid, 0)
-                break
-            time.sleep(0.02)
-        seconds = time.perf_counter() - start
-        _kill_group(process.pid)  # workers the build left behind
-        process.returncode = 0  # reaped above; keep Popen from waiting again
-        err.seek(0)
-        text = err.read().decode("utf-8", "replace")
-    rc = os.waitstatus_to_exitcode(status)
+            seconds = time.perf_counter() - start
+            _kill_group(process.pid)  # a hung build, or workers a build left behind
+            process.wait()
+        text = err_path.read_text(encoding="utf-8", errors="replace")
+        status = json.loads(report.read_text()) if report.exists() else {"status": 9, "maxrss_kib": 0}
+    rc = os.waitstatus_to_exitcode(status["status"])
     return Build(
         rc=rc if rc >= 0 else None,
         signal=-rc if rc < 0 else None,
         seconds=round(seconds, 2),
-        peak_mib=round(usage.ru_maxrss / 1024, 1),
+        peak_mib=round(status["maxrss_kib"] / 1024, 1),
         exception=_exception(text),
         timed_out=timed_out,
-        named=bool(expect) and expect in text,
+        named=bool(expect) and any(expect in path and (line or not needs_line) for path, line in reported(text)),
         stderr_tail=text[-600:],
     )
+
+
+REPORTED = re.compile(r"^(?:error|warning): (.+?)(?::(\d+))?: ", re.M)
+
+
+def reported(stderr: str) -> list[tuple[str, str | None]]:
+    """(path, line) of every problem the build printed (`error: PATH[:LINE]: message`)."""
+    return [(m.group(1), m.group(2)) for m in REPORTED.finditer(stderr)]
 
 
 def _kill_group(pgid: int) -> None:
@@ -119,10 +134,14 @@ def _kill_group(pgid: int) -> None:
 
 
 def _exception(stderr: str) -> str:
-    if "Traceback (most recent call last)" not in stderr:
+    """The exception line of the last traceback in `stderr` ("" without one)."""
+    at = stderr.rfind("Traceback (most recent call last)")
+    if at < 0:
         return ""
-    lines = [line for line in stderr.strip().splitlines() if line and not line.startswith(" ")]
-    return lines[-1][:200] if lines else "Traceback"
+    for line in stderr[at:].splitlines()[1:]:
+        if line and not line.startswith(" ") and re.match(r"[\w.]+(Error|Exception|Exit|Interrupt)\b", line):
+            return line[:200]
+    return "Traceback"
 
 
 def snapshot(root: Path) -> dict[str, str]:
@@ -169,27 +188,27 @@ def run_case(case: hostile.Case, pristine: Path, workdir: Path, mem_cap: int, ti
     out = Path(args[args.index("--out") + 1])
     outputs = (applied.out, root / "site-strict")
     before = snapshot(root)
-    plain = run_build(args, mem_cap, time_cap, case.expect)
+    plain = run_build(args, mem_cap, time_cap, case.expect, case.line)
     after = snapshot(root)
     changed = sorted(k for k in set(before) | set(after)
                      if before.get(k) != after.get(k) and not _is_output(root / k, outputs))
     pages = pages_in(out, {str(root / k) for k in before})
     leaked = secret_in(out, case.secret) if case.secret else []
     strict_build = None
-    if strict and not case.refused:
+    if strict and not case.refused and not plain.timed_out:  # a hung build would only hang again
         args[args.index("--out") + 1] = str(root / "site-strict")
-        strict_build = run_build(args + ["--strict"], mem_cap, time_cap, case.expect)
+        strict_build = run_build(args + ["--strict"], mem_cap, time_cap, case.expect, case.line)
     result = Outcome(case.name, case.group, case.what, classify(case, plain, pages), plain, strict_build, pages,
                      changed, leaked)
     if strict_build is not None:
-        result.strict_failed = strict_build.rc not in (0, None)
+        result.strict_failed = strict_build.rc != 0  # killed or hung counts as failing, not as passing
     result.as_expected = expected(case, result)
     return result
 
 
 def _is_output(path: Path, outputs: tuple[Path, ...]) -> bool:
     """The build's own output beside the data (and its staging folders), which the snapshot also sees."""
-    if path.name.startswith((".building-", ".retired-")):
+    if any(part.startswith((".building-", ".retired-")) for part in path.parts):
         return True
     return any(path == own or own in path.parents for own in outputs)
 

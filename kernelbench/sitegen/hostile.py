@@ -34,7 +34,8 @@ class Case:
     group: str  # data-loss | crash | silent | resources | outside | special-files | schema
     what: str
     corrupt: Callable[[Path, Path], list[str]]
-    expect: str = ""  # text the build's report must hold (usually the bad file's path inside the data folder)
+    expect: str = ""  # text a reported location (file, or file:line) must hold: usually the bad file's path
+    line: bool = False  # that report must also give the line
     refused: bool = False  # the build must refuse to start (exit 2) and touch nothing
     secret: str | None = None  # text that must never appear in the built site
     heavy: bool = False  # before the fix it took gigabytes or hung: tests run it in a bounded subprocess
@@ -149,9 +150,12 @@ def link_outside(target: Path, link: Path) -> None:
 def make_socket(path: Path) -> None:
     path.unlink(missing_ok=True)
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    here = os.getcwd()
     try:
-        server.bind(str(path))
+        os.chdir(path.parent)  # a socket's address holds at most 108 bytes: bind by its bare name
+        server.bind(path.name)
     finally:
+        os.chdir(here)
         server.close()  # the socket file stays
 
 
@@ -260,8 +264,9 @@ case("result-budget-inf", "crash", "session.budget_s Infinity", expect="result.j
     set_result("session.budget_s", float("inf")))
 case("result-median-inf", "crash", "a shape's median_ms Infinity", expect="result.json")(
     set_result("grading.shapes.0.median_ms", float("inf")))
-case("result-median-tiny", "crash", "a shape's median_ms of 1e-320 (a speedup overflows to infinity)",
-     expect="result.json")(set_result("grading.shapes.0.median_ms", 1e-320))
+# a valid number, if an absurd one: nothing to report, but no speed-up derived from it may become infinite
+case("result-median-tiny", "silent", "a shape's median_ms of 1e-320 (a speed-up over it overflows)")(
+    set_result("grading.shapes.0.median_ms", 1e-320))
 
 
 @case("annotation-line-30-digits", "crash", "an annotation quote line number of 30 digits",
@@ -278,11 +283,11 @@ def _deep_yaml(data: Path, scratch: Path) -> list[str]:
     return []
 
 
-@case("annotation-yaml-deep-block", "crash", "an annotation YAML of 20k nested block mappings",
+@case("annotation-yaml-deep-block", "crash", "an annotation YAML of 1000 nested block mappings",
       expect="annotations/")
 def _deep_block_yaml(data: Path, scratch: Path) -> list[str]:
     path = target_annotation(data)
-    deep = "".join(f"{' ' * i}k{i}:\n" for i in range(20_000))
+    deep = "".join(f"{' ' * i}k{i}:\n" for i in range(1_000))
     path.write_text(path.read_text() + "auditor:\n" + " " + deep.replace("\n", "\n ").rstrip() + " x\n")
     return []
 
@@ -541,7 +546,7 @@ def _runs_loop(data: Path, scratch: Path) -> list[str]:
 
 
 @case("result-schema-line", "schema", "a schema error in result.json is reported with its line and a hint",
-      expect="result.json:")
+      expect="result.json", line=True)
 def _schema_line(data: Path, scratch: Path) -> list[str]:
     set_result("session.exit_code", "zero")(data, scratch)
     return []
