@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import attrgetter
 from pathlib import Path
+
+import orjson
 
 from kernelbench.errors import KernelBenchError
 from kernelbench.transcripts.builder import SessionBuilder
@@ -26,7 +29,7 @@ def load(path: Path | str, *, estimate: bool = True) -> Session:
     estimated from the dated price table and marked as an estimate."""
     with gc_paused():
         session = _parse_guarded(as_path(path))
-        check_numbers(session)
+        check_values(session)
         if estimate:
             estimate_cost(session)
     return session
@@ -55,26 +58,32 @@ EPOCH_MIN, EPOCH_MAX = 0.0, 32_503_680_000.0
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
-def check_numbers(session: Session) -> None:
+def check_values(session: Session) -> None:
     """Drop the numbers no log of a real session holds, whatever its parser passed on: a time that is not finite
     or lies outside 1970-3000, a negative or endless duration, a negative cost, an exit code or token count
-    beyond 64 bits or below zero. Each becomes None (or 0) and one counted issue, so the viewer's arithmetic,
-    the totals and the JSON encoders only ever see real numbers."""
+    beyond 64 bits or below zero; and turn into text whatever stands where text belongs (a number or a mapping
+    the log held in a text field). Each is counted in one issue, so the viewer's arithmetic and formatting, the
+    totals and the JSON encoders only ever see what the model says."""
     dropped: dict[str, int] = {}
-    for event in session.walk():
-        if event.ts is not None and not _within(event.ts, EPOCH_MIN, EPOCH_MAX):
+    texts = _texts_of
+    for event in session.walk():  # one pass, comparisons inline: a 200 MB log has close to a million events
+        ts, duration, code = event.ts, event.duration_s, event.exit_code
+        if ts is not None and (type(ts) not in _REAL or not EPOCH_MIN <= ts <= EPOCH_MAX):
             event.ts = None
             dropped["timestamp"] = dropped.get("timestamp", 0) + 1
-        if event.duration_s is not None and not _within(event.duration_s, 0.0, EPOCH_MAX):
+        if duration is not None and (type(duration) not in _REAL or not 0.0 <= duration <= EPOCH_MAX):
             event.duration_s = None
             dropped["duration"] = dropped.get("duration", 0) + 1
-        if event.exit_code is not None and not (type(event.exit_code) is int
-                                                and INT64_MIN <= event.exit_code <= INT64_MAX):
+        if code is not None and (type(code) is not int or not INT64_MIN <= code <= INT64_MAX):
             event.exit_code = None
             dropped["exit code"] = dropped.get("exit code", 0) + 1
         if event.usage is not None and not _usage_ok(event.usage):
             event.usage = None
             dropped["token count"] = dropped.get("token count", 0) + 1
+        for value in texts(event):
+            if value is not None and type(value) is not str:
+                _texts_as_text(event, dropped)
+                break
     _check_session_numbers(session, dropped)
     if dropped:
         what = ", ".join(f"{name} ×{count}" for name, count in sorted(dropped.items()))
@@ -83,7 +92,37 @@ def check_numbers(session: Session) -> None:
                                                                     f"{what}"))
 
 
+_TEXT_FIELDS = ("text", "name", "call_id", "output", "path", "diff", "model", "record_type", "raw", "source")
+_texts_of = attrgetter(*_TEXT_FIELDS)
+_REAL = (float, int)
+
+
+def _texts_as_text(event, dropped: dict[str, int]) -> None:
+    for name in _TEXT_FIELDS:
+        value = getattr(event, name)
+        if value is not None and type(value) is not str:
+            setattr(event, name, _as_text(value))
+            dropped["text that was not text"] = dropped.get("text that was not text", 0) + 1
+_SESSION_TEXT = ("format_version", "harness", "session_id", "cwd", "final_message", "cost_note")
+
+
+def _as_text(value: object) -> str:
+    """A value a parser passed on where text belongs (a number, a mapping), as the JSON it was written as."""
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        return repr(value)
+
+
 def _check_session_numbers(session: Session, dropped: dict[str, int]) -> None:
+    for name in _SESSION_TEXT:
+        value = getattr(session, name)
+        if value is not None and type(value) is not str:
+            setattr(session, name, _as_text(value))
+            dropped["text that was not text"] = dropped.get("text that was not text", 0) + 1
+    if any(type(m) is not str for m in session.models):
+        session.models = [m for m in session.models if type(m) is str]
+        dropped["model name"] = dropped.get("model name", 0) + 1
     for name in ("start", "end"):
         value = getattr(session, name)
         if value is not None and not _within(value, EPOCH_MIN, EPOCH_MAX):
