@@ -25,6 +25,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import signal
 import stat
 import subprocess
@@ -250,6 +251,45 @@ def check_site_modes(pristine: Path, workdir: Path, mem_cap: int, time_cap: floa
             "modes": modes}
 
 
+def worst_cases(pristine: Path, workdir: Path, mem_cap: int, time_cap: float) -> dict:
+    """The heaviest file of each kind the caps let through, built alone: what one file can cost the build."""
+    from kernelbench import inputs
+
+    def densest_transcript(data: Path) -> None:
+        # the smallest event the normalized format has, repeated up to the cap: the most events per byte
+        line = b'{"type":"event","kind":"user","text":"x"}\n'
+        header = b'{"type":"kernelbench-session","version":1}\n'
+        count = (inputs.TRANSCRIPT.max_bytes - len(header)) // len(line)
+        (hostile.target_run(data) / "transcript.jsonl").write_bytes(header + line * count)
+
+    def writeup(data: Path) -> None:  # the slowest markdown found for markdown-it: unclosed brackets
+        path = hostile.target_writeup(data)
+        text = path.read_text()
+        path.write_text(text + "[" * (inputs.WRITEUP.max_bytes - len(text.encode()) - 1) + "\n")
+
+    def annotation(data: Path) -> None:  # the most YAML nodes per byte: a list of one-letter items
+        path = hostile.target_annotation(data)
+        text = path.read_text() + "auditor:\n"
+        path.write_text(text + "- x\n" * ((inputs.ANNOTATION.max_bytes - len(text.encode())) // 4))
+
+    def log(data: Path) -> None:  # a shown file at its cap, highlighted as Python
+        (hostile.target_run(data) / "solution.py").write_text("def f(x):\n    return x * 2\n" * 40_000)
+
+    found = {}
+    for name, corrupt in (("transcript at the cap, densest events", densest_transcript),
+                          ("writeup at the cap, unclosed brackets", writeup),
+                          ("annotation at the cap, one-letter list items", annotation),
+                          ("solution.py shown at its cap", log)):
+        root = workdir / "worst" / name.split()[0]
+        shutil.copytree(pristine, root / "data", symlinks=True)
+        corrupt(root / "data")
+        build = run_build(["--data", str(root / "data"), "--out", str(root / "site")], mem_cap, time_cap)
+        found[name] = {"rc": build.rc, "seconds": build.seconds, "peak_mib": build.peak_mib,
+                       "exception": build.exception}
+        print(f"{name:48} rc {build.rc} {build.seconds:7.2f} s {build.peak_mib:8.1f} MiB {build.exception}")
+    return found
+
+
 def check_workers_die(workdir: Path, time_cap: float) -> dict:
     """SIGKILL a build while its worker pool renders, and see whether the workers outlive it."""
     from kernelbench.sitegen.synthetic import write_deck
@@ -353,6 +393,31 @@ def _rows(outcomes: list[Outcome]) -> None:
               f"{o.plain.peak_mib:7.1f}  {o.plain.exception[:70]} {flags}")
 
 
+def compare(before_path: Path, after_path: Path) -> str:
+    """A markdown table of two measurements (JSON files written by --json), case by case."""
+    before = json.loads(before_path.read_text())
+    after = json.loads(after_path.read_text())
+    old = {c["case"]: c for c in before["cases"]}
+    rows = ["| case | what | before | after |", "| --- | --- | --- | --- |"]
+    for case in after["cases"]:
+        rows.append(f"| {case['case']} | {case['what']} | {_cell(old.get(case['case']))} | {_cell(case)} |")
+    return "\n".join(rows) + "\n"
+
+
+def _cell(case: dict | None) -> str:
+    if case is None:
+        return "—"
+    build = case["plain"]
+    what = case["outcome"]
+    if build["exception"]:
+        what += f": `{build['exception'][:60]}`"
+    flags = [f for f, on in (("data changed", case["data_changed"]), ("secret leaked", case["leaked"])) if on]
+    if case.get("strict_failed") is False and case["outcome"] != "refused":
+        flags.append("--strict passed")
+    tail = f", {', '.join(flags)}" if flags else ""
+    return f"{what}{tail} ({build['seconds']:.1f} s, {build['peak_mib']:.0f} MiB)"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
@@ -361,9 +426,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--time-cap", type=float, default=90.0, help="seconds before a build counts as hung")
     parser.add_argument("--no-strict", action="store_true", help="skip the --strict builds")
     parser.add_argument("--no-checks", action="store_true", help="skip the site-mode and worker checks")
+    parser.add_argument("--worst-cases", action="store_true",
+                        help="also build the heaviest file of each kind the caps let through")
     parser.add_argument("--label", default="", help="a name for this measurement (before/after)")
     parser.add_argument("--json", type=Path, default=None, help="write every outcome and the summary here")
+    parser.add_argument("--compare", nargs=2, type=Path, metavar=("BEFORE.json", "AFTER.json"),
+                        help="print two measurements side by side as a markdown table, and build nothing")
     args = parser.parse_args(argv)
+    if args.compare:
+        print(compare(*args.compare), end="")
+        return 0
     mem_cap = int(args.mem_cap_gib * (1 << 30))
     cases = [c for c in hostile.CASES if args.only in c.name]
     with tempfile.TemporaryDirectory(prefix="hostile-") as tmp:
@@ -379,6 +451,8 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_checks and not args.only:
             checks["site_modes"] = check_site_modes(pristine, workdir, mem_cap, args.time_cap)
             checks["workers"] = check_workers_die(workdir, args.time_cap)
+        if args.worst_cases:
+            checks["worst_cases"] = worst_cases(pristine, workdir, mem_cap, args.time_cap)
     summary = summarise(outcomes) if outcomes else {}
     print("\nsummary:", json.dumps(summary, indent=1))
     if checks:

@@ -79,6 +79,10 @@ MAX_DEPTH = 64
 MAX_ALIAS_NODES = 10_000
 
 
+class _BeyondLimits(yaml.composer.ComposerError):
+    """A document refused for its depth or its aliases' expansion (not for its syntax)."""
+
+
 class _LineLoader(yaml.SafeLoader):
     def __init__(self, stream):
         super().__init__(stream)
@@ -96,7 +100,7 @@ class _LineLoader(yaml.SafeLoader):
             self._nodes += nodes
             self._refuse_beyond(self._depth + height, event)
             if self._alias_nodes > MAX_ALIAS_NODES:
-                raise yaml.composer.ComposerError(
+                raise _BeyondLimits(
                     None, None, f"aliases expand to more than {MAX_ALIAS_NODES:,} nodes", event.start_mark)
             return super().compose_node(parent, index)
         self._depth += 1
@@ -114,8 +118,7 @@ class _LineLoader(yaml.SafeLoader):
     def _refuse_beyond(self, depth: int, event) -> None:
         self._deepest = max(self._deepest, depth)
         if depth > MAX_DEPTH:
-            raise yaml.composer.ComposerError(None, None, f"nested deeper than {MAX_DEPTH} levels",
-                                              event.start_mark)
+            raise _BeyondLimits(None, None, f"nested deeper than {MAX_DEPTH} levels", event.start_mark)
 
 
 def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> LineMap:
@@ -140,6 +143,20 @@ def _construct_sequence(loader: _LineLoader, node: yaml.SequenceNode) -> LineLis
     return result
 
 
+def _construct_text(loader: _LineLoader, node: yaml.ScalarNode) -> str:
+    value = loader.construct_scalar(node)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        try:  # a JSON-style escaped pair ("\ud83d\ude00"), which PyYAML leaves as two halves: join them
+            return value.encode("utf-16", "surrogatepass").decode("utf-16")
+        except UnicodeDecodeError:  # a lone half: no UTF-8 file, page or JSON export can hold it
+            raise yaml.constructor.ConstructorError(
+                None, None, f"a lone surrogate ({value[exc.start]!r}) is not text", node.start_mark) from None
+    return value
+
+
+_LineLoader.add_constructor("tag:yaml.org,2002:str", _construct_text)
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_sequence)
 _LineLoader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT_RE, list("-+0123456789."))
@@ -152,7 +169,7 @@ def load_yaml(path: Path, text: str | None = None) -> Any:
         text = read_text(path)
     try:
         return yaml.load(text, Loader=_LineLoader)  # noqa: S506 - a SafeLoader subclass
-    except yaml.composer.ComposerError as exc:
+    except _BeyondLimits as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
         raise KernelBenchError(f"refused YAML: {exc.problem or exc}", path=path, line=line,
@@ -161,7 +178,8 @@ def load_yaml(path: Path, text: str | None = None) -> Any:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
-        raise KernelBenchError(f"invalid YAML: {exc.problem or exc}", path=path, line=line,
+        what = "; ".join(part for part in (exc.context, exc.problem) if part) or str(exc)
+        raise KernelBenchError(f"invalid YAML: {what}", path=path, line=line,
                                hint="fix the syntax at that line (indentation, a missing ':' or quote)") from None
     except RecursionError:
         raise KernelBenchError(f"refused YAML: nested too deeply to read (over {MAX_DEPTH} levels)", path=path,
@@ -201,11 +219,15 @@ def line_of(data: Any, loc: Iterable[Any]) -> int | None:
     return line
 
 
+MAX_SCHEMA_ERRORS = 20  # reported per file (a file can hold a million bad values; each costs a scan for its line)
+
+
 def validation_diagnostics(path: Path, data: Any, error: Any, source: str | None = None) -> list[Diagnostic]:
     """Turn a pydantic ValidationError into one Diagnostic per error, each with its file, line and a hint. Lines
     come from line-annotated YAML data, or from `source`, the JSON text `data` was parsed from."""
     diags = []
-    for item in error.errors():
+    errors = error.errors()
+    for item in errors[:MAX_SCHEMA_ERRORS]:
         loc = [p for p in item.get("loc", ()) if not (isinstance(p, str) and p.startswith("function-"))]
         where = ".".join(str(p) for p in loc) or "(top level)"
         message = item.get("msg", "invalid value").removeprefix("Value error, ")
@@ -221,6 +243,9 @@ def validation_diagnostics(path: Path, data: Any, error: Any, source: str | None
             message = f"{where}: {message}"
         line = json_line_of(source, loc) if source is not None else line_of(data, loc)
         diags.append(Diagnostic(path=path, line=line, message=message, hint=hint))
+    if len(errors) > MAX_SCHEMA_ERRORS:
+        diags.append(Diagnostic(path=path, message=f"{len(errors) - MAX_SCHEMA_ERRORS:,} more schema errors",
+                                hint="fix the ones above first: the rest are often of the same kind"))
     return diags
 
 

@@ -42,9 +42,9 @@ ANNOTATION = Kind("annotation", 1 * MiB)
 WRITEUP = Kind("writeup", 1 * MiB)
 PROBLEM = Kind("problem.yaml", 1 * MiB)
 BASELINES = Kind("baselines file", 4 * MiB)
-TRANSCRIPT = Kind("transcript", 256 * MiB)
+TRANSCRIPT = Kind("transcript", 128 * MiB)
 SHOWN = Kind("file shown on a page", 1 * MiB)  # solution.py and logs: larger ones are shown cut, not refused
-QUOTED = Kind("quoted file", 256 * MiB)  # the file an annotation quotes lines of (a transcript, say)
+QUOTED = Kind("quoted file", 128 * MiB)  # the file an annotation quotes lines of (a transcript, say)
 CAPS = (RESULT, ANNOTATION, WRITEUP, PROBLEM, BASELINES, TRANSCRIPT, SHOWN, QUOTED)
 
 

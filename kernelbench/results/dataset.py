@@ -434,7 +434,8 @@ def _load_run(dataset: Dataset, folder: Path, real: Path, cache: ParseCache) -> 
     result = cache.parse(path, raw, lambda raw: load_json_model(path, RunResult, decode_text(path, raw)))
     if result.run_id != folder.name:
         original = folder.parent / result.run_id
-        message = (f"duplicate run id '{result.run_id}' (also in {original}); left out" if original.is_dir()
+        is_copy = "/" not in result.run_id and "\x00" not in result.run_id and original.is_dir()
+        message = (f"duplicate run id '{result.run_id}' (also in {original}); left out" if is_copy
                    else f"run_id '{result.run_id}' differs from its folder name '{folder.name}'; left out")
         dataset.diagnostics.append(Diagnostic(
             path=path, line=_json_key_line(raw, "run_id"), message=message,
@@ -498,7 +499,8 @@ def load_annotation_file(path: Path, dataset: Dataset, cache: ParseCache | None 
             hint="check the run id against runs/ (or add the run directory)"))
     else:
         _check_identity(dataset, path, data, annotation, run.result)
-    checks = [check_quote(q, run, i, _quote_line(data, i)) for i, q in enumerate(annotation.quotes)]
+    texts: dict[str, Any] = {}  # each quoted file read once, however many quotes name it
+    checks = [check_quote(q, run, i, _quote_line(data, i), texts) for i, q in enumerate(annotation.quotes)]
     for check in checks:
         if check.state.is_problem:
             dataset.diagnostics.append(Diagnostic(
@@ -568,20 +570,22 @@ def _strip_one_eol(text: str) -> str:
     return text
 
 
-def check_quote(quote: Quote, run: RunRecord | None, index: int = 0, line: int | None = None) -> QuoteCheck:
-    """Check one quote against its run's files (pure except for reading that one file, through the policy)."""
+def check_quote(quote: Quote, run: RunRecord | None, index: int = 0, line: int | None = None,
+                texts: dict[str, Any] | None = None) -> QuoteCheck:
+    """Check one quote against its run's files (pure except for reading that one file, through the policy).
+    `texts` keeps each file's text (or why it cannot be read) for the other quotes of the same annotation."""
     first, last = quote.lines
     if run is None:
         return QuoteCheck(index, quote, QuoteState.NO_RUN, "run not found", line=line)
-    try:
-        path = run.locate(quote.file)
-        raw = inputs.read_bytes(path, run.locate_root, inputs.QUOTED) if path is not None else None
-        text = decode_text(path, raw) if raw is not None else None
-    except InputRefused as exc:
-        return QuoteCheck(index, quote, QuoteState.MISSING_FILE, f"'{quote.file}' {exc.diagnostic.message}",
+    texts = {} if texts is None else texts
+    if quote.file not in texts:
+        texts[quote.file] = _quoted_text(run, quote.file)
+    text = texts[quote.file]
+    if isinstance(text, InputRefused):
+        return QuoteCheck(index, quote, QuoteState.MISSING_FILE, f"'{quote.file}' {text.diagnostic.message}",
                           line=line)
-    except KernelBenchError as exc:
-        return QuoteCheck(index, quote, QuoteState.MISMATCH, exc.diagnostic.message, line=line)
+    if isinstance(text, KernelBenchError):
+        return QuoteCheck(index, quote, QuoteState.MISMATCH, text.diagnostic.message, line=line)
     if text is None:
         if run.imported:
             return QuoteCheck(index, quote, QuoteState.UNVERIFIABLE, UNVERIFIABLE_NOTE, line=line)
@@ -595,6 +599,16 @@ def check_quote(quote: Quote, run: RunRecord | None, index: int = 0, line: int |
         return QuoteCheck(index, quote, QuoteState.VERIFIED, "matches the file verbatim", actual, line)
     note = _first_difference(quote.text, actual, first)
     return QuoteCheck(index, quote, QuoteState.MISMATCH, note, _shown_actual(actual), line)
+
+
+def _quoted_text(run: RunRecord, name: str) -> str | KernelBenchError | None:
+    """The text of a run's file as quotes see it: None when absent, the error when refused or undecodable."""
+    try:
+        path = run.locate(name)
+        raw = inputs.read_bytes(path, run.locate_root, inputs.QUOTED) if path is not None else None
+        return decode_text(path, raw) if raw is not None else None
+    except KernelBenchError as exc:
+        return exc
 
 
 def _shown_actual(actual: str) -> str:

@@ -292,6 +292,13 @@ def _deep_block_yaml(data: Path, scratch: Path) -> list[str]:
     return []
 
 
+@case("writeup-lone-surrogate", "crash", 'a writeup title holding YAML\'s "\\ud800" escape (no UTF-8 can hold it)',
+      expect="writeups/")
+def _surrogate(data: Path, scratch: Path) -> list[str]:
+    replace_in_file(target_writeup(data), "title: How the fp8 GEMM leak works", 'title: "leak \\ud800 works"')
+    return []
+
+
 @case("solution-self-link", "crash", "solution.py symlinked to itself", expect="solution.py")
 def _self_link(data: Path, scratch: Path) -> list[str]:
     path = target_run(data) / "solution.py"
@@ -426,6 +433,16 @@ def _quote_range(data: Path, scratch: Path) -> list[str]:
 def _big_result(data: Path, scratch: Path) -> list[str]:
     def edit(loaded: dict) -> None:
         loaded["session"]["notes"] = ["x" * 1024] * (64 * 1024)
+
+    edit_result(data, edit)
+    return []
+
+
+@case("result-million-errors", "resources", "a result.json (under its cap) of 200,000 values of the wrong kind",
+      expect="result.json", heavy=True)
+def _many_errors(data: Path, scratch: Path) -> list[str]:
+    def edit(loaded: dict) -> None:
+        loaded["grading"]["shapes"][0]["samples_ms"] = ["x"] * 200_000
 
     edit_result(data, edit)
     return []

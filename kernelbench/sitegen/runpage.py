@@ -290,6 +290,12 @@ class ViewerReuse:
         self.cache_file.write_bytes(orjson.dumps({"key": self.key, "diagnostics": found}))
 
 
+# issues of values the log holds (not of a log cut short), and what to do about them
+_VALUES_HINT = ("the log holds values its format does not allow; they are left out (their records shown raw) "
+                "and the rest of the transcript is shown: check what wrote the log")
+ISSUE_HINTS = {"bad_record": _VALUES_HINT, "bad_number": _VALUES_HINT, "parser_failed": _VALUES_HINT}
+
+
 def transcript_diagnostics(path: Path, session) -> list[Diagnostic]:
     """The parser's issues (bad JSON, a truncated last line, invalid UTF-8...) as build diagnostics."""
     hint = "the transcript is shown as far as it could be read; if the run was cut off this is expected"
@@ -298,7 +304,7 @@ def transcript_diagnostics(path: Path, session) -> list[Diagnostic]:
             path=path,
             line=issue.line,
             severity="warning",
-            hint=hint,
+            hint=ISSUE_HINTS.get(issue.kind, hint),
             message=f"transcript {issue.kind.replace('_', ' ')}: {issue.message}",
         )
         for issue in session.issues[:MAX_ISSUES_REPORTED]

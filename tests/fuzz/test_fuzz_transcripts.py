@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 from seeds import DOCUMENT_SEEDS, LINE_SEEDS, real_seeds
 
 from kernelbench.transcripts import load
-from kernelbench.transcripts.loader import EPOCH_MAX, EPOCH_MIN
 from kernelbench.transcripts.summary import summarize
 from kernelbench.transcripts.viewer import write_viewer
 
 INT64 = 2**63 - 1
+EPOCH_MIN, EPOCH_MAX = 0.0, 32_503_680_000.0  # 1970 to the year 3000: the times a session can hold
 PAYLOAD = "<script>alert(1)</script>"
 
 
