@@ -394,14 +394,44 @@ def _rows(outcomes: list[Outcome]) -> None:
 
 
 def compare(before_path: Path, after_path: Path) -> str:
-    """A markdown table of two measurements (JSON files written by --json), case by case."""
+    """Two measurements (JSON files written by --json) side by side: counts, then a table case by case."""
     before = json.loads(before_path.read_text())
     after = json.loads(after_path.read_text())
     old = {c["case"]: c for c in before["cases"]}
+    counts = ["| | before | after |", "| --- | --- | --- |"]
+    totals = [counted(before["cases"]), counted(after["cases"])]
+    for key in totals[1]:
+        counts.append(f"| {key} | {totals[0].get(key, '—')} | {totals[1][key]} |")
     rows = ["| case | what | before | after |", "| --- | --- | --- | --- |"]
     for case in after["cases"]:
-        rows.append(f"| {case['case']} | {case['what']} | {_cell(old.get(case['case']))} | {_cell(case)} |")
-    return "\n".join(rows) + "\n"
+        what = case["what"].replace("|", "\\|")
+        rows.append(f"| {case['case']} | {what} | {_cell(old.get(case['case']))} | {_cell(case)} |")
+    return "\n".join(counts) + "\n\n" + "\n".join(rows) + "\n"
+
+
+def counted(cases: list[dict]) -> dict:
+    """The figures of a measurement, from its cases as written to JSON."""
+    def peak(c: dict) -> float:
+        return max(c["plain"]["peak_mib"], (c["strict"] or {}).get("peak_mib", 0))
+
+    inputs_ = [c for c in cases if not hostile_case(c["case"]).refused]
+    worst = max(cases, key=peak)
+    return {
+        "cases": len(cases),
+        "as the issue asks (refused, or built with the file reported and --strict failing)":
+            sum(c["as_expected"] for c in cases),
+        "crashes (traceback, memory, hang)": sum(c["outcome"] in ("crash", "memory", "hang") for c in cases),
+        "of which hangs": sum(c["outcome"] == "hang" for c in cases),
+        "of which out of memory (3 GiB cap)": sum(c["outcome"] == "memory" for c in cases),
+        "silent (built, the bad file not reported)": sum(c["outcome"] == "silent" for c in cases),
+        "data folder changed": sum(bool(c["data_changed"]) for c in cases),
+        "secret from outside on the site": sum(bool(c["leaked"]) for c in cases),
+        "--strict passed on a bad input": sum(c["strict_failed"] is False and bool(hostile_case(c["case"]).expect)
+                                              for c in inputs_),
+        "worst peak memory": f"{peak(worst):.0f} MiB ({worst['case']})",
+        "slowest build": "{1:.1f} s ({0})".format(*max(((c["case"], c["plain"]["seconds"]) for c in cases),
+                                                      key=lambda x: x[1])),
+    }
 
 
 def _cell(case: dict | None) -> str:
