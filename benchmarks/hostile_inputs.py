@@ -349,28 +349,6 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-def summarise(outcomes: list[Outcome]) -> dict:
-    by_outcome: dict[str, int] = {}
-    for o in outcomes:
-        by_outcome[o.outcome] = by_outcome.get(o.outcome, 0) + 1
-    inputs = [o for o in outcomes if not hostile_case(o.case).refused]
-    worst = max(outcomes, key=lambda o: max(o.plain.peak_mib, o.strict.peak_mib if o.strict else 0))
-    return {
-        "cases": len(outcomes),
-        "by_outcome": by_outcome,
-        "crashes": sum(o.outcome in ("crash", "memory", "hang") for o in outcomes),
-        "tracebacks": sum(bool(o.plain.exception) for o in outcomes),
-        "data_changed": sum(bool(o.data_changed) for o in outcomes),
-        "leaked": sum(bool(o.leaked) for o in outcomes),
-        "as_expected": sum(o.as_expected for o in outcomes),
-        "strict_passed_on_bad_input": sum(o.strict_failed is False and bool(hostile_case(o.case).expect)
-                                          for o in inputs),
-        "worst_peak_mib": {"case": worst.case, "mib": max(worst.plain.peak_mib,
-                                                           worst.strict.peak_mib if worst.strict else 0)},
-        "slowest": max(((o.case, o.plain.seconds) for o in outcomes), key=lambda x: x[1]),
-    }
-
-
 def hostile_case(name: str) -> hostile.Case:
     return next(c for c in hostile.CASES if c.name == name)
 
@@ -442,7 +420,7 @@ def _cell(case: dict | None) -> str:
     if build["exception"]:
         what += f": `{build['exception'][:60]}`"
     flags = [f for f, on in (("data changed", case["data_changed"]), ("secret leaked", case["leaked"])) if on]
-    if case.get("strict_failed") is False and case["outcome"] != "refused":
+    if case.get("strict_failed") is False and hostile_case(case["case"]).expect:
         flags.append("--strict passed")
     tail = f", {', '.join(flags)}" if flags else ""
     return f"{what}{tail} ({build['seconds']:.1f} s, {build['peak_mib']:.0f} MiB)"
@@ -483,7 +461,7 @@ def main(argv: list[str] | None = None) -> int:
             checks["workers"] = check_workers_die(workdir, args.time_cap)
         if args.worst_cases:
             checks["worst_cases"] = worst_cases(pristine, workdir, mem_cap, args.time_cap)
-    summary = summarise(outcomes) if outcomes else {}
+    summary = counted([asdict(o) for o in outcomes]) if outcomes else {}
     print("\nsummary:", json.dumps(summary, indent=1))
     if checks:
         print("checks:", json.dumps(checks, indent=1))

@@ -165,3 +165,21 @@ def _mib(size: int) -> str:
 
 def _refused(path: Path, message: str, hint: str) -> InputRefused:
     return InputRefused(message, path=path, hint=hint)
+
+
+def sidecars(paths: list[Path], root: Path) -> tuple[list[Path], list[InputRefused]]:
+    """Of the files a reader found beside its input (a transcript's subagent logs), those the policy lets it
+    read inside `root` (the folder the input lies in), and why each other one is refused."""
+    root = Path(os.path.realpath(root))
+    allowed, refused = [], []
+    for path in paths:
+        try:
+            found = locate(Path(os.path.realpath(path.parent)) / path.name, root)
+        except InputRefused as exc:
+            refused.append(exc)
+            continue
+        if found is not None and found.is_relative_to(root):
+            allowed.append(path)
+        elif found is not None:
+            refused.append(_refused(path, f"lies outside {root}; not read", "keep subagent logs beside the log"))
+    return allowed, refused

@@ -553,6 +553,46 @@ def _result_link(data: Path, scratch: Path) -> list[str]:
     return []
 
 
+def claude_session(session_id: str, text: str = "write a kernel") -> str:
+    """A small Claude Code session log (the layout of ~/.claude/projects/*.jsonl) of the given session id."""
+    stamp = "2026-05-01T00:00:00Z"
+    records = [
+        {"type": "user", "sessionId": session_id, "uuid": "u1", "timestamp": stamp,
+         "message": {"role": "user", "content": text}},
+        {"type": "assistant", "sessionId": session_id, "uuid": "u2", "timestamp": stamp, "requestId": "r1",
+         "message": {"id": "m1", "model": "claude-opus-4-7", "role": "assistant",
+                     "content": [{"type": "text", "text": "done"}], "usage": {"input_tokens": 3, "output_tokens": 1}}},
+    ]
+    return "".join(json.dumps(r) + "\n" for r in records)
+
+
+def _claude_with_subagent(session_id: str, place: Callable[[Path, Path, Path], None]):
+    def corrupt(data: Path, scratch: Path) -> list[str]:
+        run = target_run(data)
+        (run / "transcript.jsonl").write_text(claude_session(session_id))
+        outside = scratch / "outside" / "subagents" / "agent-x.jsonl"
+        outside.parent.mkdir(parents=True, exist_ok=True)
+        outside.write_text(claude_session(session_id, SECRET))
+        place(run, outside, scratch)
+        return []
+
+    return corrupt
+
+
+def _link_subagent(run: Path, outside: Path, scratch: Path) -> None:
+    (run / "s1" / "subagents").mkdir(parents=True)
+    os.symlink(outside, run / "s1" / "subagents" / "agent-x.jsonl")
+
+
+case("subagent-session-id-escape", "outside", "a Claude session id of ../../../scratch/outside: its subagent logs "
+     "were looked for outside the run folder", secret=SECRET)(
+    _claude_with_subagent("../../../scratch/outside", lambda run, outside, scratch: None))
+case("subagent-link-outside", "outside", "a Claude subagent log that is a symlink to a file outside",
+     expect="transcript.jsonl", secret=SECRET)(_claude_with_subagent("s1", _link_subagent))
+case("subagent-fifo", "special-files", "a FIFO where a Claude subagent log would be", expect="transcript.jsonl",
+     heavy=True)(_claude_with_subagent("s1", lambda run, outside, scratch: make_fifo(run / "agent-y.jsonl")))
+
+
 @case("runs-loop-link", "outside", "a run folder that is a symlink to itself", expect="runs/")
 def _runs_loop(data: Path, scratch: Path) -> list[str]:
     os.symlink("loop", data / "runs" / "loop")

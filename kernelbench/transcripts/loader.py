@@ -166,16 +166,25 @@ def _parse(path: Path) -> Session:
     if not head and len(head.whole()) >= HEAD_BYTES:
         records = first_records(path)           # the first lines are longer than the head
     for module in line_formats():
-        if module.detect(records, head.head):   # (the head bytes read so far)
+        if _detects(module.detect, records, head.head):   # (the head bytes read so far)
             return module.parse(path)
     if head.head.lstrip()[:1] in (b"{", b"["):  # the first byte that is not blank (the part read has one)
         doc, problem = load_document(path) if len(records) <= 1 else (None, None)
         if doc is not None and problem is None:
             for module in document_formats():
-                if module.detect_document(doc):
+                if _detects(module.detect_document, doc):
                     return module.parse_document(path, doc)
             return _unknown_document(path, doc)
     return parse_unknown(path)
+
+
+def _detects(detect, *args) -> bool:
+    """A format's detector, where a record it did not expect (a list where a type name should be) means "not
+    this format" rather than a failed load."""
+    try:
+        return bool(detect(*args))
+    except (TypeError, AttributeError, ValueError, LookupError):
+        return False
 
 
 def _unknown_document(path: Path, doc: object) -> Session:

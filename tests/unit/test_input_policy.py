@@ -198,3 +198,35 @@ def test_a_number_that_cannot_mean_its_field_is_refused(field, value):
 ])
 def test_a_number_that_means_its_field_is_kept(field, value):
     assert getattr(Numbers(**{field: value}), field) == value
+
+
+# ------------------------------------------------------------------------------------------------ transcript sidecars
+
+KIMI = [{"type": "turn.prompt", "time": 1767225600000, "input": "write a kernel"},
+        {"type": "llm.request", "time": 1767225600100, "model": "kimi-k2.6"},
+        {"type": "context.append_loop_event", "time": 1767225600200,
+         "event": {"type": "content.part", "part": {"type": "text", "text": "TEXT"}}}]
+
+
+def _kimi(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    records = [dict(r) for r in KIMI]
+    records[2] = {**records[2], "event": {"type": "content.part", "part": {"type": "text", "text": text}}}
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+
+
+def test_subagent_logs_beside_a_transcript_follow_the_policy(tmp_path):
+    from kernelbench.transcripts import load
+
+    agents = tmp_path / "run" / "agents"
+    _kimi(agents / "main" / "wire.jsonl", "main")
+    _kimi(agents / "inside" / "wire.jsonl", "inside")
+    _kimi(tmp_path / "elsewhere" / "wire.jsonl", "SECRET")
+    (agents / "linked").mkdir()
+    (agents / "linked" / "wire.jsonl").symlink_to(tmp_path / "elsewhere" / "wire.jsonl")
+    (agents / "piped").mkdir()
+    make_fifo(agents / "piped" / "wire.jsonl")
+    session = load(agents / "main" / "wire.jsonl")
+    texts = [e.text for e in session.walk() if e.text]
+    assert session.format == "kimi-wire" and "inside" in texts and "SECRET" not in texts
+    assert session.issue_counts.get("sidecar_refused") == 2
