@@ -12,8 +12,11 @@ hostile. The policy, applied here and nowhere else:
 - How big: every kind of file has a cap (`Kind`); a larger file is refused before it is read, or, for files only
   shown on a page, read up to the cap and shown cut.
 
-Paths handed in must be built from a resolved folder inside the root (the dataset resolves its data folder once),
-so a plain name that is a regular file needs one `lstat` and no resolving.
+Files a reader finds beside its input (a transcript's subagent logs) pass the same checks (`sidecars`). Paths
+handed in must be built from a resolved folder inside the root (the dataset resolves its data folder once), so a
+plain name that is a regular file needs one `lstat` and no resolving. The inputs are files at rest: a file
+swapped for another between its check and its read is not defended against beyond this: the read opens without
+following a link and without waiting, and checks the type again on the open descriptor.
 """
 
 from __future__ import annotations
