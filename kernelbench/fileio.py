@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
+import orjson
 import yaml
 
 from kernelbench.errors import Diagnostic, KernelBenchError
@@ -39,7 +40,10 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 
 def atomic_write_json(path: Path, payload: Any) -> None:
-    atomic_write_text(path, json.dumps(payload, indent=2, sort_keys=False, ensure_ascii=False) + "\n")
+    """Strict JSON: a NaN or an infinity in `payload` raises ValueError instead of writing a file that JSON
+    parsers in other languages refuse."""
+    text = json.dumps(payload, indent=2, sort_keys=False, ensure_ascii=False, allow_nan=False)
+    atomic_write_text(path, text + "\n")
 
 
 # --------------------------------------------------------------------------------------------- YAML with lines
@@ -68,8 +72,53 @@ class LineList(list):
     start_line: int
 
 
+# Input files are untrusted: a document nested deeper than this, or whose aliases would expand to more nodes than
+# this, is refused while it is composed, before anything is built from it ("billion laughs": 9 levels of 9
+# aliases are 387 million strings from a file of 300 bytes).
+MAX_DEPTH = 64
+MAX_ALIAS_NODES = 10_000
+
+
+class _BeyondLimits(yaml.composer.ComposerError):
+    """A document refused for its depth or its aliases' expansion (not for its syntax)."""
+
+
 class _LineLoader(yaml.SafeLoader):
-    pass
+    def __init__(self, stream):
+        super().__init__(stream)
+        self._depth = 0  # of the node being composed
+        self._deepest = 0  # the deepest level reached under it, an alias reaching as deep as its anchor's node
+        self._alias_nodes = 0  # nodes the aliases so far stand for
+        self._anchored: dict[str, tuple[int, int]] = {}  # anchor -> (nodes, height) of its node
+        self._nodes = 0
+
+    def compose_node(self, parent, index):
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent):
+            nodes, height = self._anchored.get(event.anchor, (1, 1))
+            self._alias_nodes += nodes
+            self._nodes += nodes
+            self._refuse_beyond(self._depth + height, event)
+            if self._alias_nodes > MAX_ALIAS_NODES:
+                raise _BeyondLimits(
+                    None, None, f"aliases expand to more than {MAX_ALIAS_NODES:,} nodes", event.start_mark)
+            return super().compose_node(parent, index)
+        self._depth += 1
+        self._refuse_beyond(self._depth, event)
+        outer, self._deepest = self._deepest, self._depth
+        first = self._nodes
+        self._nodes += 1
+        node = super().compose_node(parent, index)
+        if event.anchor is not None:
+            self._anchored[event.anchor] = (self._nodes - first, self._deepest - self._depth + 1)
+        self._deepest = max(outer, self._deepest)
+        self._depth -= 1
+        return node
+
+    def _refuse_beyond(self, depth: int, event) -> None:
+        self._deepest = max(self._deepest, depth)
+        if depth > MAX_DEPTH:
+            raise _BeyondLimits(None, None, f"nested deeper than {MAX_DEPTH} levels", event.start_mark)
 
 
 def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> LineMap:
@@ -94,6 +143,20 @@ def _construct_sequence(loader: _LineLoader, node: yaml.SequenceNode) -> LineLis
     return result
 
 
+def _construct_text(loader: _LineLoader, node: yaml.ScalarNode) -> str:
+    value = loader.construct_scalar(node)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        try:  # a JSON-style escaped pair ("\ud83d\ude00"), which PyYAML leaves as two halves: join them
+            return value.encode("utf-16", "surrogatepass").decode("utf-16")
+        except UnicodeDecodeError:  # a lone half: no UTF-8 file, page or JSON export can hold it
+            raise yaml.constructor.ConstructorError(
+                None, None, f"a lone surrogate ({value[exc.start]!r}) is not text", node.start_mark) from None
+    return value
+
+
+_LineLoader.add_constructor("tag:yaml.org,2002:str", _construct_text)
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_sequence)
 _LineLoader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT_RE, list("-+0123456789."))
@@ -106,11 +169,21 @@ def load_yaml(path: Path, text: str | None = None) -> Any:
         text = read_text(path)
     try:
         return yaml.load(text, Loader=_LineLoader)  # noqa: S506 - a SafeLoader subclass
+    except _BeyondLimits as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else None
+        raise KernelBenchError(f"refused YAML: {exc.problem or exc}", path=path, line=line,
+                               hint="write the values out plainly: input files need no aliases or deep nesting"
+                               ) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
-        raise KernelBenchError(f"invalid YAML: {exc.problem or exc}", path=path, line=line,
+        what = "; ".join(part for part in (exc.context, exc.problem) if part) or str(exc)
+        raise KernelBenchError(f"invalid YAML: {what}", path=path, line=line,
                                hint="fix the syntax at that line (indentation, a missing ':' or quote)") from None
+    except RecursionError:
+        raise KernelBenchError(f"refused YAML: nested too deeply to read (over {MAX_DEPTH} levels)", path=path,
+                               hint="input files need no deep nesting") from None
     except yaml.YAMLError as exc:
         raise KernelBenchError(f"invalid YAML: {exc}", path=path, hint="fix the file's syntax") from None
 
@@ -146,13 +219,18 @@ def line_of(data: Any, loc: Iterable[Any]) -> int | None:
     return line
 
 
-def validation_diagnostics(path: Path, data: Any, error: Any) -> list[Diagnostic]:
-    """Turn a pydantic ValidationError into one Diagnostic per error, each with its file and line."""
+MAX_SCHEMA_ERRORS = 20  # reported per file (a file can hold a million bad values; each costs a scan for its line)
+
+
+def validation_diagnostics(path: Path, data: Any, error: Any, source: str | None = None) -> list[Diagnostic]:
+    """Turn a pydantic ValidationError into one Diagnostic per error, each with its file, line and a hint. Lines
+    come from line-annotated YAML data, or from `source`, the JSON text `data` was parsed from."""
     diags = []
-    for item in error.errors():
+    errors = error.errors()
+    for item in errors[:MAX_SCHEMA_ERRORS]:
         loc = [p for p in item.get("loc", ()) if not (isinstance(p, str) and p.startswith("function-"))]
         where = ".".join(str(p) for p in loc) or "(top level)"
-        message = item.get("msg", "invalid value")
+        message = item.get("msg", "invalid value").removeprefix("Value error, ")
         if item.get("type") == "extra_forbidden":
             message = f"unknown key '{loc[-1]}'" if loc else "unknown key"
             hint = "remove it or check its spelling against the documented fields"
@@ -160,21 +238,117 @@ def validation_diagnostics(path: Path, data: Any, error: Any) -> list[Diagnostic
             hint = f"add '{loc[-1]}'" if loc else "add the missing field"
             message = f"missing required key '{where}'"
         else:
-            hint = None
+            hint = (f"correct '{where}'; the file is left out until it validates (DESIGN.md lists every field)"
+                    if loc else "see DESIGN.md for what this file holds")
             message = f"{where}: {message}"
-        diags.append(Diagnostic(path=path, line=line_of(data, loc), message=message, hint=hint))
+        line = json_line_of(source, loc) if source is not None else line_of(data, loc)
+        diags.append(Diagnostic(path=path, line=line, message=message, hint=hint))
+    if len(errors) > MAX_SCHEMA_ERRORS:
+        diags.append(Diagnostic(path=path, message=f"{len(errors) - MAX_SCHEMA_ERRORS:,} more schema errors",
+                                hint="fix the ones above first: the rest are often of the same kind"))
     return diags
 
 
-def load_json(path: Path, text: str | None = None) -> Any:
-    """Parse JSON (from `text` when given, else the file); a syntax error names the file and line."""
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\],:]|[^\s{}\[\],:"]+')
+
+
+def json_line_of(text: str, loc: Iterable[Any]) -> int | None:
+    """The 1-based line, in JSON `text`, of the deepest part of `loc` (keys and list indices, as pydantic
+    reports them) that the document holds: a member's key, a list item's first token. A scan of tokens without
+    recursion, run only to report an error."""
+    want = list(loc)
+    found: int | None = 1 if text.strip() else None
+    stack: list[list] = []  # per open container: [is an object, current key or index, a key comes next]
+    line, scanned = 1, 0
+    for match in _JSON_TOKEN.finditer(text):
+        token = match.group()
+        line += text.count("\n", scanned, match.start())  # strings hold no raw line ends: tokens never do
+        scanned = match.start()
+        if token in "}]":
+            if stack:
+                stack.pop()
+            continue
+        if token == ",":
+            if stack:
+                top = stack[-1]
+                top[2] = top[0]
+                if not top[0]:
+                    top[1] += 1
+            continue
+        if token == ":":
+            continue
+        is_key = bool(stack) and stack[-1][0] and stack[-1][2]
+        if is_key:
+            stack[-1][1], stack[-1][2] = _json_key(token), False
+        if is_key or (stack and not stack[-1][0]):  # a member's key, or a list item starting
+            path = [entry[1] for entry in stack]
+            if path == want[:len(path)]:
+                found = line
+                if len(path) == len(want):
+                    return found
+        if token in "{[":
+            stack.append([token == "{", None if token == "{" else 0, token == "{"])
+    return found
+
+
+def _json_key(token: str) -> Any:
+    try:
+        return json.loads(token)
+    except ValueError:
+        return token
+
+
+def load_json(path: Path, text: str | bytes | None = None) -> Any:
+    """Parse strict JSON (from `text` when given, else the file): a syntax error, the non-JSON NaN/Infinity, a
+    number too large for a double or nesting deeper than MAX_DEPTH becomes a `KernelBenchError` naming the file
+    and line. Integers beyond 64 bits come back as floats (orjson's rule); the models then refuse them."""
     if text is None:
         text = read_text(path)
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise KernelBenchError(f"invalid JSON: {exc.msg}", path=path, line=exc.lineno,
-                               hint="fix the JSON syntax at that line") from None
+        data = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise KernelBenchError(f"invalid JSON: {_json_problem(exc)}", path=path, line=exc.lineno,
+                               hint=_json_hint(exc)) from None
+    depth = nesting_depth(data)
+    if depth > MAX_DEPTH:
+        raise KernelBenchError(f"refused JSON: nested more than {MAX_DEPTH} levels deep", path=path,
+                               hint="input files need no deep nesting: check how this file was written")
+    return data
+
+
+def _json_problem(exc: orjson.JSONDecodeError) -> str:
+    rest = exc.doc[exc.pos:exc.pos + 9] if isinstance(exc.doc, str) else ""
+    for literal in ("NaN", "Infinity", "-Infinity"):
+        if rest.startswith(literal):
+            return f"{literal} is not a JSON number"
+    if "depth" in exc.msg:
+        return f"nested more than {MAX_DEPTH} levels deep"
+    return exc.msg
+
+
+def _json_hint(exc: orjson.JSONDecodeError) -> str:
+    if "not a JSON number" in _json_problem(exc) or "infinity" in exc.msg:
+        return "write null for a value that was not measured (JSON has no NaN or Infinity)"
+    if "depth" in exc.msg:
+        return "input files need no deep nesting: check how this file was written"
+    return "fix the JSON syntax at that line"
+
+
+def nesting_depth(data: Any) -> int:
+    """How deeply lists and dicts nest in `data` (a scalar is 0), without recursion."""
+    deepest, stack = 0, [(data, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        deepest = max(deepest, depth)
+        if depth <= MAX_DEPTH:  # one level past the limit is enough to refuse
+            stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return deepest
 
 
 def to_plain(data: Any) -> Any:
@@ -199,14 +373,22 @@ class ModelLoadError(KernelBenchError):
         return self.args[0]
 
 
-def parse_model(path: Path, model_cls: type, data: Any):
-    """Validate already-parsed data against a pydantic model; errors carry file and line."""
+def parse_model(path: Path, model_cls: type, data: Any, source: str | None = None):
+    """Validate already-parsed data against a pydantic model; errors carry file, line and hint (`source`: the
+    JSON text `data` came from, for the lines of a JSON file)."""
     from pydantic import ValidationError
 
     try:
         return model_cls.model_validate(to_plain(data))
     except ValidationError as exc:
-        raise ModelLoadError(validation_diagnostics(Path(path), data, exc)) from None
+        raise ModelLoadError(validation_diagnostics(Path(path), data, exc, source)) from None
+
+
+def load_json_model(path: Path, model_cls: type, text: str | None = None):
+    """A JSON file (or its `text`) validated against a pydantic model; every error names file and line."""
+    if text is None:
+        text = read_text(path)
+    return parse_model(path, model_cls, load_json(path, text), source=text)
 
 
 def load_yaml_model(path: Path, model_cls: type):

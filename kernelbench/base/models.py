@@ -3,15 +3,27 @@ integrity findings, the environment a grading ran in, and token counts.
 
 They sit below every stage so that each may import them: the grader (`kernelbench.eval`) writes them, the harness
 puts them into `result.json` (`kernelbench.results.run.RunResult`, which re-exports them), and the site reads them.
-This module imports nothing of the package.
+This module imports nothing of the package but the number types beside it.
 """
 
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from kernelbench.base.numbers import (
+    Count,
+    Finite,
+    Fraction,
+    Index,
+    Int64,
+    NonNegative,
+    Positive,
+    Seconds,
+    ShapeValue,
+)
 
 
 class Outcome(str, Enum):
@@ -31,11 +43,11 @@ class Model(BaseModel):
 
 
 class Tokens(Model):
-    input: int = 0
-    output: int = 0
-    cache_read: int = 0
-    cache_write: int = 0
-    reasoning: int = 0
+    input: Count = 0
+    output: Count = 0
+    cache_read: Count = 0
+    cache_write: Count = 0
+    reasoning: Count = 0
 
     @property
     def total(self) -> int:
@@ -43,32 +55,32 @@ class Tokens(Model):
 
 
 class SeedResult(Model):
-    shape_index: int
-    seed: int
+    shape_index: Index
+    seed: Int64
     case: str = "base"                    # base | stress:<name> | property:<name>
     passed: bool
-    max_abs_err: float | None = None
-    max_rel_err: float | None = None
-    worst_index: list[int] | None = None
+    max_abs_err: Finite | None = None
+    max_rel_err: Finite | None = None
+    worst_index: list[Int64] | None = None
     message: str = ""
 
 
 class ShapeResult(Model):
-    index: int
-    shape: dict[str, Any]
-    flops: float | None = None
-    bytes: float | None = None
-    median_ms: float | None = None
-    spread_ms: float | None = None        # interquartile range of the samples
-    samples_ms: list[float] = Field(default_factory=list)
+    index: Index
+    shape: dict[str, ShapeValue]
+    flops: NonNegative | None = None
+    bytes: NonNegative | None = None
+    median_ms: NonNegative | None = None
+    spread_ms: NonNegative | None = None  # interquartile range of the samples
+    samples_ms: list[NonNegative] = Field(default_factory=list)
     timing_method: str = ""               # events | cuda_graph
     # samples that are the host's time issuing the call, longer than the device's interval (a launch-bound call:
     # its time follows the host, e.g. Python or Triton launch overhead, more than the kernels); None: not recorded
-    host_bound_samples: int | None = None
-    tflops: float | None = None
-    gbps: float | None = None
-    fraction: float | None = None         # of the governing ceiling
-    baselines_ms: dict[str, float] = Field(default_factory=dict)  # eager / compiled / sota on the same GPU
+    host_bound_samples: Count | None = None
+    tflops: NonNegative | None = None
+    gbps: NonNegative | None = None
+    fraction: Fraction | None = None      # of the governing ceiling
+    baselines_ms: dict[str, NonNegative] = Field(default_factory=dict)  # eager / compiled / sota on the same GPU
 
 
 class Ceiling(Model):
@@ -76,10 +88,10 @@ class Ceiling(Model):
 
     regime: Literal["compute", "memory"]
     dtype: str
-    value: float                          # TFLOP/s for compute, GB/s for memory
+    value: Positive                       # TFLOP/s for compute, GB/s for memory
     unit: Literal["TFLOP/s", "GB/s"]
-    peak_tflops: float | None = None      # compute roof of the governing dtype
-    dram_gbps: float | None = None        # bandwidth roof
+    peak_tflops: Positive | None = None   # compute roof of the governing dtype
+    dram_gbps: Positive | None = None     # bandwidth roof
     source: str = ""                      # datasheet or calibration
 
 
@@ -93,9 +105,9 @@ class Grading(Model):
     ceiling: Ceiling | None = None
     checks: list[SeedResult] = Field(default_factory=list)
     shapes: list[ShapeResult] = Field(default_factory=list)
-    peak_fraction: float | None = None
-    baselines: dict[str, float | None] = Field(default_factory=dict)  # peak_fraction of eager/compiled/sota
-    elapsed_s: float | None = None
+    peak_fraction: Fraction | None = None
+    baselines: dict[str, Fraction | None] = Field(default_factory=dict)  # peak_fraction of eager/compiled/sota
+    elapsed_s: Seconds | None = None
 
 
 class Finding(Model):
@@ -108,7 +120,7 @@ class Finding(Model):
     message: str
     evidence: str = ""                    # file:line, kernel name, measured number
     file: str | None = None
-    line: int | None = None
+    line: Int64 | None = None
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 

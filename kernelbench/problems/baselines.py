@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from kernelbench.base.numbers import Fraction, Index, NonNegative, ShapeValue, Version
 
 BASELINES_VERSION = 1
 LINES = ("eager", "compiled", "sota")
@@ -24,15 +25,15 @@ class Model(BaseModel):
 
 
 class ShapeTiming(Model):
-    index: int
-    shape: dict[str, Any]
-    median_ms: float
-    spread_ms: float | None = None
-    samples_ms: list[float] = Field(default_factory=list)
+    index: Index
+    shape: dict[str, ShapeValue]
+    median_ms: NonNegative
+    spread_ms: NonNegative | None = None
+    samples_ms: list[NonNegative] = Field(default_factory=list)
     timing_method: str = ""
-    tflops: float | None = None
-    gbps: float | None = None
-    fraction: float | None = None
+    tflops: NonNegative | None = None
+    gbps: NonNegative | None = None
+    fraction: Fraction | None = None
 
 
 class Line(Model):
@@ -42,14 +43,14 @@ class Line(Model):
     reason: str = ""                      # why it is not available (missing library, compile failure, ...)
     source: str = ""                      # e.g. "torch 2.11.0 eager", "flash-linear-attention 0.3.1"
     shapes: list[ShapeTiming] = Field(default_factory=list)
-    peak_fraction: float | None = None    # geometric mean over shapes, same formula as candidates
+    peak_fraction: Fraction | None = None  # geometric mean over shapes, same formula as candidates
 
     def median_ms_by_shape(self) -> dict[int, float]:
         return {s.index: s.median_ms for s in self.shapes}
 
 
 class ProblemBaselines(Model):
-    version: int = BASELINES_VERSION
+    version: Version = BASELINES_VERSION
     problem: str
     gpu: str                              # hardware profile key
     gpu_name: str = ""
@@ -64,6 +65,6 @@ def baselines_path(problem_dir: Path, gpu: str) -> Path:
 
 
 def load_baselines(path: Path) -> ProblemBaselines:
-    from kernelbench.fileio import load_json, parse_model
+    from kernelbench.fileio import load_json_model
 
-    return parse_model(path, ProblemBaselines, load_json(path))
+    return load_json_model(path, ProblemBaselines)

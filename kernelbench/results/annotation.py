@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from kernelbench.base.numbers import Fraction, LineNumber, Version
 from kernelbench.results.verdicts import Verdict
 
 ANNOTATION_VERSION = 1
@@ -15,7 +16,7 @@ class Quote(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     file: str
-    lines: list[int] = Field(min_length=2, max_length=2)
+    lines: list[LineNumber] = Field(min_length=2, max_length=2)
     label: str = ""
     text: str
 
@@ -37,13 +38,13 @@ class Quote(BaseModel):
 class Annotation(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    version: int = ANNOTATION_VERSION
+    version: Version = ANNOTATION_VERSION
     run_id: str
     model: str | None = None
     harness: str | None = None
     effort: str | None = None
     problem: str | None = None
-    peak_fraction: float | None = None
+    peak_fraction: Fraction | None = None
     verdict: Verdict
     summary: str
     quotes: list[Quote] = Field(default_factory=list)

@@ -20,15 +20,16 @@ import functools
 import hashlib
 import os
 import re
-import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import Any, TypeVar
 
+from kernelbench import inputs
 from kernelbench.errors import Diagnostic, KernelBenchError
-from kernelbench.fileio import ModelLoadError, decode_text, load_json, load_yaml, parse_model, read_text
+from kernelbench.fileio import ModelLoadError, decode_text, load_json_model, load_yaml, parse_model
+from kernelbench.inputs import InputRefused
 from kernelbench.problems.baselines import ProblemBaselines
 from kernelbench.problems.spec import ProblemSpec
 from kernelbench.results.annotation import Annotation, Quote, WriteupMeta
@@ -55,9 +56,8 @@ class ParseCache:
         self.used: dict[tuple[str, bytes], Any] = {}  # the entries the latest load needed (what to keep)
         self.hits = self.misses = 0
 
-    def parse(self, path: Path, parse: Callable[[bytes], T]) -> T:
-        """`parse(bytes)` of the file at `path`, or the value parsed before from the same bytes."""
-        data = Path(path).read_bytes()
+    def parse(self, path: Path, data: bytes, parse: Callable[[bytes], T]) -> T:
+        """`parse(data)` (the bytes of the file at `path`), or the value parsed before from the same bytes."""
         key = (str(path), hashlib.blake2b(data, digest_size=16).digest())
         if key in self.entries:
             self.hits += 1
@@ -103,26 +103,37 @@ class RunRecord:
         return self.result.source.startswith("import:")
 
     def file(self, name: str) -> Path | None:
-        """A file of the run directory by relative name, or None when absent (never escapes the folder)."""
+        """A file of the run directory by relative name, or None when absent or refused (see `locate`)."""
         try:
-            root = self._resolved_path
-            if name not in ("", ".", "..") and "/" not in name:
-                # the common case, one stat: a plain name that is a regular file (not a link) is what
-                # resolving would give; anything else takes the full path below
-                mode = os.lstat(root / name).st_mode
-                if stat.S_ISREG(mode):
-                    return root / name
-                if not stat.S_ISLNK(mode):
-                    return None
-            candidate = (self.path / name).resolve()
-            inside = candidate.is_relative_to(root) and candidate.is_file()
-        except (OSError, ValueError):  # loops of links, NUL bytes in the name
+            return self.locate(name)
+        except InputRefused:
             return None
-        return candidate if inside else None
+
+    def locate(self, name: str) -> Path | None:
+        """A file of the run directory by relative name (links followed); None when nothing is there.
+
+        Raises InputRefused for a name or a link that leads outside the run folder, a loop of links, or
+        anything but a regular file (kernelbench.inputs states the policy)."""
+        root = self._resolved_path
+        if name in ("", ".", "..") or "\x00" in name or name.startswith("/") or ".." in name.split("/"):
+            raise InputRefused(f"'{name}' is not a file name inside the run folder", path=self.path,
+                               hint="name a file of the run folder, as a relative path without '..'")
+        if "/" not in name:  # the common case: one lstat, its folder being resolved already
+            return inputs.locate(root / name, root)
+        candidate = Path(os.path.realpath(root / name))
+        if not candidate.is_relative_to(root):
+            raise InputRefused(f"'{name}' leads to {candidate}, outside the run folder; not read",
+                               path=self.path / name, hint="the build reads nothing outside the run folder")
+        return inputs.locate(candidate, root)
+
+    @property
+    def locate_root(self) -> Path:
+        """The resolved run folder every file of the run must stay inside."""
+        return self._resolved_path
 
     @functools.cached_property
     def _resolved_path(self) -> Path:
-        return self.resolved_path or self.path.resolve()
+        return self.resolved_path or Path(os.path.realpath(self.path))
 
 
 class QuoteState(str, Enum):
@@ -247,20 +258,67 @@ def load_dataset(data_dir: Path, problems_dir: Path | None = None, *, runs_dir: 
     (writeups are read from `<annotations_dir>/writeups`). Problems load first, then runs, then annotations
     (checked against the runs), then writeups. `cache` (optional) keeps validated files between loads of the
     same folders, so a rebuild after one edit parses one file.
+
+    Every file comes through `kernelbench.inputs` (nothing outside the data folder, or outside a folder given
+    explicitly, is read; only regular files; each kind under its size cap), and whatever one file holds, its
+    failure becomes diagnostics and that item is left out: the rest loads.
     """
     cache = cache if cache is not None else _no_cache()
     cache.start_load()
-    data_dir = Path(data_dir)
+    data_dir = Path(os.path.realpath(data_dir))
     if problems_dir is None and (data_dir / "problems").is_dir():
         problems_dir = data_dir / "problems"
-    annotations_dir = Path(annotations_dir) if annotations_dir else data_dir / "annotations"
-    dataset = Dataset(data_dir=data_dir, problems_dir=Path(problems_dir) if problems_dir else None)
+    dataset = Dataset(data_dir=data_dir, problems_dir=_real(problems_dir) if problems_dir else None)
+    annotations = _top_folder(dataset, annotations_dir, "annotations")
     if dataset.problems_dir is not None:
         _load_problems(dataset, dataset.problems_dir, cache)
-    _load_runs(dataset, Path(runs_dir) if runs_dir else data_dir / "runs", cache)
-    _load_annotations(dataset, annotations_dir, cache)
-    _load_writeups(dataset, annotations_dir / "writeups", cache)
+    runs = _top_folder(dataset, runs_dir, "runs")
+    if runs is not None:
+        _load_runs(dataset, *runs, cache)
+    if annotations is not None:
+        _load_annotations(dataset, *annotations, cache)
+        writeups = _located_folder(dataset, annotations[0] / "writeups", annotations[1])
+        if writeups is not None:
+            _load_writeups(dataset, writeups, annotations[1], cache)
     return dataset
+
+
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def _top_folder(dataset: Dataset, given: Path | None, name: str) -> tuple[Path, Path] | None:
+    """(folder, the root its files must stay inside): a folder given explicitly is its own root; the data
+    folder's own runs/ and annotations/ must lie inside the data folder."""
+    if given is not None:
+        folder = _real(given)
+        return (folder, folder) if folder.is_dir() else None
+    folder = _located_folder(dataset, dataset.data_dir / name, dataset.data_dir)
+    return (folder, dataset.data_dir) if folder is not None else None
+
+
+def _located_folder(dataset: Dataset, path: Path, root: Path) -> Path | None:
+    try:
+        return inputs.locate(path, root, folder=True)
+    except InputRefused as exc:
+        dataset.diagnostics.append(exc.diagnostic)
+        return None
+
+
+def _guarded(dataset: Dataset, path: Path, load: Callable[[], T]) -> T | None:
+    """`load()` of one input file; whatever the file holds, a failure becomes diagnostics (file, line, hint) and
+    None (the item is left out), so one file never stops the load of the others."""
+    try:
+        return load()
+    except (KernelBenchError, OSError) as exc:
+        _report(dataset, exc, path)
+    except (RecursionError, MemoryError, ValueError, TypeError, ArithmeticError, LookupError,
+            AttributeError, UnicodeError) as exc:  # a bug of ours that this file brings out: report, go on
+        dataset.diagnostics.append(Diagnostic(
+            path=path, message=f"could not be read ({type(exc).__name__}: {str(exc)[:200]}); left out",
+            hint="kernelbench should have reported what is wrong with this file: please report it as a bug, "
+                 "with the file"))
+    return None
 
 
 def _report(dataset: Dataset, exc: Exception, path: Path) -> None:
@@ -276,6 +334,11 @@ def _report(dataset: Dataset, exc: Exception, path: Path) -> None:
         raise exc
 
 
+def _read(path: Path, root: Path, kind: inputs.Kind) -> bytes | None:
+    """The file's bytes through the input policy (None when it is not there; InputRefused when refused)."""
+    return inputs.read_bytes(path, root, kind)
+
+
 # --------------------------------------------------------------------------------------------- problems
 
 def _load_problems(dataset: Dataset, problems_dir: Path, cache: ParseCache) -> None:
@@ -283,15 +346,26 @@ def _load_problems(dataset: Dataset, problems_dir: Path, cache: ParseCache) -> N
         dataset.diagnostics.append(Diagnostic(path=problems_dir, message="problems folder not found",
                                               hint="pass an existing folder, or leave it out"))
         return
-    for folder in sorted(p for p in problems_dir.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
-        if (folder / "problem.yaml").is_file():
-            _load_problem_spec(dataset, folder, cache)
-        for path in sorted((folder / "baselines").glob("*.json")):
-            _load_baselines_file(dataset, folder.name, path, cache)
+    root = problems_dir if not problems_dir.is_relative_to(dataset.data_dir) else dataset.data_dir
+    for entry in sorted(p for p in problems_dir.iterdir() if not p.name.startswith((".", "_"))):
+        if entry.is_symlink() or entry.is_dir():
+            folder = _located_folder(dataset, entry, root)
+            if folder is not None:
+                _load_problem_folder(dataset, entry, folder, root, cache)
 
 
-def _load_problem_spec(dataset: Dataset, folder: Path, cache: ParseCache) -> None:
+def _load_problem_folder(dataset: Dataset, entry: Path, folder: Path, root: Path, cache: ParseCache) -> None:
+    _guarded(dataset, entry / "problem.yaml", lambda: _load_problem_spec(dataset, entry, folder, root, cache))
+    baselines = _located_folder(dataset, folder / "baselines", root)
+    for path in sorted(baselines.glob("*.json")) if baselines is not None else ():
+        _guarded(dataset, path, lambda path=path: _load_baselines_file(dataset, entry.name, path, root, cache))
+
+
+def _load_problem_spec(dataset: Dataset, entry: Path, folder: Path, root: Path, cache: ParseCache) -> None:
     path = folder / "problem.yaml"
+    raw = _read(path, root, inputs.PROBLEM)
+    if raw is None:
+        return
 
     def parse(raw: bytes) -> tuple[Any, ProblemSpec]:
         data = load_yaml(path, decode_text(path, raw))
@@ -300,25 +374,20 @@ def _load_problem_spec(dataset: Dataset, folder: Path, cache: ParseCache) -> Non
                                    hint="see the problem.yaml fields in DESIGN.md")
         return data, parse_model(path, ProblemSpec, data)
 
-    try:
-        data, spec = cache.parse(path, parse)
-    except (KernelBenchError, OSError) as exc:
-        _report(dataset, exc, path)
-        return
-    if spec.id != folder.name:
+    data, spec = cache.parse(path, raw, parse)
+    if spec.id != entry.name:
         dataset.diagnostics.append(Diagnostic(path=path, line=getattr(data, "key_lines", {}).get("id"),
-                                              message=f"id '{spec.id}' does not match the folder '{folder.name}'",
+                                              message=f"id '{spec.id}' does not match the folder '{entry.name}'",
                                               hint="make the id and the folder name the same"))
         return
     dataset.problems[spec.id] = ProblemRecord(id=spec.id, path=folder, spec=spec)
 
 
-def _load_baselines_file(dataset: Dataset, problem_id: str, path: Path, cache: ParseCache) -> None:
-    try:
-        baselines = cache.parse(path, lambda raw: parse_model(path, ProblemBaselines, _json(path, raw)))
-    except (KernelBenchError, OSError) as exc:
-        _report(dataset, exc, path)
+def _load_baselines_file(dataset: Dataset, problem_id: str, path: Path, root: Path, cache: ParseCache) -> None:
+    raw = _read(path, root, inputs.BASELINES)
+    if raw is None:
         return
+    baselines = cache.parse(path, raw, lambda raw: load_json_model(path, ProblemBaselines, decode_text(path, raw)))
     if baselines.problem != problem_id or baselines.gpu != path.stem:
         dataset.diagnostics.append(Diagnostic(
             path=path, message=f"says problem '{baselines.problem}' on '{baselines.gpu}' but sits at "
@@ -330,22 +399,20 @@ def _load_baselines_file(dataset: Dataset, problem_id: str, path: Path, cache: P
 
 # --------------------------------------------------------------------------------------------- runs
 
-def _json(path: Path, raw: bytes) -> Any:
-    return load_json(path, decode_text(path, raw))
-
-
-def _load_runs(dataset: Dataset, runs_dir: Path, cache: ParseCache) -> None:
-    if not runs_dir.is_dir():
-        return
-    root = runs_dir.resolve()  # once: a run folder that is not a link resolves to root / its name
+def _load_runs(dataset: Dataset, runs_dir: Path, root: Path, cache: ParseCache) -> None:
     with os.scandir(runs_dir) as scan:  # the entries' types come with the listing: no stat per folder
-        entries = sorted((e for e in scan if not e.name.startswith(".") and e.is_dir()), key=lambda e: e.name)
+        entries = sorted((e for e in scan if not e.name.startswith(".") and (e.is_symlink() or e.is_dir())),
+                         key=lambda e: e.name)
     for entry in entries:
-        record = _load_run(dataset, runs_dir / entry.name, cache)
+        folder = runs_dir / entry.name
+        if entry.is_symlink():  # a link must lead to a folder inside the data folder
+            folder = _located_folder(dataset, folder, root)
+            if folder is None:
+                continue
+        record = _guarded(dataset, runs_dir / entry.name / RESULT_FILE,
+                          lambda: _load_run(dataset, runs_dir / entry.name, folder, cache))
         if record is None:
             continue
-        if not entry.is_symlink():
-            record.resolved_path = root / entry.name
         if record.run_id in dataset.runs:
             first = dataset.runs[record.run_id].path
             dataset.diagnostics.append(Diagnostic(
@@ -355,42 +422,38 @@ def _load_runs(dataset: Dataset, runs_dir: Path, cache: ParseCache) -> None:
         dataset.runs[record.run_id] = record
 
 
-def _load_run(dataset: Dataset, folder: Path, cache: ParseCache) -> RunRecord | None:
+def _load_run(dataset: Dataset, folder: Path, real: Path, cache: ParseCache) -> RunRecord | None:
+    """The run in `folder` (its path as listed), whose resolved path is `real`: its files stay inside `real`."""
     path = folder / RESULT_FILE
-    if not path.is_file():
+    raw = _read(real / RESULT_FILE, real, inputs.RESULT)
+    if raw is None:
         dataset.diagnostics.append(Diagnostic(
             path=folder, message="run directory without result.json; left out",
             hint="grade the run again (kernelbench grade ... --out) or remove the folder"))
         return None
-    try:
-        result = cache.parse(path, lambda raw: parse_model(path, RunResult, _json(path, raw)))
-    except (KernelBenchError, OSError) as exc:
-        _report(dataset, exc, path)
-        return None
+    result = cache.parse(path, raw, lambda raw: load_json_model(path, RunResult, decode_text(path, raw)))
     if result.run_id != folder.name:
         original = folder.parent / result.run_id
-        message = (f"duplicate run id '{result.run_id}' (also in {original}); left out" if original.is_dir()
+        is_copy = "/" not in result.run_id and "\x00" not in result.run_id and original.is_dir()
+        message = (f"duplicate run id '{result.run_id}' (also in {original}); left out" if is_copy
                    else f"run_id '{result.run_id}' differs from its folder name '{folder.name}'; left out")
         dataset.diagnostics.append(Diagnostic(
-            path=path, line=_json_key_line(path, "run_id"), message=message,
+            path=path, line=_json_key_line(raw, "run_id"), message=message,
             hint="each run directory is named after its own run id; remove the copy or fix run_id"))
         return None
-    return RunRecord(run_id=result.run_id, path=folder, result=result, result_path=path)
+    return RunRecord(run_id=result.run_id, path=folder, result=result, result_path=path, resolved_path=real)
 
 
-def _json_key_line(path: Path, key: str) -> int | None:
-    text = path.read_text(encoding="utf-8", errors="replace")
-    at = text.find(f'"{key}"')
-    return text.count("\n", 0, at) + 1 if at >= 0 else None
+def _json_key_line(raw: bytes, key: str) -> int | None:
+    at = raw.find(f'"{key}"'.encode())
+    return raw.count(b"\n", 0, at) + 1 if at >= 0 else None
 
 
 # --------------------------------------------------------------------------------------------- annotations
 
-def _load_annotations(dataset: Dataset, folder: Path, cache: ParseCache) -> None:
-    if not folder.is_dir():
-        return
+def _load_annotations(dataset: Dataset, folder: Path, root: Path, cache: ParseCache) -> None:
     for path in sorted(folder.glob("*.yaml")) + sorted(folder.glob("*.yml")):
-        record = load_annotation_file(path, dataset, cache)
+        record = _guarded(dataset, path, lambda path=path: load_annotation_file(path, dataset, cache, root))
         if record is None:
             continue
         if record.run_id in dataset.annotations:
@@ -402,8 +465,11 @@ def _load_annotations(dataset: Dataset, folder: Path, cache: ParseCache) -> None
         dataset.annotations[record.run_id] = record
 
 
-def load_annotation_file(path: Path, dataset: Dataset, cache: ParseCache | None = None) -> AnnotationRecord | None:
-    """Parse one annotation YAML and check it against the dataset's runs (diagnostics go to `dataset`)."""
+def load_annotation_file(path: Path, dataset: Dataset, cache: ParseCache | None = None,
+                         root: Path | None = None) -> AnnotationRecord | None:
+    """Parse one annotation YAML and check it against the dataset's runs (diagnostics go to `dataset`).
+
+    `root`: the resolved folder the file must stay inside (default: the dataset's data folder)."""
 
     def parse(raw: bytes) -> tuple[Any, Annotation]:
         data = load_yaml(path, decode_text(path, raw))
@@ -413,7 +479,10 @@ def load_annotation_file(path: Path, dataset: Dataset, cache: ParseCache | None 
         return data, parse_model(path, Annotation, data)
 
     try:
-        data, annotation = (cache or _no_cache()).parse(path, parse)
+        raw = _read(path, root or dataset.data_dir, inputs.ANNOTATION)
+        if raw is None:
+            return None
+        data, annotation = (cache or _no_cache()).parse(path, raw, parse)
     except (KernelBenchError, OSError) as exc:
         _report(dataset, exc, path)
         return None
@@ -430,7 +499,8 @@ def load_annotation_file(path: Path, dataset: Dataset, cache: ParseCache | None 
             hint="check the run id against runs/ (or add the run directory)"))
     else:
         _check_identity(dataset, path, data, annotation, run.result)
-    checks = [check_quote(q, run, i, _quote_line(data, i)) for i, q in enumerate(annotation.quotes)]
+    texts: dict[str, Any] = {}  # each quoted file read once, however many quotes name it
+    checks = [check_quote(q, run, i, _quote_line(data, i), texts) for i, q in enumerate(annotation.quotes)]
     for check in checks:
         if check.state.is_problem:
             dataset.diagnostics.append(Diagnostic(
@@ -458,12 +528,34 @@ def _check_identity(dataset: Dataset, path: Path, data: Any, annotation: Annotat
                 hint=f"set {key}: {actual} (or check that the run id is right)"))
 
 
+# what str.splitlines() splits on: quotes number lines as the authoring tool and editors do
+_LINE_END = re.compile("\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+MAX_ACTUAL_SHOWN = 64 * 1024  # characters of a file's lines kept to show beside a quote that does not match
+
+
 def file_lines(text: str, first: int, last: int) -> str | None:
-    """Lines first..last (1-based, inclusive) with their line endings; None if the text is shorter."""
-    lines = text.splitlines(keepends=True)
-    if last > len(lines):
-        return None
-    return "".join(lines[first - 1:last])
+    """Lines first..last (1-based, inclusive, numbered as `str.splitlines` numbers them) with their line
+    endings; None if the text is shorter. Scans only as far as line `last`: no list of every line is made."""
+    start = 0 if first == 1 else None
+    number = 0
+    for number, match in enumerate(_LINE_END.finditer(text), start=1):
+        if number == first - 1:
+            start = match.end()
+        if number == last:
+            return text[start:match.end()]
+    begin = match.end() if number else 0
+    if number + 1 == last and begin < len(text):  # the last line, without a line end
+        return text[begin if start is None else start:]
+    return None
+
+
+def count_lines(text: str) -> int:
+    """len(text.splitlines()), without the list."""
+    ends = 0
+    last_end = 0
+    for ends, match in enumerate(_LINE_END.finditer(text), start=1):
+        last_end = match.end()
+    return ends + (last_end < len(text))
 
 
 def quote_matches(text: str, actual: str) -> bool:
@@ -478,32 +570,59 @@ def _strip_one_eol(text: str) -> str:
     return text
 
 
-def check_quote(quote: Quote, run: RunRecord | None, index: int = 0, line: int | None = None) -> QuoteCheck:
-    """Check one quote against its run's files (pure except for reading that one file)."""
+def check_quote(quote: Quote, run: RunRecord | None, index: int = 0, line: int | None = None,
+                texts: dict[str, Any] | None = None) -> QuoteCheck:
+    """Check one quote against its run's files (pure except for reading that one file, through the policy).
+    `texts` keeps each file's text (or why it cannot be read) for the other quotes of the same annotation."""
     first, last = quote.lines
     if run is None:
         return QuoteCheck(index, quote, QuoteState.NO_RUN, "run not found", line=line)
-    path = run.file(quote.file)
-    if path is None:
+    texts = {} if texts is None else texts
+    if quote.file not in texts:
+        texts[quote.file] = _quoted_text(run, quote.file)
+    text = texts[quote.file]
+    if isinstance(text, InputRefused):
+        return QuoteCheck(index, quote, QuoteState.MISSING_FILE, f"'{quote.file}' {text.diagnostic.message}",
+                          line=line)
+    if isinstance(text, KernelBenchError):
+        return QuoteCheck(index, quote, QuoteState.MISMATCH, text.diagnostic.message, line=line)
+    if text is None:
         if run.imported:
             return QuoteCheck(index, quote, QuoteState.UNVERIFIABLE, UNVERIFIABLE_NOTE, line=line)
         return QuoteCheck(index, quote, QuoteState.MISSING_FILE,
                           f"'{quote.file}' is not in the run directory {run.path}", line=line)
-    try:
-        text = read_text(path)
-    except KernelBenchError as exc:
-        return QuoteCheck(index, quote, QuoteState.MISMATCH, exc.diagnostic.message, line=line)
     actual = file_lines(text, first, last)
     if actual is None:
         return QuoteCheck(index, quote, QuoteState.OUT_OF_RANGE,
-                          f"{quote.file} has only {len(text.splitlines())} lines", line=line)
+                          f"{quote.file} has only {count_lines(text)} lines", line=line)
     if quote_matches(quote.text, actual):
         return QuoteCheck(index, quote, QuoteState.VERIFIED, "matches the file verbatim", actual, line)
-    return QuoteCheck(index, quote, QuoteState.MISMATCH, _first_difference(quote.text, actual, first), actual, line)
+    note = _first_difference(quote.text, actual, first)
+    return QuoteCheck(index, quote, QuoteState.MISMATCH, note, _shown_actual(actual), line)
+
+
+def _quoted_text(run: RunRecord, name: str) -> str | KernelBenchError | None:
+    """The text of a run's file as quotes see it: None when absent, the error when refused or undecodable."""
+    try:
+        path = run.locate(name)
+        raw = inputs.read_bytes(path, run.locate_root, inputs.QUOTED) if path is not None else None
+        return decode_text(path, raw) if raw is not None else None
+    except KernelBenchError as exc:
+        return exc
+
+
+def _shown_actual(actual: str) -> str:
+    """The file's lines as shown beside a quote that does not match them: whole lines, at most
+    MAX_ACTUAL_SHOWN characters (a quote may name a range far longer than its text)."""
+    if len(actual) <= MAX_ACTUAL_SHOWN:
+        return actual
+    cut = actual[:MAX_ACTUAL_SHOWN]
+    ends = list(_LINE_END.finditer(cut))
+    return cut[:ends[-1].end()] if ends else cut
 
 
 def _first_difference(text: str, actual: str, first: int) -> str:
-    said, real = text.splitlines(), actual.splitlines()
+    said, real = text.splitlines(), _shown_actual(actual).splitlines()
     for offset, (a, b) in enumerate(zip(said, real)):
         if a != b:
             return f"line {first + offset} differs: file has {b[:80]!r}, quote has {a[:80]!r}"
@@ -515,19 +634,21 @@ def _first_difference(text: str, actual: str, first: int) -> str:
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*\r?\n?", re.DOTALL | re.MULTILINE)
 
 
-def _load_writeups(dataset: Dataset, folder: Path, cache: ParseCache) -> None:
-    if not folder.is_dir():
-        return
+def _load_writeups(dataset: Dataset, folder: Path, root: Path, cache: ParseCache) -> None:
     for path in sorted(folder.glob("*.md")):
-        writeup = load_writeup(path, dataset, cache)
+        writeup = _guarded(dataset, path, lambda path=path: load_writeup(path, dataset, cache, root))
         if writeup is not None:
             dataset.writeups.append(writeup)
 
 
-def load_writeup(path: Path, dataset: Dataset, cache: ParseCache | None = None) -> Writeup | None:
+def load_writeup(path: Path, dataset: Dataset, cache: ParseCache | None = None,
+                 root: Path | None = None) -> Writeup | None:
     """Split front matter from body, validate it, and report cited runs that do not exist."""
     try:
-        text, body_start, data, meta = (cache or _no_cache()).parse(path, lambda raw: _parse_writeup(path, raw))
+        raw = _read(path, root or dataset.data_dir, inputs.WRITEUP)
+        if raw is None:
+            return None
+        text, body_start, data, meta = (cache or _no_cache()).parse(path, raw, lambda raw: _parse_writeup(path, raw))
     except (KernelBenchError, OSError) as exc:
         _report(dataset, exc, path)
         return None

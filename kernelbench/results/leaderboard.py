@@ -21,6 +21,7 @@ import csv
 import io
 import math
 import statistics
+import sys
 from collections import defaultdict
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -251,9 +252,20 @@ def speedup_of(result: RunResult, line: str, baselines: ProblemBaselines | None)
                        shapes=len(ratios))
     ours = result.grading.peak_fraction
     theirs = baseline_peak_fraction(result, line, baselines)
-    if ours is not None and theirs:
-        return Speedup(baseline=line, value=ours / theirs, method=SpeedupMethod.PEAK_FRACTION_RATIO)
+    ratio = _ratio(ours, theirs) if ours is not None and theirs else None
+    if ratio is not None:
+        return Speedup(baseline=line, value=ratio, method=SpeedupMethod.PEAK_FRACTION_RATIO)
     return Speedup(baseline=line)
+
+
+def _ratio(numerator: float, denominator: float) -> float | None:
+    """numerator / denominator when that is a finite positive number: extreme but valid inputs (a time of
+    1e-320 ms) must not put an infinity or a zero on the board."""
+    try:
+        value = numerator / denominator
+    except (ZeroDivisionError, OverflowError):
+        return None
+    return value if 0 < value < math.inf else None
 
 
 def _per_shape_ratios(result: RunResult, line: str, baselines: ProblemBaselines | None) -> list[float]:
@@ -267,8 +279,9 @@ def _per_shape_ratios(result: RunResult, line: str, baselines: ProblemBaselines 
         reference = by_index.get(shape.index)
         if base_ms is None and reference is not None and (not reference.shape or reference.shape == shape.shape):
             base_ms = reference.median_ms
-        if base_ms and base_ms > 0:
-            ratios.append(base_ms / shape.median_ms)
+        ratio = _ratio(base_ms, shape.median_ms) if base_ms and base_ms > 0 else None
+        if ratio is not None:
+            ratios.append(ratio)
     return ratios
 
 
@@ -283,7 +296,12 @@ def baseline_peak_fraction(result: RunResult | None, line: str, baselines: Probl
 
 
 def _geomean(values: list[float]) -> float:
-    return math.exp(sum(math.log(v) for v in values) / len(values))
+    """Geometric mean of positive finite values (through logs, which neither overflow nor underflow), capped
+    at the largest float."""
+    try:
+        return math.exp(sum(math.log(v) for v in values) / len(values))
+    except OverflowError:
+        return sys.float_info.max
 
 
 # an auditor's finding that the score is not a result of the work asked for: shown, never counted
@@ -514,9 +532,15 @@ def export_rows(boards: Iterable[Board]) -> list[dict]:
         for cell in board.cells:
             rows.append({"agent": cell.agent, "harness": cell.harness, "model": cell.model, "effort": cell.effort,
                          "problem": cell.problem, "gpu": cell.gpu, "status": cell.status.value,
-                         "peak_fraction": cell.peak_fraction, "run_id": cell.run_id, "n_trials": cell.n_trials,
+                         "peak_fraction": _json_number(cell.peak_fraction), "run_id": cell.run_id,
+                         "n_trials": cell.n_trials,
                          "verdict": cell.verdict.value if cell.verdict else None})
     return rows
+
+
+def _json_number(value: float | None) -> float | None:
+    """A number as strict JSON can hold it (validated inputs never give anything else: this is the last guard)."""
+    return value if value is None or math.isfinite(value) else None
 
 
 def leaderboard_payload(boards: Iterable[Board], generated: datetime | str | None = None) -> dict:

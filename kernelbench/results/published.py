@@ -21,7 +21,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kernelbench.errors import KernelBenchError
-from kernelbench.fileio import load_json, parse_model, read_text
+from kernelbench.fileio import load_json_model, read_text
 
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")  # run ids and problem ids become folder names
 
@@ -90,11 +90,11 @@ class PublishedBaselines(Published):
 
 
 def load_published_board(path: Path) -> PublishedBoard:
-    return parse_model(path, PublishedBoard, load_json(path))
+    return load_json_model(path, PublishedBoard)
 
 
 def load_published_baselines(path: Path) -> PublishedBaselines:
-    return parse_model(path, PublishedBaselines, load_json(path))
+    return load_json_model(path, PublishedBaselines)
 
 
 # --------------------------------------------------------------------------------------------- raw baselines

@@ -26,6 +26,7 @@ from kernelbench.base.models import (
     ShapeResult,
     Tokens,
 )
+from kernelbench.base.numbers import Int64, Seconds, Trial, Usd, Version
 
 __all__ = ["RESULT_FILE", "RESULT_VERSION", "RUN_ID_RE", "Ceiling", "Environment", "Finding", "Grading", "Model",
            "Outcome", "ProviderError", "RunResult", "SeedResult", "Session", "ShapeResult", "Status", "Tokens",
@@ -56,13 +57,13 @@ class ProviderError(Model):
 class Session(Model):
     """What the agent did: process facts, completeness, usage."""
 
-    exit_code: int | None = None
+    exit_code: Int64 | None = None
     complete: bool = False
     timed_out: bool = False
-    elapsed_s: float | None = None
-    budget_s: float | None = None
+    elapsed_s: Seconds | None = None
+    budget_s: Seconds | None = None
     tokens: Tokens = Field(default_factory=Tokens)
-    cost_usd: float | None = None
+    cost_usd: Usd | None = None
     cost_is_estimate: bool = False
     transcript: str | None = None         # file name inside the run directory
     transcript_format: str | None = None
@@ -75,14 +76,14 @@ class Session(Model):
 
 
 class RunResult(Model):
-    version: int = RESULT_VERSION
+    version: Version = RESULT_VERSION
     run_id: str
     harness: str
     model: str
     effort: str | None = None
     problem: str
     gpu: str                              # hardware profile key (h100_sxm, rtx_pro_6000, ...)
-    trial: int = 1
+    trial: Trial = 1
     started: datetime | None = None
     finished: datetime | None = None
     source: str = "harness"               # harness | import:<what> (imported cells have no transcript)
@@ -117,6 +118,8 @@ def agent_label(harness: str, model: str, effort: str | None) -> str:
 def upgrade_result(data: dict[str, Any]) -> dict[str, Any]:
     """Bring an older result.json up to RESULT_VERSION (there is only version 1 so far)."""
     version = data.get("version", 1)
+    if isinstance(version, bool) or not isinstance(version, int):
+        return data  # not a version: the field's own validation reports it, with its line
     if version > RESULT_VERSION:
         raise ValueError(f"result.json version {version} is newer than this kernelbench understands "
                          f"({RESULT_VERSION}); upgrade kernelbench")
@@ -136,7 +139,6 @@ def status_of(result: RunResult) -> Status:
 
 def load_result(run_dir: Path) -> RunResult:
     """Load `result.json` from a run directory; errors carry file and line."""
-    from kernelbench.fileio import load_json, parse_model
+    from kernelbench.fileio import load_json_model
 
-    path = Path(run_dir) / RESULT_FILE
-    return parse_model(path, RunResult, load_json(path))
+    return load_json_model(Path(run_dir) / RESULT_FILE, RunResult)

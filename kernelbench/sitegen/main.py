@@ -32,7 +32,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="folder holding runs/ and annotations/ (and optionally problems/); default: the repository",
     )
     parser.add_argument(
-        "--out", type=Path, default=None, metavar="DIR", help="output folder (default: site/)"
+        "--out",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="output folder (default: site/); refused when it is, contains or lies inside the data "
+        "(the build replaces it whole)",
     )
     parser.add_argument(
         "--problems",

@@ -13,7 +13,9 @@ and problem files do not depend on this: they are always hashed by content (resu
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,13 +23,19 @@ from typing import Any
 
 import orjson
 
+from kernelbench import inputs
+
 MANIFEST_NAME = ".kernelbench-manifest.json"
+MAX_HASHED_BYTES = max(kind.max_bytes for kind in inputs.CAPS)  # a larger input is refused, never read whole
 MANIFEST_VERSION = 1
 
 
 def hash_data(data: Any) -> str:
     """A stable content hash of JSON-able data (keys sorted, so dict order never matters)."""
-    blob = orjson.dumps(data, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=_fallback)
+    try:
+        blob = orjson.dumps(data, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=_fallback)
+    except TypeError:  # what orjson cannot encode (an integer beyond 64 bits): the slower encoder takes any
+        blob = json.dumps(data, sort_keys=True, default=_fallback).encode()
     return hashlib.blake2b(blob, digest_size=16).hexdigest()
 
 
@@ -100,10 +108,14 @@ class FileHasher:
             st = os.stat(path)
         except OSError:
             return None
+        if not stat.S_ISREG(st.st_mode):  # a FIFO would block the read forever: hash its type, never open it
+            return f"not-a-file:{stat.S_IFMT(st.st_mode)}"
         signature = [st.st_size, st.st_mtime_ns, st.st_ino]
         cached = self.previous.get(key)
         if cached and cached[:3] == signature and st.st_mtime_ns < self.trusted_before_ns:
             digest = cached[3]
+        elif st.st_size > MAX_HASHED_BYTES:  # refused by its reader anyway: not worth minutes of reading
+            digest = "over-cap:" + ":".join(map(str, signature))
         else:
             digest = hash_file(Path(path))
         self.seen[key] = [*signature, digest]

@@ -26,7 +26,9 @@ def new_staging_dir(out_dir: Path) -> Path:
     out_dir = Path(out_dir).resolve()
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     remove_leftovers(out_dir)
-    return Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{out_dir.name}-", dir=out_dir.parent))
+    staging = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{out_dir.name}-", dir=out_dir.parent))
+    os.chmod(staging, 0o755)  # mkdtemp makes it 0700; it becomes the site's root, which a web server must read
+    return staging
 
 
 def remove_leftovers(out_dir: Path) -> None:

@@ -6,15 +6,19 @@ folder until the final swap; runs/ and annotations/ are only ever read.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import html
 import multiprocessing
 import os
+import signal
 import shutil
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kernelbench.errors import Diagnostic
+from kernelbench.errors import Diagnostic, KernelBenchError
 from kernelbench.fileio import atomic_write_bytes
 from kernelbench.sitegen import output
 from kernelbench.sitegen.assets import asset_sources, copy_assets
@@ -31,6 +35,7 @@ from kernelbench.sitegen.pages import Page
 from kernelbench.sitegen.render import make_environment, render_page, templates_hash
 
 REPO = Path(__file__).resolve().parents[2]
+PACKAGE = Path(__file__).resolve().parents[1]
 PARALLEL_THRESHOLD = 8  # below this many heavy pages a worker pool costs more than it saves
 
 
@@ -79,11 +84,27 @@ def build_site(config: BuildConfig, warm: WarmState | None = None) -> BuildRepor
     `warm` (the dev server's) carries parsed inputs and compiled templates from the previous rebuild; without
     it the parsed inputs come from the previous build's cache in the output folder.
     """
+    out_dir = Path(os.path.realpath(config.out_dir))
+    _refuse_output_inside_inputs(config, out_dir)
+    with _site_umask():
+        return _build(config, out_dir, warm)
+
+
+@contextlib.contextmanager
+def _site_umask():
+    """A site is published: its folders 0755 and files 0644 whatever the caller's umask (a umask of 077 would
+    leave it unreadable to a web server running as another user)."""
+    previous = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(previous)
+
+
+def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildReport:
     from kernelbench.sitegen.plan import plan_site
 
     clock = Stopwatch()
-    out_dir = Path(config.out_dir).resolve()
-    _refuse_output_inside_inputs(config, out_dir)
     previous = Manifest.load(out_dir)
     hasher = FileHasher(previous.file_hashes, previous.started_ns)
     staging = output.new_staging_dir(out_dir)
@@ -163,15 +184,40 @@ class Stopwatch:
 
 
 def _refuse_output_inside_inputs(config: BuildConfig, out_dir: Path) -> None:
-    from kernelbench.errors import KernelBenchError
+    """The build replaces its output folder whole, so an output folder that is, contains or lies inside an input
+    folder would delete the inputs (or mix pages into them): refuse it before anything is read or written.
 
-    for name in ("runs", "annotations", "problems"):
-        source = (Path(config.data_dir) / name).resolve()
-        if out_dir == source or source in out_dir.parents:
+    Guarded: the data folder (a data folder other than this repository as a whole; the repository, whose
+    documented output is its own site/, through its runs/, annotations/ and problems/, and the code and
+    templates the build runs from), and the folder given with --problems. Links are followed first, so an
+    --out that is a link to the data is seen as the data."""
+    out = Path(os.path.realpath(out_dir))
+    data = Path(os.path.realpath(config.data_dir))
+    guarded = [data / "runs", data / "annotations", data / "problems"]
+    guarded += [Path(os.path.realpath(p)) for p in (config.problems_dir, config.templates_dir,
+                                                     config.static_dir, PACKAGE) if p]
+    if data != REPO:
+        guarded.append(data)
+    elif out == data or out in data.parents:
+        guarded.append(data)
+    for folder in guarded:
+        relation = _overlap(out, folder)
+        if relation:
             raise KernelBenchError(
-                f"the output folder {out_dir} is inside the input folder {source}",
-                hint="choose another --out; the build never writes into its inputs",
-            )
+                f"this output folder (--out) {relation} the input folder {folder}; nothing was built",
+                path=out,
+                hint="choose an --out outside the data folder (the build replaces its output folder whole, "
+                     "so it would delete the inputs)")
+
+
+def _overlap(out: Path, folder: Path) -> str:
+    if out == folder:
+        return "is"
+    if folder in out.parents:
+        return "lies inside"
+    if out in folder.parents:
+        return "contains"
+    return ""
 
 
 # ------------------------------------------------------------------------------------------------ rendering
@@ -226,13 +272,28 @@ def _render_in_pool(pages: list[Page], env, staging: Path, jobs: int, progress: 
     _POOL_STATE.update(pages=pages, env=env, staging=staging)
     context = multiprocessing.get_context("fork")
     try:
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_die_with_build,
+                                 initargs=(os.getpid(),)) as pool:
             chunk = max(1, len(pages) // (jobs * 8))
             for result in pool.map(_render_indexed, range(len(pages)), chunksize=chunk):
                 progress.advance()
                 yield result
     finally:
         _POOL_STATE.clear()
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_build(build_pid: int) -> None:
+    """Make a render worker end with the build that started it, even a build killed by SIGKILL (which has no
+    chance to stop its pool): the kernel sends the worker SIGKILL when its parent ends."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):  # not Linux: the worker ends when it finds its call queue closed
+        return
+    if os.getppid() != build_pid:  # the build ended before the signal was armed
+        os._exit(1)
 
 
 def _render_indexed(index: int):
@@ -244,10 +305,37 @@ def _render_one(page: Page, env, staging: Path) -> tuple[str, str, list[Diagnost
     # a run folder also holds the viewer's chunks: the run page's transcript tab clears it or keeps it
     target.parent.mkdir(parents=True, exist_ok=True)
     diagnostics: list[Diagnostic] = []
-    html = render_page(env, page, {"diagnostics_out": diagnostics, "staging": staging})
+    try:
+        text = render_page(env, page, {"diagnostics_out": diagnostics, "staging": staging})
+    except KernelBenchError:  # a template error: the templates are code, not data, and every page needs them
+        raise
+    except (RecursionError, MemoryError, ValueError, TypeError, ArithmeticError, LookupError, AttributeError,
+            UnicodeError, OSError) as exc:
+        diagnostics.append(_unrendered(page, exc))
+        text = _degraded_page(page, exc)
     target.unlink(missing_ok=True)
-    target.write_text(html, encoding="utf-8")
+    target.write_text(text, encoding="utf-8")
     return page.url, page.digest, diagnostics
+
+
+def _unrendered(page: Page, exc: BaseException) -> Diagnostic:
+    """What a page that could not be rendered tells the report: the input behind it and what went wrong."""
+    return Diagnostic(
+        path=page.sources[0] if page.sources else page.url,
+        message=f"its page {page.url} could not be rendered ({type(exc).__name__}: {str(exc)[:200]}); "
+        "a page saying so stands in for it",
+        hint="kernelbench should have reported what is wrong with this input: please report it as a bug, "
+        "with the file")
+
+
+def _degraded_page(page: Page, exc: BaseException) -> str:
+    """A bare page in place of one that failed, so links to it still lead somewhere that says why."""
+    title = html.escape(page.title)
+    why = html.escape(f"{type(exc).__name__}: {str(exc)[:500]}")
+    home = html.escape(page.href("index.html"))
+    return (f"<!doctype html>\n<html lang='en'><head><meta charset='utf-8'><title>{title}</title></head><body>"
+            f"<h1>{title}</h1><p>This page could not be built from its inputs: {why}</p>"
+            f"<p><a href='{home}'>Back to the leaderboard</a></p></body></html>\n")
 
 
 def _prune(staging: Path, pages: list[Page], previous: Manifest) -> None:

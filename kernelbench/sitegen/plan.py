@@ -264,9 +264,9 @@ def _run_page(data: SiteData, record: RunRecord, hasher: FileHasher) -> Page:
     view = data.runs[record.run_id]
     annotation_record = data.dataset.annotations.get(record.run_id)
     annotation = views.annotation_view(annotation_record, data.shown_path)
-    # the hash only needs the bytes; which files may be shown is decided by record.file() at render time
-    files = {name: hasher(record.path / name) for name in ("solution.py", "check.log", "benchmark.log")}
-    files["result.json"] = hasher(record.result_path)
+    # only files the input policy lets the page show are hashed (and so read)
+    files = {name: hasher(record.file(name)) for name in ("solution.py", "check.log", "benchmark.log")}
+    files["result.json"] = hasher(record.file("result.json"))
     transcript = None if record.imported else transcript_path(record)
     files["transcript"] = hasher(transcript)
     inputs = {"run": view, "annotation": annotation, "files": files, "viewer": data.viewer_version}

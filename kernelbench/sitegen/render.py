@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import math
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +79,7 @@ def json_script(value: Any) -> Markup:
 
 
 def format_percent(value: float | None, digits: int = 1) -> str:
-    return "—" if value is None else f"{100 * value:.{digits}f}%"
+    return "—" if value is None or not math.isfinite(value) else f"{100 * value:.{digits}f}%"
 
 
 def format_number(value: float | int | None, digits: int = 3) -> str:
@@ -106,7 +107,7 @@ def format_usd(value: float | None) -> str:
 
 
 def format_duration(seconds: float | None) -> str:
-    if seconds is None:
+    if seconds is None or not 0 <= seconds < float("inf"):
         return "—"
     seconds = int(round(seconds))
     if seconds < 60:

@@ -13,11 +13,14 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import JsonLexer, PythonLexer, TextLexer
 
+from kernelbench import inputs
 from kernelbench.errors import Diagnostic, KernelBenchError
-from kernelbench.results.dataset import RunRecord
+from kernelbench.inputs import InputRefused
+from kernelbench.results.dataset import RunRecord, count_lines
 
-MAX_SHOWN_BYTES = 1 << 20  # a log bigger than this is cut for the page (the run folder keeps it whole)
+MAX_SHOWN_BYTES = inputs.SHOWN.max_bytes  # a bigger log is cut for the page (the run folder keeps it whole)
 MAX_RAW_TRANSCRIPT = 4 << 20  # the raw fallback embeds at most this much of a transcript
+RAW_TRANSCRIPT = inputs.Kind("transcript shown raw", MAX_RAW_TRANSCRIPT)
 FILE_TABS = (
     ("solution", "solution.py", "solution.py", PythonLexer),
     ("check", "check.log", "check.log", TextLexer),
@@ -73,10 +76,13 @@ def _annotation_label(annotation: dict | None) -> str:
 
 
 def _quoted_lines(annotation: dict | None) -> dict[str, list[int]]:
+    """The lines to highlight in each file tab: those of verified quotes only (a quote that does not match may
+    name any range, a hundred million lines say, which no file shown has)."""
     lines: dict[str, list[int]] = {}
     for quote in (annotation or {}).get("quotes", []):
-        first, last = quote["lines"]
-        lines.setdefault(quote["file"], []).extend(range(first, last + 1))
+        if quote["state"] == "verified":
+            first, last = quote["lines"]
+            lines.setdefault(quote["file"], []).extend(range(first, last + 1))
     return lines
 
 
@@ -96,25 +102,29 @@ def _file_tab(
     highlighted: list[int],
     diagnostics: list[Diagnostic],
 ) -> dict:
-    path = record.file(name)
-    if path is None:
+    try:
+        path = record.locate(name)
+        head = inputs.read_head(path, record.locate_root) if path is not None else None
+    except InputRefused as exc:
+        diagnostics.append(exc.diagnostic)
+        return _tab(tab_id, label, note=f"Not shown: {name} {exc.diagnostic.message}.")
+    if head is None:
         why = (
             "Imported from a published board: its files were not published."
             if record.imported
             else f"This run has no {name}."
         )
         return _tab(tab_id, label, note=why)
-    text, note = _read_for_page(path, diagnostics)
+    text, note = _read_for_page(path, *head, diagnostics)
     return _tab(tab_id, label, html=highlight_source(text, lexer_cls(), tab_id, highlighted), note=note)
 
 
-def _read_for_page(path: Path, diagnostics: list[Diagnostic]) -> tuple[str, str]:
-    """Text of a run file for display: invalid UTF-8 is shown with replacement marks and reported."""
-    data = path.read_bytes()
+def _read_for_page(path: Path, data: bytes, size: int, diagnostics: list[Diagnostic]) -> tuple[str, str]:
+    """Text of a run file for display (`data`: its first MAX_SHOWN_BYTES of `size`): invalid UTF-8 is shown with
+    replacement marks and reported."""
     note = ""
-    if len(data) > MAX_SHOWN_BYTES:
-        note = f"Showing the first {MAX_SHOWN_BYTES // 1024} KiB of {len(data) // 1024} KiB."
-        data = data[:MAX_SHOWN_BYTES]
+    if size > MAX_SHOWN_BYTES:
+        note = f"Showing the first {MAX_SHOWN_BYTES // 1024} KiB of {size // 1024} KiB."
     try:
         return data.decode("utf-8"), note
     except UnicodeDecodeError as exc:
@@ -170,7 +180,11 @@ def _transcript_tab(
             "transcript",
             note="Imported from a published board: this run has no transcript (it was not published).",
         ), none
-    path = transcript_path(record)
+    try:
+        path = record.locate(transcript_name(record))
+    except InputRefused as exc:
+        diagnostics.append(exc.diagnostic)
+        return _tab("transcript", "transcript", note=f"Not shown: the transcript {exc.diagnostic.message}."), none
     if path is None:
         return _tab("transcript", "transcript", note="No transcript was recorded for this run."), none
     found: list[Diagnostic] = []
@@ -180,14 +194,17 @@ def _transcript_tab(
         if reuse is not None:
             reuse.store(found)
         return _tab("transcript", "transcript", html=ViewerReuse.mark(html)), {"assets": True}
-    return _raw_transcript_tab(path, diagnostics), none
+    clear_run_dir(run_dir)  # whatever chunks a viewer that failed half-way wrote
+    return _raw_transcript_tab(path, record, diagnostics), none
+
+
+def transcript_name(record: RunRecord) -> str:
+    return record.result.session.transcript or "transcript.jsonl"
 
 
 def transcript_path(record: RunRecord) -> Path | None:
-    name = record.result.session.transcript
-    if name:
-        return record.file(name)
-    return record.file("transcript.jsonl")
+    """The run's transcript file, or None when there is none or the input policy refuses it."""
+    return record.file(transcript_name(record))
 
 
 def _viewer_html(
@@ -204,6 +221,7 @@ def _viewer_html(
     except ImportError:
         return None
     try:
+        inputs.check_size(path, inputs.TRANSCRIPT)
         session = load(path)
         diagnostics.extend(transcript_diagnostics(path, session))
         # chunks sit beside the run page (one folder per run, not two: the build creates and deletes fewer)
@@ -212,6 +230,13 @@ def _viewer_html(
         )
     except KernelBenchError as exc:
         diagnostics.append(exc.diagnostic)
+        return None
+    except (RecursionError, MemoryError, ValueError, TypeError, ArithmeticError, LookupError, AttributeError,
+            UnicodeError, OSError) as exc:  # a bug of ours this transcript brings out: show it raw, report it
+        diagnostics.append(Diagnostic(
+            path=path, message=f"the transcript viewer failed ({type(exc).__name__}: {str(exc)[:200]}); "
+            "the transcript is shown raw",
+            hint="kernelbench should have read this transcript: please report it as a bug, with the file"))
         return None
 
 
@@ -265,6 +290,12 @@ class ViewerReuse:
         self.cache_file.write_bytes(orjson.dumps({"key": self.key, "diagnostics": found}))
 
 
+# issues of values the log holds (not of a log cut short), and what to do about them
+_VALUES_HINT = ("the log holds values its format does not allow; they are left out (their records shown raw) "
+                "and the rest of the transcript is shown: check what wrote the log")
+ISSUE_HINTS = {"bad_record": _VALUES_HINT, "bad_number": _VALUES_HINT, "parser_failed": _VALUES_HINT}
+
+
 def transcript_diagnostics(path: Path, session) -> list[Diagnostic]:
     """The parser's issues (bad JSON, a truncated last line, invalid UTF-8...) as build diagnostics."""
     hint = "the transcript is shown as far as it could be read; if the run was cut off this is expected"
@@ -273,7 +304,7 @@ def transcript_diagnostics(path: Path, session) -> list[Diagnostic]:
             path=path,
             line=issue.line,
             severity="warning",
-            hint=hint,
+            hint=ISSUE_HINTS.get(issue.kind, hint),
             message=f"transcript {issue.kind.replace('_', ' ')}: {issue.message}",
         )
         for issue in session.issues[:MAX_ISSUES_REPORTED]
@@ -292,12 +323,15 @@ def transcript_diagnostics(path: Path, session) -> list[Diagnostic]:
     return found
 
 
-def _raw_transcript_tab(path: Path, diagnostics: list[Diagnostic]) -> dict:
-    data = path.read_bytes()
+def _raw_transcript_tab(path: Path, record: RunRecord, diagnostics: list[Diagnostic]) -> dict:
+    try:
+        data, size = inputs.read_head(path, record.locate_root, RAW_TRANSCRIPT) or (b"", 0)
+    except InputRefused as exc:
+        diagnostics.append(exc.diagnostic)
+        return _tab("transcript", "transcript", note=f"Not shown: the transcript {exc.diagnostic.message}.")
     note = "The transcript as recorded (raw)."
-    if len(data) > MAX_RAW_TRANSCRIPT:
-        note += f" Showing the first {MAX_RAW_TRANSCRIPT >> 20} MiB of {len(data) >> 20} MiB."
-        data = data[:MAX_RAW_TRANSCRIPT]
+    if size > MAX_RAW_TRANSCRIPT:
+        note += f" Showing the first {MAX_RAW_TRANSCRIPT >> 20} MiB of {size >> 20} MiB."
     return _tab("transcript", "transcript", text=data.decode("utf-8", errors="replace"), note=note)
 
 
@@ -308,14 +342,14 @@ def quote_excerpts(annotation: dict | None) -> None:
     """Give each quote an HTML excerpt: the file's lines when they match, both versions when they do not."""
     for quote in (annotation or {}).get("quotes", []):
         first = quote["lines"][0]
-        lines = list(range(first, quote["lines"][1] + 1))
         if quote["ok"]:
+            lines = _numbered(quote["text"], first)
             quote["html"] = highlight_source(quote["text"], _lexer_for(quote["file"]), "q", lines, first)
         else:
             said = highlight_source(quote["text"], _lexer_for(quote["file"]), "q", [], first)
             actual = quote.get("actual")
             real = (
-                highlight_source(actual, _lexer_for(quote["file"]), "q", lines, first)
+                highlight_source(actual, _lexer_for(quote["file"]), "q", _numbered(actual, first), first)
                 if actual
                 else Markup("<p class='muted'>(no such lines in the run's files)</p>")
             )
@@ -323,6 +357,12 @@ def quote_excerpts(annotation: dict | None) -> None:
                 Markup("<p>The annotation quotes:</p>") + said + Markup("<p>The file has:</p>") + real
             )
         quote["link"] = _quote_anchor(quote["file"], first)
+
+
+def _numbered(text: str, first: int) -> list[int]:
+    """The line numbers `text` covers when it starts at line `first` (what the quote shows, never the range it
+    claims)."""
+    return list(range(first, first + max(1, count_lines(text))))
 
 
 def _lexer_for(name: str):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -339,5 +340,9 @@ def to_epoch(value: Any) -> float | None:
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
-        return value / 1000.0 if value > 1e11 else float(value)
+        try:
+            seconds = value / 1000.0 if value > 1e11 else float(value)
+        except OverflowError:                   # an integer of hundreds of digits is no time
+            return None
+        return seconds if math.isfinite(seconds) else None
     return None

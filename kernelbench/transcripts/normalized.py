@@ -150,9 +150,9 @@ def parse(path: Path) -> Session:
         elif record.get("type") == "event":
             _read_event(builder, record, number)
         elif record.get("type") == "usage":
-            _read_usage(builder, record, usage_seen)
+            _read_usage(builder, record, usage_seen, number)
         elif record.get("type") == "end":
-            ended = _read_end(session, record)
+            ended = _read_end(builder, record, number)
         else:
             builder.unknown(record, number)
     if session.tokens.is_zero() and not usage_seen.is_zero():
@@ -164,13 +164,19 @@ def parse(path: Path) -> Session:
 
 def _read_header(builder: SessionBuilder, record: dict) -> None:
     session = builder.session
-    session.harness = record.get("harness")
-    session.format_version = str(record.get("version", SCHEMA_VERSION))
-    session.session_id = record.get("session_id")
-    session.cwd = record.get("cwd")
+    session.harness = _text(record.get("harness"))
+    session.format_version = str(record.get("version", SCHEMA_VERSION))[:40]
+    session.session_id = _text(record.get("session_id"))
+    session.cwd = _text(record.get("cwd"))
     session.start = to_epoch(record.get("ts"))
-    for model in record.get("models") or [record.get("model")]:
-        builder.note_model(model)
+    models = record.get("models")
+    for model in models if isinstance(models, list) and models else [record.get("model")]:
+        builder.note_model(_text(model))
+
+
+def _text(value: object) -> str | None:
+    """A header field that must be text (a number or a mapping in its place is left out)."""
+    return value if isinstance(value, str) else None
 
 
 def _read_event(builder: SessionBuilder, record: dict, number: int) -> None:
@@ -192,8 +198,12 @@ def _read_event(builder: SessionBuilder, record: dict, number: int) -> None:
     builder.note_model(event.model)
 
 
-def _read_usage(builder: SessionBuilder, record: dict, seen: Usage) -> None:
-    usage = Usage.model_validate(record)
+def _read_usage(builder: SessionBuilder, record: dict, seen: Usage, number: int) -> None:
+    usage = _usage(record)
+    if usage is None:
+        _bad_record(builder, record, number, "a usage record whose token counts are not whole numbers from 0 "
+                                             "up to 2**63-1; left out of the totals")
+        return
     seen.add(usage)
     events = builder.session.events
     # the usage belongs to the response that just finished: the last model-written event
@@ -205,16 +215,56 @@ def _read_usage(builder: SessionBuilder, record: dict, seen: Usage) -> None:
             break
 
 
-def _read_end(session: Session, record: dict) -> bool:
-    session.complete = bool(record.get("complete"))
+def _read_end(builder: SessionBuilder, record: dict, number: int) -> bool:
+    """The closing record; a field of the wrong kind is left out and reported, the rest is read."""
+    session = builder.session
+    session.complete = record.get("complete") is True
     session.end = to_epoch(record.get("ts"))
-    if record.get("duration_s") is not None:
-        session.duration_s = float(record["duration_s"])
-    if isinstance(record.get("tokens"), dict):
-        session.tokens = Usage.model_validate(record["tokens"])
-    if record.get("cost_usd") is not None:
-        session.cost_usd = float(record["cost_usd"])
-        session.cost_is_estimate = bool(record.get("cost_is_estimate"))
-    if record.get("final_message"):
+    duration, cost, tokens = record.get("duration_s"), record.get("cost_usd"), record.get("tokens")
+    if duration is not None:
+        if _amount(duration):
+            session.duration_s = float(duration)
+        else:
+            builder.issue("bad_record", f"line {number}: duration_s {duration!r:.40} is not a number of seconds",
+                          number)
+    if tokens is not None:
+        usage = _usage(tokens) if isinstance(tokens, dict) else None
+        if usage is not None:
+            session.tokens = usage
+        else:
+            builder.issue("bad_record", f"line {number}: tokens {tokens!r:.60} are not whole numbers from 0 "
+                                        "up to 2**63-1", number)
+    if cost is not None:
+        if _amount(cost):
+            session.cost_usd = float(cost)
+            session.cost_is_estimate = record.get("cost_is_estimate") is True
+        else:
+            builder.issue("bad_record", f"line {number}: cost_usd {cost!r:.40} is not an amount of dollars", number)
+    if isinstance(record.get("final_message"), str) and record["final_message"]:
         session.final_message = record["final_message"]
     return True
+
+
+_USAGE_FIELDS = ("input", "output", "cache_read", "cache_write", "reasoning")
+_INT64_MAX = 2**63 - 1
+
+
+def _usage(record: dict) -> Usage | None:
+    """The token counts of a usage (or end) record, or None when any is not a whole number in [0, 2**63-1]."""
+    counts = {}
+    for name in _USAGE_FIELDS:
+        value = record.get(name, 0)
+        if type(value) is not int or not 0 <= value <= _INT64_MAX:
+            return None
+        counts[name] = value
+    return Usage(**counts)
+
+
+def _amount(value: object) -> bool:
+    """A finite, non-negative number (not a bool, not text)."""
+    return type(value) in (int, float) and 0 <= value < float("inf")
+
+
+def _bad_record(builder: SessionBuilder, record: dict, number: int, why: str) -> None:
+    builder.issue("bad_record", f"line {number}: {why}", number)
+    builder.unknown(record, number)

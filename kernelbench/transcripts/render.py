@@ -210,6 +210,8 @@ def fmt_tokens(count: int) -> str:
 
 
 def fmt_duration(seconds: float) -> str:
+    if not 0 <= seconds < float("inf"):  # NaN, a negative span or an endless one: no duration to show
+        return "—"
     if seconds < 60:
         return f"{seconds:.1f}s"
     if seconds < 3600:

@@ -60,7 +60,7 @@ def summarize(session: Session) -> dict[str, Any]:
 
 
 def _duration_text(seconds: float | None) -> str | None:
-    if seconds is None:
+    if seconds is None or not 0 <= seconds < float("inf"):
         return None
     minutes, secs = divmod(round(seconds), 60)
     hours, minutes = divmod(minutes, 60)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from itertools import islice
 from pathlib import Path
 
+from kernelbench import inputs
 from kernelbench.transcripts.builder import SessionBuilder, to_epoch
 from kernelbench.transcripts.formats.claude_common import ClaudeMessages, record_time
 from kernelbench.transcripts.formats.records import ClaudeRecord, DictLike, claude_decode
@@ -137,23 +138,29 @@ def ends_with_answer(events: list[Event]) -> bool:
 
 # ---------------------------------------------------------------------------------------------- subagent files
 
-def subagent_files(path: Path, session_id: str | None) -> list[Path]:
-    """`<sessionId>/subagents/agent-*.jsonl` and sibling `agent-*.jsonl` files that name this session."""
-    if not session_id:
-        return []
-    found = sorted((path.parent / session_id / "subagents").glob("agent-*.jsonl"))
-    for candidate in sorted(path.parent.glob("*agent-*.jsonl")):
+def subagent_files(path: Path, session_id: str | None) -> tuple[list[Path], list[inputs.InputRefused]]:
+    """`<sessionId>/subagents/agent-*.jsonl` and sibling `agent-*.jsonl` files that name this session, each read
+    only if the input policy allows it (a regular file inside the log's folder); and the ones refused."""
+    if not isinstance(session_id, str) or not session_id or "/" in session_id or session_id in (".", ".."):
+        return [], []  # a session id names a folder beside the log, never a path elsewhere
+    found, refused = inputs.sidecars(sorted((path.parent / session_id / "subagents").glob("agent-*.jsonl")),
+                                     path.parent)
+    siblings, more = inputs.sidecars(sorted(path.parent.glob("*agent-*.jsonl")), path.parent)
+    for candidate in siblings:
         if candidate == path or candidate in found:
             continue
         head = head_records(candidate, limit=3)
         if any(r.get("sessionId") == session_id for r in head):
             found.append(candidate)
-    return found
+    return found, refused + more
 
 
 def attach_subagent_files(builder: SessionBuilder, path: Path, agent_results: dict[str, Event]) -> None:
     session = builder.session
-    for sub_path in subagent_files(path, session.session_id):
+    allowed, refused = subagent_files(path, session.session_id)
+    for exc in refused:
+        builder.issue("sidecar_refused", f"subagent log {exc.diagnostic.path} {exc.diagnostic.message}")
+    for sub_path in allowed:
         sub = parse(sub_path, with_subagents=False)
         agent_id = _agent_id(sub_path)
         span = Event(kind=Kind.SUBAGENT, name=agent_id, source=sub_path.name, events=sub.events,

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from kernelbench import inputs
 from kernelbench.transcripts.builder import SessionBuilder, to_epoch
 from kernelbench.transcripts.model import Event, Kind, Session, Usage
 from kernelbench.transcripts.reader import head_records, iter_lines
@@ -163,7 +164,10 @@ def _attach_subagents(builder: SessionBuilder, path: Path) -> None:
     agents_dir = path.parent.parent
     if agents_dir.name != "agents" or path.parent.name != "main":
         return
-    for wire in sorted(agents_dir.glob("*/wire.jsonl")):
+    allowed, refused = inputs.sidecars(sorted(agents_dir.glob("*/wire.jsonl")), agents_dir)
+    for exc in refused:
+        builder.issue("sidecar_refused", f"subagent log {exc.diagnostic.path} {exc.diagnostic.message}")
+    for wire in allowed:
         if wire == path or not head_records(wire, limit=1):
             continue
         sub = parse(wire, with_subagents=False)
