@@ -7,6 +7,7 @@ Install them with `npm install --prefix clis` (CI does); without them these test
 from __future__ import annotations
 
 import json
+import shutil
 import os
 import subprocess
 import sys
@@ -65,7 +66,8 @@ def build_run_page(run_dir: Path, tmp_path: Path) -> str:
     data = tmp_path / "data"
     (data / "runs").mkdir(parents=True)
     (data / "annotations").mkdir()
-    (data / "runs" / run_dir.name).symlink_to(run_dir)
+    # a copy, not a link: the site build refuses run folders that are links out of the data tree
+    shutil.copytree(run_dir, data / "runs" / run_dir.name)
     out = tmp_path / "site"
     proc = subprocess.run([sys.executable, str(REPO / "build.py"), "--data", str(data), "--out", str(out)],
                           capture_output=True, text=True, timeout=300)
