@@ -45,10 +45,11 @@ ANNOTATION = Kind("annotation", 1 * MiB)
 WRITEUP = Kind("writeup", 1 * MiB)
 PROBLEM = Kind("problem.yaml", 1 * MiB)
 BASELINES = Kind("baselines file", 4 * MiB)
+BASELINE_NOTES = Kind("baselines notes", 256 * 1024)
 TRANSCRIPT = Kind("transcript", 128 * MiB)
 SHOWN = Kind("file shown on a page", 1 * MiB)  # solution.py and logs: larger ones are shown cut, not refused
 QUOTED = Kind("quoted file", 128 * MiB)  # the file an annotation quotes lines of (a transcript, say)
-CAPS = (RESULT, ANNOTATION, WRITEUP, PROBLEM, BASELINES, TRANSCRIPT, SHOWN, QUOTED)
+CAPS = (RESULT, ANNOTATION, WRITEUP, PROBLEM, BASELINES, BASELINE_NOTES, TRANSCRIPT, SHOWN, QUOTED)
 
 
 class InputRefused(KernelBenchError):

@@ -60,6 +60,23 @@ class ProblemBaselines(Model):
     lines: dict[str, Line] = Field(default_factory=dict)  # keys from LINES
 
 
+class BaselineNotes(Model):
+    """`problems/<id>/baselines/notes.yaml`: why a line is what it is (the library chosen, a line not measured).
+
+    Kept beside the measurements and out of the problem's hash: a note explains a line, it never changes one.
+    """
+
+    eager: str = ""
+    compiled: str = ""
+    sota: str = ""
+
+    def by_line(self) -> dict[str, str]:
+        return {line: text for line in LINES if (text := getattr(self, line).strip())}
+
+
+NOTES_FILE = "notes.yaml"
+
+
 def baselines_path(problem_dir: Path, gpu: str) -> Path:
     return Path(problem_dir) / "baselines" / f"{gpu}.json"
 

@@ -30,7 +30,7 @@ from kernelbench import inputs
 from kernelbench.errors import Diagnostic, KernelBenchError
 from kernelbench.fileio import ModelLoadError, decode_text, load_json_model, load_yaml, parse_model
 from kernelbench.inputs import InputRefused
-from kernelbench.problems.baselines import ProblemBaselines
+from kernelbench.problems.baselines import NOTES_FILE, BaselineNotes, ProblemBaselines
 from kernelbench.problems.spec import ProblemSpec
 from kernelbench.results.annotation import Annotation, Quote, WriteupMeta
 from kernelbench.results.run import RESULT_FILE, RunResult
@@ -223,7 +223,7 @@ class Dataset:
 
     runs: run_id → RunRecord. annotations: run_id → AnnotationRecord (also for unknown runs, marked run_known=False).
     writeups: sorted by slug. problems: id → ProblemRecord (only with a problems dir).
-    baselines: problem id → gpu key → ProblemBaselines. diagnostics: every problem found, in load order.
+    baselines: problem id → gpu key → ProblemBaselines. baseline_notes: problem id → BaselineNotes. diagnostics: every problem found, in load order.
     """
 
     data_dir: Path
@@ -233,6 +233,7 @@ class Dataset:
     writeups: list[Writeup] = field(default_factory=list)
     problems: dict[str, ProblemRecord] = field(default_factory=dict)
     baselines: dict[str, dict[str, ProblemBaselines]] = field(default_factory=dict)
+    baseline_notes: dict[str, BaselineNotes] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
     @property
@@ -359,6 +360,9 @@ def _load_problem_folder(dataset: Dataset, entry: Path, folder: Path, root: Path
     baselines = _located_folder(dataset, folder / "baselines", root)
     for path in sorted(baselines.glob("*.json")) if baselines is not None else ():
         _guarded(dataset, path, lambda path=path: _load_baselines_file(dataset, entry.name, path, root, cache))
+    if baselines is not None:
+        notes = baselines / NOTES_FILE
+        _guarded(dataset, notes, lambda: _load_baseline_notes(dataset, entry.name, notes, root, cache))
 
 
 def _load_problem_spec(dataset: Dataset, entry: Path, folder: Path, root: Path, cache: ParseCache) -> None:
@@ -395,6 +399,21 @@ def _load_baselines_file(dataset: Dataset, problem_id: str, path: Path, root: Pa
             hint="file baselines as problems/<problem>/baselines/<gpu>.json"))
         return
     dataset.baselines.setdefault(problem_id, {})[baselines.gpu] = baselines
+
+
+def _load_baseline_notes(dataset: Dataset, problem_id: str, path: Path, root: Path, cache: ParseCache) -> None:
+    raw = _read(path, root, inputs.BASELINE_NOTES)
+    if raw is None:
+        return
+
+    def parse(raw: bytes) -> BaselineNotes:
+        data = load_yaml(path, decode_text(path, raw))
+        if not isinstance(data, dict):
+            raise KernelBenchError("expected a mapping of line name to note", path=path, line=1,
+                                   hint="write e.g. `sota: why this library line` (lines: eager, compiled, sota)")
+        return parse_model(path, BaselineNotes, data)
+
+    dataset.baseline_notes[problem_id] = cache.parse(path, raw, parse)
 
 
 # --------------------------------------------------------------------------------------------- runs

@@ -34,6 +34,8 @@ def _problem_page(data, problem_id: str) -> tuple[Page, dict]:
         "spec": _spec_view(spec),
         "shapes": _shapes_view(spec),
         "ceilings": ceilings,
+        "library_lines": _library_lines_view(data, problem_id),
+        "line_notes": _line_notes(data, problem_id),
     }
     rooflines = _roofline_inputs(spec, runs)
     inputs = {"problem": view, "runs": runs, "rooflines": rooflines}
@@ -112,6 +114,47 @@ def _ceiling_view(ceiling) -> dict:
         "best_url": urls.run_url(ceiling.best_run_id) if ceiling.best_run_id else None,
         "baselines": dict(ceiling.baselines),
     }
+
+
+_ENVIRONMENT_SHOWN = ("torch", "triton", "cuda", "driver")
+
+
+def _library_lines_view(data, problem_id: str) -> list[dict]:
+    """Per GPU with a baselines file: every line as measured (its source names the library and version), with the
+    reason of a line that could not be measured; shown whether or not any run exists on that GPU."""
+    views = []
+    for gpu, baselines in sorted(data.dataset.baselines.get(problem_id, {}).items()):
+        environment = baselines.environment
+        lines = [
+            {
+                "name": name,
+                "available": line.available,
+                "source": line.source,
+                "reason": line.reason,
+                "peak_fraction": line.peak_fraction,
+                "shapes_us": [(s.index, s.median_ms * 1000.0) for s in sorted(line.shapes, key=lambda s: s.index)],
+            }
+            for name, line in sorted(baselines.lines.items(), key=lambda item: _line_order(item[0]))
+        ]
+        views.append({
+            "gpu": gpu,
+            "gpu_name": baselines.gpu_name,
+            "measured_at": baselines.measured_at.strftime("%Y-%m-%d") if baselines.measured_at else "",
+            "environment": [(key, environment[key]) for key in _ENVIRONMENT_SHOWN if environment.get(key)],
+            "shape_count": max((len(line["shapes_us"]) for line in lines), default=0),
+            "lines": lines,
+        })
+    return views
+
+
+def _line_order(name: str) -> tuple[int, str]:
+    order = ("eager", "compiled", "sota")
+    return (order.index(name) if name in order else len(order), name)
+
+
+def _line_notes(data, problem_id: str) -> list[tuple[str, str]]:
+    notes = data.dataset.baseline_notes.get(problem_id)
+    return sorted(notes.by_line().items(), key=lambda item: _line_order(item[0])) if notes else []
 
 
 def _roofline_inputs(spec: ProblemSpec | None, runs: list[dict]) -> list[dict]:

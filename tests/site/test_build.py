@@ -290,3 +290,32 @@ def test_run_page_shows_host_bound_samples_where_recorded(config_for, deck: Path
     html = (out / "runs" / recorded.parent.name / "index.html").read_text()
     assert ">host-bound</th>" in html and ">7 of 30</td>" in html
     assert "host-bound" not in (out / "runs" / older.parent.name / "index.html").read_text()
+
+
+def test_problem_page_shows_every_gpus_baseline_lines_and_their_notes(config_for, deck: Path, tmp_path: Path):
+    """Lines measured on a second GPU appear on the problem page even with no run there; a line that could not be
+    measured shows its reason; notes.yaml explains a line, escaped like any other input."""
+    folder = deck / "problems" / "01_fp8_gemm" / "baselines"
+    second = json.loads((folder / "h100_sxm.json").read_text())
+    second["gpu"], second["gpu_name"] = "h200", "NVIDIA H200"
+    second["lines"]["sota"] = {"available": False, "source": "somelib 9.9", "reason": "missing somelib"}
+    (folder / "h200.json").write_text(json.dumps(second))
+    (folder / "notes.yaml").write_text("sota: 'the library line <script>window.__pwned=1</script> as chosen'\n")
+    out = tmp_path / "site"
+    build_site(config_for(deck, out))
+    html = (out / "problems" / "01_fp8_gemm.html").read_text()
+    section = html[html.index("<h2>Baseline lines</h2>"):]
+    assert "<h3>h100_sxm" in section and "<h3>h200 (NVIDIA H200)" in section
+    assert "somelib 9.9: <span class=\"muted\">not measured: missing somelib</span>" in section
+    assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in section and "<script>window.__pwned" not in html
+
+
+def test_a_bad_notes_file_is_reported_by_name_and_the_rest_loads(deck: Path):
+    from kernelbench.results.dataset import load_dataset
+
+    notes = deck / "problems" / "01_fp8_gemm" / "baselines" / "notes.yaml"
+    notes.write_text("sota: fine\nsotta: a typo\n")
+    dataset = load_dataset(deck, deck / "problems")
+    problems = [d for d in dataset.diagnostics if d.path == notes]
+    assert problems and "sotta" in problems[0].message
+    assert "01_fp8_gemm" not in dataset.baseline_notes and dataset.baselines["01_fp8_gemm"]
