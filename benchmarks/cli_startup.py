@@ -1,23 +1,28 @@
 """Start-up cost of the `kernelbench` command: what a command pays before it does its own work.
 
 Prints, for each command, the median and the minimum wall time over repeated runs (after warm-up runs that fill
-the bytecode cache), beside the interpreter's own start-up, and for `transcript show` the in-process parse of the
-same file, so that the command's overhead beyond its parse is `show − parse`:
+the bytecode cache), beside the interpreter's own start-up; for each transcript command (`show --json`, `show`,
+`convert`, `html`) it also times the same work in a process that has already imported the modules the work is
+called from (the file's parse, and the conversion or the page, as the command does them), so that the command's
+overhead is `command − work`:
 
     python benchmarks/cli_startup.py                      # this tree
     python benchmarks/cli_startup.py --tree /tmp/kb-old   # another checkout (e.g. `git worktree add /tmp/kb-old
                                                           # <commit>`), to compare before and after
 The bytecode cache is on (PYTHONDONTWRITEBYTECODE is removed from the commands' environment): with it off, every
-run compiles every module it imports, which is not what an installed command does.
+run compiles every module it imports, which is not what an installed command does. What the work imports lazily
+(the file's format parser, the writer's atomic-write helpers) is counted as work, as in the command.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -26,9 +31,17 @@ DEFAULT_FILE = REPO.parent / "shared/fixtures/transcripts/opencode-export" / \
     "session__curious-harbor__ses_39b4b4b3bffeXCkbhNdUgsq5wv.json"
 # runs kernelbench's own entry point from the given tree, whatever is installed
 ENTRY = "import sys; sys.path.insert(0, sys.argv.pop(1)); from kernelbench.cli import main; sys.exit(main())"
-# the parse as the command does it: the loader imported, then the file's first load (its format's parser loads then)
-PARSE = ("import sys, time; sys.path.insert(0, sys.argv[1]); from kernelbench.transcripts.loader import load; "
-         "t = time.perf_counter(); load(sys.argv[2]); print(time.perf_counter() - t)")
+# each transcript command's work in process: its modules imported first, then the work timed
+# (argv: tree, transcript, output path)
+WORK = {
+    "show": ("from kernelbench.transcripts.loader import load; from kernelbench.transcripts.summary import summarize",
+             "summarize(load(sys.argv[2]))"),
+    "convert": (("from kernelbench.transcripts.loader import load; "
+                 "from kernelbench.transcripts.normalized import write_session"),
+                "write_session(load(sys.argv[2]), sys.argv[3])"),
+    "html": ("from kernelbench.transcripts.loader import load; from kernelbench.transcripts.viewer import write_page",
+             "write_page(load(sys.argv[2]), sys.argv[3])"),
+}
 
 
 def timed(argv: list[str], env: dict[str, str], runs: int, warmup: int) -> list[float]:
@@ -41,9 +54,24 @@ def timed(argv: list[str], env: dict[str, str], runs: int, warmup: int) -> list[
     return times
 
 
-def parse_seconds(tree: Path, file: Path, env: dict[str, str], runs: int) -> list[float]:
-    return [float(subprocess.run([sys.executable, "-c", PARSE, str(tree), str(file)], env=env, check=True,
-                                 capture_output=True, text=True).stdout) for _ in range(runs)]
+def work_seconds(command: str, tree: Path, file: Path, out: Path, env: dict[str, str], runs: int) -> list[float]:
+    imports, work = WORK[command]
+    code = (f"import sys, time; sys.path.insert(0, sys.argv[1]); {imports}; "
+            f"t = time.perf_counter(); {work}; print(time.perf_counter() - t)")
+    return [float(subprocess.run([sys.executable, "-c", code, str(tree), str(file), str(out)], env=env,
+                                 check=True, capture_output=True, text=True).stdout) for _ in range(runs)]
+
+
+def measure(label: str, argv: list[str], work: tuple[str, Path] | None, tree: Path, args: argparse.Namespace,
+            env: dict[str, str]) -> tuple[str, float, float | None]:
+    """(label, the command's median seconds, the median seconds of its work in process or None)."""
+    times = timed(argv, env, args.runs, args.warmup)
+    median = statistics.median(times)
+    print(f"  {label:<62} median {median * 1e3:7.1f} ms   min {min(times) * 1e3:7.1f} ms")
+    if work is None:
+        return label, median, None
+    spent = work_seconds(work[0], tree, args.file, work[1], env, max(3, args.runs // 3))
+    return label, median, statistics.median(spent)
 
 
 def main() -> int:
@@ -56,24 +84,34 @@ def main() -> int:
     if not args.file.is_file():
         parser.error(f"no transcript at {args.file} (give --file)")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    entry = [sys.executable, "-c", ENTRY, str(args.tree.resolve())]
-    rows = [("python -c pass", [sys.executable, "-c", "pass"]),
-            ("kernelbench --help", entry + ["--help"]),
-            ("kernelbench run --help", entry + ["run", "--help"]),
-            (f"kernelbench transcript show FILE --json ({args.file.stat().st_size / 1e6:.2f} MB)",
-             entry + ["transcript", "show", str(args.file), "--json"])]
-    print(f"tree {args.tree}; median and minimum of {args.runs} runs after {args.warmup} warm-up runs")
-    results = {}
-    for label, argv in rows:
-        times = timed(argv, env, args.runs, args.warmup)
-        results[label] = statistics.median(times)
-        print(f"  {label:<62} median {statistics.median(times) * 1e3:7.1f} ms   min {min(times) * 1e3:7.1f} ms")
-    parse = parse_seconds(args.tree.resolve(), args.file, env, max(3, args.runs // 3))
-    show = results[rows[-1][0]]
-    print(f"  {'parse of FILE in process (load)':<62} median {statistics.median(parse) * 1e3:7.1f} ms")
-    print(f"  transcript show overhead beyond its parse: {(show - statistics.median(parse)) * 1e3:.1f} ms; "
-          f"beyond the bare interpreter's start-up too: "
-          f"{(show - statistics.median(parse) - results[rows[0][0]]) * 1e3:.1f} ms")
+    tree = args.tree.resolve()
+    entry = [sys.executable, "-c", ENTRY, str(tree)]
+    scratch = Path(tempfile.mkdtemp(prefix="kb-cli-startup-"))
+    file = str(args.file)
+    size = f"{args.file.stat().st_size / 1e6:.2f} MB"
+    rows = [("python -c pass", [sys.executable, "-c", "pass"], None),
+            ("kernelbench --help", entry + ["--help"], None),
+            ("kernelbench run --help", entry + ["run", "--help"], None),
+            (f"kernelbench transcript show FILE --json ({size})", entry + ["transcript", "show", file, "--json"],
+             ("show", scratch / "unused")),
+            ("kernelbench transcript show FILE", entry + ["transcript", "show", file], ("show", scratch / "unused")),
+            ("kernelbench transcript convert FILE -o OUT.jsonl",
+             entry + ["transcript", "convert", file, "-o", str(scratch / "cmd.jsonl")],
+             ("convert", scratch / "work.jsonl")),
+            ("kernelbench transcript html FILE -o DIR", entry + ["transcript", "html", file, "-o",
+                                                                  str(scratch / "cmd-html")],
+             ("html", scratch / "work-html"))]
+    print(f"tree {tree}; median and minimum of {args.runs} runs after {args.warmup} warm-up runs")
+    try:
+        results = [measure(label, argv, work, tree, args, env) for label, argv, work in rows]
+    finally:
+        shutil.rmtree(scratch)
+    bare = results[0][1]
+    print("  overhead beyond the work done in process (and beyond the bare interpreter's start-up too):")
+    for label, median, spent in results:
+        if spent is not None:
+            print(f"    {label:<60} {(median - spent) * 1e3:6.1f} ms ({(median - spent - bare) * 1e3:6.1f} ms); "
+                  f"work {spent * 1e3:.1f} ms")
     return 0
 
 

@@ -145,9 +145,10 @@ def _within(value: object, low: float, high: float) -> bool:
 
 
 def _usage_ok(usage: Usage) -> bool:
-    counts = usage.__dict__
-    return all(type(counts[k]) is int and 0 <= counts[k] <= INT64_MAX
-               for k in ("input", "output", "cache_read", "cache_write", "reasoning"))
+    return all(type(count) is int and 0 <= count <= INT64_MAX for count in _counts_of(usage))
+
+
+_counts_of = attrgetter("input", "output", "cache_read", "cache_write", "reasoning")
 
 
 def as_path(path: Path | str) -> Path:

@@ -1,17 +1,22 @@
 """The normalized transcript: one session and its events, whatever agent CLI wrote the log.
 
 Every parser produces a `Session`; the viewer, `transcript show` and the results importer read only this model.
-Events are flat (one model with optional fields per kind) so that millions of them stay cheap to build and dump.
+Events are flat (one class with optional fields per kind) so that millions of them stay cheap to build and dump.
+
+The classes are msgspec Structs and a slotted dataclass rather than pydantic models: the transcript commands
+import this module first, and pydantic's import and model construction cost them about 60 ms of start-up. Where
+data comes from outside (the normalized file's event records), `Event.model_validate` converts it with msgspec,
+strictly (no text for a number, no `true` for a count); the parsers build everything else from values they have
+already checked, and `loader.check_values` drops, after any parse, the numbers no session holds.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from enum import StrEnum
-from functools import lru_cache
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+import msgspec
 
 SCHEMA_VERSION = 1
 
@@ -36,22 +41,8 @@ TOOL_CALL, TOOL_RESULT, FILE_EDIT = Kind.TOOL_CALL, Kind.TOOL_RESULT, Kind.FILE_
 SUBAGENT, COMPACTION, SYSTEM, UNKNOWN = Kind.SUBAGENT, Kind.COMPACTION, Kind.SYSTEM, Kind.UNKNOWN
 
 
-class _PlainAssignment(BaseModel):
-    """Field assignment without pydantic's generic path (which costs several times a dict write): parsers set
-    session facts and token counts once per record, assignment is not validated anyway."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in type(self).__pydantic_fields__:      # a plain dict (model_fields is a property)
-            self.__dict__[name] = value
-            self.__pydantic_fields_set__.add(name)
-        else:
-            super().__setattr__(name, value)
-
-
-class Usage(_PlainAssignment):
+class Usage(msgspec.Struct, kw_only=True):
     """Token counts; the same names as `kernelbench.results.run.Tokens`."""
-
-    model_config = ConfigDict(extra="ignore")
 
     input: int = 0
     output: int = 0
@@ -66,25 +57,28 @@ class Usage(_PlainAssignment):
     def add(self, other: Usage | None) -> None:
         if other is None:
             return
-        mine, theirs = self.__dict__, other.__dict__     # ints added to ints: no validation to run
-        mine["input"] += theirs["input"]
-        mine["output"] += theirs["output"]
-        mine["cache_read"] += theirs["cache_read"]
-        mine["cache_write"] += theirs["cache_write"]
-        mine["reasoning"] += theirs["reasoning"]
+        self.input += other.input
+        self.output += other.output
+        self.cache_read += other.cache_read
+        self.cache_write += other.cache_write
+        self.reasoning += other.reasoning
 
     def is_zero(self) -> bool:
         return not (self.input or self.output or self.cache_read or self.cache_write or self.reasoning)
+
+    def model_dump(self) -> dict[str, int]:
+        return {"input": self.input, "output": self.output, "cache_read": self.cache_read,
+                "cache_write": self.cache_write, "reasoning": self.reasoning}
 
 
 @dataclass(slots=True, kw_only=True)
 class Event:
     """One thing that happened. Which optional fields are set depends on `kind`.
 
-    A slotted dataclass rather than a pydantic model: a long transcript holds hundreds of thousands of events,
-    and a model instance costs about four times the memory and construction time. Parsers build events from
-    values they have already checked; the normalized file (the one place events come from outside) is validated
-    through `Event.model_validate`, and `model_dump` serializes with the same schema.
+    A slotted dataclass: a long transcript holds hundreds of thousands of events, and a pydantic model instance
+    costs about four times the memory and construction time. Parsers build events from values they have already
+    checked; the normalized file (the one place events come from outside) is validated through
+    `Event.model_validate`, and `model_dump` writes what it reads back.
     """
 
     id: int = 0                     # unique in the session (subagent events included): the anchor `#e-<id>`
@@ -110,14 +104,31 @@ class Event:
 
     @classmethod
     def model_validate(cls, data: Any) -> Event:
-        """An event from untrusted data (a normalized file's record), with pydantic's checks and coercions;
-        unknown keys are ignored."""
+        """An event from untrusted data (a normalized file's record), every field of its declared type: no text
+        for a number, no `true` or `1.0` for an integer (a whole number is taken for a float); unknown keys are
+        ignored. Raises `msgspec.ValidationError` (a ValueError) naming the field."""
         if isinstance(data, dict):
             data = {k: v for k, v in data.items() if k in EVENT_FIELDS}
-        return _event_adapter().validate_python(data)
+        return msgspec.convert(data, cls)
 
-    def model_dump(self, **options: Any) -> dict[str, Any]:
-        return _event_adapter().dump_python(self, **options)
+    def model_dump(self, *, exclude_none: bool = False, exclude: frozenset[str] | set[str] = frozenset()
+                   ) -> dict[str, Any]:
+        """The event as JSON values (`kind` as its text, `usage` and a subagent's events as objects), what
+        `model_validate` reads back; `exclude_none` applies to the subagent's events too, `exclude` to this one."""
+        data = msgspec.to_builtins(self)
+        if exclude_none:
+            _drop_none(data)
+        for name in exclude:
+            data.pop(name, None)
+        return data
+
+
+def _drop_none(data: dict[str, Any]) -> None:
+    """Unset fields out of a dumped event and its subagent's events (never out of a tool's input)."""
+    for name in [name for name, value in data.items() if value is None]:
+        del data[name]
+    for inner in data.get("events") or ():
+        _drop_none(inner)
 
 
 EVENT_FIELDS = frozenset(f.name for f in fields(Event))
@@ -157,22 +168,18 @@ def new_event(kind: Kind, ts: float | None = None, line: int | None = None, sour
     return event
 
 
-@lru_cache(maxsize=1)
-def _event_adapter() -> TypeAdapter[Event]:
-    return TypeAdapter(Event)
-
-
-
-
-class ParseIssue(BaseModel):
+class ParseIssue(msgspec.Struct, kw_only=True):
     """Something in the file that could not be read as intended; it was parsed around, not lost."""
 
     line: int | None = None
     kind: str                       # bad_json | invalid_utf8 | truncated_last_line | orphan_result | not_an_object ...
     message: str
 
+    def model_dump(self) -> dict[str, Any]:
+        return {"line": self.line, "kind": self.kind, "message": self.message}
 
-class ProviderNotice(BaseModel):
+
+class ProviderNotice(msgspec.Struct, kw_only=True):
     """An error the model provider's API returned, as the CLI itself recorded it in a structured record (never
     text the agent merely read): the harness reads a run's provider error from these."""
 
@@ -183,16 +190,14 @@ class ProviderNotice(BaseModel):
     line: int | None = None
 
 
-class Session(_PlainAssignment):
+class Session(msgspec.Struct, kw_only=True):
     """A whole transcript: what ran, how it ended, what it cost, and every event in order."""
-
-    model_config = ConfigDict(extra="ignore")
 
     version: int = SCHEMA_VERSION
     format: str                     # e.g. claude-session, codex-rollout, normalized, unknown
     format_version: str | None = None  # the writing tool's version, where the log records it
     harness: str | None = None      # claude, codex, opencode, gemini, kimi, cursor, scripted...
-    models: list[str] = Field(default_factory=list)
+    models: list[str] = msgspec.field(default_factory=list)
     session_id: str | None = None
     cwd: str | None = None
     source: str | None = None       # the path it was read from
@@ -201,17 +206,17 @@ class Session(_PlainAssignment):
     duration_s: float | None = None
     complete: bool = False          # the log shows the agent finished (not cut off, not aborted)
     final_message: str | None = None
-    tokens: Usage = Field(default_factory=Usage)
+    tokens: Usage = msgspec.field(default_factory=Usage)
     cost_usd: float | None = None
     cost_is_estimate: bool = False
     cost_note: str | None = None    # where an estimated cost came from (price table date)
-    events: list[Event] = Field(default_factory=list)
-    unknown_records: dict[str, int] = Field(default_factory=dict)  # record type → count
+    events: list[Event] = msgspec.field(default_factory=list)
+    unknown_records: dict[str, int] = msgspec.field(default_factory=dict)  # record type → count
     # bookkeeping records understood and deliberately not shown (progress ticks, file snapshots): type → count
-    ignored_records: dict[str, int] = Field(default_factory=dict)
-    provider_errors: list[ProviderNotice] = Field(default_factory=list)  # in order; retries included
-    issues: list[ParseIssue] = Field(default_factory=list)         # first ones, with lines
-    issue_counts: dict[str, int] = Field(default_factory=dict)     # all of them, by kind
+    ignored_records: dict[str, int] = msgspec.field(default_factory=dict)
+    provider_errors: list[ProviderNotice] = msgspec.field(default_factory=list)  # in order; retries included
+    issues: list[ParseIssue] = msgspec.field(default_factory=list)         # first ones, with lines
+    issue_counts: dict[str, int] = msgspec.field(default_factory=dict)     # all of them, by kind
     records: int = 0                # records (lines / messages) read
 
     def walk(self):
@@ -222,3 +227,7 @@ class Session(_PlainAssignment):
             yield event
             if event.events:
                 stack.extend(reversed(event.events))
+
+    def model_dump(self) -> dict[str, Any]:
+        """Every field as JSON values, events and all (for comparing two parses)."""
+        return msgspec.to_builtins(self)

@@ -124,7 +124,7 @@ def write_session(session: Session, path: Path | str) -> None:
                            "session_id": session.session_id, "cwd": session.cwd, "ts": session.start,
                            "source_format": session.format, "source_format_version": session.format_version})]
     for event in session.events:
-        parts.append(orjson.dumps({"type": "event", **event.model_dump(mode="json", exclude_none=True)}))
+        parts.append(orjson.dumps({"type": "event", **event.model_dump(exclude_none=True)}))
     parts.append(orjson.dumps({"type": "end", "complete": session.complete, "ts": session.end,
                                "duration_s": session.duration_s, "tokens": session.tokens.model_dump(),
                                "cost_usd": session.cost_usd, "cost_is_estimate": session.cost_is_estimate,

@@ -5,21 +5,21 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import BaseModel
+import msgspec
 
 from kernelbench.transcripts.model import Session, Usage
 
 PRICES_FILE = Path(__file__).with_name("prices.yaml")
 
 
-class Price(BaseModel):
+class Price(msgspec.Struct, kw_only=True):
     input: float
     output: float
     cache_read: float = 0.0
     cache_write: float = 0.0
 
 
-class PriceTable(BaseModel):
+class PriceTable(msgspec.Struct, kw_only=True):
     as_of: str
     models: dict[str, Price]
 
@@ -39,7 +39,7 @@ def price_table(path: Path = PRICES_FILE) -> PriceTable:
 
     # libyaml's safe loader where PyYAML was built with it: the pure-Python one took 4 ms of a process's first load
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return PriceTable.model_validate(yaml.load(path.read_text(encoding="utf-8"), Loader=loader))
+    return msgspec.convert(yaml.load(path.read_text(encoding="utf-8"), Loader=loader), PriceTable)
 
 
 def cost_of(usage: Usage, price: Price) -> float:

@@ -53,6 +53,44 @@ def test_killed_writer_leaves_a_readable_incomplete_file(tmp_path: Path) -> None
     assert not session.complete and [e.kind for e in session.events] == [Kind.USER, Kind.TOOL_CALL]
 
 
+@pytest.mark.parametrize("field, value", [
+    ("line", "3"), ("ts", "1767225600"), ("exit_code", True), ("exit_code", 1.0), ("is_error", 1),
+    ("text", 5), ("text", {"a": 1}), ("kind", "bogus"), ("usage", {"input": "10"}), ("usage", {"input": True}),
+    ("usage", [1, 2]), ("events", [{"kind": "user", "text": 7}]), ("duration_s", "2"),
+])
+def test_an_event_of_the_wrong_types_is_kept_raw_and_the_rest_reads(tmp_path: Path, field: str,
+                                                                     value: object) -> None:
+    """The normalized file is read strictly: a field of the wrong type (text for a number, `true` or `1.0` for an
+    integer) makes its record a visible unknown event, never a coerced value, and the records around it read."""
+    path = tmp_path / "t.jsonl"
+    bad = {"type": "event", "kind": "tool_result", "call_id": "c1", "output": "ok", field: value}
+    records = [{"type": "kernelbench-session", "version": 1, "harness": "scripted"},
+               {"type": "event", "kind": "tool_call", "name": "Bash", "call_id": "c1", "input": {"command": "ls"}},
+               bad,
+               {"type": "event", "kind": "assistant", "text": "done"},
+               {"type": "end", "complete": True}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    session = load(path)
+    kinds = [e.kind for e in session.events]
+    assert kinds == [Kind.TOOL_CALL, Kind.UNKNOWN, Kind.ASSISTANT], kinds
+    unknown = session.events[1]
+    assert unknown.record_type == f"event:{bad['kind']}" and json.loads(unknown.raw) == bad
+    assert session.complete and session.events[2].text == "done"
+
+
+def test_an_event_of_the_declared_types_reads_as_written(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    event = {"type": "event", "kind": "subagent", "ts": 1767225600, "name": "helper", "events": [
+        {"kind": "tool_call", "name": "Bash", "call_id": "c1", "input": {"command": None, "n": [1, 2.5]},
+         "usage": {"input": 3, "output": 4, "later": "ignored"}, "extra": "ignored"}]}
+    path.write_text(json.dumps({"type": "kernelbench-session", "version": 1}) + "\n" + json.dumps(event) + "\n")
+    span = load(path).events[0]
+    assert span.kind is Kind.SUBAGENT and span.ts == 1767225600.0 and type(span.ts) is float
+    inner = span.events[0]
+    assert inner.input == {"command": None, "n": [1, 2.5]} and inner.usage.model_dump() == {
+        "input": 3, "output": 4, "cache_read": 0, "cache_write": 0, "reasoning": 0}
+
+
 @pytest.mark.parametrize("relative", [
     "claude-session/claude-35b94415-dd5e-4481-b179-5ae683b817cd.jsonl",
     "codex-rollout/rollout-2025-09-24T19-22-20-01997e76-d124-7592-9cac-2ec05abbca08.jsonl",
@@ -75,26 +113,28 @@ def test_convert_round_trip_keeps_everything(tx: Path, tmp_path: Path, relative:
 
 def test_parsers_build_events_of_the_declared_types(tx: Path) -> None:
     """Events are built without validation on the parsing path: every field of every event of every fixture
-    must already hold its declared type (pydantic's strict mode, nothing coerced)."""
+    must already hold its declared type (msgspec's strict conversion, nothing coerced)."""
     import typing
 
-    from pydantic import TypeAdapter, ValidationError
+    import msgspec
 
-    from kernelbench.transcripts.model import Event
+    from kernelbench.transcripts.model import Event, Usage
 
-    hints = typing.get_type_hints(Event)
-    adapters = {name: TypeAdapter(hint) for name, hint in hints.items() if name != "events"}
-    bad = TypeAdapter(hints["line"])
-    with pytest.raises(ValidationError):
-        bad.validate_python("3", strict=True)                 # the check itself can fail
+    hints = {name: hint for name, hint in typing.get_type_hints(Event).items() if name != "events"}
+    with pytest.raises(msgspec.ValidationError):
+        msgspec.convert("3", hints["line"])                   # the check itself can fail
+    with pytest.raises(msgspec.ValidationError):
+        msgspec.convert(True, hints["exit_code"])
+    with pytest.raises(msgspec.ValidationError):
+        msgspec.convert(msgspec.to_builtins(Usage(input="3")), hints["usage"])
     checked = 0
     for path in sorted(p for p in tx.glob("*/*") if p.is_file()):
         for event in load(path).walk():
-            for name, adapter in adapters.items():
+            for name, hint in hints.items():
                 value = getattr(event, name)
                 try:
-                    adapter.validate_python(value, strict=True)
-                except ValidationError as exc:
+                    msgspec.convert(msgspec.to_builtins(value), hint)   # (a Struct's own fields checked too)
+                except msgspec.ValidationError as exc:
                     pytest.fail(f"{path.name} event {event.id} field {name}={value!r:.80}: {exc}")
             assert event.events is None or isinstance(event.events, list)
             checked += 1
