@@ -110,3 +110,33 @@ def test_html_command_writes_a_page(tx: Path, tmp_path: Path, capsys) -> None:
     assert code == 0, err
     page = (tmp_path / "view" / "index.html").read_text()
     assert 'class="kbt"' in page and (tmp_path / "view" / "transcript.js").is_file()
+
+
+# what a transcript command must not load: each costs tens of milliseconds of start-up (pydantic's import and
+# model building about 60 ms; any stage's models would bring it) and none is needed to read a log
+# (benchmarks/cli_startup.py measures the rest)
+HEAVY = {"pydantic", "torch", "numpy", "aiohttp", "jinja2"}
+IMPORTS_OF = """import sys
+from kernelbench.cli import main
+code = main(sys.argv[1:])
+print("\\n".join(sorted(sys.modules)), file=sys.stderr)
+sys.exit(code)
+"""
+
+
+@pytest.mark.parametrize("command", ["show --json", "show", "convert", "html"])
+def test_a_transcript_command_loads_only_what_it_uses(tmp_path: Path, command: str) -> None:
+    path = tmp_path / "t.jsonl"
+    with NormalizedWriter(path, harness="scripted", model="none") as log:
+        call = log.tool_call("Bash", {"command": "ls"})
+        log.tool_result(call, "ok", exit_code=0)
+        log.usage(input=3, output=4)
+    name, *flags = command.split()
+    outputs = {"convert": ["-o", str(tmp_path / "out.jsonl")], "html": ["-o", str(tmp_path / "page")]}
+    done = subprocess.run([sys.executable, "-c", IMPORTS_OF, "transcript", name, str(path), *flags,
+                           *outputs.get(name, [])], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    loaded = set(done.stderr.split())
+    assert "kernelbench.transcripts.loader" in loaded     # the check sees the command's imports
+    heavy = sorted(m for m in loaded if m.split(".")[0] in HEAVY)
+    assert not heavy, heavy
