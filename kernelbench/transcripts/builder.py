@@ -26,6 +26,11 @@ from kernelbench.transcripts.model import (
 from kernelbench.transcripts.reader import BOM, READ_BUFFER, Line, parse_json_bytes, repair_line
 
 MAX_STORED_ISSUES = 200
+# What a parser raises on a record holding a value of a type its format never writes where the parser reads one
+# (a list for an id, text for a token count, a number where blocks should be): each parser reads its records one
+# by one under these, and a record that raises one is kept raw (`SessionBuilder.unreadable`) while the rest of
+# the file is read as usual
+RECORD_ERRORS = (TypeError, ValueError, AttributeError, LookupError, ArithmeticError, RecursionError, UnicodeError)
 
 
 class SessionBuilder:
@@ -33,7 +38,9 @@ class SessionBuilder:
 
     def __init__(self, path: Path | str | None, fmt: str, harness: str | None = None):
         self.session = Session(format=fmt, harness=harness, source=str(path) if path is not None else None)
-        self.calls: dict[str, Event] = {}       # call_id → tool_call event, to pair results
+        # call_id → tool_call event, to pair results. Only text ids are kept: an id of another JSON type (a list,
+        # an object) pairs with nothing, and `loader.check_values` turns it into text and reports it
+        self.calls: dict[str, Event] = {}
         self.models: dict[str, None] = {}       # ordered set
         self._stack: list[list[Event]] = [self.session.events]
         self.records = 0                        # records read through `accept`, added to the session at the end
@@ -50,16 +57,16 @@ class SessionBuilder:
         event = new_event(kind, ts, line, text=text, name=name, call_id=call_id, input=input, model=model,
                           **fields)
         self._stack[-1].append(event)
-        if kind is TOOL_CALL and call_id:
+        if kind is TOOL_CALL and call_id and type(call_id) is str:
             self.calls[call_id] = event
-        if model and model not in self.models:
+        if model and type(model) is str and model not in self.models:
             self.models[model] = None
         return event
 
     def result(self, call_id: str | None, *, ts: float | None = None, line: int | None = None,
                name: str | None = None, duration_s: float | None = None, **fields: Any) -> Event:
         """A tool result; one whose call never appeared is kept and reported as an orphan."""
-        call = self.calls.get(call_id) if call_id else None
+        call = self.call(call_id)
         if call is None:
             self.issue("orphan_result", f"tool result {call_id!r} has no matching call", line)
         else:
@@ -69,9 +76,12 @@ class SessionBuilder:
                 duration_s = max(0.0, ts - call.ts)
         event = new_event(TOOL_RESULT, ts, line, call_id=call_id, name=name, duration_s=duration_s, **fields)
         self._stack[-1].append(event)
-        if event.model and event.model not in self.models:
-            self.models[event.model] = None
+        self.note_model(event.model)
         return event
+
+    def call(self, call_id: Any) -> Event | None:
+        """The tool call of this id, if one was seen; None for an id that is not text."""
+        return self.calls.get(call_id) if type(call_id) is str else None
 
     def provider_error(self, message: str, *, line: int | None = None, ts: float | None = None,
                        status: Any = None, retryable: bool | None = None, retried: bool = False,
@@ -91,6 +101,18 @@ class SessionBuilder:
         counts = self.session.unknown_records
         counts[rtype] = counts.get(rtype, 0) + 1
         return self.add(Kind.UNKNOWN, line=line, record_type=rtype, raw=dump_raw(record), **fields)
+
+    def unreadable(self, record: Any, line: int | None, error: BaseException) -> Event:
+        """A record the parser tripped over (one of `RECORD_ERRORS`): kept raw as an unknown event whose text
+        says why, and reported as an issue. What the parser made of the record before it tripped stays; the parse
+        goes on with the next record."""
+        if isinstance(record, msgspec.Struct):      # a typed record holds only the fields read: take them all
+            record = self.raw_record()
+        why = _why_unreadable(error)
+        where = f"line {line}" if line is not None else "a record"
+        self.issue("unreadable_record", f"{where}: the {self.session.format} parser could not read this record "
+                                        f"({why}); it is shown raw", line)
+        return self.unknown(record, line, text=f"Not read: {why}")
 
     def ignore(self, record_type: str) -> None:
         counts = self.session.ignored_records
@@ -186,14 +208,20 @@ class SessionBuilder:
 
     def raw_record(self) -> Any:
         """The line `typed_lines` handed over last, decoded in full (every field, as plain JSON values). The
-        typed decoding checks UTF-8 only in the fields it reads: bytes it skipped are checked here, and invalid
-        ones are replaced and reported as for any other line."""
+        typed decoding checks only the fields it reads: bytes it skipped are checked here. Invalid UTF-8 is
+        replaced and reported as for any other line; a line that is no JSON when read in full (a number beyond
+        the float range, an unpaired surrogate, nesting past the reader's depth in a field the typed decoding
+        skipped) is reported and handed back as its text, to be kept raw."""
         if self.current is None:
             return None
         record, problem = parse_json_bytes(self.current.rstrip(b"\r\n"))
+        number = self.current_number
         if problem == "invalid_utf8":
-            number = self.current_number
             self.issue(problem, f"line {number}: invalid UTF-8 replaced by U+FFFD", number)
+        elif problem is not None:
+            self.issue(problem, f"line {number} is not a JSON record when read in full ({problem.replace('_', ' ')})"
+                                "; kept as text", number)
+            return self.current.decode("utf-8", "replace")
         return record
 
     def _last_held(self, held: Line | None) -> Iterator[tuple[int, dict]]:
@@ -230,8 +258,9 @@ class SessionBuilder:
 
     # ------------------------------------------------------------------ session facts
 
-    def note_model(self, model: str | None) -> None:
-        if model and model not in self.models:
+    def note_model(self, model: Any) -> None:
+        """A model the log names; a name that is not text is left out (the event keeps it, as text)."""
+        if model and type(model) is str and model not in self.models:
             self.models[model] = None
 
     def finish(self) -> Session:
@@ -250,6 +279,47 @@ class SessionBuilder:
 
 _STATUS = re.compile(r"\b(4\d\d|5\d\d)\b")
 _RETRY = re.compile(r"reconnecting|retrying|retry(?:ing)? in|attempt \d+ ?(?:/|of) ?\d+", re.IGNORECASE)
+
+
+_JSON_TYPES = {"list": "an array", "dict": "an object"}
+
+
+def _why_unreadable(error: BaseException) -> str:
+    """What tripped the parser, in the log's terms where the error is the usual one."""
+    text = str(error)
+    if isinstance(error, TypeError) and text.startswith("unhashable type: '"):
+        found = text.split("'")[1]
+        return f"{_JSON_TYPES.get(found, found)} where the format writes a name, a type or an id"
+    if isinstance(error, ValueError) and text.startswith(("a token count", "an amount")):
+        return text[:200]
+    return f"{type(error).__name__}: {text[:200]}"
+
+
+_FLOAT_MAX = 1.7976931348623157e308
+
+
+def token_count(value: Any) -> int:
+    """A token count as a log writes it: a whole number (or absent, read as 0). Anything else, text included
+    (int() would take "12", `true` and 2.7), raises ValueError, and its record is kept raw."""
+    if value is None:
+        return 0
+    if type(value) is int:
+        return value
+    if type(value) is float and value.is_integer():
+        return int(value)
+    raise ValueError(f"a token count that is not a whole number: {dump_raw(value)[:60]}")
+
+
+def amount(value: Any) -> float:
+    """A cost or a duration as a log writes it: a finite number (or absent, read as 0). Anything else raises
+    ValueError, as for `token_count`."""
+    if value is None:
+        return 0.0
+    if type(value) is float and math.isfinite(value):
+        return value
+    if type(value) is int and -_FLOAT_MAX <= value <= _FLOAT_MAX:
+        return float(value)
+    raise ValueError(f"an amount that is not a finite number: {dump_raw(value)[:60]}")
 
 
 def http_status(message: str) -> int | None:

@@ -19,7 +19,7 @@ from typing import IO, Any, Self
 
 import orjson
 
-from kernelbench.transcripts.builder import SessionBuilder, to_epoch
+from kernelbench.transcripts.builder import RECORD_ERRORS, SessionBuilder, to_epoch
 from kernelbench.transcripts.model import SCHEMA_VERSION, Event, Kind, Session, Usage
 
 HEADER_TYPE = "kernelbench-session"
@@ -145,16 +145,20 @@ def parse(path: Path) -> Session:
     usage_seen = Usage()
     ended = False
     for number, record in builder.lines(path):
-        if record.get("type") == HEADER_TYPE:
-            _read_header(builder, record)
-        elif record.get("type") == "event":
-            _read_event(builder, record, number)
-        elif record.get("type") == "usage":
-            _read_usage(builder, record, usage_seen, number)
-        elif record.get("type") == "end":
-            ended = _read_end(builder, record, number)
-        else:
-            builder.unknown(record, number)
+        try:
+            rtype = record.get("type")
+            if rtype == HEADER_TYPE:
+                _read_header(builder, record)
+            elif rtype == "event":
+                _read_event(builder, record, number)
+            elif rtype == "usage":
+                _read_usage(builder, record, usage_seen, number)
+            elif rtype == "end":
+                ended = _read_end(builder, record, number) or ended
+            else:
+                builder.unknown(record, number)
+        except RECORD_ERRORS as exc:
+            builder.unreadable(record, number, exc)
     if session.tokens.is_zero() and not usage_seen.is_zero():
         session.tokens = usage_seen
     if not ended:

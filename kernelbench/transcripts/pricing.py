@@ -35,7 +35,7 @@ class PriceTable(msgspec.Struct, kw_only=True):
 
 @lru_cache(maxsize=1)
 def price_table(path: Path = PRICES_FILE) -> PriceTable:
-    import yaml   # here: most logs record their cost, and a command that needs no estimate should not load yaml
+    import yaml  # here: most logs record their cost, and a command that needs no estimate should not load yaml
 
     # libyaml's safe loader where PyYAML was built with it: the pure-Python one took 4 ms of a process's first load
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

@@ -69,7 +69,8 @@ class ClaudeMessages:
 
     def __init__(self, builder: SessionBuilder):
         self.b = builder
-        # (message.id, requestId) → the event of the response's last line so far, and that line's usage
+        # (message.id, requestId) → the event of the response's last line so far, and that line's usage (ids that
+        # are not text do not de-duplicate: such a line's usage is its own)
         self.usage_owner: dict[tuple, tuple[Event, dict]] = {}
         self.agent_results: dict[str, Event] = {}   # subagent id → the Task result that reported it
 
@@ -130,11 +131,11 @@ class ClaudeMessages:
         raw = message.get("usage")
         if type(raw) is not ClaudeUsage and type(raw) is not dict:
             return
-        key = (message.get("id"), record.get("requestId"))
-        if key[0] is None:            # no id to de-duplicate by: every line is its own response
+        message_id, request_id = message.get("id"), record.get("requestId")
+        if type(message_id) is not str:     # no id to de-duplicate by: every line is its own response
             event.usage = claude_usage(raw)
-        else:                         # the response's last line so far; counted in `finish`
-            self.usage_owner[key] = (event, raw)
+        else:                               # the response's last line so far; counted in `finish`
+            self.usage_owner[message_id, request_id if type(request_id) is str else None] = (event, raw)
 
     def finish(self) -> None:
         """Usage onto the event of each response's last line (earlier lines repeat partial counts)."""
@@ -190,7 +191,7 @@ class ClaudeMessages:
             self._edit_from_call(result, line, ts)
 
     def _edit_from_result(self, extra: dict, result: Event, line: int, ts: float | None) -> bool:
-        call = self.b.calls.get(result.call_id or "")
+        call = self.b.call(result.call_id)
         path = extra.get("filePath")
         if not isinstance(path, str) or (call is not None and call.name not in EDIT_TOOLS):
             return False
@@ -209,7 +210,7 @@ class ClaudeMessages:
 
     def _edit_from_call(self, result: Event, line: int, ts: float | None) -> None:
         """Without the CLI's own patch (stream-json), the diff comes from the call's arguments."""
-        call = self.b.calls.get(result.call_id or "")
+        call = self.b.call(result.call_id)
         if call is None or call.name not in EDIT_TOOLS or not isinstance(call.input, dict):
             return
         for path, diff in edits_from_input(call.name, call.input):

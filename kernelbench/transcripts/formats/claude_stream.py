@@ -6,7 +6,7 @@ from __future__ import annotations
 from itertools import islice
 from pathlib import Path
 
-from kernelbench.transcripts.builder import SessionBuilder, http_status
+from kernelbench.transcripts.builder import RECORD_ERRORS, SessionBuilder, http_status
 from kernelbench.transcripts.formats.claude_common import ClaudeMessages
 from kernelbench.transcripts.formats.claude_session import system_record
 from kernelbench.transcripts.model import Kind, Session, Usage
@@ -29,7 +29,10 @@ def parse(path: Path) -> Session:
     messages = ClaudeMessages(builder)
     parent: list[str | None] = [None]
     for number, record in builder.lines(path):
-        _dispatch(builder, messages, record, number, parent)
+        try:
+            _dispatch(builder, messages, record, number, parent)
+        except RECORD_ERRORS as exc:
+            builder.unreadable(record, number, exc)
     builder.close_subagent()
     messages.finish()
     return builder.finish()
@@ -61,7 +64,7 @@ def _enter_subagent(builder: SessionBuilder, parent_id: str | None, parent: list
     if parent[0] is not None:
         builder.close_subagent()
     if parent_id is not None:
-        call = builder.calls.get(parent_id)
+        call = builder.call(parent_id)
         title = None
         if call is not None and isinstance(call.input, dict):
             title = call.input.get("description") or call.input.get("subagent_type")

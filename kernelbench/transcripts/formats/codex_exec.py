@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kernelbench.transcripts import diffs
-from kernelbench.transcripts.builder import SessionBuilder, http_status, is_retry_notice
+from kernelbench.transcripts.builder import RECORD_ERRORS, SessionBuilder, http_status, is_retry_notice
 from kernelbench.transcripts.formats.codex_rollout import openai_usage
 from kernelbench.transcripts.model import Kind, Session
 from kernelbench.transcripts.reader import iter_lines
@@ -27,7 +27,10 @@ def parse(path: Path) -> Session:
     for line in iter_lines(path):
         record = builder.accept(line)
         if record is not None:
-            _dispatch(builder, record, line.number, status)
+            try:
+                _dispatch(builder, record, line.number, status)
+            except RECORD_ERRORS as exc:
+                builder.unreadable(record, line.number, exc)
     builder.session.complete = status["turn"] == "completed"
     return builder.finish()
 
@@ -72,7 +75,7 @@ def _item(builder: SessionBuilder, item: dict, line: int) -> None:
     elif itype == "reasoning":
         builder.add(Kind.THINKING, line=line, text=str(item.get("text", "")))
     elif itype == "command_execution":
-        if item_id not in builder.calls:
+        if builder.call(item_id) is None:
             builder.add(Kind.TOOL_CALL, line=line, name="shell", call_id=item_id,
                         input={"command": item.get("command")})
         exit_code = item.get("exit_code")

@@ -17,7 +17,14 @@ from typing import Any
 import orjson
 
 from kernelbench.transcripts import diffs
-from kernelbench.transcripts.builder import SessionBuilder, http_status, is_retry_notice, to_epoch
+from kernelbench.transcripts.builder import (
+    RECORD_ERRORS,
+    SessionBuilder,
+    http_status,
+    is_retry_notice,
+    to_epoch,
+    token_count,
+)
 from kernelbench.transcripts.formats.claude_session import ends_with_answer
 from kernelbench.transcripts.formats.records import UNSET, CodexPayload, CodexRecord, DictLike, codex_decode
 from kernelbench.transcripts.model import (
@@ -85,18 +92,29 @@ def parse(path: Path) -> Session:
     builder = SessionBuilder(path, NAME, harness="codex")
     state = _State()
     for number, record in builder.typed_lines(path, codex_decode):
-        if type(record) is CodexRecord and record.payload is not UNSET:
-            rtype, stamp, payload = record.type, record.timestamp, record.payload
-        else:                                   # a line of another shape, or an early rollout's bare record
-            if "payload" not in record:
-                record = _envelope(_whole(builder, record), builder.records == 1)
-            rtype, stamp, payload = record.get("type"), record.get("timestamp"), record.get("payload")
-        if isinstance(payload, (CodexPayload, dict, list, str)):
-            _dispatch(builder, state, record, (rtype, stamp, payload), number)
-        else:
-            builder.unknown(_whole(builder, record), number)
+        try:
+            _record(builder, state, record, number)
+        except RECORD_ERRORS as exc:
+            builder.unreadable(record, number, exc)
     _finish(builder, state)
     return builder.finish()
+
+
+def _record(builder: SessionBuilder, state: _State, record: Any, number: int) -> None:
+    if type(record) is CodexRecord and record.payload is not UNSET:
+        rtype, stamp, payload = record.type, record.timestamp, record.payload
+    else:                                   # a line of another shape, or an early rollout's bare record
+        if "payload" not in record:
+            whole = _whole(builder, record)
+            if type(whole) is not dict:     # the line's text: no JSON when read in full (reported)
+                builder.unknown(whole, number)
+                return
+            record = _envelope(whole, builder.records == 1)
+        rtype, stamp, payload = record.get("type"), record.get("timestamp"), record.get("payload")
+    if isinstance(payload, (CodexPayload, dict, list, str)):
+        _dispatch(builder, state, record, (rtype, stamp, payload), number)
+    else:
+        builder.unknown(_whole(builder, record), number)
 
 
 def _whole(builder: SessionBuilder, record: Any) -> Any:
@@ -284,7 +302,7 @@ def _split_output(output: Any) -> tuple[str, int | None, float | None]:
 
 def _patch_edits(builder: SessionBuilder, result: Event, line: int, ts: float | None) -> None:
     """apply_patch, as its own tool or inside a shell command, becomes one file edit per file."""
-    call = builder.calls.get(result.call_id or "")
+    call = builder.call(result.call_id)
     if call is None or not isinstance(call.input, dict):
         return
     source = call.input.get("patch") if call.name == "apply_patch" else command_text(call.input)
@@ -387,9 +405,9 @@ def _token_count(builder: SessionBuilder, state: _State, msg: dict) -> None:
 def openai_counts(raw: dict) -> Counts:
     """(input, output, cache read, cache write, reasoning): OpenAI counts cached input inside input_tokens and
     reasoning inside output_tokens."""
-    cached = int(raw.get("cached_input_tokens") or 0)
-    return (max(0, int(raw.get("input_tokens") or 0) - cached), int(raw.get("output_tokens") or 0), cached, 0,
-            int(raw.get("reasoning_output_tokens") or 0))
+    cached = token_count(raw.get("cached_input_tokens"))
+    return (max(0, token_count(raw.get("input_tokens")) - cached), token_count(raw.get("output_tokens")), cached, 0,
+            token_count(raw.get("reasoning_output_tokens")))
 
 
 def openai_usage(raw: dict) -> Usage:

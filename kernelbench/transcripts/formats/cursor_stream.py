@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelbench.transcripts import diffs
-from kernelbench.transcripts.builder import SessionBuilder, to_epoch
+from kernelbench.transcripts.builder import RECORD_ERRORS, SessionBuilder, to_epoch, token_count
 from kernelbench.transcripts.formats.claude_common import flatten_content
 from kernelbench.transcripts.model import Event, Kind, Session, Usage
 from kernelbench.transcripts.reader import iter_lines
@@ -30,7 +30,10 @@ def parse(path: Path) -> Session:
     for line in iter_lines(path):
         record = builder.accept(line)
         if record is not None:
-            _record(builder, record, line.number, last)
+            try:
+                _record(builder, record, line.number, last)
+            except RECORD_ERRORS as exc:
+                builder.unreadable(record, line.number, exc)
     return builder.finish()
 
 
@@ -81,7 +84,7 @@ def _tool_call(builder: SessionBuilder, record: dict, line: int, ts: float | Non
     key = next(iter(wrapper), "tool")
     body = wrapper.get(key) if isinstance(wrapper.get(key), dict) else {}
     name = key.removesuffix("ToolCall")
-    if record.get("subtype") == "started" or call_id not in builder.calls:
+    if record.get("subtype") == "started" or builder.call(call_id) is None:
         builder.add(Kind.TOOL_CALL, ts=ts, line=line, name=name, call_id=call_id, input=body.get("args"),
                     model=_model(builder))
     if record.get("subtype") != "completed":
@@ -127,10 +130,10 @@ def _result(builder: SessionBuilder, record: dict, line: int, ts: float | None) 
         session.final_message = record["result"]
     usage = record.get("usage")
     if isinstance(usage, dict):
-        session.tokens = Usage(input=int(usage.get("inputTokens") or usage.get("input_tokens") or 0),
-                               output=int(usage.get("outputTokens") or usage.get("output_tokens") or 0),
-                               cache_read=int(usage.get("cacheReadTokens") or 0),
-                               cache_write=int(usage.get("cacheWriteTokens") or 0))
+        session.tokens = Usage(input=token_count(usage.get("inputTokens", usage.get("input_tokens"))),
+                               output=token_count(usage.get("outputTokens", usage.get("output_tokens"))),
+                               cache_read=token_count(usage.get("cacheReadTokens")),
+                               cache_write=token_count(usage.get("cacheWriteTokens")))
     builder.add(Kind.SYSTEM, ts=ts, line=line, record_type="result", text=f"Result: {record.get('subtype')}",
                 is_error=bool(record.get("is_error")) or None)
     if record.get("is_error"):

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelbench.transcripts import diffs
-from kernelbench.transcripts.builder import SessionBuilder, to_epoch
+from kernelbench.transcripts.builder import RECORD_ERRORS, SessionBuilder, to_epoch, token_count
 from kernelbench.transcripts.formats.claude_session import ends_with_answer
 from kernelbench.transcripts.model import Kind, Session, Usage
 
@@ -29,7 +29,10 @@ def parse_document(path: Path, doc: dict, *, fmt: str = NAME, lines: dict[int, i
         session.records += 1
         line = (lines or {}).get(index - 1, index)
         if isinstance(message, dict):
-            add_message(builder, message, line)
+            try:
+                add_message(builder, message, line)
+            except RECORD_ERRORS as exc:
+                builder.unreadable(message, line, exc)
         else:
             builder.unknown(message, line, record_type="message")
     session.complete = ends_with_answer(session.events)
@@ -40,10 +43,10 @@ def gemini_usage(tokens: Any) -> Usage | None:
     """Gemini's `input` includes cached tokens; thoughts are billed as output."""
     if not isinstance(tokens, dict):
         return None
-    cached = int(tokens.get("cached") or 0)
-    thoughts = int(tokens.get("thoughts") or 0)
-    return Usage(input=max(0, int(tokens.get("input") or 0) - cached) + int(tokens.get("tool") or 0),
-                 cache_read=cached, output=int(tokens.get("output") or 0) + thoughts, reasoning=thoughts)
+    cached = token_count(tokens.get("cached"))
+    thoughts = token_count(tokens.get("thoughts"))
+    return Usage(input=max(0, token_count(tokens.get("input")) - cached) + token_count(tokens.get("tool")),
+                 cache_read=cached, output=token_count(tokens.get("output")) + thoughts, reasoning=thoughts)
 
 
 def add_message(builder: SessionBuilder, message: dict, line: int) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kernelbench.transcripts.builder import SessionBuilder, http_status, to_epoch
+from kernelbench.transcripts.builder import RECORD_ERRORS, SessionBuilder, http_status, to_epoch, token_count
 from kernelbench.transcripts.model import Event, Kind, Session, Usage
 from kernelbench.transcripts.reader import iter_lines
 
@@ -23,7 +23,10 @@ def parse(path: Path) -> Session:
     for line in iter_lines(path):
         record = builder.accept(line)
         if record is not None:
-            _record(builder, record, line.number, last)
+            try:
+                _record(builder, record, line.number, last)
+            except RECORD_ERRORS as exc:
+                builder.unreadable(record, line.number, exc)
     return builder.finish()
 
 
@@ -70,9 +73,9 @@ def _result(builder: SessionBuilder, record: dict, line: int, ts: float | None) 
     stats = record.get("stats") if isinstance(record.get("stats"), dict) else {}
     if isinstance(stats.get("duration_ms"), (int, float)):
         session.duration_s = stats["duration_ms"] / 1000.0
-    cached = int(stats.get("cached") or 0)
-    usage = Usage(input=max(0, int(stats.get("input_tokens") or stats.get("input") or 0) - cached),
-                  output=int(stats.get("output_tokens") or 0), cache_read=cached)
+    cached = token_count(stats.get("cached"))
+    usage = Usage(input=max(0, token_count(stats.get("input_tokens", stats.get("input"))) - cached),
+                  output=token_count(stats.get("output_tokens")), cache_read=cached)
     if not usage.is_zero():
         session.tokens = usage
     builder.add(Kind.SYSTEM, ts=ts, line=line, record_type="result", text=f"Result: {record.get('status')}",

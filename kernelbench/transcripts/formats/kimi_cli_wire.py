@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from kernelbench.transcripts.builder import SessionBuilder, to_epoch
+from kernelbench.transcripts.builder import RECORD_ERRORS, SessionBuilder, to_epoch
 from kernelbench.transcripts.formats.kimi_wire import kimi_usage
 from kernelbench.transcripts.model import Event, Kind, Session
 from kernelbench.transcripts.reader import iter_lines
@@ -28,15 +28,22 @@ def parse(path: Path) -> Session:
         record = builder.accept(line)
         if record is None:
             continue
-        if isinstance(record.get("message"), dict):
-            _message(builder, record["message"], line.number, to_epoch(record.get("timestamp")), state)
-        elif record.get("type") == "metadata" or "protocol_version" in record:
-            builder.session.format_version = str(record.get("protocol_version") or record.get("version"))
-            builder.ignore("metadata")
-        else:
-            builder.unknown(record, line.number)
+        try:
+            _record(builder, record, line.number, state)
+        except RECORD_ERRORS as exc:
+            builder.unreadable(record, line.number, exc)
     builder.session.complete = state["turns"] > 0 and not state["open_turn"]
     return builder.finish()
+
+
+def _record(builder: SessionBuilder, record: dict, line: int, state: dict) -> None:
+    if isinstance(record.get("message"), dict):
+        _message(builder, record["message"], line, to_epoch(record.get("timestamp")), state)
+    elif record.get("type") == "metadata" or "protocol_version" in record:
+        builder.session.format_version = str(record.get("protocol_version") or record.get("version"))
+        builder.ignore("metadata")
+    else:
+        builder.unknown(record, line)
 
 
 def _message(builder: SessionBuilder, message: dict, line: int, ts: float | None, state: dict) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelbench import inputs
-from kernelbench.transcripts.builder import SessionBuilder, to_epoch
+from kernelbench.transcripts.builder import RECORD_ERRORS, SessionBuilder, to_epoch, token_count
 from kernelbench.transcripts.model import Event, Kind, Session, Usage
 from kernelbench.transcripts.reader import head_records, iter_lines
 
@@ -32,7 +32,10 @@ def parse(path: Path, *, with_subagents: bool = True) -> Session:
     for line in iter_lines(path):
         record = builder.accept(line)
         if record is not None:
-            _dispatch(builder, record, line.number, state)
+            try:
+                _dispatch(builder, record, line.number, state)
+            except RECORD_ERRORS as exc:
+                builder.unreadable(record, line.number, exc)
     session = builder.session
     session.tokens = state["step_usage"] if not state["step_usage"].is_zero() else state["record_usage"]
     session.complete = state["ended"] == "completed"
@@ -122,7 +125,7 @@ def _loop_event(builder: SessionBuilder, event: dict, line: int, ts: float | Non
 
 def kimi_usage(raw: dict) -> Usage:
     def num(*keys: str) -> int:
-        return next((int(raw[k]) for k in keys if isinstance(raw.get(k), (int, float))), 0)
+        return next((token_count(raw[k]) for k in keys if raw.get(k) is not None), 0)
     return Usage(input=num("inputOther", "input_other"), output=num("output"),
                  cache_read=num("inputCacheRead", "input_cache_read"),
                  cache_write=num("inputCacheCreation", "input_cache_creation"))

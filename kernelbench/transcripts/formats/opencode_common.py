@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kernelbench.transcripts import diffs
-from kernelbench.transcripts.builder import SessionBuilder, http_status, to_epoch
+from kernelbench.transcripts.builder import SessionBuilder, http_status, to_epoch, token_count
 from kernelbench.transcripts.model import Kind, Usage
 
 BOOKKEEPING_PARTS = {"step-start", "step-finish", "patch", "snapshot", "step_start", "step_finish"}
@@ -16,9 +16,9 @@ def opencode_usage(tokens: Any) -> Usage | None:
     if not isinstance(tokens, dict):
         return None
     cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
-    return Usage(input=int(tokens.get("input") or 0), output=int(tokens.get("output") or 0),
-                 reasoning=int(tokens.get("reasoning") or 0), cache_read=int(cache.get("read") or 0),
-                 cache_write=int(cache.get("write") or 0))
+    return Usage(input=token_count(tokens.get("input")), output=token_count(tokens.get("output")),
+                 reasoning=token_count(tokens.get("reasoning")), cache_read=token_count(cache.get("read")),
+                 cache_write=token_count(cache.get("write")))
 
 
 def note_opencode_error(builder: SessionBuilder, error: dict, line: int | None, ts: float | None,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kernelbench.transcripts.builder import SessionBuilder, to_epoch
+from kernelbench.transcripts.builder import RECORD_ERRORS, SessionBuilder, amount, to_epoch
 from kernelbench.transcripts.formats.opencode_common import add_part, note_opencode_error, opencode_usage
 from kernelbench.transcripts.model import Kind, Session
 
@@ -32,7 +32,10 @@ def parse_document(path: Path, doc: dict) -> Session:
         if not isinstance(message, dict) or not isinstance(message.get("info"), dict):
             builder.unknown(message, index, record_type="message")
             continue
-        cost += _message(builder, message, index)
+        try:
+            cost += _message(builder, message, index)
+        except RECORD_ERRORS as exc:
+            builder.unreadable(message, index, exc)
     if cost > 0:
         session.cost_usd = cost
     session.complete = _finished(doc["messages"])
@@ -62,7 +65,7 @@ def _message(builder: SessionBuilder, message: dict, index: int) -> float:
                     is_error=True, text=f"{error.get('name')}: {text or ''}")
         note_opencode_error(builder, error, index, ts)
     _attach_usage(builder, first, opencode_usage(info.get("tokens")))
-    return float(info.get("cost") or 0)
+    return amount(info.get("cost"))
 
 
 def _attach_usage(builder: SessionBuilder, first: int, usage) -> None:

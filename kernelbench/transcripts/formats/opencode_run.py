@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kernelbench.transcripts.builder import SessionBuilder, to_epoch
+from kernelbench.transcripts.builder import RECORD_ERRORS, SessionBuilder, amount, to_epoch
 from kernelbench.transcripts.formats.opencode_common import add_part, note_opencode_error, opencode_usage
 from kernelbench.transcripts.model import Kind, Session
 from kernelbench.transcripts.reader import iter_lines
@@ -27,7 +27,10 @@ def parse(path: Path) -> Session:
         record = builder.accept(line)
         if record is None:
             continue
-        _record(builder, record, line.number, finish)
+        try:
+            _record(builder, record, line.number, finish)
+        except RECORD_ERRORS as exc:
+            builder.unreadable(record, line.number, exc)
     session.complete = finish["reason"] == "stop"
     if finish["cost"] > 0:
         session.cost_usd = finish["cost"]
@@ -40,7 +43,7 @@ def _record(builder: SessionBuilder, record: dict, line: int, finish: dict) -> N
     builder.session.session_id = builder.session.session_id or record.get("sessionID")
     if rtype == "step_finish" and isinstance(part, dict):
         finish["reason"] = part.get("reason")
-        finish["cost"] += float(part.get("cost") or 0)
+        finish["cost"] += amount(part.get("cost"))
         usage = opencode_usage(part.get("tokens"))
         if usage is not None and not usage.is_zero():
             builder.add(Kind.SYSTEM, ts=ts, line=line, record_type="step_finish", usage=usage,
