@@ -24,7 +24,9 @@ PAYLOAD = "<script>alert(1)</script>"
 
 
 def check_session(session) -> None:
-    """Only numbers a real session can hold reach the viewer and the totals."""
+    """Only numbers a real session can hold reach the viewer and the totals, and no record made the parser give
+    up on the whole log (a record it trips over is kept raw on its own, and the rest is read as usual)."""
+    assert "parser_failed" not in session.issue_counts, session.issues[:1]
     for event in session.walk():
         assert event.ts is None or (type(event.ts) in (int, float) and EPOCH_MIN <= event.ts <= EPOCH_MAX)
         assert event.duration_s is None or 0 <= event.duration_s <= EPOCH_MAX
