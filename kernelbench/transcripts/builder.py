@@ -33,6 +33,16 @@ MAX_STORED_ISSUES = 200
 RECORD_ERRORS = (TypeError, ValueError, AttributeError, LookupError, ArithmeticError, RecursionError, UnicodeError)
 
 
+class LineText(str):
+    """A line's text, for a line the typed decoding took but that is no JSON when read in full: kept raw as the
+    text it is (not as a JSON string of it)."""
+
+    def __new__(cls, text: str, problem: str) -> LineText:
+        line = super().__new__(cls, text)
+        line.problem = problem
+        return line
+
+
 class SessionBuilder:
     """Accumulates events and problems while a parser walks a file, then hands back a `Session`."""
 
@@ -96,11 +106,15 @@ class SessionBuilder:
                      text=message, is_error=True)
 
     def unknown(self, record: Any, line: int | None, record_type: str | None = None, **fields: Any) -> Event:
-        rtype = record_type or (str(record.get("type")) if isinstance(record, dict) and "type" in record
-                                else type(record).__name__)
+        if type(record) is LineText:            # shown as the line's text, as a line that is no JSON is
+            rtype, raw = record_type or f"<{record.problem}>", str(record)
+        else:
+            rtype = record_type or (str(record.get("type")) if isinstance(record, dict) and "type" in record
+                                    else type(record).__name__)
+            raw = dump_raw(record)
         counts = self.session.unknown_records
         counts[rtype] = counts.get(rtype, 0) + 1
-        return self.add(Kind.UNKNOWN, line=line, record_type=rtype, raw=dump_raw(record), **fields)
+        return self.add(Kind.UNKNOWN, line=line, record_type=rtype, raw=raw, **fields)
 
     def unreadable(self, record: Any, line: int | None, error: BaseException) -> Event:
         """A record the parser tripped over (one of `RECORD_ERRORS`): kept raw as an unknown event whose text
@@ -221,7 +235,7 @@ class SessionBuilder:
         elif problem is not None:
             self.issue(problem, f"line {number} is not a JSON record when read in full ({problem.replace('_', ' ')})"
                                 "; kept as text", number)
-            return self.current.decode("utf-8", "replace")
+            return LineText(self.current.rstrip(b"\r\n").decode("utf-8", "replace"), problem)
         return record
 
     def _last_held(self, held: Line | None) -> Iterator[tuple[int, dict]]:

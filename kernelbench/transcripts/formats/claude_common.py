@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from kernelbench.transcripts import diffs
-from kernelbench.transcripts.builder import SessionBuilder, http_status, to_epoch
-from kernelbench.transcripts.formats.records import ClaudeMessage, ClaudeToolUseResult, ClaudeUsage
+from kernelbench.transcripts.builder import SessionBuilder, dump_raw, http_status, to_epoch
+from kernelbench.transcripts.formats.records import UNSET, ClaudeMessage, ClaudeToolUseResult, ClaudeUsage
 from kernelbench.transcripts.model import (
     ASSISTANT,
     COMPACTION,
@@ -25,6 +25,7 @@ from kernelbench.transcripts.model import (
 
 SYNTHETIC_MODEL = "<synthetic>"   # locally generated messages (API errors), not a real model
 EDIT_TOOLS = {"Edit", "MultiEdit", "Write", "NotebookEdit"}
+USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 
 
 def claude_usage(raw: Any) -> Usage | None:
@@ -40,6 +41,28 @@ def claude_usage(raw: Any) -> Usage | None:
     # one per response: the int checks inline (type() is int also keeps booleans out)
     return Usage(input=given if type(given) is int else 0, output=made if type(made) is int else 0,
                  cache_read=read if type(read) is int else 0, cache_write=written if type(written) is int else 0)
+
+
+def odd_count(raw: Any) -> Any:
+    """The first of a usage object's four counts that is given but is no whole number (which `claude_usage`
+    counts as 0, and the caller reports); UNSET when there is none."""
+    if type(raw) is ClaudeUsage:
+        counts = (raw.input_tokens, raw.output_tokens, raw.cache_read_input_tokens, raw.cache_creation_input_tokens)
+    elif isinstance(raw, dict):
+        counts = tuple(raw.get(key) for key in USAGE_KEYS)
+    else:
+        return UNSET
+    return next((value for value in counts if type(value) is not int and value is not UNSET and value is not None),
+                UNSET)
+
+
+def counted_usage(builder: SessionBuilder, raw: Any, line: int | None) -> Usage | None:
+    """`claude_usage`, with a count that is no whole number reported (it counts 0)."""
+    odd = odd_count(raw)
+    if odd is not UNSET:
+        builder.issue("bad_number", f"line {line}: a token count that is not a whole number "
+                                    f"({dump_raw(odd)[:60]}) counts as 0", line)
+    return claude_usage(raw)
 
 
 def flatten_content(content: Any) -> str:
@@ -133,14 +156,14 @@ class ClaudeMessages:
             return
         message_id, request_id = message.get("id"), record.get("requestId")
         if type(message_id) is not str:     # no id to de-duplicate by: every line is its own response
-            event.usage = claude_usage(raw)
+            event.usage = counted_usage(self.b, raw, event.line)
         else:                               # the response's last line so far; counted in `finish`
             self.usage_owner[message_id, request_id if type(request_id) is str else None] = (event, raw)
 
     def finish(self) -> None:
         """Usage onto the event of each response's last line (earlier lines repeat partial counts)."""
         for event, raw in self.usage_owner.values():
-            event.usage = claude_usage(raw)
+            event.usage = counted_usage(self.b, raw, event.line)
         self.usage_owner.clear()
 
     # ------------------------------------------------------------------ user

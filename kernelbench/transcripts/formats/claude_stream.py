@@ -6,8 +6,8 @@ from __future__ import annotations
 from itertools import islice
 from pathlib import Path
 
-from kernelbench.transcripts.builder import RECORD_ERRORS, SessionBuilder, http_status
-from kernelbench.transcripts.formats.claude_common import ClaudeMessages
+from kernelbench.transcripts.builder import RECORD_ERRORS, SessionBuilder, amount, http_status, token_count
+from kernelbench.transcripts.formats.claude_common import ClaudeMessages, counted_usage
 from kernelbench.transcripts.formats.claude_session import system_record
 from kernelbench.transcripts.model import Kind, Session, Usage
 
@@ -95,11 +95,11 @@ def _result(builder: SessionBuilder, record: dict, line: int) -> None:
     session.complete = record.get("subtype") == "success" and not record.get("is_error")
     if isinstance(record.get("duration_ms"), (int, float)):
         session.duration_s = record["duration_ms"] / 1000.0
-    if isinstance(record.get("total_cost_usd"), (int, float)):
-        session.cost_usd = float(record["total_cost_usd"])
+    if record.get("total_cost_usd") is not None:
+        session.cost_usd = amount(record["total_cost_usd"])
     if isinstance(record.get("result"), str):
         session.final_message = record["result"]
-    tokens = tokens_of_result(record)
+    tokens = tokens_of_result(builder, record, line)
     if tokens is not None:
         session.tokens = tokens
     builder.add(Kind.SYSTEM, line=line, record_type="result", is_error=bool(record.get("is_error")) or None,
@@ -110,18 +110,18 @@ def _result(builder: SessionBuilder, record: dict, line: int) -> None:
                                status=record.get("api_error_status") or http_status(message))
 
 
-def tokens_of_result(record: dict) -> Usage | None:
+def tokens_of_result(builder: SessionBuilder, record: dict, line: int) -> Usage | None:
     """The CLI's own totals: per model (subagent models included) where given, else the main usage."""
     per_model = record.get("modelUsage")
     if isinstance(per_model, dict) and per_model:
         total = Usage()
         for usage in per_model.values():
             if isinstance(usage, dict):
-                total.add(Usage(input=usage.get("inputTokens") or 0, output=usage.get("outputTokens") or 0,
-                                cache_read=usage.get("cacheReadInputTokens") or 0,
-                                cache_write=usage.get("cacheCreationInputTokens") or 0))
+                total.add(Usage(input=token_count(usage.get("inputTokens")),
+                                output=token_count(usage.get("outputTokens")),
+                                cache_read=token_count(usage.get("cacheReadInputTokens")),
+                                cache_write=token_count(usage.get("cacheCreationInputTokens"))))
         return total
     if isinstance(record.get("usage"), dict):
-        from kernelbench.transcripts.formats.claude_common import claude_usage
-        return claude_usage(record["usage"])
+        return counted_usage(builder, record["usage"], line)
     return None
