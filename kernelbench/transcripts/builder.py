@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import msgspec
 import orjson
@@ -37,7 +37,7 @@ class LineText(str):
     """A line's text, for a line the typed decoding took but that is no JSON when read in full: kept raw as the
     text it is (not as a JSON string of it)."""
 
-    def __new__(cls, text: str, problem: str) -> LineText:
+    def __new__(cls, text: str, problem: str) -> Self:
         line = super().__new__(cls, text)
         line.problem = problem
         return line

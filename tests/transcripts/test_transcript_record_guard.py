@@ -159,7 +159,7 @@ def test_a_line_that_is_json_only_where_the_typed_decoding_looked_is_kept_as_its
     """The rollout parser decodes the fields it reads; a bare record whose other fields are no JSON once read in
     full (the whole line is needed to re-shape a bare record) is kept as the line's text, and the rest parses."""
     good, _ = GOOD["codex-rollout"]
-    line = '{"type": "message", "junk": %s}' % junk
+    line = f'{{"type": "message", "junk": {junk}}}'
     path = tmp_path / "bad.jsonl"
     path.write_text("".join(json.dumps(record) + "\n" for record in good) + line + "\n")
     session = load(path)

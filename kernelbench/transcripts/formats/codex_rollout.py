@@ -174,6 +174,8 @@ def _dispatch(builder: SessionBuilder, state: _State, record: Any, envelope: tup
             _token_count(builder, state, payload)
         else:
             _event_msg(builder, state, payload, line, _time(state, stamp))
+    elif rtype == "token_usage_record" and is_dict:
+        _token_usage_record(builder, state, _raw_payload(builder, payload))   # (a rare record: fields untyped)
     elif rtype == "turn_context" and is_dict:
         builder.note_model(payload.get("model"))
         builder.ignore("turn_context")
@@ -391,15 +393,31 @@ def _token_count(builder: SessionBuilder, state: _State, msg: dict) -> None:
         builder.ignore("token_count:empty")
         return
     # counts as plain tuples: one record in ten is a token count, and a Usage model costs several of these
-    total = openai_counts(info["total_token_usage"])
+    _count_total(builder, state, openai_counts(info["total_token_usage"]), info.get("last_token_usage"))
+
+
+def _count_total(builder: SessionBuilder, state: _State, total: Counts, last: Any) -> None:
+    """A running total of the thread's tokens: what it adds to the one before is the step's usage, put on the
+    step's last event; `last` (the step's own counts) stands in where the counter restarted (a resumed session)."""
     before = state.total
     step = total if before is None else _difference(total, before)
-    if step is None and isinstance(info.get("last_token_usage"), dict):
-        step = openai_counts(info["last_token_usage"])   # the counter restarted (a resumed session)
+    if step is None and isinstance(last, dict):
+        step = openai_counts(last)
     state.total = total
     if step is not None and any(step):
         state.spent = _sum(state.spent, step)
         _attach_usage(builder.session.events, step)
+
+
+def _token_usage_record(builder: SessionBuilder, state: _State, payload: dict) -> None:
+    """Codex 0.169 writes one per model response, beside the token_count event that follows it: the response's
+    `usage` and the thread's running `thread_token_usage`. Both feed the same running total, so the pair counts
+    once (the second of them adds nothing), and a rollout holding only one kind is counted in full."""
+    thread = payload.get("thread_token_usage") if isinstance(payload, dict) else None
+    if not isinstance(thread, dict):
+        builder.ignore("token_usage_record:empty")
+        return
+    _count_total(builder, state, openai_counts(thread), payload.get("usage"))
 
 
 def openai_counts(raw: dict) -> Counts:

@@ -1,11 +1,14 @@
 """Kimi Code wire log: `sessions/.../agents/<id>/wire.jsonl`, records `{type, time (ms), ...}`; the agent loop's
 own events arrive wrapped in `context.append_loop_event`. Usage is counted from `step.end` (one per model call);
-`usage.record` repeats it and is used only when a file has no `step.end` usage."""
+`usage.record` repeats it and is used only when a file has no `step.end` usage. Kimi Code 2.1 also writes each
+message whole (`agent.message.appended`), read where the loop events did not tell it already."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from kernelbench import inputs
 from kernelbench.transcripts.builder import RECORD_ERRORS, SessionBuilder, to_epoch, token_count
@@ -15,7 +18,9 @@ from kernelbench.transcripts.reader import head_records, iter_lines
 NAME = "kimi-wire"
 IGNORED = {"metadata", "tools.set_active_tools", "llm.tools_snapshot", "profile.bind", "permission.set_mode",
            "runtime.set_binding", "plugin.session_start", "token_counting.measured", "token_counting.turn_recorded",
-           "config.update", "llm.request", "usage.record", "context.append_message"}
+           "config.update", "llm.request", "usage.record", "context.append_message",
+           # Kimi Code 2.1's turn bounds: twins of turn.prompt and turn.ended
+           "agent.turn.started", "agent.turn.ended"}
 KIMI_PREFIXES = ("turn.", "context.", "llm.", "config.", "usage.", "tools.", "permission.", "token_counting.")
 
 
@@ -28,7 +33,7 @@ def detect(records: list[dict], head: bytes) -> bool:
 
 def parse(path: Path, *, with_subagents: bool = True) -> Session:
     builder = SessionBuilder(path, NAME, harness="kimi")
-    state = {"ended": None, "step_usage": Usage(), "record_usage": Usage()}
+    state = {"ended": None, "step_usage": Usage(), "record_usage": Usage(), "told": {}}
     for line in iter_lines(path):
         record = builder.accept(line)
         if record is not None:
@@ -50,8 +55,9 @@ def _dispatch(builder: SessionBuilder, record: dict, line: int, state: dict) -> 
     if rtype == "context.append_loop_event" and isinstance(record.get("event"), dict):
         _loop_event(builder, record["event"], line, ts, state)
     elif rtype in ("turn.prompt", "turn.steer"):
-        builder.add(Kind.USER, ts=ts, line=line, text=_input_text(record.get("input")),
-                    record_type=None if rtype == "turn.prompt" else "steer")
+        text = _input_text(record.get("input"))
+        builder.add(Kind.USER, ts=ts, line=line, text=text, record_type=None if rtype == "turn.prompt" else "steer")
+        _told(state, "user", text)
         state["ended"] = None
     elif rtype == "turn.cancel":
         state["ended"] = "cancelled"
@@ -60,6 +66,8 @@ def _dispatch(builder: SessionBuilder, record: dict, line: int, state: dict) -> 
         state["ended"] = record.get("reason")
         builder.add(Kind.SYSTEM, ts=ts, line=line, record_type=rtype,
                     text=f"Turn ended: {record.get('reason')} ({(record.get('durationMs') or 0) / 1000:.1f} s)")
+    elif rtype == "agent.message.appended" and isinstance(record.get("message"), dict):
+        _appended(builder, record["message"], line, ts, state)
     else:
         _bookkeeping(builder, record, rtype, line, ts, state)
 
@@ -98,17 +106,21 @@ def _loop_event(builder: SessionBuilder, event: dict, line: int, ts: float | Non
         part = event["part"]
         if part.get("type") == "think":
             builder.add(Kind.THINKING, ts=ts, line=line, text=str(part.get("think", "")), model=_model(builder))
+            _told(state, "think", part.get("think"))
         elif part.get("type") == "text":
             builder.add(Kind.ASSISTANT, ts=ts, line=line, text=str(part.get("text", "")), model=_model(builder))
+            _told(state, "text", part.get("text"))
         else:
             builder.unknown(event, line, record_type=f"content.part:{part.get('type')}", ts=ts)
     elif etype == "tool.call":
         builder.add(Kind.TOOL_CALL, ts=ts, line=line, name=str(event.get("name")), call_id=event.get("toolCallId"),
                     input=event.get("args"), model=_model(builder))
+        _told(state, "call", event.get("toolCallId"))
     elif etype == "tool.result":
         result = event.get("result")
         output, is_error = _result_text(result)
         builder.result(event.get("toolCallId"), ts=ts, line=line, output=output, is_error=is_error)
+        _told(state, "result", event.get("toolCallId"))
     elif etype == "step.end":
         if event.get("finishReason") == "end_turn":
             state["ended"] = "completed"     # the model answered; a later prompt or cancel resets this
@@ -121,6 +133,90 @@ def _loop_event(builder: SessionBuilder, event: dict, line: int, ts: float | Non
         builder.ignore("step.begin")
     else:
         builder.unknown(event, line, record_type=f"loop:{etype}", ts=ts)
+
+
+# ---------------------------------------------------------------------------------------------- appended messages
+#
+# Kimi Code 2.1 also writes each message of the conversation whole, as `agent.message.appended` (the prompt as the
+# turn starts, the rest as it ends): the same text, tool calls, results and usage the loop events gave piece by
+# piece. A piece the loop events already told is counted as their twin and left out; one they never told (a log
+# cut before them, a writer that sends only messages) becomes its event here, so nothing is shown twice or lost.
+
+def _told(state: dict, kind: str, value: Any) -> None:
+    key = (kind, value if isinstance(value, str) else repr(value))
+    told = state["told"]
+    told[key] = told.get(key, 0) + 1
+
+
+def _is_twin(state: dict, kind: str, value: Any) -> bool:
+    """Whether the loop events already told this piece (each telling pairs with one appended piece)."""
+    key = (kind, value if isinstance(value, str) else repr(value))
+    told = state["told"]
+    if told.get(key, 0) > 0:
+        told[key] -= 1
+        return True
+    return False
+
+
+def _appended(builder: SessionBuilder, wrapper: dict, line: int, ts: float | None, state: dict) -> None:
+    message = wrapper.get("message") if isinstance(wrapper.get("message"), dict) else {}
+    meta = wrapper.get("meta") if isinstance(wrapper.get("meta"), dict) else {}
+    role, parts = message.get("role"), message.get("content")
+    parts = parts if isinstance(parts, list) else [] if parts is None else [{"type": "text", "text": parts}]
+    texts = [p for p in parts if isinstance(p, dict) and p.get("type") in ("text", "think")]
+    added = 0
+    if role == "user":
+        text = _input_text(parts)
+        if not _is_twin(state, "user", text):
+            builder.add(Kind.USER, ts=ts, line=line, text=text, record_type="agent.message.appended")
+            added += 1
+    elif role == "tool":
+        call_id = message.get("toolCallId")
+        if not _is_twin(state, "result", call_id):
+            output = "\n".join(str(p.get("text", "")) for p in texts)
+            builder.result(call_id, ts=ts, line=line, output=output, is_error=bool(message.get("isError")) or None)
+            added += 1
+    elif role == "assistant":
+        added = _appended_reply(builder, message, texts, line, ts, state)
+    else:
+        builder.unknown(wrapper, line, record_type=f"agent.message.appended:{role}", ts=ts)
+        return
+    if added and role == "assistant" and isinstance(meta.get("usage"), dict):
+        usage = kimi_usage(meta["usage"])
+        state["step_usage"].add(usage)
+        _attach(builder.session.events, usage)
+    if not added:
+        builder.ignore("agent.message.appended")
+
+
+def _appended_reply(builder: SessionBuilder, message: dict, texts: list[dict], line: int, ts: float | None,
+                    state: dict) -> int:
+    """The reply's pieces the loop events did not tell, as events; how many there were."""
+    added = 0
+    model = _model(builder)
+    for part in texts:
+        kind, key = (Kind.THINKING, "think") if part.get("type") == "think" else (Kind.ASSISTANT, "text")
+        if not _is_twin(state, key, part.get(key)):
+            builder.add(kind, ts=ts, line=line, text=str(part.get(key, "")), model=model)
+            added += 1
+    calls = message.get("toolCalls")
+    for call in calls if isinstance(calls, list) else ():
+        if not isinstance(call, dict) or _is_twin(state, "call", call.get("id")):
+            continue
+        builder.add(Kind.TOOL_CALL, ts=ts, line=line, name=str(call.get("name")), call_id=call.get("id"),
+                    input=_arguments(call.get("arguments")), model=model)
+        added += 1
+    return added
+
+
+def _arguments(raw: Any) -> Any:
+    """A tool call's arguments, sent as JSON text: the object they encode, else the text as it is."""
+    if isinstance(raw, str):
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return raw
+    return raw
 
 
 def kimi_usage(raw: dict) -> Usage:
