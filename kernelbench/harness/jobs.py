@@ -36,6 +36,7 @@ class Job(BaseModel):
     sandboxed: bool = True
     network: bool = True
     gpu: str | None = None
+    stand_in: str | None = None         # a model stand-in policy file the CLI is pointed at
     attempt: int = 1
 
     @property
@@ -46,7 +47,8 @@ class Job(BaseModel):
         return RunRequest(agent=AgentSpec.parse(self.agent), problem_dir=Path(self.problem_dir),
                           runs_dir=runs_dir or Path(self.runs_dir), budget_s=self.budget_s, trial=self.trial,
                           device=self.device, shapes=self.shapes, sandboxed=self.sandboxed, network=self.network,
-                          gpu=self.gpu, options=dict(self.options), env=env or {})
+                          gpu=self.gpu, options=dict(self.options), env=env or {},
+                          stand_in=Path(self.stand_in) if self.stand_in else None)
 
 
 class JobSummary(BaseModel):

@@ -27,6 +27,9 @@ class Strict(BaseModel):
 class AgentEntry(Strict):
     agent: str                                  # HARNESS:MODEL[@EFFORT]
     options: dict[str, Any] = Field(default_factory=dict)
+    # a model stand-in policy file (relative to the sweep file) started for each run, the CLI pointed at it, as
+    # `kernelbench run --stand-in POLICY` does
+    stand_in: str | None = None
 
     @field_validator("agent")
     @classmethod
@@ -95,6 +98,15 @@ class Sweep:
         """The agent's options; scripted plans are looked up beside the sweep file's project first."""
         return {"plan_search": [str(self.path.parent.parent)], **entry.options}
 
+    def stand_in(self, entry: AgentEntry) -> Path | None:
+        """The entry's stand-in policy file, resolved against the sweep file's folder."""
+        return (self.path.parent / entry.stand_in).resolve() if entry.stand_in else None
+
+    def checked_options(self, entry: AgentEntry) -> dict[str, Any]:
+        """The options the adapter sees in a run: a CLI pointed at a stand-in is told so (it needs no key)."""
+        options = self.options(entry)
+        return {**options, "model_server": True} if entry.stand_in else options
+
     def jobs(self) -> list[Job]:
         """Trial by trial, so a sweep cut short still has one run in every cell before any has two."""
         spec, jobs, problems = self.spec, [], self.problem_dirs()
@@ -104,7 +116,8 @@ class Sweep:
                     jobs.append(Job(agent=entry.agent, options=self.options(entry), problem_dir=str(problem),
                                     trial=trial, runs_dir=str(self.runs_dir), budget_s=spec.budget_s,
                                     device=spec.device, shapes=spec.shapes, sandboxed=spec.sandbox,
-                                    network=spec.network, gpu=spec.gpu))
+                                    network=spec.network, gpu=spec.gpu,
+                                    stand_in=str(self.stand_in(entry)) if entry.stand_in else None))
         return jobs
 
 
@@ -168,7 +181,9 @@ def check_sweep(sweep: Sweep) -> None:
         spec = AgentSpec.parse(entry.agent)
         adapter = get_adapter(spec.harness)
         adapter.find_executable()
-        adapter.validate(spec, sweep.options(entry))
+        adapter.validate(spec, sweep.checked_options(entry))
+        if entry.stand_in:
+            _check_stand_in(sweep, entry, problems)
         if adapter.scripted:
             plan_path = find_plan(spec.model, sweep.options(entry)["plan_search"])
             plan = load_plan(plan_path)
@@ -176,6 +191,19 @@ def check_sweep(sweep: Sweep) -> None:
                 resolve_plan(plan, plan_path, problem.name, problem.parent.parent)
     if sweep.spec.sandbox:
         sandbox.probe()
+
+
+def _check_stand_in(sweep: Sweep, entry: AgentEntry, problems: list[Path]) -> None:
+    """The policy file is there and reads for every problem (its errors name the file and line)."""
+    from kernelbench.harness.standin.policy import load_policy
+
+    policy = sweep.stand_in(entry)
+    if not policy.is_file():
+        raise KernelBenchError(f"{entry.agent}: no stand-in policy file at {policy}", path=sweep.path,
+                               hint="`stand_in:` is relative to the sweep file (see tests/harness/standin/ for "
+                                    "policies)")
+    for problem in problems:
+        load_policy(policy, problem=problem.name)
 
 
 def run_sweep(sweep: Sweep, *, backend: str = "local", resume: bool = False, address: str | None = None,

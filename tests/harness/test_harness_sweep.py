@@ -119,3 +119,34 @@ def test_resume_redoes_harness_errors_and_keeps_them_as_evidence(tmp_path):
     assert ("scripted:giveup", "04_kahan_softmax", 1) in {(j.agent, Path(j.problem_dir).name, j.trial) for j in todo}
     assert (runs / ".retried" / "run_a" / "result.json").is_file() and not (runs / "run_a").exists()
     assert (runs / "run_b").is_dir()
+
+
+def test_an_agent_entry_names_its_stand_in_relative_to_the_sweep_file(tmp_path):
+    """`stand_in:` in an agent entry is what `kernelbench run --stand-in POLICY` is for one run: each of the
+    entry's jobs carries the policy file, resolved against the sweep file's folder, into its run request
+    (also through the JSON a pool worker reads); the other entries point their CLI at nothing."""
+    from kernelbench.harness.jobs import Job
+
+    policy = tmp_path / "policies" / "eager.yaml"
+    policy.parent.mkdir()
+    policy.write_text((REPO / "tests" / "harness" / "standin" / "eager.yaml").read_text())
+    sweep_path = tmp_path / "sweeps" / "standin.yaml"
+    sweep_path.parent.mkdir()
+    sweep_path.write_text(f"name: standin\nagents:\n  - {{agent: 'claude:stand-in', stand_in: ../policies/eager.yaml}}\n"
+                          f"  - scripted:giveup\nproblems: [04_kahan_softmax]\nproblems_dir: {REPO / 'problems'}\n"
+                          f"runs: {tmp_path / 'runs'}\ndevice: cpu\nshapes: smoke\n")
+    jobs = Sweep.load(sweep_path).jobs()
+    by_agent = {job.agent: job for job in jobs}
+    assert by_agent["claude:stand-in"].stand_in == str(policy.resolve())
+    assert by_agent["scripted:giveup"].stand_in is None
+    request = Job.model_validate_json(by_agent["claude:stand-in"].model_dump_json()).request()
+    assert request.stand_in == policy.resolve() and request.agent_options["model_server"] is True
+    assert by_agent["scripted:giveup"].request().stand_in is None
+
+
+def test_a_stand_in_entry_with_a_typo_is_an_error_naming_the_sweep_file(tmp_path):
+    sweep_path = tmp_path / "sweep.yaml"
+    sweep_path.write_text("name: typo\nagents:\n  - {agent: 'claude:stand-in', standin: eager.yaml}\n")
+    with pytest.raises(KernelBenchError) as caught:
+        Sweep.load(sweep_path)
+    assert "sweep.yaml" in str(caught.value.diagnostic.path) and "standin" in caught.value.diagnostic.message

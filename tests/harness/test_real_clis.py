@@ -104,6 +104,29 @@ def test_each_cli_makes_a_graded_run_whose_page_shows_its_real_transcript(clis_e
     assert page.count('class="ev ev-unknown"') == sum(parsed.unknown_records.values())   # shown, not dropped
 
 
+@pytest.mark.slow
+def test_a_sweep_entry_runs_its_cli_against_the_stand_in_it_names(clis_env, tmp_path):
+    """`stand_in:` in a sweep's agent entry does what `kernelbench run --stand-in` does, for every run of the
+    entry: two CLIs, each against a stand-in of its own, graded runs that pass."""
+    names = [name for name in ("claude", "codex") if (CLIS_BIN / get_adapter(name).executable).exists()]
+    if not names:
+        pytest.skip("neither claude nor codex is installed in clis/node_modules (npm install --prefix clis)")
+    policy = os.path.relpath(POLICY, tmp_path)       # relative to the sweep file, as a sweep in sweeps/ writes it
+    entries = "".join(f"  - {{agent: '{CLIS[name][0]}', stand_in: {policy}}}\n" for name in names)
+    sweep = tmp_path / "standin.yaml"
+    sweep.write_text(f"name: standin\nagents:\n{entries}problems: [04_kahan_softmax]\n"
+                     f"problems_dir: {REPO / 'problems'}\nruns: runs\ndevice: cpu\nshapes: smoke\nbudget_s: 180\n"
+                     f"slots: 1\nretries: 0\n")
+    proc = subprocess.run([sys.executable, "-m", "kernelbench", "sweep", str(sweep)], env=clis_env, check=False,
+                          capture_output=True, text=True, timeout=240 * len(names) + 120)
+    assert proc.returncode == 0, (proc.stdout[-2000:], proc.stderr[-2000:])
+    results = [json.loads(p.read_text()) for p in sorted((tmp_path / "runs").glob("*/result.json"))]
+    assert sorted(r["harness"] for r in results) == sorted(names)
+    for result in results:
+        assert result["session"]["model_server"] == "stand-in eager.yaml", result["session"]
+        assert result["grading"]["outcome"] == "pass", result["grading"]
+
+
 def fault_policy(tmp_path: Path, fault: str, times: int | None) -> Path:
     """The eager policy with one fault on the step that writes solution.py."""
     text = POLICY.read_text().replace("../../../solutions", str(REPO / "solutions"))
