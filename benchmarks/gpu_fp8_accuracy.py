@@ -63,7 +63,7 @@ def main() -> int:
     parser.add_argument("--shape", type=int, action="append", help="shape index (repeatable; default 0 and 3)")
     parser.add_argument("--cases", default="base,heavy_tailed,skewed_scales")
     args = parser.parse_args()
-    from kernelbench.problems.spec import load_problem_spec
+    from kernelbench.problems.loader import load_problem_spec
 
     spec = load_problem_spec(PROBLEM)
     tol = spec.tolerance["bfloat16"]

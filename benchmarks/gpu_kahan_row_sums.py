@@ -82,7 +82,7 @@ def library_normalisers(spec, reference) -> None:
 
 
 def main() -> int:
-    from kernelbench.problems.spec import load_problem_spec
+    from kernelbench.problems.loader import load_problem_spec
 
     spec = load_problem_spec(PROBLEM)
     reference = load(PROBLEM / "reference.py", "reference")

@@ -271,7 +271,7 @@ def explain(row: dict) -> str:
 
 def measure_problem(problem_dir: Path, lines: tuple[str, ...], args, report: dict, written: set) -> None:
     from kernelbench.eval.baselines import write_baselines
-    from kernelbench.problems.spec import load_problem_spec
+    from kernelbench.problems.loader import load_problem_spec
 
     spec = load_problem_spec(problem_dir)
     remaining = args.deadline - time.monotonic()

@@ -81,7 +81,7 @@ def main() -> int:
     import torch
 
     from kernelbench.problems.loader import load_module
-    from kernelbench.problems.spec import load_problem_spec
+    from kernelbench.problems.loader import load_problem_spec
 
     device = torch.device(args.device)
     print(f"CUPTI mapped before any recording: {cupti_mapped()}", flush=True)

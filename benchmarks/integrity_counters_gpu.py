@@ -66,7 +66,7 @@ def scratch_grading(problem_dir: Path, workdir: Path, device: str) -> list:
     from kernelbench.eval.worker.context import build_model
     from kernelbench.eval.worker.judge import publish_inputs
     from kernelbench.problems.loader import load_module
-    from kernelbench.problems.spec import load_problem_spec
+    from kernelbench.problems.loader import load_problem_spec
 
     spec = load_problem_spec(problem_dir)
     reference = load_module(problem_dir / "reference.py", "reference")
@@ -95,7 +95,7 @@ def scratch_grading(problem_dir: Path, workdir: Path, device: str) -> list:
 def probe(solution: Path, problem: str, device: str, limit_s: float) -> dict[str, Any]:
     from kernelbench.eval.integrity import counters
     from kernelbench.eval.process import worker_env
-    from kernelbench.problems.spec import load_problem_spec
+    from kernelbench.problems.loader import load_problem_spec
 
     problem_dir = REPO / "problems" / problem
     spec = load_problem_spec(problem_dir)

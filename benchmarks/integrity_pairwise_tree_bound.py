@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from kernelbench.problems.loader import load_module  # noqa: E402  (after the path)
-from kernelbench.problems.spec import load_problem_spec  # noqa: E402
+from kernelbench.problems.loader import load_problem_spec  # noqa: E402
 
 PROBLEM = REPO / "problems" / "04_kahan_softmax"
 

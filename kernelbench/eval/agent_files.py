@@ -14,7 +14,8 @@ import shutil
 from pathlib import Path
 
 from kernelbench.eval.cases import STRESS_SHAPES, smallest_shape_indices
-from kernelbench.problems.spec import ProblemSpec, load_problem_spec
+from kernelbench.problems.loader import load_problem_spec
+from kernelbench.problems.spec import ProblemSpec
 
 PORTABLE = Path(__file__).resolve().parent / "portable"
 TEMPLATES = Path(__file__).resolve().parent / "agent_templates"

@@ -16,9 +16,9 @@ from kernelbench.eval.protocol import BenchJob, BenchLine, JudgeReply, ShapeTimi
 from kernelbench.eval.roofline import geometric_mean
 from kernelbench.eval.stages.timing import shape_result
 from kernelbench.fileio import atomic_write_text
-from kernelbench.problems.baselines import COMPILED_LINE_MODE, Line, ProblemBaselines, baselines_path
+from kernelbench.problems.baselines import COMPILED_LINE_MODE, Line, ProblemBaselines
 from kernelbench.problems.baselines import ShapeTiming as LineShape
-from kernelbench.problems.loader import problem_hash
+from kernelbench.problems.loader import baselines_file, problem_hash, reference_file
 
 
 def _line_source(line: str, torch_version: str, sota_source: str) -> str:
@@ -84,12 +84,12 @@ def measure_baselines(problem_dir: Path, device: str = "cuda", lines: tuple[str,
     problem_dir = Path(problem_dir).resolve()
     options = GradingOptions(device=device, shapes=shapes, line="eager", lint=False, limits=dict(limits or {}))
     with tempfile.TemporaryDirectory(prefix="kb-baselines-", dir=scratch_dir()) as tmp:
-        plan = GradingPlan.create(problem_dir / "reference.py", problem_dir, Path(tmp), options, load_guards())
+        plan = GradingPlan.create(reference_file(problem_dir), problem_dir, Path(tmp), options, load_guards())
         state = GradingState(Grading(device=device, shapes_mode=shapes, has_solution=True))
         reference = run_stage(plan, state, plan.judge_job(plan.timing_cases(), save_expected=True))
         reply = reference.reply_as(JudgeReply)
         if reply is None:
-            raise KernelBenchError(f"the reference failed: {reference.error}", path=problem_dir / "reference.py")
+            raise KernelBenchError(f"the reference failed: {reference.error}", path=reference_file(problem_dir))
         state.note_device(reply.device_info, device)
         if state.profile is None and device == "cuda":
             raise KernelBenchError("this GPU matches no hardware profile", hint="see kernelbench/hardware.py")
@@ -107,7 +107,7 @@ def _measure_all(plan: GradingPlan, state: GradingState, lines: tuple[str, ...],
     modules, unavailable, sources = {}, {}, {}
     for line in lines:
         if line != "sota":
-            modules[line] = plan.pristine / "reference.py"
+            modules[line] = reference_file(plan.pristine)
             sources[line] = _line_source(line, torch_version, "")
             continue
         entry = plan.spec.sota[0] if plan.spec.sota else None
@@ -129,7 +129,7 @@ def _measure_all(plan: GradingPlan, state: GradingState, lines: tuple[str, ...],
 
 def write_baselines(problem_dir: Path, baselines: ProblemBaselines, merge: bool = False) -> Path:
     """Write the file; with `merge`, lines measured earlier (same problem hash) are kept unless re-measured."""
-    path = baselines_path(problem_dir, baselines.gpu)
+    path = baselines_file(problem_dir, baselines.gpu)
     if merge and path.is_file():
         from kernelbench.problems.baselines import load_baselines
 

@@ -12,17 +12,23 @@ from kernelbench.errors import KernelBenchError
 
 GRADE_EXAMPLE = """example:
   kernelbench grade solution.py --problem problems/04_kahan_softmax --device cpu --shapes smoke --json
+  kernelbench grade solution.py --problem path/to/problems-h100/05_topk_bitonic      # KernelBench-Hard layout
+  kernelbench grade solution.py --problem path/to/level1/23_Softmax.py               # Stanford KernelBench file
   kernelbench grade hang.py --problem problems/04_kahan_softmax --device cpu --shapes smoke --limit check=20
 exit status: 0 only when the outcome is pass."""
 CALIBRATE_EXAMPLE = """example:
   kernelbench hardware calibrate --json > calibration.json"""
 PROBLEM_CHECK_EXAMPLE = """example:
   kernelbench problem check problems/04_kahan_softmax --device cpu
+  kernelbench problem check path/to/problems-h100/01_fp8_gemm path/to/level1/23_Softmax.py --device cuda
 checks: problem.yaml is valid; the reference passes its own grading (smoke shapes on cpu, all shapes on cuda);
 a perturbed and an all-zeros output are rejected."""
 BASELINES_EXAMPLE = """example:
   kernelbench baselines --problem all
-  kernelbench baselines --problem problems/01_fp8_gemm --lines eager sota"""
+  kernelbench baselines --problem problems/01_fp8_gemm --lines eager sota
+  kernelbench baselines --problem all --problems .foreign/kernelbench.com/benchmarks/hard/problems-h100
+another benchmark's problem (KernelBench-Hard folder, Stanford KernelBench file) is read in its own layout; its
+lines are filed in its baselines/ folder (a Stanford file's: baselines/<name>/ beside it)."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -36,7 +42,9 @@ def _register_grade(subparsers) -> None:
     p = subparsers.add_parser("grade", help="grade a solution against a problem (trusted, fresh processes)",
                               epilog=GRADE_EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("solution", type=Path, help="the candidate's solution.py")
-    p.add_argument("--problem", type=Path, required=True, help="problem folder, e.g. problems/01_fp8_gemm")
+    p.add_argument("--problem", type=Path, required=True,
+                   help="problem folder (ours or KernelBench-Hard's) or Stanford KernelBench file, e.g. "
+                        "problems/01_fp8_gemm")
     p.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
     p.add_argument("--shapes", choices=["full", "smoke"], default="full")
     p.add_argument("--json", action="store_true", help="print the GradeReport as JSON on stdout")
@@ -93,7 +101,8 @@ def _register_problem(subparsers) -> None:
     sub = p.add_subparsers(dest="problem_command", metavar="COMMAND")
     check = sub.add_parser("check", help="validate a problem: spec, reference, tolerance that can fail",
                            epilog=PROBLEM_CHECK_EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
-    check.add_argument("problem_dir", type=Path, nargs="+", help="one or more problem folders")
+    check.add_argument("problem_dir", type=Path, nargs="+",
+                       help="one or more problem folders (or Stanford KernelBench files)")
     check.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     check.set_defaults(func=problem_check_command)
     p.set_defaults(func=lambda a: p.print_help() or 2)
@@ -166,9 +175,14 @@ def _register_baselines(subparsers) -> None:
 
 
 def problem_dirs(value: str, deck: Path) -> list[Path]:
+    """One problem, or every problem of a deck folder in whatever layout it is written (a folder, or a file of a
+    single-file layout)."""
+    from kernelbench.problems.layouts import LAYOUTS
+
     if value != "all":
         return [Path(value)]
-    dirs = sorted(p for p in deck.iterdir() if (p / "problem.yaml").is_file())
+    dirs = sorted(p for p in deck.iterdir()
+                  if not p.name.startswith((".", "_")) and any(layout.detect(p) for layout in LAYOUTS))
     if not dirs:
         raise KernelBenchError("no problem folders found", path=deck)
     return dirs

@@ -29,7 +29,7 @@ from kernelbench.eval.grading import (
 )
 from kernelbench.eval.integrity.templates import Snapshot
 from kernelbench.fileio import atomic_write_text
-from kernelbench.problems.loader import PROBLEM_FILES, problem_hash
+from kernelbench.problems.loader import problem_files, problem_hash
 
 __all__ = ["STAGE_LIMITS_S", "GradeReport", "grade_solution", "template_paths"]
 
@@ -51,7 +51,7 @@ class GradeReport(BaseModel):
 
 def template_paths(solution: Path, problem_dir: Path) -> list[Path]:
     """Files a solution must not edit: the problem's own and the workspace copies beside the solution."""
-    return [problem_dir / n for n in PROBLEM_FILES] + [solution.parent / n for n in WORKSPACE_TEMPLATES]
+    return problem_files(problem_dir) + [solution.parent / n for n in WORKSPACE_TEMPLATES]
 
 
 def grade_solution(solution: Path, problem_dir: Path, *, device: str = "cuda", shapes: str = "full",
@@ -81,7 +81,8 @@ def grade_solution(solution: Path, problem_dir: Path, *, device: str = "cuda", s
                 state.stages["setup"] = round(time.monotonic() - started, 3)
                 correct = run_stages(plan, state)
         finally:  # whatever ended the grading, the files it watched are put back
-            state.findings += guards.template_findings(before, problem_dir)
+            state.findings += guards.template_findings(before, problem_dir if problem_dir.is_dir()
+                                                       else problem_dir.parent)
         conclude(plan, state, correct)
     except GraderFault as exc:  # the grading could not be carried out: never a verdict on the candidate
         state.grading.outcome = Outcome.HARNESS_ERROR

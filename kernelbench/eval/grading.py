@@ -34,8 +34,9 @@ from kernelbench.eval.protocol import (
     TimingSettings,
 )
 from kernelbench.hardware import GpuProfile
-from kernelbench.problems.loader import PROBLEM_FILES, file_hashes, pristine_copy, shapes_for
-from kernelbench.problems.spec import ProblemSpec, load_problem_spec
+from kernelbench.problems.loader import file_hashes, pristine_copy, problem_files, shapes_for
+from kernelbench.problems.loader import load_problem_spec
+from kernelbench.problems.spec import ProblemSpec
 
 if TYPE_CHECKING:
     from kernelbench.eval.integrity.hooks import Guards
@@ -111,7 +112,7 @@ class GradingPlan:
         return self.options.device
 
     def pristine_files(self) -> list[Path]:
-        return [self.pristine / n for n in PROBLEM_FILES if (self.problem_dir / n).is_file()]
+        return [self.pristine / p.name for p in problem_files(self.problem_dir) if p.is_file()]
 
     def timing_cases(self) -> list[Case]:
         """The base cases the bench stage times: the problem's `input_sets` per shape, in the shapes' order."""

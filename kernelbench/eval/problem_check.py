@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernelbench.problems.loader import load_problem, shapes_for
+from kernelbench.problems.loader import bind_shape, init_arguments, load_problem, reference_file, shapes_for
 
 
 @dataclass
@@ -56,7 +56,9 @@ def check_perturbations(problem, device: str, shape: dict[str, Any], report: Che
     ref = problem.reference
     tolerances = {k: v.model_dump() for k, v in problem.spec.tolerance.items()}
     torch.manual_seed(0)
-    model = ref.Model(**ref.get_init_kwargs(shape)).to(device).eval()
+    bind_shape(ref, shape)
+    args, kwargs = init_arguments(ref, shape)
+    model = ref.Model(*args, **kwargs).to(device).eval()
     inputs = ref.get_inputs(shape, 42, device)
     with torch.no_grad():
         expected = model(*inputs)
@@ -74,10 +76,10 @@ def check_problem(problem_dir: Path, device: str = "cpu") -> CheckReport:
 
     problem = load_problem(problem_dir)
     report = CheckReport(problem=problem.spec.id)
-    report.record(True, f"problem.yaml valid ({len(problem.spec.shapes)} shapes, "
+    report.record(True, f"spec valid, {problem.layout} layout ({len(problem.spec.shapes)} shapes, "
                         f"{len(problem.spec.smoke_shapes)} smoke shapes)")
     mode = "smoke" if device == "cpu" else "full"
-    graded = grade_solution(problem_dir / "reference.py", problem_dir, device=device, shapes=mode, lint=False,
+    graded = grade_solution(reference_file(problem_dir), problem_dir, device=device, shapes=mode, lint=False,
                             timing=False)
     g = graded.grading
     report.record(g.outcome is Outcome.PASS, f"reference passes its own check on {len(g.checks)} cases "

@@ -12,7 +12,10 @@ from kernelbench.problems.spec import ProblemSpec
 SPEED_OF_LIGHT_SLACK = 0.98
 
 
-def ceiling_of(spec: ProblemSpec, profile: GpuProfile) -> Ceiling:
+def ceiling_of(spec: ProblemSpec, profile: GpuProfile) -> Ceiling | None:
+    """The ceiling a problem's score is a fraction of on this GPU; None for a problem without a roofline."""
+    if not spec.has_roofline:
+        return None
     value, unit = ceiling_for(profile, spec.regime, spec.ceiling)
     peak = profile.peak_tflops.get(_compute_key(spec, profile))
     return Ceiling(regime=spec.regime, dtype=spec.ceiling, value=value, unit=unit, peak_tflops=peak,
@@ -22,7 +25,7 @@ def ceiling_of(spec: ProblemSpec, profile: GpuProfile) -> Ceiling:
 def _compute_key(spec: ProblemSpec, profile: GpuProfile) -> str:
     from kernelbench.hardware import normalize_dtype
 
-    key = normalize_dtype(spec.ceiling)
+    key = normalize_dtype(spec.ceiling or "")
     if key in profile.peak_tflops:
         return key
     return max(profile.peak_tflops, key=profile.peak_tflops.get)  # memory-bound: the most generous compute roof
@@ -35,7 +38,7 @@ def score_shape(result: ShapeResult, spec: ProblemSpec, profile: GpuProfile | No
     seconds = result.median_ms * 1e-3
     result.tflops = result.flops / seconds / 1e12 if result.flops else None
     result.gbps = result.bytes / seconds / 1e9 if result.bytes else None
-    if profile is not None:
+    if profile is not None and spec.has_roofline:
         achieved = result.tflops if spec.regime == "compute" else result.gbps
         value, _ = ceiling_for(profile, spec.regime, spec.ceiling)
         result.fraction = achieved / value if achieved is not None else None
@@ -50,7 +53,7 @@ def minimum_time_ms(flops: float, nbytes: float, spec: ProblemSpec, profile: Gpu
 
 def faster_than_light(result: ShapeResult, spec: ProblemSpec, profile: GpuProfile) -> str | None:
     """A message when the shape ran faster than the hardware can possibly run it."""
-    if result.median_ms is None:
+    if result.median_ms is None or not spec.has_roofline:
         return None
     floor = minimum_time_ms(result.flops or 0.0, result.bytes or 0.0, spec, profile)
     if result.median_ms < floor * SPEED_OF_LIGHT_SLACK:

@@ -26,7 +26,7 @@ from kernelbench.harness.process import ProcessResult, run_budgeted
 from kernelbench.harness.rundir import create_staging, publish, unique_run_id
 from kernelbench.harness.workspace import Workspace, collect_submission, copy_workspace, prepare_workspace
 from kernelbench.problems.loader import problem_hash
-from kernelbench.problems.spec import load_problem_spec
+from kernelbench.problems.loader import load_problem_spec
 from kernelbench.results.run import Environment, Finding, Outcome, RunResult, Session
 
 

@@ -21,7 +21,8 @@ from typing import Any
 from kernelbench.errors import KernelBenchError
 from kernelbench.eval.integrity.templates import TemplateChange, file_change
 from kernelbench.problems.loader import shapes_for
-from kernelbench.problems.spec import ProblemSpec, load_problem_spec
+from kernelbench.problems.loader import load_problem_spec
+from kernelbench.problems.spec import ProblemSpec
 
 TEMPLATE_FILES = ("reference.py", "problem.yaml")
 PROMPT_FILE = "PROMPT.txt"

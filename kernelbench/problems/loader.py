@@ -4,14 +4,13 @@ Grading never imports from the problem folder or the agent's workspace directly:
 into a fresh folder first (`pristine_copy`), hashes the problem (`problem_hash`) so a result names exactly the
 problem it was graded against, and imports each file under a unique module name so that two loads never share
 state through `sys.modules`. Every stage process of a grading loads its problem's reference through
-`load_reference` (docs/grading.md, contract 1): the one place a loader for another folder layout plugs in.
+`load_reference` (docs/grading.md, contract 1), which reads the folder in its own layout
+(kernelbench.problems.layouts: ours, KernelBench-Hard's, Stanford KernelBench's) and presents our interface.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib.util
-import itertools
 import shutil
 import sys
 from dataclasses import dataclass
@@ -20,23 +19,23 @@ from types import ModuleType
 from typing import Any
 
 from kernelbench.errors import KernelBenchError
-from kernelbench.problems.spec import ProblemSpec, load_problem_spec
+from kernelbench.problems.modules import REQUIRED_FUNCTIONS, check_interface, load_module
+from kernelbench.problems.spec import ProblemSpec
 
-# files grading depends on (the problem hash covers these); the prompt, README and baselines change no verdict
+# our own layout's files (kernelbench.problems.layouts.native): grading depends on these, the prompt changes no verdict
 GRADED_FILES = ("problem.yaml", "reference.py", "sota.py")
 PROBLEM_FILES = (*GRADED_FILES, "PROMPT.txt")
-REQUIRED_FUNCTIONS = ("get_init_kwargs", "get_inputs")
-_counter = itertools.count()
 
 
 @dataclass
 class Problem:
-    """A problem folder with its validated spec and its reference module."""
+    """A problem folder with its validated spec and its reference module, and the layout it is written in."""
 
     directory: Path
     spec: ProblemSpec
     reference: ModuleType
     content_hash: str
+    layout: str = "native"
 
     def shapes(self, mode: str) -> list[dict[str, Any]]:
         return shapes_for(self.spec, mode)
@@ -53,12 +52,29 @@ def shapes_for(spec: ProblemSpec, mode: str) -> list[dict[str, Any]]:
 
 def problem_hash(problem_dir: Path) -> str:
     """sha256 over the files grading depends on, in a fixed order, names included."""
-    digest = hashlib.sha256()
-    for name in GRADED_FILES:
-        path = Path(problem_dir) / name
-        if path.is_file():
-            digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
+    from kernelbench.problems.layouts import layout_of
+
+    return layout_of(problem_dir).content_hash(Path(problem_dir))
+
+
+def problem_files(problem_dir: Path) -> list[Path]:
+    """The files that define a problem in its layout (what the pristine copy holds and a solution must not edit)."""
+    from kernelbench.problems.layouts import layout_of
+
+    return layout_of(problem_dir).copied_files(Path(problem_dir))
+
+
+def baselines_file(problem_dir: Path, gpu: str) -> Path:
+    """Where the problem's baseline lines measured on `gpu` are filed (kernelbench.problems.baselines)."""
+    from kernelbench.problems.layouts import layout_of
+
+    return layout_of(problem_dir).baselines_dir(Path(problem_dir)) / f"{gpu}.json"
+
+
+def reference_file(problem_dir: Path) -> Path:
+    from kernelbench.problems.layouts import layout_of
+
+    return layout_of(problem_dir).reference_file(Path(problem_dir))
 
 
 def file_hashes(paths: list[Path]) -> dict[str, str]:
@@ -67,60 +83,44 @@ def file_hashes(paths: list[Path]) -> dict[str, str]:
 
 
 def pristine_copy(problem_dir: Path, dest: Path) -> Path:
-    """Copy the problem's defining files into `dest/<id>` and return that folder."""
-    problem_dir = Path(problem_dir)
-    target = Path(dest) / problem_dir.name
+    """Copy the problem's defining files into `dest/<name>` and return that folder (a folder in the same layout)."""
+    from kernelbench.problems.layouts import layout_of
+
+    layout = layout_of(problem_dir)
+    target = Path(dest) / layout.folder_name(Path(problem_dir))
     target.mkdir(parents=True, exist_ok=True)
-    for name in PROBLEM_FILES:
-        if (problem_dir / name).is_file():
-            shutil.copy2(problem_dir / name, target / name)
+    for path in layout.copied_files(Path(problem_dir)):
+        if path.is_file():
+            shutil.copy2(path, target / path.name)
     return target
 
 
-def load_module(path: Path, label: str) -> ModuleType:
-    """Import a file under a fresh module name; errors name the file and line."""
-    path = Path(path).resolve()
-    if not path.is_file():
-        raise KernelBenchError(f"{label} not found", path=path)
-    name = f"_kb_{label}_{next(_counter)}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except SyntaxError as exc:
-        del sys.modules[name]
-        raise KernelBenchError(f"{label} has a syntax error: {exc.msg}", path=path, line=exc.lineno) from None
-    return module
+def load_problem_spec(problem_dir: Path) -> ProblemSpec:
+    """The spec of a problem in any layout kernelbench.problems.layouts reads (ours: problem.yaml); errors name
+    the file, the line where there is one, and the key."""
+    from kernelbench.problems.layouts import layout_of
 
-
-def check_interface(module: ModuleType, path: Path, *, needs_inputs: bool) -> None:
-    """docs/grading.md, contract 2: a `Model` nn.Module class, and (for references) get_init_kwargs and get_inputs."""
-    if not isinstance(getattr(module, "Model", None), type):
-        raise KernelBenchError("defines no class Model", path=path,
-                               hint="define `class Model(torch.nn.Module)` with the reference's interface")
-    if needs_inputs:
-        for fn in REQUIRED_FUNCTIONS:
-            if not callable(getattr(module, fn, None)):
-                raise KernelBenchError(f"defines no function {fn}()", path=path,
-                                       hint="see docs/grading.md, contract 2: get_init_kwargs(shape), get_inputs(...)")
+    return layout_of(problem_dir).load_spec(Path(problem_dir))
 
 
 def load_reference(problem_dir: Path) -> ModuleType:
-    """The problem's reference module, imported under a fresh name and checked for its interface: what every
-    stage process of a grading (and the counter probe) loads a problem through (pass a pristine copy)."""
-    ref_path = Path(problem_dir) / "reference.py"
-    reference = load_module(ref_path, "reference")
-    check_interface(reference, ref_path, needs_inputs=True)
-    return reference
+    """The problem's reference module with our interface, imported under a fresh name: what every stage process of a
+    grading (and the counter probe) loads a problem through (pass a pristine copy). A problem in another
+    benchmark's layout comes back adapted (kernelbench.problems.layouts.shim)."""
+    from kernelbench.problems.layouts import layout_of
+
+    return layout_of(problem_dir).load_reference(Path(problem_dir))
 
 
 def load_problem(problem_dir: Path) -> Problem:
-    """Validate problem.yaml and import reference.py from `problem_dir` (`problem check`, the deck's tests)."""
+    """Validate the spec and import the reference from `problem_dir` (`problem check`, the deck's tests)."""
+    from kernelbench.problems.layouts import layout_of
+
     problem_dir = Path(problem_dir)
-    spec = load_problem_spec(problem_dir)
-    return Problem(directory=problem_dir, spec=spec, reference=load_reference(problem_dir),
-                   content_hash=problem_hash(problem_dir))
+    layout = layout_of(problem_dir)
+    return Problem(directory=problem_dir, spec=layout.load_spec(problem_dir),
+                   reference=layout.load_reference(problem_dir), content_hash=layout.content_hash(problem_dir),
+                   layout=layout.name)
 
 
 def load_solution(path: Path, label: str = "solution") -> ModuleType:
@@ -129,5 +129,39 @@ def load_solution(path: Path, label: str = "solution") -> ModuleType:
     if str(path.parent.resolve()) not in sys.path:
         sys.path.insert(0, str(path.parent.resolve()))  # sidecar modules beside the solution
     module = load_module(path, label)
-    check_interface(module, path, needs_inputs=False)
+    if not any(isinstance(getattr(module, name, None), type) for name in ("Model", "ModelNew")):
+        raise KernelBenchError("defines no class Model", path=path,
+                               hint="define `class Model(torch.nn.Module)` with the reference's interface "
+                                    "(ModelNew for a Stanford KernelBench problem)")
     return module
+
+
+# ------------------------------------------------------------------------------------------------- the interface
+
+def init_arguments(reference: ModuleType, shape: dict[str, Any]) -> tuple[list, dict[str, Any]]:
+    """How a shape's model is constructed: (positional, keyword) arguments. Ours: get_init_kwargs(shape); a layout
+    with positional constructors (get_init_inputs()) gives get_init_args(shape)."""
+    positional = getattr(reference, "get_init_args", None)
+    if callable(positional):
+        return list(positional(shape)), {}
+    return [], dict(reference.get_init_kwargs(shape))
+
+
+def bind_shape(reference: ModuleType, shape: dict[str, Any]) -> None:
+    """A layout whose module reads shape globals gets them set to `shape` before that shape's calls."""
+    bind = getattr(reference, "bind_shape", None)
+    if callable(bind):
+        bind(shape)
+
+
+def model_class(candidate: ModuleType, reference: ModuleType) -> type:
+    """The candidate's model class: the problem layout's solution class (ModelNew for Stanford KernelBench) where the
+    module defines it, else Model."""
+    from kernelbench.problems.layouts import BY_NAME
+
+    layout = BY_NAME.get(getattr(reference, "LAYOUT", "native"), BY_NAME["native"])
+    for name in layout.solution_classes:
+        cls = getattr(candidate, name, None)
+        if isinstance(cls, type):
+            return cls
+    raise TypeError(f"the module defines none of the classes {', '.join(layout.solution_classes)}")

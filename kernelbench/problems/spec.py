@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import math
 import operator
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -103,19 +104,28 @@ class SotaEntry(Strict):
     requires: list[str] = []    # python packages it needs; missing ones mean "not available on this GPU"
 
 
+NATIVE_ID = re.compile(r"^\d{2}_[a-z0-9_]+$")
+# another benchmark's problem keeps its own name (Stanford KernelBench: 23_Softmax, 1_Square_matrix_multiplication_)
+PROBLEM_ID = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+
+
 class ProblemSpec(Strict):
-    """One problem of the deck. Unknown keys are errors, so a typo never silently changes grading."""
+    """One problem of a deck. Unknown keys are errors, so a typo never silently changes grading.
+
+    Our own folders (problem.yaml) always give the roofline (regime, ceiling, flops and bytes formulas); a problem
+    loaded from another benchmark's layout (kernelbench.problems.layouts) may lack it, and is then timed without a
+    peak_fraction."""
 
     version: int = SPEC_VERSION
-    id: str = Field(pattern=r"^\d{2}_[a-z0-9_]+$")
+    id: str = Field(pattern=PROBLEM_ID)
     title: str
     description: str
-    regime: Literal["compute", "memory"]
-    ceiling: str                # dtype key of the governing ceiling (e.g. fp8, bf16) or "dram" for memory
+    regime: Literal["compute", "memory"] | None
+    ceiling: str | None         # dtype key of the governing ceiling (e.g. fp8, bf16) or "dram" for memory
     shapes: list[dict[str, Any]] = Field(min_length=1)
     smoke_shapes: list[dict[str, Any]] = Field(default_factory=list)  # tiny shapes for CPU runs
-    flops: str
-    bytes: str
+    flops: str | None
+    bytes: str | None
     tolerance: dict[str, Tolerance] = Field(default_factory=dict)  # keyed by the dtype of the compared tensor
     forbidden: list[str] = Field(default_factory=list)          # python-level ops/modules the solution must not use
     forbidden_kernels: list[str] = Field(default_factory=list)  # substrings of launched kernel names
@@ -131,13 +141,16 @@ class ProblemSpec(Strict):
 
     @field_validator("flops", "bytes")
     @classmethod
-    def _formula_parses(cls, value: str) -> str:
-        parse_formula(value)
+    def _formula_parses(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_formula(value)
         return value
 
     @model_validator(mode="after")
     def _formulas_use_shape_keys(self) -> "ProblemSpec":
         for field in ("flops", "bytes"):
+            if getattr(self, field) is None:
+                continue
             _, names = parse_formula(getattr(self, field))
             for i, shape in enumerate(self.shapes + self.smoke_shapes):
                 missing = names - set(shape)
@@ -145,15 +158,27 @@ class ProblemSpec(Strict):
                     raise ValueError(f"{field} formula uses {sorted(missing)}, which shape {i} does not define")
         return self
 
-    def flops_of(self, shape: dict[str, Any]) -> float:
-        return evaluate_formula(self.flops, shape)
+    @model_validator(mode="after")
+    def _roofline_complete(self) -> "ProblemSpec":
+        given = [self.regime is not None, self.ceiling is not None]
+        if any(given) and not all(given):
+            raise ValueError("regime and ceiling go together: give both (a roofline) or neither")
+        return self
 
-    def bytes_of(self, shape: dict[str, Any]) -> float:
-        return evaluate_formula(self.bytes, shape)
+    @property
+    def has_roofline(self) -> bool:
+        """Whether a timed shape becomes a fraction of a hardware ceiling (a regime, a ceiling and both formulas)."""
+        return None not in (self.regime, self.ceiling, self.flops, self.bytes)
+
+    def flops_of(self, shape: dict[str, Any]) -> float | None:
+        return evaluate_formula(self.flops, shape) if self.flops is not None else None
+
+    def bytes_of(self, shape: dict[str, Any]) -> float | None:
+        return evaluate_formula(self.bytes, shape) if self.bytes is not None else None
 
 
-def load_problem_spec(problem_dir: Path) -> ProblemSpec:
-    """Load and validate `problem.yaml` from a problem folder; errors name the file and line."""
+def load_native_spec(problem_dir: Path) -> ProblemSpec:
+    """Load and validate our own `problem.yaml` from a problem folder; errors name the file and line."""
     from kernelbench.errors import KernelBenchError
     from kernelbench.fileio import load_yaml_model
 
@@ -163,7 +188,14 @@ def load_problem_spec(problem_dir: Path) -> ProblemSpec:
         raise KernelBenchError("no problem.yaml here", path=problem_dir,
                                hint="point at a problem folder such as problems/01_fp8_gemm")
     spec = load_yaml_model(path, ProblemSpec)
+    if not NATIVE_ID.match(spec.id):
+        raise KernelBenchError(f"id '{spec.id}' is not NN_lowercase_name", path=path,
+                               hint="name our own problems like 01_fp8_gemm (two digits, then lowercase)")
     if spec.id != problem_dir.name:
         raise KernelBenchError(f"id '{spec.id}' does not match the folder name '{problem_dir.name}'",
                                path=path, line=None, hint="make the id and the folder name the same")
+    missing = [k for k in ("regime", "ceiling", "flops", "bytes") if getattr(spec, k) is None]
+    if missing:
+        raise KernelBenchError(f"{', '.join(missing)} must be given", path=path,
+                               hint="our problems state their roofline: regime, ceiling, flops and bytes")
     return spec

@@ -27,7 +27,7 @@ def bench_context(tmp_path: Path, problem: Path, *, rotation_seed: int | None = 
     from kernelbench.eval.protocol import BenchJob, TimingSettings
     from kernelbench.eval.worker.context import StageContext
     from kernelbench.problems.loader import load_module
-    from kernelbench.problems.spec import load_problem_spec
+    from kernelbench.problems.loader import load_problem_spec
 
     spec = load_problem_spec(problem)
     fields = dict(problem_dir=str(problem), module=str(tmp_path / "solution.py"), device="cpu", cases=[],

@@ -2,7 +2,7 @@ import pytest
 
 from kernelbench.errors import KernelBenchError
 from kernelbench.eval.cases import build_cases, draw_properties, mix_seed, secret_seed
-from kernelbench.problems.spec import load_problem_spec
+from kernelbench.problems.loader import load_problem_spec
 
 
 @pytest.fixture

@@ -28,7 +28,7 @@ def grade_json(solution: Path, problem: Path, *extra: str) -> tuple[int, dict]:
 def timed_stress_draws(problem: Path) -> int:
     """The checked cases the timed rotation adds on top of the base, stress and property ones."""
     from kernelbench.eval.cases import build_cases, timed_stress_cases
-    from kernelbench.problems.spec import load_problem_spec
+    from kernelbench.problems.loader import load_problem_spec
 
     spec = load_problem_spec(problem)
     cases = build_cases(spec, spec.smoke_shapes, 0, "smoke")

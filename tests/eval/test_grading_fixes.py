@@ -23,7 +23,7 @@ from kernelbench.eval.protocol import ShapeTiming
 from kernelbench.eval.verdict import timing_guard_findings
 from kernelbench.eval.worker.comparison import Comparer
 from kernelbench.problems.loader import load_module
-from kernelbench.problems.spec import load_problem_spec
+from kernelbench.problems.loader import load_problem_spec
 
 DECK = Path(__file__).resolve().parents[2] / "problems"
 

@@ -10,7 +10,7 @@ from kernelbench.eval.roofline import (
     score_shape,
 )
 from kernelbench.hardware import get_profile
-from kernelbench.problems.spec import load_problem_spec
+from kernelbench.problems.loader import load_problem_spec
 from kernelbench.results.run import ShapeResult
 
 

@@ -18,7 +18,7 @@ import torch
 from kernelbench.eval.cases import Case, build_cases, timed_stress_cases, timed_stress_entries
 from kernelbench.eval.portable.timing import Rotation, TimedOutputInvalid, time_function
 from kernelbench.problems.loader import load_module
-from kernelbench.problems.spec import load_problem_spec
+from kernelbench.problems.loader import load_problem_spec
 from tests.eval.conftest import bench_context
 
 KAHAN = Path(__file__).resolve().parents[2] / "problems" / "04_kahan_softmax"

@@ -33,7 +33,7 @@ def _audit_timed(checked: dict[str, float], timed: dict[int, ShapeTiming]):
     from kernelbench.eval.grading import GradingState
     from kernelbench.eval.integrity.hooks import load_guards
     from kernelbench.eval.stages.timing import audit_timed_launches
-    from kernelbench.problems.spec import load_problem_spec
+    from kernelbench.problems.loader import load_problem_spec
 
     plan = SimpleNamespace(guards=load_guards(), build_env={}, options=SimpleNamespace(lint=True),
                            spec=load_problem_spec(Path(__file__).resolve().parents[2] / "problems" / "04_kahan_softmax"))
@@ -65,7 +65,7 @@ def test_a_forbidden_op_compiled_by_torch_compile_keeps_its_name(name, refused):
     """torch.compile names its generated kernels after the aten ops fused into them."""
     from kernelbench.eval.integrity.launches import forbidden_launch_reason
     from kernelbench.eval.integrity.rules import rules_for_spec
-    from kernelbench.problems.spec import load_problem_spec
+    from kernelbench.problems.loader import load_problem_spec
 
     rules = rules_for_spec(load_problem_spec(Path(__file__).resolve().parents[2] / "problems" / "04_kahan_softmax"))
     assert (forbidden_launch_reason(name, rules) is not None) is refused

@@ -19,7 +19,7 @@ from kernelbench.eval.integrity import counters
 from kernelbench.eval.integrity.counter_probe import ProbeStatus
 from kernelbench.eval.integrity.counters import CounterReading, Requirement, decide, parse_ncu_csv
 from kernelbench.problems.loader import load_module
-from kernelbench.problems.spec import load_problem_spec
+from kernelbench.problems.loader import load_problem_spec
 
 REPO = Path(__file__).resolve().parents[2]
 PROBLEMS = REPO / "problems"

@@ -92,7 +92,7 @@ def test_an_allowed_check_is_allowed_for_its_line_only():
 def test_lines_without_a_forbidden_op_pass_clean(line_reports):
     """The references that use no forbidden op are what an honest candidate could have written: they must PASS."""
     from kernelbench.eval.integrity.hooks import load_guards
-    from kernelbench.problems.spec import load_problem_spec
+    from kernelbench.problems.loader import load_problem_spec
 
     for (problem, line), report in line_reports.items():
         path = REPO / "problems" / problem / f"{line}.py"

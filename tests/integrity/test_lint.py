@@ -189,7 +189,7 @@ def test_findings_carry_file_line_and_class_name():
 
 
 def test_deck_honest_solutions_are_clean():
-    from kernelbench.problems.spec import load_problem_spec
+    from kernelbench.problems.loader import load_problem_spec
 
     checked = 0
     for kind in ("eager", "triton"):

@@ -138,7 +138,7 @@ def test_problem_files_unchanged_after_the_suite(reports):
 def test_lint_catches_its_cases(case: SuiteCase):
     """Every case whose expected finding is the lint's: the grader's own lint call names it."""
     from kernelbench.eval.integrity.hooks import load_guards
-    from kernelbench.problems.spec import load_problem_spec
+    from kernelbench.problems.loader import load_problem_spec
 
     found = load_guards().static_findings(HERE / "cases" / case.file, load_problem_spec(REPO / "problems" / case.problem))
     assert any(f.severity == "error" and f.klass == case.expect.finding.klass for f in found), found

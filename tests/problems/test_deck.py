@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from kernelbench.problems.spec import load_problem_spec
+from kernelbench.problems.loader import load_problem_spec
 from tests.problems.conftest import PROBLEM_IDS, PROBLEMS, SOLUTIONS, load_reference, load_solution, tolerance_of
 
 EXPECTED = 9

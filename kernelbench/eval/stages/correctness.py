@@ -13,6 +13,7 @@ from kernelbench.eval.gradelog import case_line
 from kernelbench.eval.grading import GradingPlan, GradingState
 from kernelbench.eval.process import StageRun, finish_beside, finish_stage
 from kernelbench.eval.protocol import DONE_MARKER, CaseRecord, CheckReply, JudgeReply
+from kernelbench.problems.loader import reference_file
 
 
 def check(plan: GradingPlan, state: GradingState) -> bool:
@@ -41,7 +42,7 @@ def check(plan: GradingPlan, state: GradingState) -> bool:
         try:
             result, found = verdict.judge_case(case, records.get(case.id), judged_case)
         except verdict.ReferenceFailed as exc:
-            raise KernelBenchError(f"the reference failed: {exc}", path=plan.problem_dir / "reference.py") from None
+            raise KernelBenchError(f"the reference failed: {exc}", path=reference_file(plan.problem_dir)) from None
         state.grading.checks.append(result)
         state.findings += found
         state.log.check.append(case_line(case, result))

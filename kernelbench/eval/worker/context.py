@@ -40,8 +40,10 @@ class StageContext:
         reference or a library line itself)."""
         if self.candidate is None or self.line in LIBRARY_LINES:
             return []
+        from kernelbench.problems.loader import reference_file
+
         problem = Path(self.job.problem_dir)
-        return [p for p in (problem / "reference.py", problem / "sota.py") if p.is_file()]
+        return [p for p in (reference_file(problem), problem / "sota.py") if p.is_file()]
 
 
 def open_stage(job: StageJob) -> StageContext:
@@ -70,14 +72,18 @@ def device_info(torch, device) -> DeviceInfo:
 def build_model(torch, device, reference: ModuleType, candidate: ModuleType | None, seed: int,
                 shape: dict[str, Any], *, compiled: bool = False):
     """The line's model of one shape, with exactly the reference's weights (drawn from `seed`)."""
-    kwargs = reference.get_init_kwargs(shape)
-    ref_model = build_reference(torch, reference, kwargs, seed, device)
+    from kernelbench.problems.loader import bind_shape, init_arguments, model_class
+
+    bind_shape(reference, shape)
+    args, kwargs = init_arguments(reference, shape)
+    ref_model = build_reference(torch, reference.Model, args, kwargs, seed, device)
     if candidate is None:
         model = ref_model
     else:
+        cls = model_class(candidate, reference)
         torch.manual_seed(seed)
-        model = candidate.Model(**kwargs)
-        model.load_state_dict(ref_model.state_dict(), strict=True)
+        model = cls(*args, **kwargs)
+        model = load_weights(torch, model, ref_model, reference, cls, (args, kwargs), seed, device)
         del ref_model
     model = model.to(device).eval()
     if not compiled:
@@ -87,7 +93,21 @@ def build_model(torch, device, reference: ModuleType, candidate: ModuleType | No
     return torch.compile(model, mode=COMPILED_LINE_MODE)
 
 
-def build_reference(torch, reference: ModuleType, kwargs: dict[str, Any], seed: int, device):
+def load_weights(torch, model, ref_model, reference: ModuleType, cls: type, arguments: tuple[list, dict], seed: int,
+                 device):
+    """The reference's state_dict, loaded strictly; for a layout whose solutions own their weights by seed
+    (Stanford KernelBench: Model and ModelNew are each built right after the same seed), a candidate whose parameter
+    names differ is built the way the reference was, under the reference's seed."""
+    try:
+        model.load_state_dict(ref_model.state_dict(), strict=True)
+        return model
+    except RuntimeError:
+        if not getattr(reference, "WEIGHTS_BY_SEED", False):
+            raise
+    return build_reference(torch, cls, *arguments, seed, device)
+
+
+def build_reference(torch, cls: type, args: list, kwargs: dict[str, Any], seed: int, device):
     """The reference's parameters, drawn on the grading device: gigabytes of MoE weights drawn by the CPU
     generator cost seconds in every stage of every shape. Every process of a grading draws them the same way
     (same seed, same device), so the candidate still loads exactly the judge's weights; a reference whose
@@ -96,11 +116,11 @@ def build_reference(torch, reference: ModuleType, kwargs: dict[str, Any], seed: 
         try:
             torch.manual_seed(seed)
             with torch.device(device):
-                return reference.Model(**kwargs)
+                return cls(*args, **kwargs)
         except (RuntimeError, TypeError, ValueError, AssertionError):  # AssertionError: a build without CUDA
             pass
     torch.manual_seed(seed)
-    return reference.Model(**kwargs)
+    return cls(*args, **kwargs)
 
 
 def layout_path(input_path: Path) -> Path:

@@ -126,29 +126,37 @@ class InputPrefetcher:
 
     docs/grading.md, contract 2: a reference draws its inputs on the CPU and then moves them, so drawing with
     device="cpu" gives the same values; the judge moves them itself after publishing them (no device-to-host copy
-    back)."""
+    back). A reference that draws from torch's global generator and module globals (another benchmark's layout,
+    THREAD_SAFE_INPUTS false) is drawn on this thread, each case when it is taken: a draw beside the reference's
+    model construction would change the weights it draws."""
 
     def __init__(self, reference, cases: list[Case], ahead: int):
         from concurrent.futures import ThreadPoolExecutor
 
-        self.reference, self.cases, self.ahead = reference, cases, max(1, ahead)
-        self.pool = ThreadPoolExecutor(max_workers=self.ahead, thread_name_prefix="inputs")
+        self.reference, self.cases = reference, cases
+        self.ahead = max(1, ahead) if getattr(reference, "THREAD_SAFE_INPUTS", True) else 0
+        self.pool = ThreadPoolExecutor(max_workers=self.ahead, thread_name_prefix="inputs") if self.ahead else None
         self.futures: dict[int, Any] = {}
         for i in range(min(self.ahead, len(cases))):
             self._submit(i)
 
-    def _submit(self, i: int) -> None:
+    def _draw(self, i: int) -> list:
         c = self.cases[i]
-        self.futures[i] = self.pool.submit(self.reference.get_inputs, c.shape, c.seed, "cpu", case=c.case,
-                                           scale=c.scale)
+        return self.reference.get_inputs(c.shape, c.seed, "cpu", case=c.case, scale=c.scale)
+
+    def _submit(self, i: int) -> None:
+        self.futures[i] = self.pool.submit(self._draw, i)
 
     def take(self, i: int) -> list:
+        if self.pool is None:
+            return self._draw(i)
         if i + self.ahead < len(self.cases):
             self._submit(i + self.ahead)
         return self.futures.pop(i).result()
 
     def close(self) -> None:
-        self.pool.shutdown(wait=False, cancel_futures=True)
+        if self.pool is not None:
+            self.pool.shutdown(wait=False, cancel_futures=True)
 
 
 def prefetch_depth() -> int:

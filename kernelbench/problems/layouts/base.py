@@ -1,0 +1,114 @@
+"""What every problem layout provides (`Layout`), and the record of how another benchmark's concepts map onto ours
+(`ConceptMapping`), shown on the problem's page."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from kernelbench.errors import KernelBenchError
+from kernelbench.problems.spec import ProblemSpec
+
+
+class ConceptMapping(BaseModel):
+    """One concept of a problem as its own benchmark defines it, what this grader does with it, and what is lost."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    concept: str                 # seeds, shapes, tolerance, ceiling, forbidden ops, ...
+    theirs: str                  # what the problem's own layout says or does
+    ours: str                    # how this grader applies it
+    lost: str = ""               # what cannot be carried over ("" when nothing is)
+
+
+class Layout:
+    """One way of writing a problem down. Subclasses read their layout into our ProblemSpec and a reference module
+    with our interface (docs/grading.md, contract 2), and say how each concept maps (`mapping`).
+
+    `path` is what a user points at: a problem folder, or for a single-file layout the file itself or a folder
+    holding only it (the grader's pristine copy is such a folder)."""
+
+    name: str = ""
+    title: str = ""
+    # the solution's module class, in order of preference (a file without the first is graded through the next)
+    solution_classes: tuple[str, ...] = ("Model",)
+
+    def detect(self, path: Path) -> bool:
+        raise NotImplementedError
+
+    def load_spec(self, path: Path) -> ProblemSpec:
+        raise NotImplementedError
+
+    def load_reference(self, path: Path) -> ModuleType:
+        raise NotImplementedError
+
+    def reference_file(self, path: Path) -> Path:
+        raise NotImplementedError
+
+    def graded_files(self, path: Path) -> list[Path]:
+        """The files whose bytes decide a verdict (the problem hash covers them), in a fixed order."""
+        raise NotImplementedError
+
+    def copied_files(self, path: Path) -> list[Path]:
+        """What the grader's pristine copy holds: the graded files and the prompt."""
+        return self.graded_files(path)
+
+    def folder_name(self, path: Path) -> str:
+        return Path(path).name
+
+    def baselines_dir(self, path: Path) -> Path:
+        """Where `kernelbench baselines` files this problem's lines, one JSON per GPU."""
+        return Path(path) / "baselines"
+
+    def default_deck(self, path: Path) -> str:
+        raise NotImplementedError
+
+    def mapping(self, path: Path) -> list[ConceptMapping]:
+        return []
+
+    def content_hash(self, path: Path) -> str:
+        """sha256 over the graded files, names included (a result names exactly the problem it was graded on)."""
+        digest = hashlib.sha256()
+        for file in self.graded_files(path):
+            if file.is_file():
+                digest.update(file.name.encode() + b"\0" + file.read_bytes() + b"\0")
+        return digest.hexdigest()
+
+
+def spec_or_error(path: Path, fields: dict[str, Any]) -> ProblemSpec:
+    """Our ProblemSpec from an adapter's fields; a field that does not validate is reported against `path`."""
+    try:
+        return ProblemSpec(**fields)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "spec"
+        raise KernelBenchError(f"cannot be read as a problem: {where}: {first['msg']}", path=path,
+                               hint="the adapter maps this file's keys onto problem.yaml's; fix the key named") from None
+
+
+def parse_source(path: Path) -> ast.Module:
+    """A Python file's syntax tree (never executed); a syntax error names the file and line."""
+    try:
+        return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except SyntaxError as exc:
+        raise KernelBenchError(f"syntax error: {exc.msg}", path=path, line=exc.lineno) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise KernelBenchError(f"cannot read: {exc}", path=path) from None
+
+
+def top_level_functions(tree: ast.Module) -> set[str]:
+    return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+def top_level_classes(tree: ast.Module) -> dict[str, ast.ClassDef]:
+    return {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+
+
+def first_paragraph(text: str | None) -> str:
+    paragraph = (text or "").strip().split("\n\n")[0]
+    return " ".join(paragraph.split())

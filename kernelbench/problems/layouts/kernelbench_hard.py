@@ -1,0 +1,401 @@
+"""The KernelBench-Hard layout (Infatoshi/KernelBench-Hard, kernelbench.com `benchmarks/hard/problems-*`):
+
+    <problem>/problem.yaml   name, display_name, precision, regime, flops_formula, bytes_formula, hardware,
+                             peak_tflops_key, peak_bandwidth_key, tolerance, forbidden, sota, num_*_trials
+    <problem>/reference.py   Model, module-level shape globals, get_inputs(), get_init_inputs()
+    <problem>/shapes.py      SHAPES: a list of dicts whose keys name reference.py's shape globals
+    <problem>/sota.py, check.py, benchmark.py, PROMPT.txt
+
+Facts of that benchmark this adapter maps (from its src/eval/correctness.py and its problems' check.py): the seeds
+42, 123, 456 set with torch.manual_seed before get_inputs(); shape globals rebound per shape; the per-dtype default
+tolerances fp32 1e-4, fp16/bf16 1e-2, fp8 0.1, integers exact, overridden by problem.yaml's `tolerance` keyed by
+`torch.<dtype>` or `<dtype>` with a number (atol = rtol) or {atol, rtol}; `forbidden` as substrings of the solution.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from kernelbench.errors import KernelBenchError
+from kernelbench.fileio import LineMap, load_yaml
+from kernelbench.problems.layouts.base import (
+    ConceptMapping,
+    Layout,
+    first_paragraph,
+    parse_source,
+    spec_or_error,
+)
+from kernelbench.problems.layouts.shim import check_shape_keys, make_reference
+from kernelbench.problems.spec import ProblemSpec, TimingSpec, parse_formula
+
+NAME = "kernelbench-hard"
+MARKER_KEYS = ("flops_formula", "bytes_formula", "peak_tflops_key", "peak_bandwidth_key")
+SEEDS = [42, 123, 456]
+WARMUP = 10
+# their src/eval/correctness.py DEFAULT_TOLERANCE (atol, rtol); a dtype missing there falls back to float32's
+DEFAULT_TOLERANCE = {"float32": 1e-4, "float64": 1e-4, "float16": 1e-2, "bfloat16": 1e-2,
+                     "float8_e4m3fn": 1e-1, "float8_e5m2": 1e-1}
+TORCH_DTYPES = frozenset({*DEFAULT_TOLERANCE, "float8_e4m3fnuz", "float8_e5m2fnuz", "complex64", "complex128",
+                          "int8", "int16", "int32", "int64", "uint8", "bool"})
+# their hardware tables' peak keys that name a dense throughput kernelbench/hardware.py has too
+PEAK_TFLOPS_KEYS = ("fp4", "fp8", "int8", "bf16", "fp16", "tf32", "fp32", "fp64")
+PEAK_BANDWIDTH_KEYS = ("dram",)
+CONVENTIONAL_ALIASES = (("F.", "torch.nn.functional."), ("Tensor.", "torch.Tensor."), ("nn.", "torch.nn."))
+
+
+class KernelBenchHardLayout(Layout):
+    name = NAME
+    title = "KernelBench-Hard (problem.yaml + shapes.py + reference.py)"
+
+    def detect(self, path: Path) -> bool:
+        path = Path(path)
+        yaml_path = path / "problem.yaml"
+        if not (path.is_dir() and yaml_path.is_file()):
+            return False
+        try:
+            data = load_yaml(yaml_path)
+        except KernelBenchError:
+            return False
+        return isinstance(data, dict) and any(k in data for k in MARKER_KEYS)
+
+    def reference_file(self, path: Path) -> Path:
+        return Path(path) / "reference.py"
+
+    def graded_files(self, path: Path) -> list[Path]:
+        return [Path(path) / n for n in ("problem.yaml", "reference.py", "shapes.py")]
+
+    def copied_files(self, path: Path) -> list[Path]:
+        return [*self.graded_files(path), Path(path) / "PROMPT.txt"]
+
+    def default_deck(self, path: Path) -> str:
+        hardware = _meta(Path(path)).get("hardware") or ["unknown"]
+        first = hardware[0] if isinstance(hardware, list) and hardware else str(hardware)
+        return "kbh-" + re.sub(r"[^a-z0-9]+", "", str(first).lower())
+
+    # ---------------------------------------------------------------------------------------------- spec
+
+    def load_spec(self, path: Path) -> ProblemSpec:
+        path = Path(path)
+        meta, yaml_path = _meta(path), path / "problem.yaml"
+        shapes = load_shapes(path)
+        regime = _regime(meta, yaml_path)
+        fields = dict(
+            id=path.name, title=str(meta.get("display_name") or meta.get("name") or path.name),
+            description=_description(path), regime=regime, ceiling=_ceiling(meta, yaml_path, regime),
+            shapes=shapes, flops=_formula(meta, "flops_formula", yaml_path, shapes),
+            bytes=_formula(meta, "bytes_formula", yaml_path, shapes), tolerance=tolerances(meta, yaml_path),
+            forbidden=list(dict.fromkeys(normalised_forbidden(str(e)) for e in _list(meta, "forbidden", yaml_path))),
+            seeds=SEEDS, timing=TimingSpec(warmup=WARMUP, trials=_count(meta, "num_perf_trials", 30, yaml_path)),
+            leak_checks=["fp8_tensor_cores"] if _is_fp8(meta) else [])
+        return spec_or_error(yaml_path, fields)
+
+    # ---------------------------------------------------------------------------------------------- code
+
+    def load_reference(self, path: Path) -> ModuleType:
+        from kernelbench.problems.modules import load_module
+
+        path = Path(path)
+        ref_path = path / "reference.py"
+        shapes = load_shapes(path)
+        module = load_module(ref_path, "reference")
+        require_interface(module, ref_path)
+        check_shape_keys(module, shapes, ref_path, "shapes.py")
+        return make_reference(module, shapes, layout=NAME)
+
+    # ---------------------------------------------------------------------------------------------- mapping
+
+    def mapping(self, path: Path) -> list[ConceptMapping]:
+        path = Path(path)
+        meta, spec = _meta(path), self.load_spec(path)
+        return [_shapes_row(spec), _seeds_row(path), _tolerance_row(meta, spec), _roofline_row(meta, spec),
+                _forbidden_row(meta, spec), _fp8_row(meta), _stress_row(), _weights_row(), _sota_row(meta),
+                _timing_row(spec)]
+
+
+LAYOUT = KernelBenchHardLayout()
+
+
+# ------------------------------------------------------------------------------------------------- reading
+
+def _meta(path: Path) -> LineMap:
+    yaml_path = path / "problem.yaml"
+    data = load_yaml(yaml_path)
+    if not isinstance(data, dict):
+        raise KernelBenchError("expected a mapping at the top level", path=yaml_path, line=1,
+                               hint="a KernelBench-Hard problem.yaml holds name, regime, flops_formula, ...")
+    return data
+
+
+def _line(meta: Any, key: str) -> int | None:
+    return meta.key_lines.get(key) if isinstance(meta, LineMap) else None
+
+
+def load_shapes(path: Path) -> list[dict[str, Any]]:
+    """shapes.py's SHAPES, executed as their harness imports it; every shape a dict of numbers."""
+    from kernelbench.problems.modules import load_module
+
+    shapes_path = Path(path) / "shapes.py"
+    if not shapes_path.is_file():
+        raise KernelBenchError("missing shapes.py", path=shapes_path,
+                               hint="a KernelBench-Hard problem lists its shapes in shapes.py as SHAPES = [{...}]")
+    shapes = getattr(load_module(shapes_path, "shapes"), "SHAPES", None)
+    if not isinstance(shapes, list) or not shapes:
+        raise KernelBenchError("SHAPES is missing or empty", path=shapes_path,
+                               hint="define SHAPES as a non-empty list of dicts")
+    for index, shape in enumerate(shapes):
+        if not isinstance(shape, dict) or not all(
+                isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool) for k, v in shape.items()):
+            raise KernelBenchError(f"SHAPES[{index}] is not a dict of names to numbers", path=shapes_path,
+                                   hint="each shape maps reference.py's shape globals to numbers")
+    return [dict(s) for s in shapes]
+
+
+def require_interface(module: ModuleType, path: Path) -> None:
+    if not isinstance(getattr(module, "Model", None), type):
+        raise KernelBenchError("defines no class Model", path=path)
+    for name in ("get_inputs", "get_init_inputs"):
+        if not callable(getattr(module, name, None)):
+            raise KernelBenchError(f"defines no function {name}()", path=path,
+                                   hint="this layout's reference defines get_inputs() and get_init_inputs()")
+
+
+def _description(path: Path) -> str:
+    ref = path / "reference.py"
+    if not ref.is_file():
+        raise KernelBenchError("missing reference.py", path=ref)
+    return first_paragraph(ast.get_docstring(parse_source(ref))) or "(reference.py has no docstring)"
+
+
+def _regime(meta: LineMap, yaml_path: Path) -> str:
+    regime = meta.get("regime")
+    if regime not in ("compute", "memory"):
+        raise KernelBenchError(f"regime: {regime!r} is neither compute nor memory", path=yaml_path,
+                               line=_line(meta, "regime"), hint="set regime: compute or regime: memory")
+    return regime
+
+
+def _ceiling(meta: LineMap, yaml_path: Path, regime: str) -> str:
+    """The dtype key of the governing ceiling: peak_tflops_key for compute-bound, "dram" for memory-bound; both keys
+    are checked where given (an unknown key would silently score against the wrong roof)."""
+    tflops, bandwidth = meta.get("peak_tflops_key"), meta.get("peak_bandwidth_key")
+    for key, value, known in (("peak_tflops_key", tflops, PEAK_TFLOPS_KEYS),
+                              ("peak_bandwidth_key", bandwidth, PEAK_BANDWIDTH_KEYS)):
+        if value is not None and value not in known:
+            raise KernelBenchError(f"{key}: unknown peak key {value!r}", path=yaml_path, line=_line(meta, key),
+                                   hint=f"known keys: {', '.join(known)}")
+    if regime == "compute":
+        if tflops is None:
+            raise KernelBenchError("peak_tflops_key is missing (regime: compute)", path=yaml_path,
+                                   hint=f"name the compute roof: one of {', '.join(PEAK_TFLOPS_KEYS)}")
+        return str(tflops)
+    return "dram"
+
+
+def _formula(meta: LineMap, key: str, yaml_path: Path, shapes: list[dict[str, Any]]) -> str:
+    text = meta.get(key)
+    if not isinstance(text, (str, int, float)) or isinstance(text, bool):
+        raise KernelBenchError(f"{key} is missing", path=yaml_path, hint=f"give {key} as arithmetic over shape keys")
+    try:
+        _, names = parse_formula(str(text))
+    except ValueError as exc:
+        raise KernelBenchError(f"{key}: unparsable formula: {exc}", path=yaml_path, line=_line(meta, key),
+                               hint="use + - * / // ** % min max ceil floor over shape keys") from None
+    for index, shape in enumerate(shapes):
+        missing = sorted(names - set(shape))
+        if missing:
+            raise KernelBenchError(f"{key}: uses {', '.join(missing)}, which shape {index} of shapes.py does not "
+                                   "define", path=yaml_path, line=_line(meta, key),
+                                   hint="a formula may only use the keys of every shape")
+    return str(text)
+
+
+def _list(meta: LineMap, key: str, yaml_path: Path) -> list:
+    value = meta.get(key) or []
+    if not isinstance(value, list):
+        raise KernelBenchError(f"{key} is not a list", path=yaml_path, line=_line(meta, key))
+    return value
+
+
+def _count(meta: LineMap, key: str, default: int, yaml_path: Path) -> int:
+    value = meta.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise KernelBenchError(f"{key}: {value!r} is not a positive integer", path=yaml_path, line=_line(meta, key))
+    return value
+
+
+def _is_fp8(meta: LineMap) -> bool:
+    return str(meta.get("precision", "")).lower().startswith("fp8")
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def tolerance_overrides(meta: LineMap, yaml_path: Path) -> tuple[dict[str, tuple[float, float]], list[str]]:
+    """problem.yaml's `tolerance` as their harness reads it: (atol, rtol) by torch dtype name, and the keys it can
+    never match (not a torch dtype, spelt with or without `torch.`)."""
+    raw = meta.get("tolerance") or {}
+    if not isinstance(raw, dict):
+        raise KernelBenchError("tolerance is not a mapping", path=yaml_path, line=_line(meta, "tolerance"))
+    found, ignored = {}, []
+    for key, value in raw.items():
+        dtype = str(key).removeprefix("torch.")
+        if dtype not in TORCH_DTYPES:
+            ignored.append(str(key))
+            continue
+        pair = _tolerance_pair(value)
+        if pair is None:
+            raise KernelBenchError(f"tolerance.{key}: {value!r} is neither a number nor {{atol, rtol}}",
+                                   path=yaml_path, line=_line(raw, key) or _line(meta, "tolerance"))
+        found[dtype] = pair
+    return found, ignored
+
+
+def _tolerance_pair(value: Any) -> tuple[float, float] | None:
+    if isinstance(value, dict):
+        atol, rtol = _number(value.get("atol", 0)), _number(value.get("rtol", 0))
+        return (atol, rtol) if atol is not None and rtol is not None else None
+    number = _number(value)
+    return (number, number) if number is not None else None
+
+
+def tolerances(meta: LineMap, yaml_path: Path) -> dict[str, dict[str, float]]:
+    overrides, _ = tolerance_overrides(meta, yaml_path)
+    table = {dtype: (value, value) for dtype, value in DEFAULT_TOLERANCE.items()}
+    table.update(overrides)
+    return {dtype: {"atol": atol, "rtol": rtol} for dtype, (atol, rtol) in sorted(table.items())}
+
+
+def normalised_forbidden(entry: str) -> str:
+    """A forbidden entry as a dotted name: `from sonic_moe` -> sonic_moe, `F.linear` -> torch.nn.functional.linear."""
+    entry = entry.strip()
+    for prefix in ("from ", "import "):
+        if entry.startswith(prefix):
+            entry = entry[len(prefix):].strip().split()[0]
+    for alias, full in CONVENTIONAL_ALIASES:
+        if entry.startswith(alias):
+            return full + entry[len(alias):]
+    return entry
+
+
+def seeds_itself(path: Path) -> bool:
+    """Whether reference.py's get_inputs() calls manual_seed itself (every public seed then gives the same inputs
+    in their harness)."""
+    tree = parse_source(path / "reference.py")
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == "get_inputs":
+            return any(isinstance(n, ast.Call) and getattr(n.func, "attr", getattr(n.func, "id", "")) == "manual_seed"
+                       for n in ast.walk(node))
+    return False
+
+
+# ------------------------------------------------------------------------------------------------- the mapping
+
+def _shapes_row(spec: ProblemSpec) -> ConceptMapping:
+    keys = ", ".join(spec.shapes[0])
+    return ConceptMapping(
+        concept="shapes", theirs=f"shapes.py SHAPES ({len(spec.shapes)} shapes over {keys}); the harness sets "
+                                 "reference.<KEY> per shape before get_init_inputs() and get_inputs()",
+        ours="the same shapes; each key is bound to reference.py's global of that name (or its capitals) before "
+             "the module's functions run",
+        lost="no smoke shapes: a CPU grading runs the first full shape")
+
+
+def _seeds_row(path: Path) -> ConceptMapping:
+    fixed = seeds_itself(path)
+    return ConceptMapping(
+        concept="seeds", theirs="torch.manual_seed(s) for s in 42, 123, 456, then get_inputs()"
+                                + ("; get_inputs() itself calls torch.manual_seed, so every seed draws the same inputs"
+                                   if fixed else ""),
+        ours="the same public seeds, each mixed with the grading's secret seed before get_inputs()"
+             + ("; the module's own manual_seed call is given a seed derived from the case's" if fixed else ""),
+        lost="")
+
+
+def _tolerance_row(meta: LineMap, spec: ProblemSpec) -> ConceptMapping:
+    _, ignored = tolerance_overrides(meta, Path("problem.yaml"))
+    given = meta.get("tolerance") or {}
+    shown = ", ".join(f"{d} {t.atol:g}/{t.rtol:g}" for d, t in spec.tolerance.items())
+    lost = ("their torch.allclose measures rtol against the solution's value, this grader against the expected "
+            "value")
+    if ignored:
+        lost += f"; key(s) {', '.join(ignored)} name no torch dtype and are ignored, as their harness ignores them"
+    return ConceptMapping(
+        concept="tolerance", theirs=f"problem.yaml tolerance {dict(given)} over the defaults fp32 1e-4, "
+                                    "fp16/bf16 1e-2, fp8 0.1 (atol = rtol), integers exact",
+        ours=f"atol/rtol by output dtype: {shown}; |out - expected| <= atol + rtol·|expected|; integers exact",
+        lost=lost)
+
+
+def _roofline_row(meta: LineMap, spec: ProblemSpec) -> ConceptMapping:
+    hardware = ", ".join(str(h) for h in (meta.get("hardware") or [])) or "unnamed"
+    return ConceptMapping(
+        concept="ceiling", theirs=f"regime {spec.regime}, peak_tflops_key {meta.get('peak_tflops_key')}, "
+                                  f"peak_bandwidth_key {meta.get('peak_bandwidth_key')} of their table for "
+                                  f"{hardware}; flops {spec.flops}; bytes {spec.bytes}",
+        ours=f"the same formulas; the {spec.ceiling} roof of the GPU graded on (kernelbench/hardware.py datasheet "
+             "figures)",
+        lost="a peak fraction is of each GPU's own ceiling: fractions from an H100 PCIe board and an H100 SXM "
+             "compare only through those ceilings")
+
+
+def _forbidden_row(meta: LineMap, spec: ProblemSpec) -> ConceptMapping:
+    listed = [str(e) for e in meta.get("forbidden") or []]
+    return ConceptMapping(
+        concept="forbidden ops", theirs="solution.py searched for the text of: " + (", ".join(listed) or "nothing"),
+        ours="the lint and the launch audit on: " + (", ".join(spec.forbidden) or "nothing")
+             + "; each widened to its family of library doors (a forbidden GEMM forbids every GEMM library call "
+               "and cuBLAS kernel)",
+        lost="their text search also matches comments and strings; here only code that reaches the name counts")
+
+
+def _fp8_row(meta: LineMap) -> ConceptMapping:
+    if not _is_fp8(meta):
+        return ConceptMapping(concept="tensor-core path", theirs=f"precision {meta.get('precision')}",
+                              ours="no instruction-level check (not an FP8 problem)")
+    return ConceptMapping(
+        concept="tensor-core path", theirs=f"precision {meta.get('precision')}; nothing checks which instructions "
+                                           "ran, so an upcast bf16 GEMM passes",
+        ours="FP8 tensor-core instructions required in the launched kernels' SASS (leak check fp8_tensor_cores)")
+
+
+def _stress_row() -> ConceptMapping:
+    return ConceptMapping(
+        concept="stress cases", theirs="numeric_stress and property_stress tables in their harness (src/eval), "
+                                       "outside the problem folder",
+        ours="none drawn; property draws are extra seeds of the base distribution",
+        lost="the stress distributions and property cases")
+
+
+def _weights_row() -> ConceptMapping:
+    return ConceptMapping(concept="weights", theirs="Model(*get_init_inputs()); the reference's state_dict loaded "
+                                                    "into the solution with strict=True",
+                          ours="the same, the reference's weights drawn from a secret-mixed seed")
+
+
+def _sota_row(meta: LineMap) -> ConceptMapping:
+    sota = meta.get("sota") or {}
+    name = sota.get("name") if isinstance(sota, dict) else None
+    return ConceptMapping(concept="SOTA line", theirs=f"sota.py sota_forward() ({name or 'unnamed'})",
+                          ours="not used", lost="the SOTA baseline line (sota.py exposes a function, not a Model)")
+
+
+def _timing_row(spec: ProblemSpec) -> ConceptMapping:
+    return ConceptMapping(
+        concept="timing", theirs=f"10 warmup calls, median of num_perf_trials={spec.timing.trials} calls on one "
+                                 "input set, 128 MB L2 flush, CUDA events",
+        ours=f"this grader's protocol with {spec.timing.trials} trials: a fresh input set for every timed call, "
+             "L2 flushed at twice its size, every timed output judged",
+        lost="")
+
+
+__all__ = ["LAYOUT", "NAME", "KernelBenchHardLayout", "load_shapes", "normalised_forbidden", "tolerances"]
