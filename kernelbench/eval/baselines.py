@@ -18,7 +18,7 @@ from kernelbench.eval.stages.timing import shape_result
 from kernelbench.fileio import atomic_write_text
 from kernelbench.problems.baselines import COMPILED_LINE_MODE, Line, ProblemBaselines
 from kernelbench.problems.baselines import ShapeTiming as LineShape
-from kernelbench.problems.loader import baselines_file, problem_hash, reference_file
+from kernelbench.problems.loader import baselines_file, problem_deck, problem_hash, reference_file
 
 
 def _line_source(line: str, torch_version: str, sota_source: str) -> str:
@@ -93,7 +93,8 @@ def measure_baselines(problem_dir: Path, device: str = "cuda", lines: tuple[str,
         state.note_device(reply.device_info, device)
         if state.profile is None and device == "cuda":
             raise KernelBenchError("this GPU matches no hardware profile", hint="see kernelbench/hardware.py")
-        result = ProblemBaselines(problem=plan.spec.id, gpu=state.profile.key if state.profile else device,
+        result = ProblemBaselines(problem=plan.spec.id, deck=problem_deck(problem_dir),
+                                  gpu=state.profile.key if state.profile else device,
                                   gpu_name=state.device_info.name or "cpu", measured_at=datetime.now(UTC),
                                   problem_hash=problem_hash(problem_dir))
         result.lines = _measure_all(plan, state, lines, Path(tmp) / "judge", state.device_info.torch)

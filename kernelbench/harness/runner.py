@@ -25,7 +25,7 @@ from kernelbench.harness.outcome import classify, template_findings
 from kernelbench.harness.process import ProcessResult, run_budgeted
 from kernelbench.harness.rundir import create_staging, publish, unique_run_id
 from kernelbench.harness.workspace import Workspace, collect_submission, copy_workspace, prepare_workspace
-from kernelbench.problems.loader import problem_hash
+from kernelbench.problems.loader import problem_deck, problem_hash
 from kernelbench.problems.loader import load_problem_spec
 from kernelbench.results.run import Environment, Finding, Outcome, RunResult, Session
 
@@ -103,7 +103,8 @@ def execute_run(request: RunRequest) -> Path:
 def _run_in(request: RunRequest, run_id: str, started: datetime, staging: Path, scratch: Path) -> RunResult:
     profile = _profile(request)
     result = RunResult(run_id=run_id, harness=request.agent.harness, model=request.agent.model,
-                       effort=request.agent.effort, problem=Path(request.problem_dir).name,
+                       effort=request.agent.effort, deck=problem_deck(request.problem_dir),
+                       problem=Path(request.problem_dir).name,
                        gpu=profile.key if profile else ("cpu" if request.device == "cpu" else "unknown"),
                        trial=request.trial,
                        started=started, scripted=get_adapter(request.agent.harness).scripted,

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kernelbench.base.decks import MAIN_DECK
 from kernelbench.base.numbers import Fraction, Index, NonNegative, ShapeValue, Version
 
 BASELINES_VERSION = 1
@@ -52,6 +53,7 @@ class Line(Model):
 class ProblemBaselines(Model):
     version: Version = BASELINES_VERSION
     problem: str
+    deck: str = MAIN_DECK                 # the problem's deck (kernelbench.base.decks): the lines of (deck, problem)
     gpu: str                              # hardware profile key
     gpu_name: str = ""
     measured_at: datetime | None = None

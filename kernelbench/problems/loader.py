@@ -71,6 +71,13 @@ def baselines_file(problem_dir: Path, gpu: str) -> Path:
     return layout_of(problem_dir).baselines_dir(Path(problem_dir)) / f"{gpu}.json"
 
 
+def problem_deck(problem_dir: Path) -> str:
+    """The deck a problem folder belongs to by its layout (ours: main; KernelBench-Hard's: kbh-<hardware>)."""
+    from kernelbench.problems.layouts import layout_of
+
+    return layout_of(problem_dir).default_deck(Path(problem_dir))
+
+
 def reference_file(problem_dir: Path) -> Path:
     from kernelbench.problems.layouts import layout_of
 

@@ -30,6 +30,7 @@ from kernelbench import inputs
 from kernelbench.errors import Diagnostic, KernelBenchError
 from kernelbench.fileio import ModelLoadError, decode_text, load_json_model, load_yaml, parse_model
 from kernelbench.inputs import InputRefused
+from kernelbench.base.decks import MAIN_DECK
 from kernelbench.problems.baselines import NOTES_FILE, BaselineNotes, ProblemBaselines
 from kernelbench.problems.spec import ProblemSpec
 from kernelbench.results.annotation import Annotation, Quote, WriteupMeta
@@ -223,7 +224,8 @@ class Dataset:
 
     runs: run_id → RunRecord. annotations: run_id → AnnotationRecord (also for unknown runs, marked run_known=False).
     writeups: sorted by slug. problems: id → ProblemRecord (only with a problems dir).
-    baselines: problem id → gpu key → ProblemBaselines. baseline_notes: problem id → BaselineNotes. diagnostics: every problem found, in load order.
+    baselines: problem id → (deck, gpu key) → ProblemBaselines. baseline_notes: problem id → BaselineNotes.
+    diagnostics: every problem found, in load order.
     """
 
     data_dir: Path
@@ -232,7 +234,7 @@ class Dataset:
     annotations: dict[str, AnnotationRecord] = field(default_factory=dict)
     writeups: list[Writeup] = field(default_factory=list)
     problems: dict[str, ProblemRecord] = field(default_factory=dict)
-    baselines: dict[str, dict[str, ProblemBaselines]] = field(default_factory=dict)
+    baselines: dict[str, dict[tuple[str, str], ProblemBaselines]] = field(default_factory=dict)
     baseline_notes: dict[str, BaselineNotes] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
@@ -244,8 +246,9 @@ class Dataset:
         record = self.annotations.get(run_id)
         return record.annotation if record and record.run_known else None
 
-    def baselines_for(self, problem: str, gpu: str) -> ProblemBaselines | None:
-        return self.baselines.get(problem, {}).get(gpu)
+    def baselines_for(self, problem: str, gpu: str, deck: str = MAIN_DECK) -> ProblemBaselines | None:
+        """The lines of (deck, problem) on `gpu`: another deck's problem of the same name has its own."""
+        return self.baselines.get(problem, {}).get((deck, gpu))
 
 
 # --------------------------------------------------------------------------------------------- entry point
@@ -398,7 +401,7 @@ def _load_baselines_file(dataset: Dataset, problem_id: str, path: Path, root: Pa
                                f"{problem_id}/baselines/{path.name}",
             hint="file baselines as problems/<problem>/baselines/<gpu>.json"))
         return
-    dataset.baselines.setdefault(problem_id, {})[baselines.gpu] = baselines
+    dataset.baselines.setdefault(problem_id, {})[(baselines.deck, baselines.gpu)] = baselines
 
 
 def _load_baseline_notes(dataset: Dataset, problem_id: str, path: Path, root: Path, cache: ParseCache) -> None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from kernelbench.base.decks import kbh_deck_for_gpu
 from kernelbench.errors import Diagnostic, KernelBenchError
 from kernelbench.fileio import atomic_write_text, load_yaml, parse_model
 from kernelbench.problems.baselines import LINES, Line, ProblemBaselines, ShapeTiming, baselines_path
@@ -158,7 +159,7 @@ def convert_cell(agent: PublishedAgent, problem: str, cell: PublishedResult, gpu
                       baselines={k: v for k, v in baseline_fractions.items() if v is not None})
     session = Session(elapsed_s=cell.elapsed_seconds, tokens=Tokens(output=cell.output_tokens or 0))
     return RunResult(run_id=cell.run_id, harness=agent.harness, model=agent.model, effort=agent.effort or None,
-                     problem=problem, gpu=gpu, source=SOURCE, session=session, grading=grading,
+                     deck=kbh_deck_for_gpu(gpu), problem=problem, gpu=gpu, source=SOURCE, session=session, grading=grading,
                      environment=Environment(gpu_name=gpu_name, gpu_key=gpu))
 
 
@@ -273,7 +274,7 @@ def convert_baselines(path: Path, gpu: str, gpu_name: str, raw_dir: Path | None)
         raw = raw_dir / f"{problem}.txt" if raw_dir is not None else None
         per_shape = _raw_lines(raw) if raw is not None and raw.is_file() else {}
         lines = {line: _line(variants[line], per_shape.get(line)) for line in LINES if line in variants}
-        converted.append(ProblemBaselines(problem=problem, gpu=gpu, gpu_name=gpu_name, measured_at=measured,
+        converted.append(ProblemBaselines(problem=problem, deck=kbh_deck_for_gpu(gpu), gpu=gpu, gpu_name=gpu_name, measured_at=measured,
                                           environment={"source": f"KernelBench-Hard {Path(path).name}",
                                                        "hardware": published.hardware or ""},
                                           lines=lines))

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kernelbench.base.decks import MAIN_DECK, deck_title
 from kernelbench.fileio import atomic_write_json, atomic_write_text
 from kernelbench.problems.baselines import LINES, ProblemBaselines
 from kernelbench.results.annotation import Annotation, Verdict
@@ -39,7 +40,7 @@ from kernelbench.results.run import RunResult, Status, agent_label
 P_GRID: tuple[float, ...] = tuple(round(i * 0.1, 1) for i in range(41))  # 0.0, 0.1, ..., 4.0
 FAST_P_BASELINES: tuple[str, ...] = ("eager", "sota")
 UNAUDITED_THRESHOLD = 0.10  # a cell above this share of peak wants a human audit
-EXPORT_FIELDS = ("agent", "harness", "model", "effort", "problem", "gpu", "status", "peak_fraction", "run_id",
+EXPORT_FIELDS = ("agent", "harness", "model", "effort", "deck", "problem", "gpu", "status", "peak_fraction", "run_id",
                  "n_trials", "verdict")
 
 
@@ -82,6 +83,7 @@ class Trial(Frozen):
     harness: str
     model: str
     effort: str | None = None
+    deck: str = MAIN_DECK
     problem: str
     gpu: str
     trial: int = 1
@@ -123,6 +125,7 @@ class Cell(Frozen):
     harness: str
     model: str
     effort: str | None = None
+    deck: str = MAIN_DECK
     problem: str
     gpu: str
     status: Status
@@ -162,6 +165,7 @@ class ProblemCeiling(Frozen):
 
     problem: str
     gpu: str
+    deck: str = MAIN_DECK
     best_peak_fraction: float | None = None
     best_agent: str | None = None
     best_run_id: str | None = None
@@ -214,9 +218,11 @@ class FastPCurve(Frozen):
 
 
 class Board(Frozen):
-    """Everything on one GPU's leaderboard.
+    """Everything on one (deck, GPU) leaderboard: a board never mixes decks, since two decks' problems of the same
+    name are different problems.
 
-    gpu: profile key; gpu_name: a readable name from the runs' environment (or the key).
+    deck: the problems' deck (kernelbench.base.decks). gpu: profile key; gpu_name: a readable name from the runs'
+    environment (or the key).
     agents: summaries in board order (passes, then mean_peak_fraction, descending; then name).
     problems: problem ids on this board, sorted. cells: one per (agent, problem) with at least one trial.
     ceilings: one per problem. fast_p: one curve per agent and baseline line of FAST_P_BASELINES.
@@ -224,6 +230,7 @@ class Board(Frozen):
 
     gpu: str
     gpu_name: str = ""
+    deck: str = MAIN_DECK
     agents: tuple[AgentSummary, ...] = ()
     problems: tuple[str, ...] = ()
     cells: tuple[Cell, ...] = ()
@@ -239,6 +246,16 @@ class Board(Frozen):
 
     def ceiling(self, problem: str) -> ProblemCeiling | None:
         return next((c for c in self.ceilings if c.problem == problem), None)
+
+    @property
+    def key(self) -> str:
+        """The board's name in URLs and exports: its GPU on our deck, `<deck>-<gpu>` on another."""
+        return self.gpu if self.deck == MAIN_DECK else f"{self.deck}-{self.gpu}"
+
+    @property
+    def title(self) -> str:
+        name = self.gpu_name or self.gpu
+        return name if self.deck == MAIN_DECK else f"{deck_title(self.deck)}, {name}"
 
 
 # --------------------------------------------------------------------------------------------- trials
@@ -314,7 +331,7 @@ def make_trial(result: RunResult, annotation: Annotation | None = None,
     verdict = annotation.verdict if annotation else None
     status = result.status
     return Trial(run_id=result.run_id, harness=result.harness, model=result.model, effort=result.effort or None,
-                 problem=result.problem, gpu=result.gpu, trial=result.trial, status=status,
+                 deck=result.deck, problem=result.problem, gpu=result.gpu, trial=result.trial, status=status,
                  peak_fraction=result.grading.peak_fraction, verdict=verdict,
                  valid=status is not Status.INVALID and verdict not in NOT_COUNTED_VERDICTS,
                  integrity_classes=tuple(sorted({f.klass for f in result.integrity
@@ -326,7 +343,7 @@ def make_trial(result: RunResult, annotation: Annotation | None = None,
 def trials_of(dataset: Dataset) -> list[Trial]:
     """Every loaded run as a Trial, with its annotation and its problem's baselines on that GPU."""
     return [make_trial(r.result, dataset.annotation_for(r.run_id),
-                       dataset.baselines_for(r.result.problem, r.result.gpu))
+                       dataset.baselines_for(r.result.problem, r.result.gpu, r.result.deck))
             for r in sorted(dataset.runs.values(), key=_run_order)]
 
 
@@ -365,7 +382,8 @@ def aggregate_cell(trials: Iterable[Trial], unaudited_threshold: float = UNAUDIT
     scores = [t.peak_fraction for t in trials if t.valid_pass and t.peak_fraction is not None]
     counts = shown.valid_pass
     return Cell(
-        agent=shown.agent, harness=shown.harness, model=shown.model, effort=shown.effort, problem=shown.problem,
+        agent=shown.agent, harness=shown.harness, model=shown.model, effort=shown.effort, deck=shown.deck,
+        problem=shown.problem,
         gpu=shown.gpu, status=shown.status, scored=shown.peak_fraction is not None,
         peak_fraction=shown.peak_fraction,
         median_peak_fraction=statistics.median(scores) if scores else None,
@@ -383,30 +401,30 @@ def _unaudited(shown: Trial, threshold: float) -> bool:
 
 
 def build_cells(trials: Iterable[Trial], unaudited_threshold: float = UNAUDITED_THRESHOLD) -> list[Cell]:
-    """Group trials by (agent, problem, gpu) and aggregate each group."""
-    groups: dict[tuple[str, str, str], list[Trial]] = defaultdict(list)
+    """Group trials by (agent, deck, problem, gpu) and aggregate each group."""
+    groups: dict[tuple[str, str, str, str], list[Trial]] = defaultdict(list)
     for trial in trials:
-        groups[(trial.agent, trial.problem, trial.gpu)].append(trial)
+        groups[(trial.agent, trial.deck, trial.problem, trial.gpu)].append(trial)
     return [aggregate_cell(groups[key], unaudited_threshold) for key in sorted(groups)]
 
 
 # --------------------------------------------------------------------------------------------- ceilings
 
 def problem_ceiling(problem: str, gpu: str, cells: list[Cell], baselines: ProblemBaselines | None = None,
-                    recorded: dict[str, list[float]] | None = None) -> ProblemCeiling:
+                    recorded: dict[str, list[float]] | None = None, deck: str = MAIN_DECK) -> ProblemCeiling:
     """Best counted cell of one problem against its baseline lines (pure).
 
     recorded: line → peak fractions that runs' gradings recorded for this line, used when no baselines file
     has the line (their median is taken).
     """
-    cells = [c for c in cells if c.problem == problem and c.gpu == gpu]
+    cells = [c for c in cells if c.problem == problem and c.gpu == gpu and c.deck == deck]
     scored = [c for c in cells if c.counts and c.peak_fraction is not None]
     best = max(scored, key=lambda c: (c.peak_fraction, c.run_id)) if scored else None
     top = best.peak_fraction if best else None
     excluded = tuple(sorted(c.run_id for c in cells if not c.counts and c.peak_fraction is not None
                             and (top is None or c.peak_fraction > top)))
     lines, sources = _baseline_lines(baselines, recorded or {})
-    return ProblemCeiling(problem=problem, gpu=gpu, best_peak_fraction=top,
+    return ProblemCeiling(problem=problem, gpu=gpu, deck=deck, best_peak_fraction=top,
                           best_agent=best.agent if best else None, best_run_id=best.run_id if best else None,
                           baselines=lines, baseline_sources=sources, n_cells=len(cells),
                           n_counted=sum(c.counts for c in cells), excluded_run_ids=excluded)
@@ -427,11 +445,11 @@ def _baseline_lines(baselines: ProblemBaselines | None,
     return values, sources
 
 
-def _recorded_baselines(dataset: Dataset, problem: str, gpu: str) -> dict[str, list[float]]:
+def _recorded_baselines(dataset: Dataset, problem: str, gpu: str, deck: str = MAIN_DECK) -> dict[str, list[float]]:
     recorded: dict[str, list[float]] = defaultdict(list)
     for record in dataset.runs.values():
         result = record.result
-        if result.problem == problem and result.gpu == gpu:
+        if result.problem == problem and result.gpu == gpu and result.deck == deck:
             for line, value in result.grading.baselines.items():
                 if value is not None:
                     recorded[line].append(value)
@@ -485,27 +503,29 @@ def _share(speedups: list[Speedup], p: float, n_problems: int) -> float:
 # --------------------------------------------------------------------------------------------- boards
 
 def build_board(gpu: str, cells: list[Cell], dataset: Dataset | None = None, gpu_name: str = "",
-                grid: Iterable[float] = P_GRID) -> Board:
-    """One GPU's board from its cells; the dataset (optional) supplies baselines for the ceilings."""
-    cells = sorted((c for c in cells if c.gpu == gpu), key=lambda c: (c.agent, c.problem))
+                grid: Iterable[float] = P_GRID, deck: str = MAIN_DECK) -> Board:
+    """One (deck, GPU) board from its cells; the dataset (optional) supplies baselines for the ceilings."""
+    cells = sorted((c for c in cells if c.gpu == gpu and c.deck == deck), key=lambda c: (c.agent, c.problem))
     problems = sorted({c.problem for c in cells})
     agents = agent_summaries(cells, problems)
     ceilings = [problem_ceiling(p, gpu, cells,
-                                dataset.baselines_for(p, gpu) if dataset else None,
-                                _recorded_baselines(dataset, p, gpu) if dataset else None) for p in problems]
+                                dataset.baselines_for(p, gpu, deck) if dataset else None,
+                                _recorded_baselines(dataset, p, gpu, deck) if dataset else None, deck)
+                for p in problems]
     grid = tuple(grid)
     curves = [fast_p_curve(a.agent, gpu, cells, len(problems), line, grid)
               for a in agents for line in FAST_P_BASELINES]
-    return Board(gpu=gpu, gpu_name=gpu_name or gpu, agents=tuple(agents), problems=tuple(problems),
+    return Board(gpu=gpu, gpu_name=gpu_name or gpu, deck=deck, agents=tuple(agents), problems=tuple(problems),
                  cells=tuple(cells), ceilings=tuple(ceilings), fast_p=tuple(curves))
 
 
 def build_boards(dataset: Dataset, grid: Iterable[float] = P_GRID,
                  unaudited_threshold: float = UNAUDITED_THRESHOLD) -> list[Board]:
-    """One board per GPU key found in the dataset's runs, sorted by key."""
+    """One board per (deck, GPU key) found in the dataset's runs: our deck's first, then by deck and key."""
     cells = build_cells(trials_of(dataset), unaudited_threshold)
     names = _gpu_names(dataset)
-    return [build_board(gpu, cells, dataset, names.get(gpu, ""), grid) for gpu in sorted({c.gpu for c in cells})]
+    keys = sorted({(c.deck != MAIN_DECK, c.deck, c.gpu) for c in cells})
+    return [build_board(gpu, cells, dataset, names.get(gpu, ""), grid, deck) for _, deck, gpu in keys]
 
 
 def _gpu_names(dataset: Dataset) -> dict[str, str]:
@@ -531,7 +551,7 @@ def export_rows(boards: Iterable[Board]) -> list[dict]:
     for board in boards:
         for cell in board.cells:
             rows.append({"agent": cell.agent, "harness": cell.harness, "model": cell.model, "effort": cell.effort,
-                         "problem": cell.problem, "gpu": cell.gpu, "status": cell.status.value,
+                         "deck": cell.deck, "problem": cell.problem, "gpu": cell.gpu, "status": cell.status.value,
                          "peak_fraction": _json_number(cell.peak_fraction), "run_id": cell.run_id,
                          "n_trials": cell.n_trials,
                          "verdict": cell.verdict.value if cell.verdict else None})

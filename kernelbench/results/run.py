@@ -26,13 +26,14 @@ from kernelbench.base.models import (
     ShapeResult,
     Tokens,
 )
-from kernelbench.base.numbers import Int64, Seconds, Trial, Usd, Version
+from kernelbench.base.decks import DECK_RE, MAIN_DECK, kbh_deck_for_gpu
+from kernelbench.base.numbers import Fraction, Int64, Seconds, Trial, Usd, Version
 
 __all__ = ["RESULT_FILE", "RESULT_VERSION", "RUN_ID_RE", "Ceiling", "Environment", "Finding", "Grading", "Model",
-           "Outcome", "ProviderError", "RunResult", "SeedResult", "Session", "ShapeResult", "Status", "Tokens",
+           "Outcome", "Provenance", "ProviderError", "RunResult", "SeedResult", "Session", "ShapeResult", "Status", "Tokens",
            "agent_label", "load_result", "status_of", "upgrade_result"]
 
-RESULT_VERSION = 1
+RESULT_VERSION = 2  # 2: the problem's deck, and the provenance of a regraded solution
 RESULT_FILE = "result.json"
 
 RUN_ID_RE = re.compile(r"^(?P<stamp>\d{8}_\d{6})_(?P<harness>[a-z0-9-]+)_(?P<model>.+)_(?P<problem>\d{2}_[a-z0-9_]+?)"
@@ -75,12 +76,47 @@ class Session(Model):
     model_server: str | None = None       # "stand-in <policy>" or a URL when the CLI was pointed at one
 
 
+class MappedConcept(Model):
+    """How one concept of a problem written for another benchmark maps onto this grader, and what is lost."""
+
+    concept: str
+    theirs: str
+    ours: str
+    lost: str = ""
+
+
+class Provenance(Model):
+    """Where a regraded solution comes from and what its own benchmark published about it. The solution's text is
+    not kept (it is another project's code): its repository, commit, path and hash name it exactly."""
+
+    repository: str                       # https://github.com/<owner>/<name>
+    commit: str = Field(pattern=r"^[0-9a-f]{40}$")
+    path: str                             # the solution file inside that repository
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    board: str                            # the published board the cell comes from (its folder or file name)
+    published_run_id: str
+    published_status: str                # PASS | FAIL | ERR as the board shows it
+    published_peak_fraction: Fraction | None = None
+    published_verdict: str | None = None  # the board's annotation verdict, where it gives one
+    published_hardware: str = ""
+    layout: str = ""                      # the problem's folder layout (kernelbench-hard, stanford-kernelbench)
+    mapping: list[MappedConcept] = Field(default_factory=list)
+
+    @property
+    def upstream_url(self) -> str | None:
+        """The solution file at its commit, on GitHub (None for a repository elsewhere)."""
+        if not self.repository.startswith("https://github.com/"):
+            return None
+        return f"{self.repository.rstrip('/')}/blob/{self.commit}/{self.path.lstrip('/')}"
+
+
 class RunResult(Model):
     version: Version = RESULT_VERSION
     run_id: str
     harness: str
     model: str
     effort: str | None = None
+    deck: str = Field(MAIN_DECK, pattern=DECK_RE)  # problem identity is (deck, problem)
     problem: str
     gpu: str                              # hardware profile key (h100_sxm, rtx_pro_6000, ...)
     trial: Trial = 1
@@ -92,6 +128,7 @@ class RunResult(Model):
     grading: Grading = Field(default_factory=Grading)
     integrity: list[Finding] = Field(default_factory=list)
     environment: Environment = Field(default_factory=Environment)
+    provenance: Provenance | None = None  # a solution regraded from another benchmark's published board
 
     @model_validator(mode="before")
     @classmethod
@@ -116,14 +153,18 @@ def agent_label(harness: str, model: str, effort: str | None) -> str:
 
 
 def upgrade_result(data: dict[str, Any]) -> dict[str, Any]:
-    """Bring an older result.json up to RESULT_VERSION (there is only version 1 so far)."""
+    """Bring an older result.json up to RESULT_VERSION: version 1 had no deck (its problems were ours, or, for a
+    cell imported from a KernelBench-Hard board, that board's deck)."""
     version = data.get("version", 1)
     if isinstance(version, bool) or not isinstance(version, int):
         return data  # not a version: the field's own validation reports it, with its line
     if version > RESULT_VERSION:
         raise ValueError(f"result.json version {version} is newer than this kernelbench understands "
                          f"({RESULT_VERSION}); upgrade kernelbench")
-    return data
+    if version < 2 and "deck" not in data:
+        imported = str(data.get("source", "")).startswith("import:kernelbench-hard")
+        data = {**data, "deck": kbh_deck_for_gpu(str(data.get("gpu", ""))) if imported else MAIN_DECK}
+    return {**data, "version": RESULT_VERSION} if version < RESULT_VERSION else data
 
 
 def status_of(result: RunResult) -> Status:

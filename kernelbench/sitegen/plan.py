@@ -11,6 +11,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kernelbench.base.decks import MAIN_DECK
 from kernelbench.errors import Diagnostic
 from kernelbench.results.dataset import Dataset, ParseCache, RunRecord, load_dataset
 from kernelbench.results.leaderboard import Board, build_boards, export_csv, export_json
@@ -102,9 +103,9 @@ def _static(inputs: dict):
 
 def leaderboard_pages(data: SiteData) -> list[Page]:
     diagnostics = [data.shown_diagnostic(d) for d in data.dataset.diagnostics]
-    boards = sorted(data.boards, key=lambda b: -sum(c.n_trials for c in b.cells))
+    boards = sorted(data.boards, key=lambda b: (b.deck != MAIN_DECK, -sum(c.n_trials for c in b.cells)))
     switcher = [
-        {"gpu": b.gpu, "label": b.gpu_name or b.gpu, "url": urls.board_url(b.gpu, i == 0)}
+        {"gpu": b.gpu, "label": b.title, "url": urls.board_url(b.key, i == 0)}
         for i, b in enumerate(boards)
     ]
     if not boards:
@@ -117,11 +118,14 @@ def _board_page(
     data: SiteData, board: Board, primary: bool, switcher: list[dict], diagnostics: list[str]
 ) -> Page:
     rows = views.board_rows(board, data.scripted)
-    runs = data.runs_of(gpu=board.gpu)
+    runs = data.runs_of(gpu=board.gpu, deck=board.deck)
     view = {
         "gpu": board.gpu,
         "gpu_name": board.gpu_name or board.gpu,
-        "problems": [{"id": p, "url": urls.problem_url(p)} for p in board.problems],
+        "deck": board.deck,
+        "title": board.title,
+        "diff_url": urls.diff_url(board.key) if any(r["provenance"] for r in runs) else None,
+        "problems": [{"id": p, "url": urls.problem_url(p, board.deck)} for p in board.problems],
         "rows": rows,
         "scripted_agents": sorted(a.agent for a in board.agents if a.agent in data.scripted),
         "imported": bool(runs) and all(r["imported"] for r in runs),
@@ -144,9 +148,9 @@ def _board_page(
         }
         return {"board": view, "boards": switcher, "diagnostics": diagnostics, "charts": figures}
 
-    title = f"Leaderboard — {board.gpu_name or board.gpu}"
+    title = f"Leaderboard — {board.title}"
     return Page(
-        urls.board_url(board.gpu, primary),
+        urls.board_url(board.key, primary),
         "leaderboard.html",
         title,
         inputs,

@@ -1,7 +1,9 @@
-"""Problem pages: description, shapes, regime, ceilings per GPU, a roofline per GPU, every attempt."""
+"""Problem pages, one per (deck, problem): description, shapes, regime, ceilings per GPU, a roofline per GPU, every
+attempt; for a problem of another benchmark's deck, how its concepts map onto this grader and what is lost."""
 
 from __future__ import annotations
 
+from kernelbench.base.decks import MAIN_DECK, deck_title
 from kernelbench.problems.spec import ProblemSpec
 from kernelbench.sitegen import charts, urls
 from kernelbench.sitegen.pages import Page
@@ -9,10 +11,11 @@ from kernelbench.sitegen.views import shape_label
 
 
 def problem_pages(data) -> list[Page]:
-    ids = sorted(set(data.dataset.problems) | {r["problem"] for r in data.runs.values()})
+    keys = sorted({(MAIN_DECK, p) for p in data.dataset.problems} | {(r["deck"], r["problem"]) for r in data.runs.values()},
+                  key=lambda k: (k[0] != MAIN_DECK, k))
     pages, summaries = [], []
-    for problem_id in ids:
-        page, summary = _problem_page(data, problem_id)
+    for deck, problem_id in keys:
+        page, summary = _problem_page(data, deck, problem_id)
         pages.append(page)
         summaries.append(summary)
     inputs = {"problems": summaries}
@@ -22,20 +25,26 @@ def problem_pages(data) -> list[Page]:
     return [index, *pages]
 
 
-def _problem_page(data, problem_id: str) -> tuple[Page, dict]:
-    record = data.dataset.problems.get(problem_id)
+def _problem_page(data, deck: str, problem_id: str) -> tuple[Page, dict]:
+    # the problems folder holds our own deck; another deck's problem is known through its runs only
+    record = data.dataset.problems.get(problem_id) if deck == MAIN_DECK else None
     spec = record.spec if record else None
-    runs = data.runs_of(problem=problem_id)
-    ceilings = [_ceiling_view(c) for b in data.boards for c in b.ceilings if c.problem == problem_id]
+    runs = data.runs_of(problem=problem_id, deck=deck)
+    ceilings = [_ceiling_view(c) for b in data.boards if b.deck == deck for c in b.ceilings
+                if c.problem == problem_id]
     view = {
         "id": problem_id,
+        "deck": deck,
+        "deck_title": deck_title(deck),
+        "foreign": deck != MAIN_DECK,
+        "mapping": _mapping_view(data, deck, problem_id),
         "title": spec.title if spec else "",
         "description": spec.description if spec else "",
         "spec": _spec_view(spec),
         "shapes": _shapes_view(spec),
         "ceilings": ceilings,
-        "library_lines": _library_lines_view(data, problem_id),
-        "line_notes": _line_notes(data, problem_id),
+        "library_lines": _library_lines_view(data, problem_id, deck),
+        "line_notes": _line_notes(data, problem_id) if deck == MAIN_DECK else [],
     }
     rooflines = _roofline_inputs(spec, runs)
     inputs = {"problem": view, "runs": runs, "rooflines": rooflines}
@@ -54,7 +63,8 @@ def _problem_page(data, problem_id: str) -> tuple[Page, dict]:
 
     summary = {
         "id": problem_id,
-        "url": urls.problem_url(problem_id),
+        "deck": deck,
+        "url": urls.problem_url(problem_id, deck),
         "title": view["title"],
         "regime": spec.regime if spec else None,
         "attempts": len(runs),
@@ -63,7 +73,7 @@ def _problem_page(data, problem_id: str) -> tuple[Page, dict]:
     }
     sources = (data.shown_path(record.path / "problem.yaml"),) if record else ()
     return Page(
-        urls.problem_url(problem_id),
+        urls.problem_url(problem_id, deck),
         "problem.html",
         problem_id,
         inputs,
@@ -71,6 +81,16 @@ def _problem_page(data, problem_id: str) -> tuple[Page, dict]:
         context=context,
         kind="problem",
     ), summary
+
+
+def _mapping_view(data, deck: str, problem_id: str) -> dict | None:
+    """How the problem's own benchmark defines it against what this grader does, as recorded by its regraded runs."""
+    for record in sorted(data.dataset.runs.values(), key=lambda r: r.run_id):
+        result = record.result
+        if result.deck == deck and result.problem == problem_id and result.provenance and result.provenance.mapping:
+            return {"layout": result.provenance.layout,
+                    "rows": [m.model_dump() for m in result.provenance.mapping]}
+    return None
 
 
 def _spec_view(spec: ProblemSpec | None) -> dict | None:
@@ -119,11 +139,13 @@ def _ceiling_view(ceiling) -> dict:
 _ENVIRONMENT_SHOWN = ("torch", "triton", "cuda", "driver")
 
 
-def _library_lines_view(data, problem_id: str) -> list[dict]:
+def _library_lines_view(data, problem_id: str, deck: str = MAIN_DECK) -> list[dict]:
     """Per GPU with a baselines file: every line as measured (its source names the library and version), with the
     reason of a line that could not be measured; shown whether or not any run exists on that GPU."""
     views = []
-    for gpu, baselines in sorted(data.dataset.baselines.get(problem_id, {}).items()):
+    for (of_deck, gpu), baselines in sorted(data.dataset.baselines.get(problem_id, {}).items()):
+        if of_deck != deck:
+            continue
         environment = baselines.environment
         lines = [
             {

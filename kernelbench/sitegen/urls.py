@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kernelbench.base.decks import MAIN_DECK
 from kernelbench.sitegen.pages import slug
 
 LEADERBOARD = "index.html"
@@ -20,8 +21,11 @@ def run_dir(run_id: str) -> str:
     return f"runs/{slug(run_id)}"
 
 
-def problem_url(problem: str) -> str:
-    return f"problems/{slug(problem)}.html"
+def problem_url(problem: str, deck: str = MAIN_DECK) -> str:
+    """Our deck's problems at problems/<id>.html; another deck's under problems/<deck>/ (same name, other problem)."""
+    if deck == MAIN_DECK:
+        return f"problems/{slug(problem)}.html"
+    return f"problems/{slug(deck)}/{slug(problem)}.html"
 
 
 def agent_url(agent: str) -> str:
@@ -32,5 +36,11 @@ def writeup_url(writeup_slug: str) -> str:
     return f"writeups/{slug(writeup_slug)}.html"
 
 
-def board_url(gpu: str, primary: bool) -> str:
-    return LEADERBOARD if primary else f"boards/{slug(gpu)}.html"
+def board_url(key: str, primary: bool) -> str:
+    """A board by its key (`Board.key`: the GPU on our deck, `<deck>-<gpu>` on another)."""
+    return LEADERBOARD if primary else f"boards/{slug(key)}.html"
+
+
+def diff_url(key: str) -> str:
+    """The regraded board's comparison with the board it was regraded from."""
+    return f"boards/{slug(key)}-diff.html"

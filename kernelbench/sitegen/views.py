@@ -20,6 +20,7 @@ def shape_label(shape: dict[str, Any]) -> str:
 def cell_view(cell: Cell) -> dict:
     return {
         "agent": cell.agent,
+        "deck": cell.deck,
         "problem": cell.problem,
         "gpu": cell.gpu,
         "status": cell.status.value,
@@ -31,7 +32,7 @@ def cell_view(cell: Cell) -> dict:
         "n_passed": cell.n_passed,
         "run_id": cell.run_id,
         "url": urls.run_url(cell.run_id),
-        "problem_url": urls.problem_url(cell.problem),
+        "problem_url": urls.problem_url(cell.problem, cell.deck),
         "verdict": cell.verdict.value if cell.verdict else None,
         "unaudited": cell.unaudited,
         "counts": cell.counts,
@@ -58,8 +59,9 @@ def run_view(record: RunRecord, dataset: Dataset, shown: dict[str, Cell]) -> dic
         "harness": result.harness,
         "model": result.model,
         "effort": result.effort,
+        "deck": result.deck,
         "problem": result.problem,
-        "problem_url": urls.problem_url(result.problem),
+        "problem_url": urls.problem_url(result.problem, result.deck),
         "gpu": result.gpu,
         "trial": result.trial,
         "status": result.status.value,
@@ -85,7 +87,15 @@ def run_view(record: RunRecord, dataset: Dataset, shown: dict[str, Cell]) -> dic
         "baseline_names": sorted({name for s in grading.shapes for name in s.baselines_ms}),
         "shows_host_bound": any(s.host_bound_samples is not None for s in grading.shapes),
         "findings": [_finding_view(f) for f in result.integrity],
+        "provenance": provenance_view(result.provenance),
     }
+
+
+def provenance_view(provenance) -> dict | None:
+    """Where a regraded solution comes from, with the link to the file upstream (its text is not kept here)."""
+    if provenance is None:
+        return None
+    return {**provenance.model_dump(mode="json", exclude={"mapping"}), "upstream_url": provenance.upstream_url}
 
 
 def _shape_view(shape) -> dict:

@@ -174,6 +174,7 @@ def test_one_board_per_gpu_and_exports(tmp_path, make_run):
     by_run = {c["run_id"]: c for c in written["cells"]}
     assert by_run["r_b200"]["status"] == "FAIL" and by_run["r_b200"]["peak_fraction"] is None
     assert by_run["r_h100_b"] == {"agent": "claude/opus", "harness": "claude", "model": "opus", "effort": None,
+                                  "deck": "main",
                                   "problem": "02_other", "gpu": "h100_sxm", "status": "PASS",
                                   "peak_fraction": None, "run_id": "r_h100_b", "n_trials": 1, "verdict": None}
     export_csv(boards, tmp_path / "site" / "data" / "leaderboard.csv")

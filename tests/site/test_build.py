@@ -86,6 +86,7 @@ def test_exports_have_the_documented_fields(built_site: Path):
         "harness",
         "model",
         "effort",
+        "deck",
         "problem",
         "gpu",
         "status",

@@ -6,13 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
+from kernelbench.base.decks import MAIN_DECK
 from kernelbench.errors import KernelBenchError
 from kernelbench.fileio import load_yaml
 from kernelbench.problems.layouts.base import Layout
 from kernelbench.problems.spec import ProblemSpec, load_native_spec
 
 NAME = "native"
-DECK = "main"  # this repository's own deck, problems/
 GRADED_FILES = ("problem.yaml", "reference.py", "sota.py")
 
 
@@ -40,7 +40,7 @@ class NativeLayout(Layout):
         return [*self.graded_files(path), Path(path) / "PROMPT.txt"]
 
     def default_deck(self, path: Path) -> str:
-        return DECK
+        return MAIN_DECK
 
     def load_spec(self, path: Path) -> ProblemSpec:
         return load_native_spec(Path(path))
