@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import tempfile
 import time
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -57,8 +58,11 @@ def template_paths(solution: Path, problem_dir: Path) -> list[Path]:
 def grade_solution(solution: Path, problem_dir: Path, *, device: str = "cuda", shapes: str = "full",
                    out_dir: Path | None = None, line: str = "candidate", lint: bool = True,
                    limits: dict[str, float] | None = None, timing: bool = True,
-                   counters: bool = True) -> GradeReport:
-    """Grade one solution file against one problem; see kernelbench.eval.stages for the order of stages."""
+                   counters: bool = True, exclusive: AbstractContextManager | None = None) -> GradeReport:
+    """Grade one solution file against one problem; see kernelbench.eval.stages for the order of stages.
+
+    `exclusive` is held around the stages that measure (counters, timing): gradings that share a GPU may check
+    correctness side by side and take turns for their measurements (kernelbench regrade --jobs)."""
     started = time.monotonic()
     solution, problem_dir = Path(solution).resolve(), Path(problem_dir).resolve()
     options = GradingOptions(device=device, shapes=shapes, line=line, lint=lint, timing=timing, counters=counters,
@@ -79,7 +83,7 @@ def grade_solution(solution: Path, problem_dir: Path, *, device: str = "cuda", s
                 plan = GradingPlan.create(solution, problem_dir, Path(tmp), options, guards)
                 isolation = plan.isolation.note
                 state.stages["setup"] = round(time.monotonic() - started, 3)
-                correct = run_stages(plan, state)
+                correct = run_stages(plan, state, exclusive or nullcontext())
         finally:  # whatever ended the grading, the files it watched are put back
             state.findings += guards.template_findings(before, problem_dir if problem_dir.is_dir()
                                                        else problem_dir.parent)
@@ -91,21 +95,24 @@ def grade_solution(solution: Path, problem_dir: Path, *, device: str = "cuda", s
     return _finish(report_of(state, options, problem_dir, started, isolation), out_dir)
 
 
-def run_stages(plan: GradingPlan, state: GradingState) -> bool:
-    """Every stage in order (kernelbench.eval.stages); True when the solution passed every check."""
+def run_stages(plan: GradingPlan, state: GradingState, exclusive: AbstractContextManager | None = None) -> bool:
+    """Every stage in order (kernelbench.eval.stages); True when the solution passed every check. The measuring
+    stages run inside `exclusive`."""
     from kernelbench.eval.stages import audits, correctness, timing
 
     audits.lint(plan, state)
     correct = correctness.check(plan, state)
     audits.problem_copy(plan, state)
     audits.launches(plan, state)
-    if correct:
+    if not correct:
+        return False
+    with exclusive or nullcontext():
         audits.counters(plan, state)
-    if correct and plan.options.timing:
-        timing.bench(plan, state)
-        audits.speed_of_light(plan, state)
-        timing.baseline_medians(plan, state)
-    return correct
+        if plan.options.timing:
+            timing.bench(plan, state)
+            audits.speed_of_light(plan, state)
+            timing.baseline_medians(plan, state)
+    return True
 
 
 def conclude(plan: GradingPlan, state: GradingState, correct: bool) -> None:

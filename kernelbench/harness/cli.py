@@ -77,6 +77,7 @@ def register(subparsers) -> None:
     standin.add_argument("--problem", default="", help="problem id filled into the policy's {problem}")
     standin.add_argument("--log", type=Path, help="write the request log (JSONL) here when stopped")
     standin.set_defaults(func=standin_command)
+    register_regrade(subparsers)
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -143,3 +144,93 @@ def standin_command(args: argparse.Namespace) -> int:
         if args.log:
             args.log.write_text(server.log_jsonl())
     return 0
+
+
+REGRADE_EXAMPLES = """examples:
+  F=.foreign/kernelbench.com
+  kernelbench regrade $F/published-h100/leaderboard.json --solutions $F/public/runs/h100 \\
+      --deck $F/benchmarks/hard/problems-h100 --runs runs --jobs 3            # every cell, on this GPU
+  kernelbench regrade ... --resume --stop-after 420                           # sessions of limited length
+  kernelbench regrade ... --only 05_topk_bitonic --device cpu --shapes smoke  # one column, on the CPU
+the repository and commit the solutions come from are read from SOURCE and COMMIT files at the fetched copy's
+root, or given with --repository and --commit; the run directories keep the solution's hash and path, not its text.
+exit status: 0 when every cell was graded (whatever its outcome), 3 when --stop-after left cells for --resume."""
+
+
+def register_regrade(subparsers) -> None:
+    from kernelbench.eval.cli import stage_limit
+
+    p = subparsers.add_parser("regrade", help="grade every cell of another benchmark's published board again, here",
+                              epilog=REGRADE_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("leaderboard", type=Path, help="the published board's leaderboard.json")
+    p.add_argument("--solutions", type=Path, required=True, help="folder of <run_id>_solution.py.txt files")
+    p.add_argument("--deck", type=Path, required=True, help="the board's problem folders (its deck)")
+    p.add_argument("--runs", type=Path, default=Path("runs"), help="where the run directories go (default runs/)")
+    p.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    p.add_argument("--shapes", choices=("full", "smoke"), default="full")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="gradings side by side (correctness in parallel; counters and timing take turns)")
+    p.add_argument("--resume", action="store_true", help="skip the cells already graded in --runs")
+    p.add_argument("--stop-after", type=float, metavar="SECONDS", help="start no cell after this many seconds")
+    p.add_argument("--only", action="append", default=[], metavar="RUN_ID|PROBLEM", help="grade only these cells")
+    p.add_argument("--limit", action="append", default=[], metavar="STAGE=SECONDS", type=stage_limit,
+                   help="a stage's time limit, as for kernelbench grade")
+    p.add_argument("--counters", choices=("on", "off"), default="on")
+    p.add_argument("--repository", help="the solutions' repository URL (default: SOURCE beside them)")
+    p.add_argument("--commit", help="the solutions' commit (default: COMMIT beside them)")
+    p.set_defaults(func=regrade_command)
+
+
+class RegradeProgress:
+    """A rich progress bar over the cells, with the last cell's outcome."""
+
+    def __init__(self, total: int):
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.progress = Progress(TextColumn("regrade"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                                 TextColumn("{task.description}"), console=Console(stderr=True))
+        self.task = self.progress.add_task("", total=total)
+
+    def __enter__(self):
+        self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self.progress.__exit__(*exc)
+
+    def start(self, job) -> None:
+        self.progress.update(self.task, description=f"grading {job.cell.run_id}")
+
+    def done(self, job, result) -> None:
+        peak = result.grading.peak_fraction
+        self.progress.console.print(f"{result.status.value:7} {job.cell.run_id}"
+                                    + (f"  peak {peak:.3f}" if peak is not None else "")
+                                    + (f"  ({result.grading.reasons[0][:120]})" if result.grading.reasons else ""))
+        self.progress.advance(self.task)
+
+
+def regrade_command(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from kernelbench.harness.regrade import plan_cells, regrade_board
+    from kernelbench.results.published import load_published_board
+
+    console = Console(stderr=True)
+    cells = plan_cells(load_published_board(args.leaderboard), args.solutions, args.deck)
+    with RegradeProgress(total=sum(c.problem_dir is not None for c in cells)) as progress:
+        report = regrade_board(args.leaderboard, args.solutions, args.deck, args.runs, device=args.device,
+                               shapes=args.shapes, resume=args.resume, jobs=args.jobs, stop_after=args.stop_after,
+                               limits=dict(args.limit), only=args.only, repository=args.repository,
+                               commit=args.commit, counters=args.counters == "on", progress=progress)
+    for problem in report.no_problem:
+        console.print(f"[yellow]no problem folder[/yellow] for column {problem} in {args.deck}: its cells are skipped")
+    for run_id in report.no_solution:
+        console.print(f"[yellow]no solution file[/yellow] for {run_id}: recorded as that cell's outcome (ERR)")
+    counts: dict[str, int] = {}
+    for status in report.statuses.values():
+        counts[status] = counts.get(status, 0) + 1
+    console.print(f"{len(report.graded)} cells graded ({', '.join(f'{k} {v}' for k, v in sorted(counts.items()))}), "
+                  f"{report.skipped} graded earlier, {report.remaining} left"
+                  + (" (carry on with --resume)" if report.remaining else ""))
+    return 3 if report.stopped and report.remaining else 0

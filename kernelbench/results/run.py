@@ -92,7 +92,7 @@ class Provenance(Model):
     repository: str                       # https://github.com/<owner>/<name>
     commit: str = Field(pattern=r"^[0-9a-f]{40}$")
     path: str                             # the solution file inside that repository
-    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")  # None: the board names no file found there
     board: str                            # the published board the cell comes from (its folder or file name)
     published_run_id: str
     published_status: str                # PASS | FAIL | ERR as the board shows it

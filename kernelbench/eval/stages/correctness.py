@@ -73,6 +73,8 @@ def check_records(state: GradingState, checked: StageRun) -> dict[str, CaseRecor
     if checked.reply is None:
         state.grading.reasons.append(checked.error)
         state.findings += verdict.signature_findings(checked.error)
+    elif failure is not None:  # the candidate failed to import or build: its error is the reason, not the cases
+        state.grading.reasons.append(f"check stage failed: {failure.fatal.strip().splitlines()[0][:500]}")
     state.findings += verdict.candidate_stage_findings("check", failure or checked.reply_as(CheckReply))
     reply = checked.reply_as(CheckReply)
     return reply.cases if reply is not None else {}

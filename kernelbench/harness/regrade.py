@@ -1,0 +1,272 @@
+"""`kernelbench regrade`: every cell of another benchmark's published board graded again by this grader.
+
+Inputs: the board (`leaderboard.json` in KernelBench-Hard's published format), the folder of its solution files
+(`<run_id>_solution.py.txt`, as kernelbench.com publishes them) and its deck folder (one problem folder per column,
+in whatever layout kernelbench.problems.layouts reads). Output: one run directory per cell,
+`<runs>/<published run id>_regraded/` with result.json (our grading, the published verdict and the solution's
+provenance: repository, commit, path, sha256), check.log and benchmark.log. The solution's text is never copied
+into the run directory: the run page links to it upstream.
+
+A cell is written whole or not at all (a staging folder renamed into place), so Ctrl-C loses only the cell being
+graded and `--resume` carries on where the last call stopped. Whatever a solution does (fail to import, need a
+package this machine lacks, target another GPU, hang, exhaust memory) is that cell's outcome; the regrade goes on.
+Several gradings may check correctness side by side (`--jobs`); their measuring stages take turns on one lock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kernelbench.errors import KernelBenchError
+from kernelbench.fileio import atomic_write_text
+from kernelbench.harness.rundir import create_staging, publish, remove_stale_staging
+from kernelbench.results.published import PublishedAgent, PublishedBoard, PublishedResult, load_published_board
+from kernelbench.results.regraded import published_status
+from kernelbench.results.run import (
+    RESULT_FILE,
+    Grading,
+    MappedConcept,
+    Outcome,
+    Provenance,
+    RunResult,
+    Session,
+    Tokens,
+)
+
+SOURCE = "regrade:kernelbench-hard"
+RUN_SUFFIX = "_regraded"
+SOLUTION_NAMES = ("{run_id}_solution.py.txt", "{run_id}_solution.py", "{run_id}/solution.py")
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """Where the solution files come from: a repository at a commit, and the local folder that is its root."""
+
+    repository: str
+    commit: str
+    root: Path
+
+    def path_of(self, file: Path) -> str:
+        try:
+            return Path(file).resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            return Path(file).name
+
+
+def find_upstream(solutions_dir: Path, repository: str | None, commit: str | None) -> Upstream:
+    """The upstream reference: given, or read from SOURCE and COMMIT files in the solutions folder or an ancestor
+    (a fetched copy of the repository keeps them at its root)."""
+    for folder in [Path(solutions_dir).resolve(), *Path(solutions_dir).resolve().parents]:
+        source, stamp = folder / "SOURCE", folder / "COMMIT"
+        if source.is_file() and stamp.is_file():
+            return Upstream(repository or source.read_text().strip(), commit or stamp.read_text().strip(), folder)
+    if repository and commit:
+        return Upstream(repository, commit, Path(solutions_dir).resolve())
+    raise KernelBenchError("cannot tell which repository and commit the solutions come from", path=solutions_dir,
+                           hint="pass --repository URL --commit SHA, or keep SOURCE and COMMIT files at the "
+                                "fetched repository's root")
+
+
+@dataclass
+class CellJob:
+    agent: PublishedAgent
+    problem: str
+    cell: PublishedResult
+    problem_dir: Path | None
+    solution: Path | None
+
+    @property
+    def run_id(self) -> str:
+        return self.cell.run_id + RUN_SUFFIX
+
+
+@dataclass
+class RegradeReport:
+    board: str
+    total: int = 0
+    skipped: int = 0                                      # finished by an earlier call
+    graded: list[str] = field(default_factory=list)
+    no_solution: list[str] = field(default_factory=list)  # published run ids with no solution file
+    no_problem: list[str] = field(default_factory=list)   # columns with no problem folder in the deck
+    stopped: bool = False                                 # --stop-after reached before every cell was graded
+    statuses: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def remaining(self) -> int:
+        return self.total - self.skipped - len(self.graded)
+
+
+def plan_cells(board: PublishedBoard, solutions_dir: Path, deck_dir: Path) -> list[CellJob]:
+    """Every cell of the board, with its problem folder and solution file where they exist."""
+    from kernelbench.problems.layouts import LAYOUTS
+
+    problems = {p.name if p.is_dir() else p.stem: p for p in sorted(Path(deck_dir).iterdir())
+                if not p.name.startswith((".", "_")) and any(layout.detect(p) for layout in LAYOUTS)}
+    jobs = []
+    for agent in board.models:
+        for problem, cell in agent.results.items():
+            solution = next((Path(solutions_dir) / n.format(run_id=cell.run_id) for n in SOLUTION_NAMES
+                             if (Path(solutions_dir) / n.format(run_id=cell.run_id)).is_file()), None)
+            jobs.append(CellJob(agent, problem, cell, problems.get(problem), solution))
+    return jobs
+
+
+def sha256_of(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+# ------------------------------------------------------------------------------------------------ one cell
+
+@dataclass
+class CellSettings:
+    board_name: str
+    hardware: str
+    upstream: Upstream
+    device: str = "cuda"
+    shapes: str = "full"
+    limits: dict[str, float] = field(default_factory=dict)
+    counters: bool = True
+    # set on Ctrl-C: the grading under way was cut short by it, so its result is thrown away, never published
+    cancelled: threading.Event = field(default_factory=threading.Event)
+
+
+def provenance_of(job: CellJob, settings: CellSettings, layout: str, mapping: list[MappedConcept]) -> Provenance:
+    cell = job.cell
+    return Provenance(
+        repository=settings.upstream.repository, commit=settings.upstream.commit,
+        path=settings.upstream.path_of(job.solution) if job.solution else "",
+        sha256=sha256_of(job.solution) if job.solution else None, board=settings.board_name,
+        published_run_id=cell.run_id, published_status=published_status(cell.correct, cell.has_solution).value,
+        published_peak_fraction=cell.peak_fraction, published_verdict=cell.annotation_verdict,
+        published_hardware=settings.hardware, layout=layout, mapping=mapping)
+
+
+def grade_cell(job: CellJob, settings: CellSettings, runs_dir: Path, exclusive=None) -> RunResult:
+    """Grade one cell into a staging folder and publish it as `<runs>/<run id>_regraded`."""
+    from kernelbench.eval.grade import grade_solution
+    from kernelbench.problems.layouts import layout_of
+
+    layout = layout_of(job.problem_dir)
+    mapping = [MappedConcept(**row.model_dump()) for row in layout.mapping(job.problem_dir)]
+    staging = create_staging(runs_dir, job.run_id)
+    try:
+        result = RunResult(run_id=job.run_id, harness=job.agent.harness, model=job.agent.model,
+                           effort=job.agent.effort or None, deck=layout.default_deck(job.problem_dir),
+                           problem=job.problem, gpu="unknown", source=SOURCE,
+                           session=Session(elapsed_s=job.cell.elapsed_seconds,
+                                           tokens=Tokens(output=job.cell.output_tokens or 0),
+                                           notes=["the agent's session ran on the published board; graded again here"]),
+                           provenance=provenance_of(job, settings, layout.name, mapping))
+        if job.solution is None:
+            result.grading = Grading(outcome=Outcome.NO_SOLUTION,
+                                     reasons=[f"no solution file for {job.cell.run_id} in the solutions folder"])
+        else:
+            try:
+                report = _grade_copy(job, settings, staging, exclusive, grade_solution)
+            except Exception as exc:  # noqa: BLE001 - the grader could not grade this cell: its outcome, not fatal
+                result.grading = Grading(has_solution=True, outcome=Outcome.HARNESS_ERROR,
+                                         reasons=[f"grading aborted: {type(exc).__name__}: {exc}"[:2000]])
+            else:
+                result.grading, result.integrity, result.environment = report.grading, report.integrity, \
+                    report.environment
+                result.gpu = report.environment.gpu_key or settings.device
+        if settings.cancelled.is_set():
+            raise KeyboardInterrupt
+        (staging / "grade.json").unlink(missing_ok=True)  # result.json holds the same grading
+        atomic_write_text(staging / RESULT_FILE, result.dump_json())
+        publish(staging, runs_dir, job.run_id)
+        return result
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _grade_copy(job: CellJob, settings: CellSettings, staging: Path, exclusive, grade_solution):
+    """The solution graded from a scratch copy named solution.py (its published name is not importable); the copy
+    goes away with the scratch folder, so the run directory never holds its text."""
+    import tempfile
+
+    from kernelbench.eval.grading import scratch_dir
+
+    with tempfile.TemporaryDirectory(prefix="kb-regrade-", dir=scratch_dir()) as tmp:
+        solution = Path(tmp) / "solution.py"
+        shutil.copyfile(job.solution, solution)
+        return grade_solution(solution, job.problem_dir, device=settings.device, shapes=settings.shapes,
+                              out_dir=staging, limits=settings.limits, counters=settings.counters,
+                              exclusive=exclusive)
+
+
+# ------------------------------------------------------------------------------------------------ the board
+
+def regrade_board(leaderboard: Path, solutions_dir: Path, deck_dir: Path, runs_dir: Path, *, device: str = "cuda",
+                  shapes: str = "full", resume: bool = False, jobs: int = 1, stop_after: float | None = None,
+                  limits: dict[str, float] | None = None, only: list[str] | None = None,
+                  repository: str | None = None, commit: str | None = None, counters: bool = True,
+                  progress=None) -> RegradeReport:
+    """Grade every cell not yet graded; see the module docstring."""
+    board = load_published_board(Path(leaderboard))
+    for folder, what in ((solutions_dir, "solutions folder"), (deck_dir, "deck folder")):
+        if not Path(folder).is_dir():
+            raise KernelBenchError(f"no {what} here", path=folder)
+    settings = CellSettings(board_name=Path(leaderboard).resolve().parent.name, hardware=board.hardware.name,
+                            upstream=find_upstream(solutions_dir, repository, commit), device=device, shapes=shapes,
+                            limits=dict(limits or {}), counters=counters)
+    runs_dir = Path(runs_dir)
+    cells = [j for j in plan_cells(board, solutions_dir, deck_dir) if not only or j.cell.run_id in only
+             or j.problem in only]
+    report = RegradeReport(board=settings.board_name, total=len(cells))
+    report.no_problem = sorted({j.problem for j in cells if j.problem_dir is None})
+    report.no_solution = sorted(j.cell.run_id for j in cells if j.solution is None and j.problem_dir is not None)
+    finished = _finished(runs_dir, cells)
+    if finished and not resume:
+        raise KernelBenchError(f"{len(finished)} cells of this board are already graded in this runs folder",
+                               path=runs_dir, hint="pass --resume to grade only the rest")
+    remove_stale_staging(runs_dir) if runs_dir.is_dir() else None
+    report.skipped = len(finished)
+    todo = [j for j in cells if j.run_id not in finished and j.problem_dir is not None]
+    report.total -= sum(1 for j in cells if j.problem_dir is None)
+    _run_all(todo, settings, runs_dir, report, jobs, stop_after, progress)
+    return report
+
+
+def _finished(runs_dir: Path, cells: list[CellJob]) -> set[str]:
+    return {j.run_id for j in cells if (runs_dir / j.run_id / RESULT_FILE).is_file()}
+
+
+def _run_all(todo: list[CellJob], settings: CellSettings, runs_dir: Path, report: RegradeReport, jobs: int,
+             stop_after: float | None, progress) -> None:
+    started, measuring = time.monotonic(), threading.Lock()
+    pending: dict[Future, CellJob] = {}
+    queue = list(todo)
+    with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="regrade") as pool:
+        try:
+            while queue or pending:
+                while queue and len(pending) < max(1, jobs):
+                    if stop_after is not None and time.monotonic() - started >= stop_after:
+                        report.stopped = True
+                        queue.clear()
+                        break
+                    job = queue.pop(0)
+                    if progress is not None:
+                        progress.start(job)
+                    pending[pool.submit(grade_cell, job, settings, runs_dir, measuring)] = job
+                if not pending:
+                    break
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    job = pending.pop(future)
+                    result = future.result()
+                    report.graded.append(job.run_id)
+                    report.statuses[job.run_id] = result.status.value
+                    if progress is not None:
+                        progress.done(job, result)
+        except BaseException:
+            settings.cancelled.set()
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise

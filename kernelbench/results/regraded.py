@@ -1,0 +1,91 @@
+"""A regraded cell against what its own benchmark published: the two verdicts, and why they disagree.
+
+Pure functions over RunResult (its `provenance` holds the published side), shared by `kernelbench regrade`'s
+summary and the site's diff page."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from kernelbench.results.run import RunResult, Status
+
+# what stopped a solution from being graded at all, by the words its error is reported in (first match wins)
+FAILURE_KINDS: tuple[tuple[str, re.Pattern], ...] = (
+    ("no solution file", re.compile(r"no solution file", re.I)),
+    ("missing package", re.compile(r"ModuleNotFoundError|No module named", re.I)),
+    ("out of memory", re.compile(r"out of memory|OutOfMemoryError", re.I)),
+    ("compiled for another architecture", re.compile(
+        r"no kernel image is available|sm_1[02]0|unsupported gpu architecture|invalid device function|"
+        r"PTX was compiled with an unsupported toolchain", re.I)),
+    ("needs CUDA", re.compile(r"not compiled with CUDA|no NVIDIA driver|CUDA driver|cuda.*not available", re.I)),
+    ("hangs", re.compile(r"exceeded its limit", re.I)),
+    ("compile error", re.compile(r"CalledProcessError|error building extension|CompilationError|ninja", re.I)),
+    ("does not import", re.compile(r"check stage failed|SyntaxError|ImportError|defines no class", re.I)),
+)
+
+
+def failure_kind(result: RunResult) -> str | None:
+    """Why the solution could not be judged on its numbers (None: it ran, and its outputs were judged)."""
+    text = "\n".join(result.grading.reasons)
+    for kind, pattern in FAILURE_KINDS:
+        if pattern.search(text):
+            return kind
+    return None
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """One regraded cell: the published verdict and ours, and the reason where they differ."""
+
+    run_id: str
+    agent: str
+    problem: str
+    published: str           # PASS | FAIL | ERR
+    ours: str                # PASS | FAIL | ERR | INVALID
+    published_peak: float | None
+    our_peak: float | None
+    agrees: bool
+    kind: str                # agree | integrity | correctness | failure | fixed (published FAIL, ours PASS)
+    reason: str              # our integrity finding, the worst element, or the error; "" when they agree
+    evidence: str = ""
+    classes: tuple[int, ...] = ()
+
+    @property
+    def peak_ratio(self) -> float | None:
+        if self.our_peak is None or not self.published_peak:
+            return None
+        return self.our_peak / self.published_peak
+
+
+def compare(result: RunResult) -> Disagreement:
+    """Our grading of a regraded cell against its published verdict (the result must carry provenance)."""
+    provenance = result.provenance
+    if provenance is None:
+        raise ValueError(f"{result.run_id} was not regraded from a published board (no provenance)")
+    ours, published = result.status.value, provenance.published_status
+    errors = [f for f in result.integrity if f.severity == "error"]
+    fields = dict(run_id=result.run_id, agent=result.agent, problem=result.problem, published=published, ours=ours,
+                  published_peak=provenance.published_peak_fraction, our_peak=result.grading.peak_fraction)
+    if ours == published:
+        return Disagreement(**fields, agrees=True, kind="agree", reason="")
+    if ours == Status.INVALID.value and errors:
+        first = errors[0]
+        return Disagreement(**fields, agrees=False, kind="integrity",
+                            reason=f"class {first.klass} ({first.class_name}): {first.message}",
+                            evidence=first.evidence, classes=tuple(sorted({f.klass for f in errors if f.klass})))
+    kind = failure_kind(result)
+    reason = "; ".join(result.grading.reasons) or result.grading.outcome.value
+    if kind is not None:
+        return Disagreement(**fields, agrees=False, kind="failure", reason=f"{kind}: {reason}")
+    if ours == Status.PASS.value:
+        return Disagreement(**fields, agrees=False, kind="fixed",
+                            reason=f"passes every check here; published {published}")
+    return Disagreement(**fields, agrees=False, kind="correctness", reason=reason)
+
+
+def published_status(correct: bool, has_solution: bool) -> Status:
+    """A published KernelBench-Hard cell's status: correct → PASS; a solution → FAIL; none → ERR."""
+    if correct:
+        return Status.PASS
+    return Status.FAIL if has_solution else Status.ERR
