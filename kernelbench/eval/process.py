@@ -113,6 +113,21 @@ def child_limits() -> None:
     resource.setrlimit(resource.RLIMIT_NPROC, (cap, hard))
 
 
+# every stage process not yet finished, so that a caller grading in a thread can end them all (kill_live_stages)
+_live: set[subprocess.Popen] = set()
+_live_lock = threading.Lock()
+
+
+def kill_live_stages() -> int:
+    """Kill the process group of every stage still running in this process's gradings (a Ctrl-C in a caller whose
+    gradings run in worker threads, which the signal never reaches); returns how many."""
+    with _live_lock:
+        procs = list(_live)
+    for proc in procs:
+        kill_group(proc)
+    return len(procs)
+
+
 @dataclass
 class StageHandle:
     run: StageRun
@@ -139,6 +154,8 @@ def start_stage(job: AnyJob, *, cwd: Path, extra_env: dict[str, str] | None = No
         argv, env = sandboxed(argv, sandbox.bwrap, workdir=cwd, device=job.device), sandbox_env(env, cwd)
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=cwd,
                             env=env, start_new_session=True, preexec_fn=child_limits)
+    with _live_lock:
+        _live.add(proc)
     reader = BoundedReader(proc.stdout)
     reader.start()
     try:
@@ -159,6 +176,8 @@ def finish_stage(handle: StageHandle, timeout_s: float) -> StageRun:
         run.timed_out = True
         run.error = f"{run.role} stage exceeded its limit of {timeout_s:g} s and was killed"
     kill_group(handle.proc)
+    with _live_lock:
+        _live.discard(handle.proc)
     handle.reader.join(timeout=5)
     run.elapsed_s = time.monotonic() - handle.started
     run.output = handle.reader.text()

@@ -134,6 +134,7 @@ class CellSettings:
     counters: bool = True
     # set on Ctrl-C: the grading under way was cut short by it, so its result is thrown away, never published
     cancelled: threading.Event = field(default_factory=threading.Event)
+    gpu: str | None = None  # the profile key the gradings found (a cell without a solution is filed under it)
 
 
 def provenance_of(job: CellJob, settings: CellSettings, layout: str, mapping: list[MappedConcept]) -> Provenance:
@@ -166,6 +167,7 @@ def grade_cell(job: CellJob, settings: CellSettings, runs_dir: Path, exclusive=N
         if job.solution is None:
             result.grading = Grading(outcome=Outcome.NO_SOLUTION,
                                      reasons=[f"no solution file for {job.cell.run_id} in the solutions folder"])
+            result.gpu = settings.gpu or this_gpu(settings.device)
         else:
             try:
                 report = _grade_copy(job, settings, staging, exclusive, grade_solution)
@@ -176,6 +178,7 @@ def grade_cell(job: CellJob, settings: CellSettings, runs_dir: Path, exclusive=N
                 result.grading, result.integrity, result.environment = report.grading, report.integrity, \
                     report.environment
                 result.gpu = report.environment.gpu_key or settings.device
+                settings.gpu = settings.gpu or result.gpu
         if settings.cancelled.is_set():
             raise KeyboardInterrupt
         (staging / "grade.json").unlink(missing_ok=True)  # result.json holds the same grading
@@ -185,6 +188,16 @@ def grade_cell(job: CellJob, settings: CellSettings, runs_dir: Path, exclusive=N
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
+
+
+def this_gpu(device: str) -> str:
+    """This machine's profile key, for a cell that nothing was graded in."""
+    if device != "cuda":
+        return device
+    from kernelbench.hardware import detect_profile
+
+    profile = detect_profile()
+    return profile.key if profile else "unknown"
 
 
 def _grade_copy(job: CellJob, settings: CellSettings, staging: Path, exclusive, grade_solution):
@@ -229,10 +242,26 @@ def regrade_board(leaderboard: Path, solutions_dir: Path, deck_dir: Path, runs_d
                                path=runs_dir, hint="pass --resume to grade only the rest")
     remove_stale_staging(runs_dir) if runs_dir.is_dir() else None
     report.skipped = len(finished)
-    todo = [j for j in cells if j.run_id not in finished and j.problem_dir is not None]
+    settings.gpu = _earlier_gpu(runs_dir, finished)
+    # cells without a solution file last: they are filed under the GPU the others were graded on
+    todo = sorted((j for j in cells if j.run_id not in finished and j.problem_dir is not None),
+                  key=lambda j: j.solution is None)
     report.total -= sum(1 for j in cells if j.problem_dir is None)
     _run_all(todo, settings, runs_dir, report, jobs, stop_after, progress)
     return report
+
+
+def _earlier_gpu(runs_dir: Path, finished: set[str]) -> str | None:
+    from kernelbench.results.run import load_result
+
+    for run_id in sorted(finished):
+        try:
+            result = load_result(runs_dir / run_id)
+        except (KernelBenchError, ValueError):
+            continue
+        if result.grading.has_solution:
+            return result.gpu
+    return None
 
 
 def _finished(runs_dir: Path, cells: list[CellJob]) -> set[str]:
@@ -267,6 +296,19 @@ def _run_all(todo: list[CellJob], settings: CellSettings, runs_dir: Path, report
                     if progress is not None:
                         progress.done(job, result)
         except BaseException:
-            settings.cancelled.set()
+            _cancel(settings, pending)
             pool.shutdown(wait=True, cancel_futures=True)
             raise
+
+
+def _cancel(settings: CellSettings, pending: dict[Future, CellJob]) -> None:
+    """Stop the gradings under way: their stage processes are killed (a signal reaches this thread only) until each
+    grading has returned; each then throws its result away (settings.cancelled)."""
+    from kernelbench.eval.process import kill_live_stages
+
+    settings.cancelled.set()
+    for future in pending:
+        future.cancel()
+    while not all(f.done() for f in pending):
+        kill_live_stages()
+        wait(pending, timeout=0.2)

@@ -19,6 +19,7 @@ from kernelbench.sitegen import charts, urls, views
 from kernelbench.sitegen.buildcache import viewer_cache_file
 from kernelbench.sitegen.manifest import FileHasher, hash_data
 from kernelbench.sitegen.pages import Page, slug
+from kernelbench.sitegen.diffpage import diff_pages
 from kernelbench.sitegen.problems import problem_pages
 from kernelbench.sitegen.render import code_hash
 from kernelbench.sitegen.runpage import ViewerReuse, quote_excerpts, run_tabs, transcript_path
@@ -73,6 +74,7 @@ def plan_site(config, hasher: FileHasher, cache: ParseCache | None = None) -> Si
         *leaderboard_pages(data),
         runs_index_page(data),
         *problem_pages(data),
+        *diff_pages(data),
         *agent_pages(data),
         audits_page(data),
         *writeup_pages(data),

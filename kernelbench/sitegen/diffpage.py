@@ -1,0 +1,67 @@
+"""The diff page of a regraded board: per cell, what its own benchmark published against what this grader found,
+with the reason for every disagreement (kernelbench.results.regraded), the agreement counts and the ratio of peak
+fractions per problem."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+
+from kernelbench.results.leaderboard import Board
+from kernelbench.results.regraded import compare
+from kernelbench.sitegen import urls
+from kernelbench.sitegen.pages import Page
+
+PUBLISHED = ("PASS", "FAIL", "ERR")
+OURS = ("PASS", "FAIL", "INVALID", "ERR")
+
+
+def diff_pages(data) -> list[Page]:
+    return [_diff_page(data, board) for board in data.boards if _regraded(data, board)]
+
+
+def _regraded(data, board: Board) -> list:
+    return [r.result for r in sorted(data.dataset.runs.values(), key=lambda r: r.run_id)
+            if r.result.provenance is not None and r.result.deck == board.deck and r.result.gpu == board.gpu]
+
+
+def _diff_page(data, board: Board) -> Page:
+    results = _regraded(data, board)
+    rows = [_row(compare(result)) for result in results]
+    hardware = sorted({r.provenance.published_hardware for r in results if r.provenance.published_hardware})
+    inputs = {
+        "board": {"title": board.title, "url": urls.board_url(board.key, False), "gpu": board.gpu_name or board.gpu,
+                  "published_hardware": hardware, "boards": sorted({r.provenance.board for r in results})},
+        "rows": rows,
+        "agreement": _agreement(rows),
+        "ratios": _ratios(rows),
+        "disagreements": sum(not r["agrees"] for r in rows),
+        "invalid_by_class": sorted(Counter(c for r in rows for c in r["classes"]).items()),
+    }
+    return Page(urls.diff_url(board.key), "diff.html", f"Published against regraded — {board.title}", inputs,
+                context=lambda page, extra: inputs, kind="index")
+
+
+def _row(d) -> dict:
+    return {"run_id": d.run_id, "url": urls.run_url(d.run_id), "agent": d.agent, "problem": d.problem,
+            "published": d.published, "ours": d.ours, "published_peak": d.published_peak, "our_peak": d.our_peak,
+            "ratio": d.peak_ratio, "agrees": d.agrees, "kind": d.kind, "reason": d.reason, "evidence": d.evidence,
+            "classes": list(d.classes)}
+
+
+def _agreement(rows: list[dict]) -> list[dict]:
+    counts = Counter((r["published"], r["ours"]) for r in rows)
+    return [{"published": p, "cells": [counts.get((p, o), 0) for o in OURS], "total": sum(
+        counts.get((p, o), 0) for o in OURS)} for p in PUBLISHED]
+
+
+def _ratios(rows: list[dict]) -> list[dict]:
+    """Per problem: the geometric mean of ours / published over cells both scored."""
+    by_problem: dict[str, list[float]] = defaultdict(list)
+    for r in rows:
+        if r["ratio"] is not None and r["ratio"] > 0:
+            by_problem[r["problem"]].append(r["ratio"])
+    problems = sorted({r["problem"] for r in rows})
+    return [{"problem": p, "cells": len(by_problem[p]),
+             "ratio": math.exp(sum(map(math.log, by_problem[p])) / len(by_problem[p])) if by_problem[p] else None}
+            for p in problems]
