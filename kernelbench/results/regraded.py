@@ -13,6 +13,7 @@ from kernelbench.results.run import RunResult, Status
 # what stopped a solution from being graded at all, by the words its error is reported in (first match wins)
 FAILURE_KINDS: tuple[tuple[str, re.Pattern], ...] = (
     ("no solution file", re.compile(r"no solution file", re.I)),
+    ("grader error", re.compile(r"grading aborted|the reference failed", re.I)),
     ("missing package", re.compile(r"ModuleNotFoundError|No module named", re.I)),
     ("out of memory", re.compile(r"out of memory|OutOfMemoryError", re.I)),
     ("compiled for another architecture", re.compile(
