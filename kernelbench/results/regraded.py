@@ -19,10 +19,12 @@ FAILURE_KINDS: tuple[tuple[str, re.Pattern], ...] = (
     ("compiled for another architecture", re.compile(
         r"no kernel image is available|sm_1[02]0|unsupported gpu architecture|invalid device function|"
         r"PTX was compiled with an unsupported toolchain", re.I)),
-    ("needs CUDA", re.compile(r"not compiled with CUDA|no NVIDIA driver|CUDA driver|cuda.*not available", re.I)),
+    ("needs CUDA", re.compile(r"not compiled with CUDA|no NVIDIA driver|CUDA driver|cuda.*not available|CUDA_HOME|"
+                              r"cpu tensor\?", re.I)),
     ("hangs", re.compile(r"exceeded its limit", re.I)),
     ("compile error", re.compile(r"CalledProcessError|error building extension|CompilationError|ninja", re.I)),
     ("does not import", re.compile(r"check stage failed|SyntaxError|ImportError|defines no class", re.I)),
+    ("runtime error", re.compile(r"the candidate raised", re.I)),
 )
 
 
