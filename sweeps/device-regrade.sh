@@ -11,7 +11,8 @@
 #   carry: .foreign .whl .debs        command: bash sweeps/device-regrade.sh
 #   FOREIGN (default .foreign/kernelbench.com), RUNS (default runs), JOBS (gradings side by side, default 1),
 #   BUDGET (seconds for the whole call, default 500), HARD_STOP, CHECK_DECK (1: check the deck first; default:
-#   only when RUNS holds no regraded cell), ONLY (a run id or problem to grade alone), OUT
+#   only when RUNS holds no regraded cell), ONLY (a run id or problem to grade alone), COUNTERS (on|off, default
+#   on: the ncu pass; off where the machine has no ncu), OUT
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PYTHONUNBUFFERED=1
@@ -31,6 +32,10 @@ if ! command -v bwrap >/dev/null && ls .debs/bubblewrap_*.deb >/dev/null 2>&1; t
   dpkg -x .debs/bubblewrap_*.deb /tmp/bw && export PATH="/tmp/bw/usr/bin:$PATH"
 fi
 nvidia-smi -L 2>/dev/null || true
+# a third of the solutions build CUDA C++ with load_inline: without nvcc or ninja they fail for the machine's sake
+command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ] || echo "warning: no nvcc here; load_inline solutions will fail to build"
+python3 -c "import ninja" 2>/dev/null || command -v ninja >/dev/null || echo "warning: no ninja here (carry its wheel in .whl)"
+command -v ncu >/dev/null || [ -x /usr/local/cuda/bin/ncu ] || echo "warning: no ncu here; pass COUNTERS=off"
 mkdir -p "$runs"
 pack() {
   # every regraded cell, whole: run directories are published by a rename, so none is half-written
@@ -60,6 +65,6 @@ status=0
 echo "== regrade: $left s left in this call, no new cell after $stop_after s"
 timeout --signal=INT --kill-after=20 "${HARD_STOP:-$left}" \
   python3 -m kernelbench regrade "$board" --solutions "$solutions" --deck "$deck" --runs "$runs" \
-    --resume --jobs "${JOBS:-1}" --stop-after "$stop_after" "${only[@]}" \
+    --resume --jobs "${JOBS:-1}" --stop-after "$stop_after" --counters "${COUNTERS:-on}" "${only[@]}" \
   2>&1 | tee "$out/regrade.log" || status=$?
 exit $status

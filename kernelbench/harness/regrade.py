@@ -26,7 +26,12 @@ from pathlib import Path
 from kernelbench.errors import KernelBenchError
 from kernelbench.fileio import atomic_write_text
 from kernelbench.harness.rundir import create_staging, publish, remove_stale_staging
-from kernelbench.results.published import PublishedAgent, PublishedBoard, PublishedResult, load_published_board
+from kernelbench.results.published import (
+    PublishedAgent,
+    PublishedBoard,
+    PublishedResult,
+    load_published_board,
+)
 from kernelbench.results.regraded import published_status
 from kernelbench.results.run import (
     RESULT_FILE,

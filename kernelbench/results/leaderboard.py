@@ -231,6 +231,7 @@ class Board(Frozen):
     gpu: str
     gpu_name: str = ""
     deck: str = MAIN_DECK
+    regraded: bool = False                # its cells are another benchmark's solutions graded again here
     agents: tuple[AgentSummary, ...] = ()
     problems: tuple[str, ...] = ()
     cells: tuple[Cell, ...] = ()
@@ -255,7 +256,9 @@ class Board(Frozen):
     @property
     def title(self) -> str:
         name = self.gpu_name or self.gpu
-        return name if self.deck == MAIN_DECK else f"{deck_title(self.deck)}, {name}"
+        if self.deck == MAIN_DECK:
+            return name
+        return f"{deck_title(self.deck)}, {'regraded here on ' if self.regraded else ''}{name}"
 
 
 # --------------------------------------------------------------------------------------------- trials
@@ -515,7 +518,9 @@ def build_board(gpu: str, cells: list[Cell], dataset: Dataset | None = None, gpu
     grid = tuple(grid)
     curves = [fast_p_curve(a.agent, gpu, cells, len(problems), line, grid)
               for a in agents for line in FAST_P_BASELINES]
-    return Board(gpu=gpu, gpu_name=gpu_name or gpu, deck=deck, agents=tuple(agents), problems=tuple(problems),
+    regraded = any(t.source.startswith("regrade:") for c in cells for t in c.trials)
+    return Board(gpu=gpu, gpu_name=gpu_name or gpu, deck=deck, regraded=regraded, agents=tuple(agents),
+                 problems=tuple(problems),
                  cells=tuple(cells), ceilings=tuple(ceilings), fast_p=tuple(curves))
 
 

@@ -12,19 +12,19 @@ from kernelbench.results.run import RunResult, Status
 
 # what stopped a solution from being graded at all, by the words its error is reported in (first match wins)
 FAILURE_KINDS: tuple[tuple[str, re.Pattern], ...] = (
-    ("no solution file", re.compile(r"no solution file", re.I)),
-    ("grader error", re.compile(r"grading aborted|the reference failed", re.I)),
-    ("missing package", re.compile(r"ModuleNotFoundError|No module named", re.I)),
-    ("out of memory", re.compile(r"out of memory|OutOfMemoryError", re.I)),
+    ("no solution file", re.compile(r"no solution file", re.IGNORECASE)),
+    ("grader error", re.compile(r"grading aborted|the reference failed", re.IGNORECASE)),
+    ("missing package", re.compile(r"ModuleNotFoundError|No module named", re.IGNORECASE)),
+    ("out of memory", re.compile(r"out of memory|OutOfMemoryError", re.IGNORECASE)),
     ("compiled for another architecture", re.compile(
         r"no kernel image is available|sm_1[02]0|unsupported gpu architecture|invalid device function|"
-        r"PTX was compiled with an unsupported toolchain", re.I)),
+        r"PTX was compiled with an unsupported toolchain", re.IGNORECASE)),
     ("needs CUDA", re.compile(r"not compiled with CUDA|no NVIDIA driver|CUDA driver|cuda.*not available|CUDA_HOME|"
-                              r"cpu tensor\?", re.I)),
-    ("hangs", re.compile(r"exceeded its limit", re.I)),
-    ("compile error", re.compile(r"CalledProcessError|error building extension|CompilationError|ninja", re.I)),
-    ("does not import", re.compile(r"check stage failed|SyntaxError|ImportError|defines no class", re.I)),
-    ("runtime error", re.compile(r"the candidate raised", re.I)),
+                              r"cpu tensor\?", re.IGNORECASE)),
+    ("hangs", re.compile(r"exceeded its limit", re.IGNORECASE)),
+    ("compile error", re.compile(r"CalledProcessError|error building extension|CompilationError|ninja", re.IGNORECASE)),
+    ("does not import", re.compile(r"check stage failed|SyntaxError|ImportError|defines no class", re.IGNORECASE)),
+    ("runtime error", re.compile(r"the candidate raised", re.IGNORECASE)),
 )
 
 

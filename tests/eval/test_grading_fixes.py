@@ -145,8 +145,8 @@ def test_reference_weights_fall_back_to_the_cpu_the_same_way_in_every_process(to
 
     ref = load_module(toy_problem / "reference.py", "reference")
     kwargs = ref.get_init_kwargs({"M": 4, "N": 5, "K": 6})
-    on_cpu = build_reference(torch, ref, kwargs, 11, torch.device("cpu")).state_dict()
-    fallback = build_reference(torch, ref, kwargs, 11, torch.device("cuda")).state_dict()
+    on_cpu = build_reference(torch, ref.Model, [], kwargs, 11, torch.device("cpu")).state_dict()
+    fallback = build_reference(torch, ref.Model, [], kwargs, 11, torch.device("cuda")).state_dict()
     assert on_cpu.keys() == fallback.keys() and all(torch.equal(on_cpu[k], fallback[k]) for k in on_cpu)
     assert all(v.device.type == "cpu" for v in fallback.values())
 
