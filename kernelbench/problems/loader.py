@@ -161,6 +161,18 @@ def bind_shape(reference: ModuleType, shape: dict[str, Any]) -> None:
         bind(shape)
 
 
+def weights_by_seed(reference: ModuleType) -> bool:
+    """Whether a candidate whose parameter names differ from the reference's is built under the reference's seed
+    instead of loading its state_dict (Stanford KernelBench's convention; ours loads strictly)."""
+    return bool(vars(reference).get("WEIGHTS_BY_SEED", False))
+
+
+def inputs_thread_safe(reference: ModuleType) -> bool:
+    """Whether the reference's get_inputs may be called from several threads at once (False for a layout whose
+    module draws from torch's global generator and module globals)."""
+    return bool(vars(reference).get("THREAD_SAFE_INPUTS", True))
+
+
 def model_class(candidate: ModuleType, reference: ModuleType) -> type:
     """The candidate's model class: the problem layout's solution class (ModelNew for Stanford KernelBench) where the
     module defines it, else Model."""

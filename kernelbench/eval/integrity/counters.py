@@ -319,7 +319,7 @@ class ProbeTarget:
 
 def counter_check(spec, target: ProbeTarget, cases: list, limit_s: float) -> list[Finding]:
     """The grading step: choose the shape, work out what it must read, measure one call, decide."""
-    if getattr(spec, "bytes", None) is None:
+    if spec.bytes is None:
         return [_not_run("the problem has no bytes formula, so no byte floor to check")]
     by_shape: dict[int, list] = {}
     for case in cases:

@@ -102,7 +102,9 @@ def load_weights(torch, model, ref_model, reference: ModuleType, cls: type, argu
         model.load_state_dict(ref_model.state_dict(), strict=True)
         return model
     except RuntimeError:
-        if not getattr(reference, "WEIGHTS_BY_SEED", False):
+        from kernelbench.problems.loader import weights_by_seed
+
+        if not weights_by_seed(reference):
             raise
     return build_reference(torch, cls, *arguments, seed, device)
 

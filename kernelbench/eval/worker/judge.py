@@ -133,8 +133,10 @@ class InputPrefetcher:
     def __init__(self, reference, cases: list[Case], ahead: int):
         from concurrent.futures import ThreadPoolExecutor
 
+        from kernelbench.problems.loader import inputs_thread_safe
+
         self.reference, self.cases = reference, cases
-        self.ahead = max(1, ahead) if getattr(reference, "THREAD_SAFE_INPUTS", True) else 0
+        self.ahead = max(1, ahead) if inputs_thread_safe(reference) else 0
         self.pool = ThreadPoolExecutor(max_workers=self.ahead, thread_name_prefix="inputs") if self.ahead else None
         self.futures: dict[int, Any] = {}
         for i in range(min(self.ahead, len(cases))):

@@ -1,4 +1,4 @@
-"""A wrong ModelNew for the toy softmax: the row maximum is not subtracted from the last column."""
+"""A wrong ModelNew for the toy softmax: its last column is off by 0.05, above atol + rtol·|expected| <= 0.02."""
 import torch
 import torch.nn as nn
 
@@ -8,6 +8,6 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        e = torch.exp(x)
-        e[:, -1] = e[:, -1] * 1.5
-        return e / e.sum(dim=1, keepdim=True)
+        out = torch.softmax(x, dim=1)
+        out[:, -1] += 0.05
+        return out
