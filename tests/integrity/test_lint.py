@@ -93,7 +93,6 @@ def test_forbidden_gemm_is_seen_through_tricks(source):
     ("import threading\nthreading.Thread(target=f).start()", 9),
     ("import torch\nclass Lazy(torch.Tensor):\n    pass", 10),
     ("class W:\n    def __torch_function__(self, *a):\n        pass", 10),
-    ("def f(x):\n    return x._version", 7),
     ("import torch\nx = torch.load('answers.pt')", 6),
     ("import torch\ns = torch.initial_seed()", 6),
     ("S = 'cudaStreamAttributeAccessPolicyWindow'", 13),
@@ -120,6 +119,37 @@ def test_gaming_tools_are_errors(source, klass):
         assert 11 not in classes(source), lint_source(source, GEMM)
         return
     assert klass in classes(source), lint_source(source, GEMM)
+
+
+def test_version_counter_reads_are_shown_not_judged():
+    """Published solutions key their one-time weight preparation (padding, packing) on the weight's version counter,
+    the right way to notice load_state_dict; output memoisation keyed on it is caught by the dynamic checks
+    (the allocator hands new inputs the same pointer and version 0), so the read is a warning for the auditor."""
+    source = "class M:\n    def prep(self):\n        if self.weight._version != self.v:\n            self.v = self.weight._version"
+    assert 7 not in classes(source) and 7 in classes(source, severity="warning")
+
+
+@pytest.mark.parametrize("source", [
+    "def get_inputs():\n    from reference import get_inputs as build\n    return build()",
+    "def get_init_inputs():\n    import reference\n    return reference.get_init_inputs()",
+])
+def test_helpers_that_delegate_to_the_reference_input_builders_are_shown_not_judged(source):
+    """Solutions written for KernelBench-Hard carry get_inputs helpers that call the reference's: inputs, no output."""
+    assert 1 not in classes(source) and 1 in classes(source, severity="warning")
+
+
+@pytest.mark.parametrize("source", [
+    "def f():\n    import reference\n    return reference.Model",
+    "def get_inputs():\n    import reference\n    return reference.get_inputs()\ndef g():\n    import reference\n"
+    "    return reference.Model()",
+    "import reference\nm = reference",
+    "from reference import get_inputs, Model",
+    "from reference import get_inputs\nM = get_inputs.__globals__['Model']",
+    "import reference as r\nbuild = r.get_inputs\nM = build.__globals__",
+    "import reference\nreference.M = 4096",
+])
+def test_any_other_reach_into_the_reference_stays_an_error(source):
+    assert classes(source) & {1, 8, 11}, lint_source(source, GEMM)
 
 
 def test_inline_cuda_library_calls_and_l2_windows():

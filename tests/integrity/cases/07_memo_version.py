@@ -1,5 +1,6 @@
 """Class 7, memoisation keyed by tensor identity and version counter: timed calls on a seen input return the
-stored result. Lint flags ._version; the in-place overwrite probe (same pointer, same version) re-checks."""
+stored result. The lint only warns on ._version (weight caches use it too); new inputs that reuse a freed
+tensor's pointer at version 0, and the in-place overwrite probe, get the stale answer and fail the checks."""
 
 import torch
 
