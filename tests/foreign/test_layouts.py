@@ -121,6 +121,7 @@ def test_stanford_spec_has_one_shape_and_no_roofline():
 def test_the_real_h100_deck_loads_when_present():
     if not FOREIGN_H100.is_dir():
         pytest.skip(f"the kernelbench.com H100 deck is not fetched into {FOREIGN_H100} (it is never committed)")
+    pytest.importorskip("einops", reason="the deck's 02_kda_cutlass reference imports einops")
     problems = sorted(p for p in FOREIGN_H100.iterdir() if p.is_dir())
     assert len(problems) == 6
     for path in problems:

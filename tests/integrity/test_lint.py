@@ -138,6 +138,15 @@ def test_helpers_that_delegate_to_the_reference_input_builders_are_shown_not_jud
     assert 1 not in classes(source) and 1 in classes(source, severity="warning")
 
 
+def test_reading_the_shape_globals_a_layout_rebinds_is_shown_not_judged():
+    """KernelBench-Hard references hold the current shape in module globals (BATCH, ...), rebound per shape."""
+    spec = SimpleNamespace(forbidden=[], forbidden_kernels=[], shapes=[{"batch": 8, "seq_len": 1024}])
+    source = "def get_inputs():\n    import reference\n    b = reference.BATCH\n    return reference.get_inputs()"
+    assert 1 not in classes(source, spec) and 1 in classes(source, spec, severity="warning")
+    assert 1 in classes("import reference\nreference.BATCH = 1", spec)       # rebinding it is not reading it
+    assert 1 in classes("import reference\nx = reference.CACHE", spec)       # a global that is no shape key
+
+
 @pytest.mark.parametrize("source", [
     "def f():\n    import reference\n    return reference.Model",
     "def get_inputs():\n    import reference\n    return reference.get_inputs()\ndef g():\n    import reference\n"

@@ -178,6 +178,8 @@ def _check_reference(linter: Linter, node: ast.AST) -> None:
     root = name.split(".")[0]
     if root in REFERENCE_MODULES and _builds_inputs(name):
         linter.report(node, 1, "warning", f"calls the problem's input builder {name} (it computes no output)", name)
+    elif root in REFERENCE_MODULES and _reads_shape_global(linter, name, node):
+        linter.report(node, 1, "warning", f"reads the reference's shape global {name}", name)
     elif root in REFERENCE_MODULES:
         linter.report(node, 1, "error", f"uses the problem's {root} module ({name})", name)
     if name == "sys.modules" or name.startswith("sys.modules."):
@@ -273,9 +275,15 @@ def _builds_inputs(name: str) -> bool:
     return len(parts) == 2 and parts[0] in REFERENCE_MODULES and parts[1] in INPUT_BUILDERS
 
 
+def _reads_shape_global(linter: Linter, name: str, node: ast.AST) -> bool:
+    parts = name.split(".")
+    return len(parts) == 2 and parts[1] in linter.rules.shape_globals and not _is_store(node)
+
+
 def _imports_input_builders_only(linter: Linter, node: ast.Import | ast.ImportFrom) -> bool:
     """`from reference import get_inputs`, or `import reference` where every use in the file is
-    `reference.get_inputs` / `reference.get_init_inputs`: nothing of the reference's computation is reachable."""
+    `reference.get_inputs` / `reference.get_init_inputs` or a read of a shape global: nothing of the reference's
+    computation is reachable."""
     if isinstance(node, ast.ImportFrom):
         return node.module in REFERENCE_MODULES and all(a.name in INPUT_BUILDERS for a in node.names)
     if not all(a.name in REFERENCE_MODULES for a in node.names):
@@ -284,10 +292,12 @@ def _imports_input_builders_only(linter: Linter, node: ast.Import | ast.ImportFr
         name = linter.resolve(other) if isinstance(other, (ast.Name, ast.Attribute)) else None
         if not name or name.split(".")[0] not in REFERENCE_MODULES:
             continue
+        if isinstance(other, ast.Name) and _is_store(other):
+            continue  # a local name bound to what the reference holds; its uses are judged where they are read
         parent = linter.parents.get(other)
         if isinstance(parent, ast.Attribute) and parent.value is other and linter.resolve(parent):
             continue  # judged by its longest chain
-        if not _builds_inputs(name):
+        if not (_builds_inputs(name) or _reads_shape_global(linter, name, other)):
             return False
     return True
 

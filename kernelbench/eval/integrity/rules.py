@@ -89,6 +89,9 @@ class Rules:
     cpp_patterns: list[tuple[re.Pattern[str], str]] = field(default_factory=list)
     kernel_patterns: list[tuple[str, bool, str]] = field(default_factory=list)  # (text, case_sensitive, why)
     packages: dict[str, str] = field(default_factory=dict)  # package -> why
+    # the reference's module globals that hold the current shape (a layout that rebinds globals per shape): reading
+    # one tells the solution nothing its inputs do not
+    shape_globals: set[str] = field(default_factory=set)
 
     def leaf_reason(self, leaf: str) -> str | None:
         return self.leaves.get(leaf)
@@ -146,4 +149,7 @@ def _add_family(rules: Rules, family: str, because: str) -> None:
 
 def rules_for_spec(spec) -> Rules:
     """Rules from a ProblemSpec (or anything with `forbidden` / `forbidden_kernels`)."""
-    return build_rules(list(getattr(spec, "forbidden", []) or []), list(getattr(spec, "forbidden_kernels", []) or []))
+    rules = build_rules(list(getattr(spec, "forbidden", []) or []), list(getattr(spec, "forbidden_kernels", []) or []))
+    keys = {key for shape in getattr(spec, "shapes", None) or [] for key in shape}
+    rules.shape_globals = keys | {key.upper() for key in keys}
+    return rules
