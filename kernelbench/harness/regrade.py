@@ -16,7 +16,9 @@ Several gradings may check correctness side by side (`--jobs`); their measuring 
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
+import sys
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -25,7 +27,7 @@ from pathlib import Path
 
 from kernelbench.errors import KernelBenchError
 from kernelbench.fileio import atomic_write_text
-from kernelbench.harness.rundir import create_staging, publish, remove_stale_staging
+from kernelbench.harness.rundir import STAGING_PREFIX, create_staging, publish, remove_stale_staging
 from kernelbench.results.published import (
     PublishedAgent,
     PublishedBoard,
@@ -301,12 +303,16 @@ def _run_all(todo: list[CellJob], settings: CellSettings, runs_dir: Path, report
                     if progress is not None:
                         progress.done(job, result)
         except BaseException:
-            _cancel(settings, pending)
+            _cancel(settings, pending, runs_dir)
             pool.shutdown(wait=True, cancel_futures=True)
             raise
 
 
-def _cancel(settings: CellSettings, pending: dict[Future, CellJob]) -> None:
+# how long a Ctrl-C waits for the gradings under way to return once their stages are being killed
+CANCEL_GRACE_S = 20.0
+
+
+def _cancel(settings: CellSettings, pending: dict[Future, CellJob], runs_dir: Path) -> None:
     """Stop the gradings under way: their stage processes are killed (a signal reaches this thread only) until each
     grading has returned; each then throws its result away (settings.cancelled)."""
     from kernelbench.eval.process import kill_live_stages
@@ -314,6 +320,22 @@ def _cancel(settings: CellSettings, pending: dict[Future, CellJob]) -> None:
     settings.cancelled.set()
     for future in pending:
         future.cancel()
+    deadline = time.monotonic() + CANCEL_GRACE_S
     while not all(f.done() for f in pending):
         kill_live_stages()
         wait(pending, timeout=0.2)
+        if time.monotonic() > deadline:
+            _abandon([job for future, job in pending.items() if not future.done()], runs_dir)
+
+
+def _abandon(jobs: list[CellJob], runs_dir: Path) -> None:
+    """A grading still running after its stages were killed for CANCEL_GRACE_S is blocked outside any stage, and
+    its thread would also hold the interpreter's exit (the pool's threads are joined then): its staging folder goes
+    and the process ends now, as a Ctrl-C asks."""
+    for job in jobs:
+        for staging in Path(runs_dir).glob(f"{STAGING_PREFIX}{job.run_id}-*"):
+            shutil.rmtree(staging, ignore_errors=True)
+    sys.stderr.write(f"interrupted: {len(jobs)} grading(s) did not stop within {CANCEL_GRACE_S:.0f} s; "
+                     "their cells are thrown away\n")
+    sys.stderr.flush()
+    os._exit(130)

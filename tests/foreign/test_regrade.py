@@ -128,7 +128,12 @@ def test_ctrl_c_throws_away_only_the_cell_under_way(tmp_path: Path):
         time.sleep(0.2)
     time.sleep(2)  # the grading's stages are running
     os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C reaches the whole process group
-    _, err = proc.communicate(timeout=120)
+    try:
+        _, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        _, err = proc.communicate()
+        pytest.fail(f"regrade still ran 120 s after Ctrl-C; its stderr:\n{err.decode(errors='replace')[-3000:]}")
     assert proc.returncode == 130, err
     assert list(runs.iterdir()) == []  # no half-written cell, no staging folder left behind
 
@@ -199,3 +204,30 @@ def test_diff_page_in_chromium(regraded_site: Path, browser):
         assert errors == [] and outside == []
     finally:
         context.close()
+
+
+def test_a_grading_that_does_not_stop_after_ctrl_c_is_thrown_away(tmp_path: Path, monkeypatch):
+    """A grading blocked outside any stage would keep the process alive after Ctrl-C (the pool's threads are
+    joined at exit): after the grace period its staging folder goes and the process ends with 130."""
+    import threading
+    from concurrent.futures import Future
+    from types import SimpleNamespace
+
+    from kernelbench.harness import regrade
+
+    stuck = Future()
+    stuck.set_running_or_notify_cancel()  # running: cancel() cannot stop it
+    job = SimpleNamespace(run_id="cell_regraded")
+    staging = tmp_path / f"{regrade.STAGING_PREFIX}cell_regraded-abc"
+    staging.mkdir()
+    (tmp_path / "other_regraded").mkdir()
+    monkeypatch.setattr(regrade, "CANCEL_GRACE_S", 0.3)
+
+    def exit_now(code):
+        raise SystemExit(code)
+
+    monkeypatch.setattr(regrade.os, "_exit", exit_now)
+    with pytest.raises(SystemExit) as ended:
+        regrade._cancel(SimpleNamespace(cancelled=threading.Event()), {stuck: job}, tmp_path)
+    assert ended.value.code == 130
+    assert not staging.exists() and (tmp_path / "other_regraded").is_dir()
