@@ -117,12 +117,20 @@ def test_run_directories_keep_the_reference_not_the_text(regraded: Path):
         assert provenance.layout == "kernelbench-hard" and provenance.mapping
 
 
+def _ctrl_c_as_in_a_terminal() -> None:
+    """The command as a shell starts it: SIGINT handled and not blocked. A child inherits an ignored or blocked
+    SIGINT from the process that starts it, and earlier tests in this pytest process may leave either behind."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def test_ctrl_c_throws_away_only_the_cell_under_way(tmp_path: Path):
     runs = tmp_path / "runs"
     proc = subprocess.Popen([sys.executable, "-m", "kernelbench", "regrade", str(BOARD / "leaderboard.json"),
                              "--solutions", str(SOLUTIONS), "--deck", str(DECK), "--runs", str(runs),
                              "--device", "cpu", "--shapes", "smoke", "--only", HANG],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                            preexec_fn=_ctrl_c_as_in_a_terminal)
     deadline = time.monotonic() + 60
     while not any(runs.glob(".tmp-*")) and time.monotonic() < deadline:
         time.sleep(0.2)
