@@ -210,6 +210,16 @@ class RegradeProgress:
         self.progress.advance(self.task)
 
 
+def _interruptible() -> None:
+    """SIGINT raises KeyboardInterrupt here even where the starting process left it ignored or blocked (a job put
+    in the background by a shell without job control ignores it): an interrupt is how a regrade is stopped
+    cleanly, throwing away only the cell under way."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def regrade_command(args: argparse.Namespace) -> int:
     from rich.console import Console
 
@@ -217,6 +227,7 @@ def regrade_command(args: argparse.Namespace) -> int:
     from kernelbench.results.published import load_published_board
 
     console = Console(stderr=True)
+    _interruptible()
     cells = plan_cells(load_published_board(args.leaderboard), args.solutions, args.deck)
     with RegradeProgress(total=sum(c.problem_dir is not None for c in cells)) as progress:
         report = regrade_board(args.leaderboard, args.solutions, args.deck, args.runs, device=args.device,
