@@ -1,26 +1,28 @@
-"""The candidate's stages (check, bench) run in a bubblewrap sandbox, so what a solution can reach is what it was
-given, not what its user account can reach.
+"""The candidate's stages (check, bench) and the hardware-counter probe run in a bubblewrap sandbox, confined
+(kernelbench.confinement: no privilege, a seccomp filter, bounded memory, processes and writes), so what a
+solution can reach is what it was given, not what its user account can reach, even when the grader is root.
 
 Without it, a candidate's process runs as the grader's own user beside the grader's processes: it can read the
 judge's memory (`/proc/<pid>/mem`: the expected outputs), the grading process's environment (`/proc/<ppid>/environ`:
-the secret seed), write anywhere the user may (another grading's folder, the repository), and leave a process
-behind that outlives the grading (`setsid`). Inside the sandbox:
+the secret seed), write anywhere the user may (another grading's folder, the repository, the grader's own code),
+and leave a process behind that outlives the grading (`setsid`). Inside the sandbox:
 
 - its own PID namespace: the grader's processes do not exist there, and when the stage ends every process started
-  in it ends too, whatever session it moved to;
-- its own IPC, UTS and network namespaces (no network);
-- the filesystem read-only, except the grading's folder (inputs, outputs, build caches) and a private /tmp inside
-  it that the grading's stages share; in that folder the grader's copy of the problem, which the trusted stages
-  import, stays read-only; a fresh /dev with only the GPU's device nodes added (no host /dev/shm, where
-  other gradings keep their folders); a fresh /proc; the secret seed's file, when there is one, covered;
-- HOME inside the grading's folder, so compilers' caches land there;
-- the grader's own Python (its prefix, every `sys.path` entry and the folder holding this package, which every
-  stage is given first on its PYTHONPATH) visible read-only even where it lies under a folder the sandbox replaces
-  (a package folder, a checkout or a virtual environment under /tmp): the worker must import the same grader there.
+  in it ends too, whatever session it moved to; its own IPC, UTS and network namespaces (no network);
+- only what a stage needs, read-only: the system's toolchain folders, a few entries of /etc, /sys, the grader's
+  Python (its prefix and import path) and the grader's own package, not its checkout (no runs, no other problems),
+  no home folder, no /run (no host sockets to connect to);
+- the grading's folder read-only, but for the stage's own out folder and the folders the candidate's stages share
+  (`SHARED_WRITABLE`: /tmp, HOME, the build caches, /dev/shm), so the solution the lint read, the judge's and the
+  fresh stage's folders and the other stage's outputs are out of its reach;
+- a fresh /dev with only the GPU's device nodes added; a fresh /proc; the secret seed's file, where a bound folder
+  holds it, covered;
+- an environment from an allowlist (confinement.allowed_environment): no credential or grader secret, whatever
+  the grader's own environment holds.
 
-`KERNELBENCH_ISOLATION` chooses: `auto` (the default: the sandbox when bubblewrap works here, including the GPU
-inside it; otherwise none, and the report says why), `bwrap` (required: a grading fails if it cannot be
-sandboxed) or `none`.
+`KERNELBENCH_ISOLATION` chooses: `auto` (the default: the sandbox when bubblewrap and the confinement work here,
+including the GPU inside it; otherwise none, and the report says why), `bwrap` (required: a grading fails if it
+cannot be sandboxed) or `none`.
 """
 
 from __future__ import annotations
@@ -34,19 +36,24 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from kernelbench import confinement
 from kernelbench.errors import KernelBenchError
 
 ISOLATION_ENV = "KERNELBENCH_ISOLATION"
 GRADER_ROOT = Path(__file__).resolve().parents[2]  # the folder holding the kernelbench package the stages import
 MODES = ("auto", "bwrap", "none")
 SECRET_FILE_ENV = "KERNELBENCH_SECRET_SEED_FILE"
-READ_ONLY_IN_WORKDIR = ("problem",)  # the grading's pristine problem copy (GradingPlan.pristine), which every stage imports
+# folders of the grading that the candidate's stages share and may write: /tmp (also /var/tmp), HOME, the build
+# caches (GradingPlan.build_env) and /dev/shm; everything else in the grading folder is read-only to them
+SHARED_WRITABLE = ("tmp", "home", "build", "shm")
 PROBE_TIMEOUT_S = 60
 # the worker must import inside (the grader's packages reachable), and on a GPU the driver must initialise from a
 # sandboxed process, as a candidate's would
-WORKER_PROBE = "import kernelbench.eval.worker"
+WORKER_PROBE = "import sys, kernelbench.eval.worker"
 CUDA_PROBE = WORKER_PROBE + "; import ctypes, sys; sys.exit(ctypes.CDLL('libcuda.so.1').cuInit(0))"
-PRIVATE_MOUNTS = ("/tmp", "/var/tmp")  # replaced inside the sandbox
+# and the confinement holds: no capability left, the seccomp filter loaded, no_new_privs set, not root
+# and the confinement holds: no capability left, the seccomp filter loaded, no_new_privs set, not root
+CONFINED_PROBE = "; import kernelbench.confinement as c; sys.exit(c.privileges_held() or 0)"
 
 
 @dataclass(frozen=True)
@@ -83,13 +90,19 @@ def _probed(device: str) -> Isolation:
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="kb-isolation-probe-") as tmp:
-        code = CUDA_PROBE if device == "cuda" else WORKER_PROBE
-        argv = sandboxed([sys.executable, "-P", "-c", code], path, workdir=Path(tmp), device=device)
+        code = (CUDA_PROBE if device == "cuda" else WORKER_PROBE) + CONFINED_PROBE
         try:
-            proc = subprocess.run(argv, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S,
-                                  env=sandbox_env(dict(os.environ), Path(tmp)))
+            command = sandboxed([sys.executable, "-P", "-c", code], path, workdir=Path(tmp), device=device,
+                                env=dict(os.environ))
+        except confinement.ConfinementUnavailable as exc:
+            return Isolation(None, f"none: {exc.diagnostic.message}")
+        try:
+            proc = subprocess.run(command.argv, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S,
+                                  env=command.env, pass_fds=command.pass_fds, preexec_fn=confinement.apply_limits)
         except (OSError, subprocess.TimeoutExpired) as exc:
             return Isolation(None, f"none: bubblewrap did not start a sandboxed process ({exc})")
+        finally:
+            command.close()
     if proc.returncode != 0:
         why = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit status {proc.returncode}"
         what = "import the worker and reach the GPU" if device == "cuda" else "import the worker"
@@ -97,46 +110,88 @@ def _probed(device: str) -> Isolation:
     return Isolation(path, "bwrap")
 
 
-def sandboxed(argv: list[str], bwrap: str, *, workdir: Path, device: str, cwd: Path | None = None) -> list[str]:
-    """The bwrap command line that runs `argv` with the view described in the module docstring."""
+def sandboxed(argv: list[str], bwrap: str, *, workdir: Path, device: str, env: dict[str, str],
+              writable: tuple[Path, ...] = (), cwd: Path | None = None) -> SandboxedCommand:
+    """The confined command that runs `argv` with the view described in the module docstring: `writable` (the
+    stage's own out folder) beside SHARED_WRITABLE is all it may write."""
     workdir = Path(os.path.realpath(workdir))
-    private_tmp = workdir / "tmp"
-    private_tmp.mkdir(exist_ok=True)
-    (workdir / "home").mkdir(exist_ok=True)
+    shared = [workdir / name for name in SHARED_WRITABLE]
+    own = [Path(os.path.realpath(p)) for p in writable]
+    for path in shared + own:
+        path.mkdir(parents=True, exist_ok=True)
+    confinement.hand_over(*shared, *own)
+    workdir.chmod(workdir.stat().st_mode | 0o755)  # a mkdtemp folder is 0700: the sandbox uid walks through it
+    fd = confinement.seccomp_fd()
     args = [bwrap, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net",
-            "--unshare-cgroup-try", "--hostname", "kernelbench-grading",
-            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-            "--bind", str(private_tmp), "/tmp", "--tmpfs", "/var/tmp"]
-    for path in grader_paths_under_private_mounts(workdir):
-        args += ["--ro-bind", path, path]
-    args += ["--bind", str(workdir), str(workdir)]
-    for name in READ_ONLY_IN_WORKDIR:
-        if (workdir / name).is_dir():
-            args += ["--ro-bind", str(workdir / name), str(workdir / name)]
+            "--unshare-cgroup-try", "--hostname", "kernelbench-grading", *confinement.bwrap_options(fd),
+            "--dev", "/dev", "--proc", "/proc"]
+    # the private folders first: the grader's Python or the grading folder may lie under one of them
+    args += ["--bind", str(workdir / "tmp"), "/tmp", "--bind", str(workdir / "tmp"), "/var/tmp",
+             "--bind", str(workdir / "shm"), "/dev/shm"]
+    args += confinement.system_binds()
+    readable = grader_paths(workdir)
+    args += confinement.open_parents([str(p) for p in [*readable, workdir]])
+    for path in readable:
+        args += ["--ro-bind", str(path), str(path)]
+    args += ["--ro-bind", str(workdir), str(workdir)]
+    for path in shared + own:
+        args += ["--bind", str(path), str(path)]
     if device == "cuda":
         for node in sorted(glob.glob("/dev/nvidia*")):
             args += ["--dev-bind", node, node]
+    args += secret_cover()
+    args += ["--chdir", os.path.realpath(cwd or workdir), "--"] + confinement.command_prefix() + list(argv)
+    watch = confinement.DiskWatch(shared + own, confinement.disk_cap())
+    return SandboxedCommand(args, sandbox_env(env, workdir), (fd,), watch)
+
+
+@dataclass
+class SandboxedCommand:
+    argv: list[str]
+    env: dict[str, str]
+    pass_fds: tuple[int, ...]          # the seccomp filter's descriptor, for bubblewrap
+    watch: confinement.DiskWatch       # what the command writes, for its caller to bound
+
+    def close(self) -> None:
+        """Once the process has started (or failed to): the descriptors bubblewrap read are closed here."""
+        for fd in self.pass_fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.pass_fds = ()
+
+
+def grader_paths(workdir: Path) -> list[Path]:
+    """What the stages import, read-only: the interpreter's prefixes, its import path and PYTHONPATH (outermost
+    only), and the grader's own package. A folder holding the grader's source checkout, or inside it, is left out
+    (it holds runs/, problems/, solutions/), and so is one holding the grading folder, which is bound on its own."""
+    checkout = GRADER_ROOT if (GRADER_ROOT / "pyproject.toml").is_file() else None
+    entries = [*sys.path, *os.environ.get("PYTHONPATH", "").split(os.pathsep)]
+    found = [Path(os.path.realpath(p)) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)]
+    for entry in entries:
+        if not entry or not os.path.isabs(entry) or not os.path.isdir(entry):
+            continue
+        real = Path(os.path.realpath(entry))
+        if checkout is not None and (real.is_relative_to(checkout) or checkout.is_relative_to(real)):
+            continue
+        if workdir.is_relative_to(real) or real in (Path("/"), Path("/tmp"), Path("/var/tmp"), Path("/dev/shm")):
+            continue
+        found.append(real)
+    found.append(GRADER_ROOT / "kernelbench")
+    return [p for p in confinement.outermost(found) if p.exists() and not workdir.is_relative_to(p)]
+
+
+def secret_cover() -> list[str]:
+    """The secret seed's file, covered wherever a bound folder would show it."""
     secret = os.environ.get(SECRET_FILE_ENV)
     if secret and Path(secret).is_file():
-        args += ["--ro-bind", "/dev/null", os.path.realpath(secret)]
-    return args + ["--chdir", os.path.realpath(cwd or workdir), "--"] + list(argv)
-
-
-def grader_paths_under_private_mounts(workdir: Path) -> list[str]:
-    """The grader's interpreter prefix and import path entries that lie under /tmp or /var/tmp (which the sandbox
-    replaces), outermost only; none that contains the grading folder, which is bound writable on its own."""
-    found: list[str] = []
-    for entry in sorted({os.path.realpath(p) for p in (*sys.path, sys.prefix, sys.exec_prefix, GRADER_ROOT) if p}):
-        under = any(entry == m or entry.startswith(m + os.sep) for m in PRIVATE_MOUNTS)
-        if not under or entry in PRIVATE_MOUNTS or not os.path.isdir(entry):
-            continue
-        if str(workdir).startswith(entry + os.sep) or any(entry.startswith(f + os.sep) for f in found):
-            continue
-        found.append(entry)
-    return found
+        return ["--ro-bind", "/dev/null", os.path.realpath(secret)]
+    return []
 
 
 def sandbox_env(env: dict[str, str], workdir: Path) -> dict[str, str]:
-    """HOME and the cache root inside the grading's folder: the real home is read-only in the sandbox."""
+    """The allowlisted environment, with HOME and the cache root inside the grading's folder."""
     home = str(Path(os.path.realpath(workdir)) / "home")
-    return {**env, "HOME": home, "XDG_CACHE_HOME": str(Path(home) / ".cache"), "TMPDIR": "/tmp"}
+    return {**confinement.allowed_environment(env), "HOME": home, "XDG_CACHE_HOME": str(Path(home) / ".cache"),
+            "TMPDIR": "/tmp"}

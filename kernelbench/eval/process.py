@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hmac
 import os
-import resource
 import secrets
 import signal
 import subprocess
@@ -20,8 +19,10 @@ from typing import TypeVar
 
 from pydantic import ValidationError
 
-from kernelbench.eval.isolation import GRADER_ROOT, Isolation, sandbox_env, sandboxed
+from kernelbench import confinement
+from kernelbench.eval.isolation import GRADER_ROOT, Isolation, sandboxed
 from kernelbench.eval.protocol import (
+    CANDIDATE_ROLES,
     REPLY_TYPES,
     RESULT,
     SIGNATURE,
@@ -34,8 +35,8 @@ from kernelbench.eval.protocol import (
 )
 
 KEEP_BYTES = 32 * 1024
-SCRUBBED_ENV = ("KERNELBENCH_SECRET_SEED", "KERNELBENCH_SECRET_SEED_FILE")
 PARTNER_GRACE_S = 5.0
+WATCH_EVERY_S = 0.5
 Reply = TypeVar("Reply", bound=Message)
 
 
@@ -82,7 +83,9 @@ class BoundedReader(threading.Thread):
 
 
 def worker_env(device: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in SCRUBBED_ENV}
+    """Every stage's environment: the allowlisted part of the grader's (no credential, no secret seed: the
+    stages that need the seed get it in their job), and the settings below."""
+    env = confinement.allowed_environment(dict(os.environ))
     # cuBLAS keeps the workspace a production caller gets: the deterministic ":4096:8" setting made cuBLASLt's
     # FP8 GEMMs up to 4x slower on the H100 (benchmarks/gpu_stage_environment.py), so every library line was
     # timed slower than its users see it; outputs are judged by tolerance, not bitwise, so none depends on it
@@ -105,12 +108,8 @@ def one_visible_gpu(visible: str | None) -> str:
 
 
 def child_limits() -> None:
-    """In the child: no core dumps, bounded file sizes and process count (a fork bomb or a disk flood stops)."""
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (8 << 30, 8 << 30))
-    _soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
-    cap = 4096 if hard == resource.RLIM_INFINITY else min(hard, 4096)
-    resource.setrlimit(resource.RLIMIT_NPROC, (cap, hard))
+    """In the child: no core dumps, bounded memory, file sizes and process count (kernelbench.confinement)."""
+    confinement.apply_limits()
 
 
 # every stage process not yet finished, so that a caller grading in a thread can end them all (kill_live_stages)
@@ -133,27 +132,39 @@ class StageHandle:
     run: StageRun
     proc: subprocess.Popen
     reader: BoundedReader
-    key: bytes
+    key: bytes | None                  # None for a candidate stage, whose reply is its claim, never signed
     out_dir: Path
     started: float
+    watch: confinement.DiskWatch | None = None
 
 
 def start_stage(job: AnyJob, *, cwd: Path, extra_env: dict[str, str] | None = None,
                 sandbox: Isolation | None = None) -> StageHandle:
-    """Start a worker; the job (with a fresh signing key) goes in on stdin. With a sandbox (the candidate's
-    stages), the worker runs inside bubblewrap with the grading folder `cwd` as the only writable place."""
+    """Start a worker; the job goes in on stdin. A trusted stage (judge, fresh) gets a fresh signing key with it;
+    a candidate stage gets none: a key in the candidate's process would be the candidate's to use, so its reply
+    is read as its claim (kernelbench.eval.verdict weighs it against what was seen outside that process). With a
+    sandbox, the worker runs confined in bubblewrap (kernelbench.eval.isolation), its own out folder and the
+    candidate's shared folders of `cwd` the only places it may write."""
     out_dir = Path(job.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    key = secrets.token_bytes(32)
-    payload = StageInput(key=key.hex(), job=job).model_dump_json().encode()
-    # -P: the working folder (the grading's, which a candidate stage can write) is not put on sys.path, so a
-    # `kernelbench/` planted there cannot stand in for the grader in a later stage
+    key = None if job.role in CANDIDATE_ROLES else secrets.token_bytes(32)
+    payload = StageInput(key=key.hex() if key else None, job=job).model_dump_json().encode()
+    # -P: the working folder (the grading's) is not put on sys.path, so a `kernelbench/` planted there cannot
+    # stand in for the grader in a later stage
     argv = [sys.executable, "-P", "-m", "kernelbench.eval.worker"]
     env = {**worker_env(job.device), **(extra_env or {})}
+    pass_fds: tuple[int, ...] = ()
+    command = None
     if sandbox is not None and sandbox.bwrap:
-        argv, env = sandboxed(argv, sandbox.bwrap, workdir=cwd, device=job.device), sandbox_env(env, cwd)
-    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=cwd,
-                            env=env, start_new_session=True, preexec_fn=child_limits)
+        command = sandboxed(argv, sandbox.bwrap, workdir=cwd, device=job.device, env=env, writable=(out_dir,))
+        argv, env, pass_fds = command.argv, command.env, command.pass_fds
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                cwd=cwd, env=env, start_new_session=True, preexec_fn=child_limits,
+                                pass_fds=pass_fds)
+    finally:
+        if command is not None:
+            command.close()
     with _live_lock:
         _live.add(proc)
     reader = BoundedReader(proc.stdout)
@@ -163,25 +174,34 @@ def start_stage(job: AnyJob, *, cwd: Path, extra_env: dict[str, str] | None = No
         proc.stdin.close()
     except BrokenPipeError:
         pass
-    return StageHandle(StageRun(role=job.role), proc, reader, key, out_dir, time.monotonic())
+    return StageHandle(StageRun(role=job.role), proc, reader, key, out_dir, time.monotonic(),
+                       command.watch if command is not None else None)
 
 
 def finish_stage(handle: StageHandle, timeout_s: float) -> StageRun:
-    """Wait for the worker (at most `timeout_s` from its start), kill its process group, read its result."""
+    """Wait for the worker (at most `timeout_s` from its start, and only while it writes within the sandbox's
+    bound), kill its process group, read its result."""
     run = handle.run
-    try:
+    while True:
         remaining = max(0.0, timeout_s - (time.monotonic() - handle.started))
-        run.returncode = handle.proc.wait(timeout=remaining)
-    except subprocess.TimeoutExpired:
-        run.timed_out = True
-        run.error = f"{run.role} stage exceeded its limit of {timeout_s:g} s and was killed"
+        try:
+            run.returncode = handle.proc.wait(timeout=min(remaining, WATCH_EVERY_S))
+            break
+        except subprocess.TimeoutExpired:
+            if handle.watch is not None and handle.watch.check():
+                run.error = f"{run.role} stage {handle.watch.exceeded} and was stopped"
+                break
+            if remaining <= WATCH_EVERY_S:
+                run.timed_out = True
+                run.error = f"{run.role} stage exceeded its limit of {timeout_s:g} s and was killed"
+                break
     kill_group(handle.proc)
     with _live_lock:
         _live.discard(handle.proc)
     handle.reader.join(timeout=5)
     run.elapsed_s = time.monotonic() - handle.started
     run.output = handle.reader.text()
-    if not run.timed_out:
+    if not run.timed_out and not run.error:
         _read_result(run, handle.out_dir, handle.key)
     return run
 
@@ -224,14 +244,16 @@ def kill_group(proc: subprocess.Popen) -> None:
         pass
 
 
-def _read_result(run: StageRun, out_dir: Path, key: bytes) -> None:
+def _read_result(run: StageRun, out_dir: Path, key: bytes | None) -> None:
+    """The stage's reply: a trusted stage's only when its signature holds; a candidate stage's (key None) as its
+    claim, parsed and validated like any other."""
     data_path, sig_path = out_dir / RESULT, out_dir / SIGNATURE
-    if not data_path.is_file() or not sig_path.is_file():
+    if not data_path.is_file() or (key is not None and not sig_path.is_file()):
         run.error = (f"{run.role} stage ended (exit status {run.returncode}) without a result: the process was "
                      "killed or crashed")
         return
     data = data_path.read_bytes()
-    if not hmac.compare_digest(sign(key, data), sig_path.read_text().strip()):
+    if key is not None and not hmac.compare_digest(sign(key, data), sig_path.read_text().strip()):
         run.error = f"{run.role} stage result failed its signature check (written by something else)"
         return
     run.reply, run.error = read_reply(run.role, data)

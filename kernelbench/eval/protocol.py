@@ -144,9 +144,10 @@ AnyJob = Annotated[JudgeJob | CheckJob | BenchJob | FreshJob, Field(discriminato
 
 
 class StageInput(Message):
-    """stdin of a stage process: its job and the key its reply is signed with (never in argv or the environment)."""
+    """stdin of a stage process: its job and, for a trusted stage, the key its reply is signed with (never in argv
+    or the environment; a candidate stage gets none, since anything in its process is the candidate's)."""
 
-    key: str
+    key: str | None = None
     job: AnyJob
 
 

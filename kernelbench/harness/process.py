@@ -15,6 +15,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from kernelbench import confinement
+
 GRACE_S = 10.0
 POLL_S = 0.1
 MAX_STDOUT_BYTES = 1 << 30      # a 45-minute stream-json session is tens of MB; a GB is a flood
@@ -37,8 +39,10 @@ class ProcessResult:
 
 def run_budgeted(argv: list[str], *, cwd: Path, env: dict[str, str], budget_s: float, stdout_path: Path,
                  stderr_path: Path, stdin_text: str | None = None, grace_s: float | None = None,
-                 max_stdout: int | None = None, max_stderr: int | None = None) -> ProcessResult:
-    """Start `argv`, wait until it exits or the budget runs out, and stop its whole process group."""
+                 max_stdout: int | None = None, max_stderr: int | None = None, confined=None) -> ProcessResult:
+    """Start `argv`, wait until it exits or the budget runs out, and stop its whole process group. `confined`
+    (a harness.sandbox.Wrapped) keeps the sandbox's descriptors open for it and applies the confinement's
+    limits."""
     grace_s = GRACE_S if grace_s is None else grace_s
     max_stdout = MAX_STDOUT_BYTES if max_stdout is None else max_stdout
     max_stderr = MAX_STDERR_BYTES if max_stderr is None else max_stderr
@@ -46,7 +50,8 @@ def run_budgeted(argv: list[str], *, cwd: Path, env: dict[str, str], budget_s: f
     with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
         proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=err,
                                 stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
-                                start_new_session=True)
+                                start_new_session=True, pass_fds=confined.pass_fds if confined else (),
+                                preexec_fn=confinement.apply_limits if confined else None)
         _feed_stdin(proc, stdin_text)
         result = ProcessResult(exit_code=None, elapsed_s=0.0)
         try:

@@ -186,13 +186,20 @@ def launch_agent(adapter: AgentAdapter, ctx: AgentContext, *, sandboxed: bool = 
     ctx.sandboxed = sandboxed
     adapter.prepare_home(ctx)
     argv, env = adapter.command(ctx), adapter.environment(ctx)
+    wrapped = None
     if sandboxed:
         box = sandbox.SandboxSpec(workspace=ctx.workspace, home=ctx.home, network=network,
                                   extra_ro=adapter.runtime_paths(), hidden=list(hidden or []))
-        argv, env = sandbox.wrap(argv, box, env), {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-    with adapter.live(ctx):
-        proc = run_budgeted(argv, cwd=ctx.workspace, env=env, budget_s=ctx.budget_s,
-                            stdout_path=ctx.stdout_path, stderr_path=ctx.stderr_path, stdin_text=adapter.stdin(ctx))
+        wrapped = sandbox.wrap(argv, box, env)
+        argv, env = wrapped.argv, {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    try:
+        with adapter.live(ctx):
+            proc = run_budgeted(argv, cwd=ctx.workspace, env=env, budget_s=ctx.budget_s,
+                                stdout_path=ctx.stdout_path, stderr_path=ctx.stderr_path,
+                                stdin_text=adapter.stdin(ctx), confined=wrapped)
+    finally:
+        if wrapped is not None:
+            wrapped.close()
     return proc, adapter.collect(ctx, proc)
 
 

@@ -1,4 +1,6 @@
-"""The bubblewrap sandbox an agent runs in.
+"""The bubblewrap sandbox an agent runs in, confined as every process that runs untrusted code
+(kernelbench.confinement: no privilege even when the harness is root, a seccomp filter, bounded memory, processes
+and file sizes).
 
 Inside, the agent sees: its workspace (writable), its own home (a per-run folder holding copies of its CLI's
 config, writable), a private /tmp, the toolchain read-only (system directories, the Python environment with
@@ -19,14 +21,11 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kernelbench import confinement
+from kernelbench.confinement import SYSTEM_DIRS
 from kernelbench.errors import KernelBenchError
 
 BWRAP = "bwrap"
-SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt")
-# /etc holds credentials and host config; the toolchain needs only these entries from it
-ETC_ENTRIES = ("resolv.conf", "hosts", "nsswitch.conf", "host.conf", "ssl", "ca-certificates",
-               "ca-certificates.conf", "pki", "passwd", "group", "localtime", "ld.so.cache", "ld.so.conf",
-               "ld.so.conf.d", "alternatives", "os-release", "gai.conf", "mime.types", "timezone")
 PRIVATE_DIRS = ("/tmp", "/run", "/var/tmp")   # empty and private inside
 INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap), allow unprivileged user "
                 "namespaces (sysctl -w kernel.unprivileged_userns_clone=1 or "
@@ -70,22 +69,40 @@ def probe() -> str:
     return path
 
 
-def wrap(argv: list[str], spec: SandboxSpec, env: dict[str, str]) -> list[str]:
-    """The bwrap command line that runs `argv` inside the sandbox with exactly `env`."""
+@dataclass
+class Wrapped:
+    """A sandboxed command line and the descriptors it needs kept open (the seccomp filter bubblewrap reads)."""
+
+    argv: list[str]
+    pass_fds: tuple[int, ...]
+
+    def close(self) -> None:
+        for fd in self.pass_fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.pass_fds = ()
+
+
+def wrap(argv: list[str], spec: SandboxSpec, env: dict[str, str]) -> Wrapped:
+    """The bwrap command line that runs `argv` inside the sandbox with exactly `env`, confined; start it with
+    `pass_fds=wrapped.pass_fds` and `preexec_fn=confinement.apply_limits`, then close the wrapped command."""
+    confinement.hand_over(_real(spec.workspace), _real(spec.home))
+    fd = confinement.seccomp_fd()
     args = [probe(), "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-            "--unshare-cgroup-try", "--hostname", "kernelbench"]
+            "--unshare-cgroup-try", "--hostname", "kernelbench", *confinement.bwrap_options(fd)]
     if not spec.network:
         args.append("--unshare-net")
     # the private folders first: the toolchain, the interpreter or the CLI may lie under one of them (a
     # virtualenv under /tmp), and a bind made before the tmpfs would be hidden by it
-    args += ["--dev", "/dev", "--proc", "/proc"] + [a for m in PRIVATE_DIRS for a in ("--tmpfs", m)]
-    mounted = _outermost(_toolchain_paths() + [p for p in map(_real, spec.extra_ro) if p.exists()])
+    args += ["--dev", "/dev", "--proc", "/proc"] + [a for m in PRIVATE_DIRS for a in ("--perms", "1777", "--tmpfs", m)]
+    mounted = confinement.outermost(_toolchain_paths() + [p for p in map(_real, spec.extra_ro) if p.exists()])
+    args += confinement.open_parents([str(p) for p in mounted + [_real(spec.home), _real(spec.workspace)]])
     for path in mounted:
         args += ["--ro-bind", str(path), str(path)]
     args += _links_to(mounted, spec.extra_ro)
-    args += _symlinks() + _etc_binds()
-    if Path("/sys").exists():
-        args += ["--ro-bind", "/sys", "/sys"]
+    args += confinement.system_binds()
     if spec.gpu:
         for node in sorted(glob.glob("/dev/nvidia*")) + sorted(glob.glob("/dev/dri/*")):
             args += ["--dev-bind", node, node]
@@ -95,7 +112,7 @@ def wrap(argv: list[str], spec: SandboxSpec, env: dict[str, str]) -> list[str]:
     args += ["--chdir", str(_real(spec.workspace)), "--clearenv"]
     for key, value in sorted(env.items()):
         args += ["--setenv", key, value]
-    return args + ["--"] + list(argv)
+    return Wrapped(args + ["--"] + confinement.command_prefix() + list(argv), (fd,))
 
 
 def _real(path: Path | str) -> Path:
@@ -143,34 +160,6 @@ def _links_to(mounted: list[Path], paths: list[Path]) -> list[str]:
         if named == _real(named) or any(named.is_relative_to(m) for m in mounted):
             continue
         args += ["--symlink", str(_real(named)), str(named)]
-    return args
-
-
-def _etc_binds() -> list[str]:
-    args = []
-    for name in ETC_ENTRIES:
-        path = Path("/etc") / name
-        if path.exists():
-            args += ["--ro-bind", str(path), str(path)]
-    return args
-
-
-def _outermost(paths: list[Path]) -> list[Path]:
-    """Drop paths that sit inside another one of the list (one mount covers them)."""
-    result: list[Path] = []
-    for path in sorted(set(paths), key=lambda p: len(p.parts)):
-        if not any(path.is_relative_to(kept) for kept in result):
-            result.append(path)
-    return result
-
-
-# symlinked system folders (/bin → usr/bin on merged-/usr systems) must stay symlinks inside
-def _symlinks() -> list[str]:
-    args = []
-    for name in SYSTEM_DIRS:
-        path = Path(name)
-        if path.is_symlink():
-            args += ["--symlink", os.readlink(path), name]
     return args
 
 

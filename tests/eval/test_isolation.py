@@ -13,17 +13,28 @@ from pathlib import Path
 
 import pytest
 
-from kernelbench.eval.isolation import isolation_for, sandbox_env, sandboxed
+from kernelbench import confinement
+from kernelbench.eval.isolation import isolation_for, sandboxed
 
 ISOLATION = isolation_for("cpu")
 pytestmark = pytest.mark.skipif(not ISOLATION.sandboxed, reason=f"no sandbox here: {ISOLATION.note}")
 REPO = Path(__file__).resolve().parents[2]
 
 
+def start_inside(workdir: Path, code: str, env: dict[str, str] | None = None, **popen) -> subprocess.Popen:
+    command = sandboxed([sys.executable, "-c", textwrap.dedent(code)], ISOLATION.bwrap, workdir=workdir, device="cpu",
+                        env={**os.environ, **(env or {})}, writable=(workdir / "out",))
+    try:
+        return subprocess.Popen(command.argv, cwd=workdir, env=command.env, pass_fds=command.pass_fds,
+                                preexec_fn=confinement.apply_limits, **popen)
+    finally:
+        command.close()
+
+
 def run_inside(workdir: Path, code: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    argv = sandboxed([sys.executable, "-c", textwrap.dedent(code)], ISOLATION.bwrap, workdir=workdir, device="cpu")
-    return subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=workdir,
-                          env=sandbox_env({**os.environ, **(env or {})}, workdir))
+    proc = start_inside(workdir, code, env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stdout, stderr = proc.communicate(timeout=60)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
 
 
 def test_the_grader_s_processes_and_environment_are_out_of_sight(tmp_path, monkeypatch):
@@ -46,13 +57,14 @@ def test_the_grader_s_processes_and_environment_are_out_of_sight(tmp_path, monke
     assert int(proc.stdout.split()[1]) <= 3  # bwrap's init, the process itself
 
 
-def test_only_the_grading_folder_and_its_private_tmp_are_writable(tmp_path):
+def test_only_the_stage_s_own_and_shared_folders_are_writable(tmp_path):
     outside = REPO / "tests" / f"kb-isolation-{os.getpid()}.txt"
+    (tmp_path / "judge").mkdir()
     proc = run_inside(tmp_path, f"""
         import os
-        open('inside.txt', 'w').write('ok')
+        open('out/inside.txt', 'w').write('ok')
         open('/tmp/scratch.txt', 'w').write('ok')
-        for path in ({str(outside)!r}, '/var/tmp/x', os.path.expanduser('~/.kb-probe')):
+        for path in ({str(outside)!r}, 'judge/worker_result.json', 'squat', os.path.expanduser('~/../x')):
             try:
                 open(path, 'w').write('x')
                 print('wrote', path)
@@ -61,15 +73,16 @@ def test_only_the_grading_folder_and_its_private_tmp_are_writable(tmp_path):
         print('shm', sorted(os.listdir('/dev/shm')) if os.path.isdir('/dev/shm') else None)
         """)
     assert proc.returncode == 0, proc.stderr
-    assert (tmp_path / "inside.txt").read_text() == "ok"
+    assert (tmp_path / "out" / "inside.txt").read_text() == "ok"
     assert (tmp_path / "tmp" / "scratch.txt").read_text() == "ok"  # /tmp is the grading's own
     assert not outside.exists() and f"refused {outside}" in proc.stdout
+    assert "refused judge/worker_result.json" in proc.stdout and "refused squat" in proc.stdout
     assert "shm []" in proc.stdout or "shm None" in proc.stdout  # no other grading's folder
 
 
 def test_a_detached_process_ends_with_its_stage(tmp_path):
     """A double fork into a new session escapes a process-group kill; the PID namespace does not let it live."""
-    beat = tmp_path / "beat"
+    beat = tmp_path / "out" / "beat"
     code = textwrap.dedent(f"""
         import os, time
         if os.fork() == 0:
@@ -81,8 +94,7 @@ def test_a_detached_process_ends_with_its_stage(tmp_path):
             os._exit(0)
         time.sleep(30)
         """)
-    argv = sandboxed([sys.executable, "-c", code], ISOLATION.bwrap, workdir=tmp_path, device="cpu")
-    proc = subprocess.Popen(argv, cwd=tmp_path, env=sandbox_env(dict(os.environ), tmp_path), start_new_session=True)
+    proc = start_inside(tmp_path, code, start_new_session=True)
     deadline = time.monotonic() + 20
     while not (beat.exists() and beat.stat().st_size > 3) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -124,15 +136,15 @@ def test_the_grader_s_packages_under_tmp_are_importable_and_read_only_inside(tmp
 
 def test_the_grader_s_own_folder_under_tmp_is_bound_even_off_sys_path(monkeypatch):
     """A grader run as `python -c` from a checkout under /tmp has no sys.path entry for its folder (the script's
-    is ''): the folder the stages import from is bound anyway, or a sandboxed stage would import another
-    installed kernelbench."""
+    is ''): its package is bound anyway, or a sandboxed stage would import another installed kernelbench."""
     from kernelbench.eval import isolation
 
     root = Path("/tmp") / f"kb-grader-root-{os.getpid()}"
-    root.mkdir(exist_ok=True)
+    (root / "kernelbench").mkdir(parents=True, exist_ok=True)
     try:
         monkeypatch.setattr(isolation, "GRADER_ROOT", root)
         monkeypatch.setattr(sys, "path", [p for p in sys.path if p])
-        assert str(root) in isolation.grader_paths_under_private_mounts(Path("/dev/shm/kb-grade-x"))
+        assert root / "kernelbench" in isolation.grader_paths(Path("/dev/shm/kb-grade-x"))
     finally:
+        (root / "kernelbench").rmdir()
         root.rmdir()

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import kernelbench
+from kernelbench import confinement
 from kernelbench.harness import sandbox
 
 REPO = Path(__file__).resolve().parents[2]
@@ -41,8 +42,13 @@ def inside(tmp_path: Path, code: str, *args: str, network: bool = True) -> subpr
     home.mkdir(exist_ok=True)
     spec = sandbox.SandboxSpec(workspace=workspace, home=home, network=network)
     env = {"HOME": str(home), "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}
-    argv = sandbox.wrap([sys.executable, "-c", code, *args], spec, env)
-    return subprocess.run(argv, capture_output=True, text=True, timeout=60, env={"PATH": os.environ["PATH"]})
+    wrapped = sandbox.wrap([sys.executable, "-c", code, *args], spec, env)
+    try:
+        return subprocess.run(wrapped.argv, capture_output=True, text=True, timeout=60,
+                              env={"PATH": os.environ["PATH"]}, pass_fds=wrapped.pass_fds,
+                              preexec_fn=confinement.apply_limits)
+    finally:
+        wrapped.close()
 
 
 @pytest.fixture
@@ -130,6 +136,7 @@ def test_an_interpreter_and_packages_under_a_private_folder_run_inside(sandbox_o
     import tempfile
 
     venv = Path(tempfile.mkdtemp(prefix="kb-venv-", dir=private))
+    venv.chmod(0o755)  # as an installed environment is: mkdtemp's 0700 would shut out the sandbox's own uid
     try:
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
         site_dir = next(venv.glob("lib/python*/site-packages"))
@@ -142,8 +149,10 @@ def test_an_interpreter_and_packages_under_a_private_folder_run_inside(sandbox_o
         spec = sandbox.SandboxSpec(workspace=workspace, home=home)
         code = ("import kb_marker_pkg, sys\nprint(sys.prefix, kb_marker_pkg.WHERE)\n"
                 "try:\n    open(sys.prefix + '/written', 'w')\n    print('WROTE')\nexcept OSError:\n    pass\n")
-        argv = sandbox.wrap([str(venv / "bin" / "python"), "-c", code], spec, {"PATH": "/usr/bin:/bin"})
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, env={"PATH": os.environ["PATH"]})
+        wrapped = sandbox.wrap([str(venv / "bin" / "python"), "-c", code], spec, {"PATH": "/usr/bin:/bin"})
+        proc = subprocess.run(wrapped.argv, capture_output=True, text=True, timeout=60,
+                              env={"PATH": os.environ["PATH"]}, pass_fds=wrapped.pass_fds)
+        wrapped.close()
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout.split()[0] == str(venv) and "WROTE" not in proc.stdout
     finally:

@@ -155,10 +155,13 @@ class _GpuCounterLock:
 
 
 def measure(job: ProbeJob, workdir: Path, env: dict[str, str], limit_s: float,
-            cwd: Path | None = None) -> CounterReading:
+            cwd: Path | None = None, isolation: Any = None) -> CounterReading:
     """Run the probe under ncu (killed as a group at `limit_s`) and read the report back. `workdir` holds the
     pass's own files; `cwd` is where the probe runs: the grading folder, the working directory of every stage that
-    runs the candidate, so a candidate that tells stages apart by what it sees around it cannot tell this one."""
+    runs the candidate, so a candidate that tells stages apart by what it sees around it cannot tell this one.
+    With an `isolation` that sandboxes, ncu and the probe run confined in the grading's sandbox, `workdir` the
+    only folder of the grading they may write beside the candidate's shared ones (kernelbench.eval.isolation):
+    the probe imports the candidate, which must get no more here than in its check and bench stages."""
     ncu = find_ncu()
     if ncu is None:
         where = os.environ.get(NCU_ENV) or "ncu on PATH or /usr/local/cuda/bin/ncu"
@@ -170,7 +173,8 @@ def measure(job: ProbeJob, workdir: Path, env: dict[str, str], limit_s: float,
         if not locked:
             return CounterReading(skipped=f"another counter pass held the GPU's counters for {LOCK_WAIT_S:g} s")
         started = time.monotonic()
-        timed_out = _run_group(ncu_command(ncu, job_path, export, log), cwd or workdir, env, limit_s)
+        timed_out = _run_group(ncu_command(ncu, job_path, export, log), cwd or workdir, env, limit_s,
+                               isolation, workdir, job.device)
         reading = CounterReading(seconds=round(time.monotonic() - started, 2))
     reading.log = log.read_text(errors="replace") if log.is_file() else ""
     reading.status = _probe_status(workdir / "probe_status.json")
@@ -186,13 +190,25 @@ def measure(job: ProbeJob, workdir: Path, env: dict[str, str], limit_s: float,
     return reading
 
 
-def _run_group(cmd: list[str], cwd: Path, env: dict[str, str], limit_s: float) -> bool:
+def _run_group(cmd: list[str], cwd: Path, env: dict[str, str], limit_s: float, isolation: Any = None,
+               writable: Path | None = None, device: str = "cuda") -> bool:
     """True when the limit passed first; the process group (ncu, the probe and its children) is killed."""
+    from kernelbench.eval.isolation import sandboxed
     from kernelbench.eval.process import child_limits
 
-    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True,
-                            preexec_fn=child_limits)  # noqa: PLW1509  (the grader's own limits, as every stage)
+    command = None
+    pass_fds: tuple[int, ...] = ()
+    if isolation is not None and isolation.sandboxed:
+        command = sandboxed(cmd, isolation.bwrap, workdir=cwd, device=device, env=env,
+                            writable=(writable,) if writable is not None else ())
+        cmd, env, pass_fds = command.argv, command.env, command.pass_fds
+    try:
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True, pass_fds=pass_fds,
+                                preexec_fn=child_limits)  # noqa: PLW1509  (the grader's own limits, as every stage)
+    finally:
+        if command is not None:
+            command.close()
     try:
         proc.wait(timeout=limit_s)
         timed_out = False
@@ -251,9 +267,22 @@ def parse_ncu_csv(text: str) -> list[tuple[str, float, float]]:
 # ------------------------------------------------------------------------------------------------- the verdict
 
 def decide(reading: CounterReading, need: Requirement) -> Finding:
-    """One finding: an error when the call's kernels read too little, otherwise info (measured, or why not)."""
+    """One finding: an error when the call's kernels read too little, otherwise info (measured, or why not).
+    What ncu measured decides; the probe's own status file (written inside the candidate's process, so the
+    candidate's to forge) only describes a pass in which ncu saw no range."""
     if reading.skipped:
         return _not_run(reading.skipped)
+    if reading.sentinel:
+        evidence = _evidence(reading, need)
+        if not reading.kernels:
+            return finding(CHECK, 7, "the timed call launched no GPU kernel: its output was not computed from its "
+                           "inputs on the GPU (kept from an earlier call, or computed on the host)", evidence=evidence)
+        if reading.read_bytes < MIN_READ_FRACTION * need.must_read:
+            return finding(CHECK, 5, f"the timed call's kernels read {reading.read_bytes / need.must_read:.1%} of "
+                           "the bytes the problem must read (part of the input skipped, or answers kept from "
+                           "earlier calls)", evidence=evidence)
+        return finding(CHECK, 5, "the timed call's DRAM reads cover the bytes the problem must read",
+                       severity="info", evidence=evidence)
     status = reading.status
     if status is None:
         return _not_run(f"the probe did not start under ncu: {_log_tail(reading)}")
@@ -263,18 +292,7 @@ def decide(reading: CounterReading, need: Requirement) -> Finding:
         what = status.error or f"it ended during its {status.stage} step"
         return finding(CHECK, 8, "the candidate failed under the hardware-counter probe although it passed the "
                        "checks outside it", severity="warning", evidence=f"{what} (ncu: {_log_tail(reading)})"[:900])
-    if not reading.sentinel:
-        return _not_run(f"ncu measured nothing in the probe's range: {_log_tail(reading)}")
-    evidence = _evidence(reading, need)
-    if not reading.kernels:
-        return finding(CHECK, 7, "the timed call launched no GPU kernel: its output was not computed from its "
-                       "inputs on the GPU (kept from an earlier call, or computed on the host)", evidence=evidence)
-    if reading.read_bytes < MIN_READ_FRACTION * need.must_read:
-        return finding(CHECK, 5, f"the timed call's kernels read {reading.read_bytes / need.must_read:.1%} of the "
-                       "bytes the problem must read (part of the input skipped, or answers kept from earlier "
-                       "calls)", evidence=evidence)
-    return finding(CHECK, 5, "the timed call's DRAM reads cover the bytes the problem must read", severity="info",
-                   evidence=evidence)
+    return _not_run(f"ncu measured nothing in the probe's range: {_log_tail(reading)}")
 
 
 def _evidence(reading: CounterReading, need: Requirement) -> str:
@@ -314,7 +332,8 @@ class ProbeTarget:
     workdir: Path                # the grading's scratch folder (inputs/, check/ as the stages left them)
     device: str
     model_seeds: dict[int, int]
-    env: dict[str, str]          # the stages' environment (scrubbed, with the grading's compile caches)
+    env: dict[str, str]          # the stages' environment (allowlisted, with the grading's compile caches)
+    isolation: Any = None        # kernelbench.eval.isolation.Isolation: the probe is confined as every stage
 
 
 def counter_check(spec, target: ProbeTarget, cases: list, limit_s: float) -> list[Finding]:
@@ -339,7 +358,7 @@ def counter_check(spec, target: ProbeTarget, cases: list, limit_s: float) -> lis
     if need.must_read <= 0:
         return [_not_run(f"the bytes formula ({need.formula_bytes:,.0f} B) does not exceed the outputs")]
     reading = measure(probe_job(spec, target, index, chosen), target.workdir / "counters", target.env, limit_s,
-                      cwd=target.workdir)
+                      cwd=target.workdir, isolation=target.isolation)
     return [decide(reading, need), *unprofiled_launch_findings(reading, spec)]
 
 

@@ -62,7 +62,7 @@ def counters(plan: GradingPlan, state: GradingState) -> None:
         return
     started = time.monotonic()
     target = ProbeTarget(plan.pristine, plan.module, plan.workdir, plan.device, plan.model_seeds(),
-                         {**worker_env(plan.device), **plan.build_env})
+                         {**worker_env(plan.device), **plan.build_env}, plan.isolation)
     state.add("counters", plan.guards.counter_findings(plan.spec, target, plan.timing_cases(),
                                                        plan.options.limit("counters")))
     state.clock("counters", started)

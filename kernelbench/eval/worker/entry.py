@@ -1,9 +1,10 @@
 """A stage process from start to end: read the job, prepare the stage, run its role, write the signed reply.
 
-The job arrives on stdin and is validated before any candidate code is imported; the reply is encoded and signed
-with functions bound when this module was imported (before any candidate code: rebinding the names later changes
-nothing), with a key that travels on stdin only (never argv or the environment), so text a candidate prints or a
-file it writes cannot pass for a reply. A failure while the stage is prepared (the problem loaded, a candidate
+The job arrives on stdin and is validated before any candidate code is imported; the reply is encoded with
+functions bound when this module was imported (before any candidate code: rebinding the names later changes
+nothing). A trusted stage (judge, fresh) signs it with a key that travels on stdin only, so a file a candidate
+writes cannot pass for the judge's reply. A candidate stage gets no key: whatever its process holds, the candidate
+can read and use, so its reply is taken as the candidate's claim and checked against evidence gathered outside it. A failure while the stage is prepared (the problem loaded, a candidate
 stage's guards armed) is told apart from one after the candidate was imported: only the latter can be the
 candidate's.
 """
@@ -43,13 +44,16 @@ REPLY_ENCODERS = {kind: kind.__pydantic_serializer__.to_json
 
 def main() -> int:
     stage_input = StageInput.model_validate_json(sys.stdin.buffer.read())
-    key, job = bytes.fromhex(stage_input.key), stage_input.job
+    key = bytes.fromhex(stage_input.key) if stage_input.key else None
+    job = stage_input.job
+    del stage_input
     encoders, mac = dict(REPLY_ENCODERS), sign  # bound before any candidate code
     reply = run_stage(job)
     data = encoders[type(reply)](reply, by_alias=True)
     out_dir = Path(job.out_dir)
     (out_dir / RESULT).write_bytes(data)
-    (out_dir / SIGNATURE).write_text(mac(key, data))
+    if key is not None:  # a trusted stage's (a candidate stage has no key: its reply is a claim)
+        (out_dir / SIGNATURE).write_text(mac(key, data))
     os._exit(0)  # skip atexit hooks and finalisers a candidate may have registered
 
 

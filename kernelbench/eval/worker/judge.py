@@ -247,8 +247,11 @@ def wait_for_output(judge: Judge, case_id: str, inputs: list | None = None) -> P
     check_dir = Path(job.check_dir)
     path = check_dir / f"out_{case_id}.kbt"
     ended = check_dir / f"end_{case_id}"  # the check stage's end-of-case marker (worker.check.end_marker)
+    # the check stage runs the cases in order: a later case's marker means this one is over, whatever the
+    # candidate did to its own files (it may delete this case's marker and output from its out folder)
+    later = [check_dir / f"end_{c.id}" for c in following_cases(job, case_id)]
     while not path.is_file():
-        if (check_dir / DONE_MARKER).is_file() or ended.is_file():
+        if (check_dir / DONE_MARKER).is_file() or ended.is_file() or any(p.is_file() for p in later):
             return path if path.is_file() else None
         if inputs is not None and not job.input_path(case_id).is_file():
             if judge.republished.count(case_id) >= MAX_REPUBLISH:
@@ -257,6 +260,11 @@ def wait_for_output(judge: Judge, case_id: str, inputs: list | None = None) -> P
             publish_inputs(job.input_path(case_id), inputs)
         time.sleep(POLL_S)
     return path
+
+
+def following_cases(job: JudgeJob, case_id: str) -> list[Case]:
+    ids = [c.id for c in job.cases]
+    return job.cases[ids.index(case_id) + 1:] if case_id in ids else []
 
 
 def judge_case(judge: Judge, case: Case, kept: Expected) -> CaseVerdict:
