@@ -101,7 +101,9 @@ def allowed_environment(env: dict[str, str]) -> dict[str, str]:
 def system_binds() -> list[str]:
     """bubblewrap options that show the system's folders read-only (merged-/usr links kept as links), the
     entries of /etc a toolchain reads, and /sys (the CUDA driver reads the PCI topology there)."""
-    args: list[str] = []
+    # /etc itself is made by bubblewrap, as 0700 root's unless told: the sandbox uid could not reach the entries
+    # (nor follow /usr/local/cuda -> /etc/alternatives/cuda, nor read the loader's cache)
+    args: list[str] = ["--perms", "0755", "--dir", "/etc"]
     for name in SYSTEM_DIRS:
         path = Path(name)
         if path.is_symlink():
@@ -278,13 +280,14 @@ def apply_limits() -> None:
 
 @dataclass
 class DiskWatch:
-    """What a confined command has written under its writable folders, summed about once a second by its
-    caller: past `cap` bytes (or a million files) the caller stops it."""
+    """What a confined command has written under its writable folders, summed about four times a second by its
+    caller: past `cap` bytes (or a million files) the caller stops it (so it is bounded by `cap` and what it can
+    write in a quarter of a second)."""
 
     folders: list[Path]
     cap: int
     max_files: int = 1_000_000
-    every_s: float = 1.0
+    every_s: float = 0.25
     exceeded: str = ""
     _last: float = 0.0
 

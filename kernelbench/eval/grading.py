@@ -157,7 +157,10 @@ class GradingPlan:
 
     def start(self, job: StageJob) -> StageHandle:
         sandbox = self.isolation if job.role in CANDIDATE_ROLES else None
-        return start_stage(job, cwd=self.workdir, extra_env=self.build_env, sandbox=sandbox)
+        # a candidate's timed calls on fresh inputs are paced by the grader's own process (eval.pacing)
+        pace = (isinstance(job, BenchJob) and job.fresh_kept > 0 and job.line == "candidate") or (
+            isinstance(job, FreshJob) and job.calibration_calls > 0)
+        return start_stage(job, cwd=self.workdir, extra_env=self.build_env, sandbox=sandbox, pace=pace)
 
     def missing_timing_files(self) -> list[str]:
         """The timed cases' inputs and checked outputs (the bench stage would wait for them until its limit)."""

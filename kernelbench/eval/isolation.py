@@ -126,7 +126,7 @@ def sandboxed(argv: list[str], bwrap: str, *, workdir: Path, device: str, env: d
             "--unshare-cgroup-try", "--hostname", "kernelbench-grading", *confinement.bwrap_options(fd),
             "--dev", "/dev", "--proc", "/proc"]
     # the private folders first: the grader's Python or the grading folder may lie under one of them
-    args += ["--bind", str(workdir / "tmp"), "/tmp", "--bind", str(workdir / "tmp"), "/var/tmp",
+    args += ["--perms", "0755", "--dir", "/var", "--bind", str(workdir / "tmp"), "/tmp", "--bind", str(workdir / "tmp"), "/var/tmp",
              "--bind", str(workdir / "shm"), "/dev/shm"]
     args += confinement.system_binds()
     readable = grader_paths(workdir)

@@ -21,12 +21,15 @@ from pydantic import ValidationError
 
 from kernelbench import confinement
 from kernelbench.eval.isolation import GRADER_ROOT, Isolation, sandboxed
+from kernelbench.eval.pacing import Pacer, open_pacer
 from kernelbench.eval.protocol import (
     CANDIDATE_ROLES,
     REPLY_TYPES,
     RESULT,
     SIGNATURE,
     AnyJob,
+    BenchJob,
+    FreshJob,
     Message,
     StageFailure,
     StageInput,
@@ -36,7 +39,7 @@ from kernelbench.eval.protocol import (
 
 KEEP_BYTES = 32 * 1024
 PARTNER_GRACE_S = 5.0
-WATCH_EVERY_S = 0.5
+WATCH_EVERY_S = 0.25
 Reply = TypeVar("Reply", bound=Message)
 
 
@@ -49,6 +52,7 @@ class StageRun:
     returncode: int | None = None
     elapsed_s: float = 0.0
     output: str = ""             # what the process printed (head and tail), for the log only
+    pacer: Pacer | None = None   # a paced bench stage: what the grader's own process saw of its timed calls
 
     def reply_as(self, kind: type[Reply]) -> Reply | None:
         """The reply when the stage answered for its role (not a failure), else None."""
@@ -136,28 +140,34 @@ class StageHandle:
     out_dir: Path
     started: float
     watch: confinement.DiskWatch | None = None
+    pacer: Pacer | None = None
 
 
 def start_stage(job: AnyJob, *, cwd: Path, extra_env: dict[str, str] | None = None,
-                sandbox: Isolation | None = None) -> StageHandle:
+                sandbox: Isolation | None = None, pace: bool = False) -> StageHandle:
     """Start a worker; the job goes in on stdin. A trusted stage (judge, fresh) gets a fresh signing key with it;
     a candidate stage gets none: a key in the candidate's process would be the candidate's to use, so its reply
     is read as its claim (kernelbench.eval.verdict weighs it against what was seen outside that process). With a
     sandbox, the worker runs confined in bubblewrap (kernelbench.eval.isolation), its own out folder and the
-    candidate's shared folders of `cwd` the only places it may write."""
+    candidate's shared folders of `cwd` the only places it may write. `pace` (a candidate's bench stage): the
+    grader's pacer answers its timed calls on fresh inputs (kernelbench.eval.pacing)."""
     out_dir = Path(job.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    kept = job.fresh_kept if isinstance(job, BenchJob) else 0
+    pacer, theirs = open_pacer(kept) if pace and isinstance(job, BenchJob | FreshJob) else (None, None)
+    if theirs is not None:
+        job = job.model_copy(update={"pacer_fd": theirs.fileno()})
     key = None if job.role in CANDIDATE_ROLES else secrets.token_bytes(32)
     payload = StageInput(key=key.hex() if key else None, job=job).model_dump_json().encode()
     # -P: the working folder (the grading's) is not put on sys.path, so a `kernelbench/` planted there cannot
     # stand in for the grader in a later stage
     argv = [sys.executable, "-P", "-m", "kernelbench.eval.worker"]
     env = {**worker_env(job.device), **(extra_env or {})}
-    pass_fds: tuple[int, ...] = ()
+    pass_fds: tuple[int, ...] = (theirs.fileno(),) if theirs is not None else ()
     command = None
     if sandbox is not None and sandbox.bwrap:
         command = sandboxed(argv, sandbox.bwrap, workdir=cwd, device=job.device, env=env, writable=(out_dir,))
-        argv, env, pass_fds = command.argv, command.env, command.pass_fds
+        argv, env, pass_fds = command.argv, command.env, pass_fds + command.pass_fds
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 cwd=cwd, env=env, start_new_session=True, preexec_fn=child_limits,
@@ -165,6 +175,8 @@ def start_stage(job: AnyJob, *, cwd: Path, extra_env: dict[str, str] | None = No
     finally:
         if command is not None:
             command.close()
+        if theirs is not None:
+            theirs.close()
     with _live_lock:
         _live.add(proc)
     reader = BoundedReader(proc.stdout)
@@ -175,7 +187,7 @@ def start_stage(job: AnyJob, *, cwd: Path, extra_env: dict[str, str] | None = No
     except BrokenPipeError:
         pass
     return StageHandle(StageRun(role=job.role), proc, reader, key, out_dir, time.monotonic(),
-                       command.watch if command is not None else None)
+                       command.watch if command is not None else None, pacer)
 
 
 def finish_stage(handle: StageHandle, timeout_s: float) -> StageRun:
@@ -184,6 +196,9 @@ def finish_stage(handle: StageHandle, timeout_s: float) -> StageRun:
     run = handle.run
     while True:
         remaining = max(0.0, timeout_s - (time.monotonic() - handle.started))
+        if handle.watch is not None and handle.watch.check():
+            run.error = f"{run.role} stage {handle.watch.exceeded} and was stopped"
+            break
         try:
             run.returncode = handle.proc.wait(timeout=min(remaining, WATCH_EVERY_S))
             break
@@ -198,6 +213,9 @@ def finish_stage(handle: StageHandle, timeout_s: float) -> StageRun:
     kill_group(handle.proc)
     with _live_lock:
         _live.discard(handle.proc)
+    if handle.pacer is not None:
+        handle.pacer.stop()
+        run.pacer = handle.pacer
     handle.reader.join(timeout=5)
     run.elapsed_s = time.monotonic() - handle.started
     run.output = handle.reader.text()
@@ -218,10 +236,13 @@ def finish_beside(handle: StageHandle, partner: StageHandle, limit_s: float) -> 
 
 
 def wait_either(handle: StageHandle, partner: StageHandle, limit_s: float) -> bool:
-    """Wait until `handle` ends or its limit passes (False), or until `partner` ends first (True)."""
+    """Wait until `handle` ends, its limit passes or it writes past its sandbox's bound (False), or until
+    `partner` ends first (True)."""
     while time.monotonic() - handle.started < limit_s:
         if handle.proc.poll() is not None:
             return False
+        if handle.watch is not None and handle.watch.check():
+            return False  # finish_stage sees the bound passed and stops the stage
         if partner.proc.poll() is not None:
             try:
                 handle.proc.wait(timeout=PARTNER_GRACE_S)

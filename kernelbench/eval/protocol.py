@@ -80,6 +80,10 @@ class KeptCall(Message):
     of: int
     file: str | None = None
     type_error: str | None = None
+    # the grader's own record of the call (its pacer's), set before the fresh stage is sent the call: the weight
+    # the output was fingerprinted under and the fingerprint the bench process committed to
+    weight: int | None = None
+    fingerprint: int | None = None
 
 
 class StageJob(Message):
@@ -127,6 +131,9 @@ class BenchJob(StageJob):
     judge_timed: bool = False             # the judge's own comparison on every timed output (a candidate's)
     rotation_seed: int | None = None
     fresh_kept: int = 0                   # timed calls per shape kept on fresh inputs for the fresh stage
+    # the bench process's end of the grader's pacer (kernelbench.eval.pacing): set by the grader when it starts a
+    # candidate's bench stage, whose calls on fresh inputs it then paces, stamps and chooses the kept ones of
+    pacer_fd: int | None = None
     error_sizes: dict[str, list[ErrorSize]] = Field(default_factory=dict)
     l2_bytes: int | None = None
 
@@ -138,6 +145,12 @@ class FreshJob(StageJob):
     role: Literal["fresh"] = "fresh"
     bench_dir: str
     fresh: list[KeptCall]
+    # the grader's own measure of what surrounds a paced call (eval.pacing): per shape, the base case whose inputs
+    # this trusted process freshens and whose reference output it fingerprints, `calibration_calls` times, paced
+    # through `pacer_fd` like the bench stage's calls but with no call in between
+    calibrate: dict[int, str] = Field(default_factory=dict)
+    calibration_calls: int = 0
+    pacer_fd: int | None = None
 
 
 AnyJob = Annotated[JudgeJob | CheckJob | BenchJob | FreshJob, Field(discriminator="role")]
@@ -179,6 +192,7 @@ class CaseVerdict(Message):
     error_size: list[ErrorSize] = Field(default_factory=list)
     error_size_status: str | None = None  # why no error size was measured on an oracle case
     guard_error: str | None = None        # a guard raised on an output the comparison accepted: the grader's fault
+    fingerprint: int | None = None        # fresh stage: the kept output's fingerprint under its call's weight
 
 
 class CaseRecord(Message):

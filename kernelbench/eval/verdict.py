@@ -198,6 +198,69 @@ def fresh_verdict_findings(case: Case, record: KeptCall, judged: CaseVerdict) ->
     return found
 
 
+# ------------------------------------------------------------------------------------------------- the external clock
+
+def paced_timing_findings(index: int, published_ms: float | None, samples: int, paced,
+                          overhead_ms: float | None) -> list[Finding]:
+    """A shape's published median against what the grader's own clock saw of its calls (eval.pacing.PacedShape,
+    None: no call of the shape was paced although the grader asked for it) and the overhead the trusted fresh
+    stage measured around such calls (None: not measured, then only the count of calls is weighed)."""
+    from kernelbench.eval.pacing import EXTERNAL_FRACTION, EXTERNAL_SLACK_MS, OVERHEAD_FACTOR
+
+    if published_ms is None:
+        return []
+    spans = sorted(c.span_ms for c in (paced.calls if paced else []) if c.span_ms is not None)
+    if len(spans) < samples:
+        return [finding("external_clock", 11, f"shape {index}: the bench stage reported {samples} timed calls, "
+                        f"but the grader's pacer saw {len(spans)} calls on fresh inputs: timings the grader never "
+                        "saw happen", f"published median {published_ms:.4f} ms")]
+    if overhead_ms is None:
+        return []
+    external = spans[len(spans) // 2]
+    floor = EXTERNAL_FRACTION * (external - OVERHEAD_FACTOR * overhead_ms) - EXTERNAL_SLACK_MS
+    if published_ms < floor:
+        return [finding("external_clock", 11, f"shape {index}: the published median {published_ms:.4f} ms is below "
+                        f"what the grader's own clock allows ({floor:.4f} ms): the timing report was not the calls' own",
+                        f"grader's clock: median {external:.4f} ms from nonce sent to fingerprint received over "
+                        f"{len(spans)} calls on fresh inputs; the same steps without a call, in the trusted fresh "
+                        f"stage: {overhead_ms:.4f} ms; floor = {EXTERNAL_FRACTION:g} x (median - "
+                        f"{OVERHEAD_FACTOR:g} x overhead) - {EXTERNAL_SLACK_MS:g} ms; the bench stage's own median "
+                        f"{published_ms:.4f} ms")]
+    return []
+
+
+def paced_kept_findings(index: int, claimed: list[KeptCall], paced) -> tuple[list[KeptCall], list[Finding]]:
+    """The kept calls the bench stage reported for a shape against the grader's own choice: the grader's records
+    of its calls (number, nonce, weight, committed fingerprint) replace the stage's claims, and any disagreement
+    is a finding. Returns the records the fresh stage is sent."""
+    chosen = {c.number: c for c in (paced.kept if paced else [])}
+    claimed_by_call = {r.call: r for r in claimed}
+    found, records = [], []
+    if set(chosen) != set(claimed_by_call):
+        found.append(finding("external_clock", 11, f"shape {index}: the calls the bench stage kept for judging are not "
+                             "the ones the grader chose", f"grader chose calls {sorted(chosen)}; the bench stage kept "
+                             f"{sorted(claimed_by_call)}"))
+    for number, call in sorted(chosen.items()):
+        record = claimed_by_call.get(number)
+        if record is None:
+            continue
+        if record.seed != call.nonce:
+            found.append(finding("external_clock", 11, f"shape {index}: kept call {number} was not made on the inputs the "
+                                 "grader drew for it", f"grader's nonce {call.nonce}, the bench stage's seed {record.seed}"))
+            continue
+        records.append(record.model_copy(update={"weight": call.weight, "fingerprint": call.fingerprint}))
+    return records, found
+
+
+def commitment_findings(record: KeptCall, judged: CaseVerdict) -> list[Finding]:
+    """The kept output the fresh stage judged must be the output the call committed to when it returned."""
+    if record.fingerprint is None or judged.fingerprint is None or judged.fingerprint == record.fingerprint:
+        return []
+    return [finding("external_clock", 11, f"timed call {record.call}: the output kept for judging is not the output "
+                    "the call committed to when it returned", f"committed fingerprint {record.fingerprint}, kept "
+                    f"output's {judged.fingerprint} (weight {record.weight})")]
+
+
 # ------------------------------------------------------------------------------------------------- the outcome
 
 def decide(grading: Grading, findings: list[Finding], *, correct: bool, timed: bool, shapes_expected: int,

@@ -96,7 +96,8 @@ def wrap(argv: list[str], spec: SandboxSpec, env: dict[str, str]) -> Wrapped:
         args.append("--unshare-net")
     # the private folders first: the toolchain, the interpreter or the CLI may lie under one of them (a
     # virtualenv under /tmp), and a bind made before the tmpfs would be hidden by it
-    args += ["--dev", "/dev", "--proc", "/proc"] + [a for m in PRIVATE_DIRS for a in ("--perms", "1777", "--tmpfs", m)]
+    args += ["--dev", "/dev", "--proc", "/proc", "--perms", "0755", "--dir", "/var"]
+    args += [a for m in PRIVATE_DIRS for a in ("--perms", "1777", "--tmpfs", m)]
     mounted = confinement.outermost(_toolchain_paths() + [p for p in map(_real, spec.extra_ro) if p.exists()])
     args += confinement.open_parents([str(p) for p in mounted + [_real(spec.home), _real(spec.workspace)]])
     for path in mounted:

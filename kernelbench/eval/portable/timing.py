@@ -472,7 +472,7 @@ class _Calls:
 
     def run(self, k: int, measure: Callable[[Callable[[], Any]], tuple[float, Any, bool, bool]]
             ) -> tuple[float, bool, bool]:
-        seed = draw_seed() if self.fresh is not None and not self.rotation.is_stress(k) else None
+        seed = self.fresh.seed() if self.fresh is not None and not self.rotation.is_stress(k) else None
         if self.graphs:
             if seed is not None:
                 _copy_into(self.sets[k], freshen(self.pristine[k], seed))

@@ -14,6 +14,7 @@ from kernelbench.eval.cases import mix_seed
 from kernelbench.eval.failures import GraderFault
 from kernelbench.eval.gradelog import shape_line, timing_notes
 from kernelbench.eval.grading import FRESH_KEPT_PER_SHAPE, GradingPlan, GradingState, run_stage
+from kernelbench.eval.pacing import CALIBRATION_CALLS, PacedShape
 from kernelbench.eval.protocol import BenchReply, FreshReply, KeptCall, ShapeTiming
 from kernelbench.eval.roofline import score_shape
 
@@ -38,14 +39,40 @@ def bench(plan: GradingPlan, state: GradingState) -> None:
     if reply is None:  # killed, unsigned, or failed before timing
         state.grading.reasons.append(run.error or "the bench stage returned no timings")
         return
+    paced = run.pacer.shapes if run.pacer is not None else None
     for index, shape in enumerate(plan.shapes):
         timing = reply.shapes.get(index, ShapeTiming())
         state.grading.shapes.append(candidate_shape(plan, state, index, shape, timing))
+    if run.pacer is not None and run.pacer.violations:
+        state.log.bench.append(f"pacer: {len(run.pacer.violations)} messages out of protocol; first: "
+                               f"{run.pacer.violations[0]}")
     audit_timed_launches(plan, state, reply.shapes)
     from kernelbench.eval.stages.audits import problem_copy
 
     problem_copy(plan, state)  # the fresh stage imports the problem copy a candidate stage could reach
-    judge_fresh_calls(plan, state, reply.shapes)
+    overheads = judge_fresh_calls(plan, state, reply.shapes, paced)
+    if paced is not None:
+        for result in state.grading.shapes:
+            external_clock(state, result, paced.get(result.index), overheads.get(result.index))
+
+
+def external_clock(state: GradingState, result: ShapeResult, paced: PacedShape | None,
+                   overhead_ms: float | None) -> None:
+    """A shape's median weighed against the grader's own clock (eval.pacing), which the result also shows."""
+    result.paced_calls = len([c for c in paced.calls if c.span_ms is not None]) if paced else 0
+    result.external_span_ms = paced.median_span_ms() if paced else None
+    if result.median_ms is None:
+        return
+    state.findings += verdict.paced_timing_findings(result.index, result.median_ms, len(result.samples_ms), paced,
+                                                    overhead_ms)
+    state.log.bench.append(
+        f"shape {result.index}: grader's clock: {result.paced_calls} paced calls, median span "
+        f"{_ms(result.external_span_ms)}, overhead without a call {_ms(overhead_ms)} (published median "
+        f"{result.median_ms:.4f} ms)")
+
+
+def _ms(value: float | None) -> str:
+    return "not measured" if value is None else f"{value:.4f} ms"
 
 
 def shape_result(plan: GradingPlan, state: GradingState, index: int, shape: dict[str, Any],
@@ -99,29 +126,56 @@ def audit_timed_launches(plan: GradingPlan, state: GradingState, shapes: dict[in
     state.add("launch audit, timed calls", plan.guards.timed_launch_findings(fresh, plan.spec))
 
 
-def judge_fresh_calls(plan: GradingPlan, state: GradingState, shapes: dict[int, ShapeTiming]) -> None:
+def judge_fresh_calls(plan: GradingPlan, state: GradingState, shapes: dict[int, ShapeTiming],
+                      paced: dict[int, PacedShape] | None = None) -> dict[int, float | None]:
     """The timed calls kept on fresh inputs (portable.fresh), judged against the reference by a trusted process;
-    unjudged timings are not published (the grading is then a benchmark failure)."""
+    unjudged timings are not published (the grading is then a benchmark failure). Paced (a candidate's): the
+    grader's own choice of calls, nonces and commitments, not the bench stage's account of them; the fresh stage
+    then also measures, per shape, the overhead around a paced call (returned: median ms per shape)."""
     records = [r for timing in shapes.values() for r in timing.fresh_kept]
     state.findings += verdict.refused_kept_findings(records)
+    if paced is not None:
+        verified: list[KeptCall] = []
+        for index, timing in sorted(shapes.items()):
+            if not timing.samples_ms:
+                continue
+            kept, found = verdict.paced_kept_findings(index, timing.fresh_kept, paced.get(index))
+            verified += kept
+            state.findings += found
+        records = verified
     records = [r for r in records if r.file is not None]
-    if not records:
-        return
+    calibrate = calibration_cases(plan, shapes) if paced is not None else {}
+    if not records and not calibrate:
+        return {}
     run = run_stage(plan, state, plan.fresh_job(bench_dir=str(plan.workdir / "bench"), fresh=records,
-                                                line="candidate"))
+                                                line="candidate", calibrate=calibrate,
+                                                calibration_calls=CALIBRATION_CALLS if calibrate else 0))
+    overheads = {index: shape.median_span_ms() for index, shape in (run.pacer.shapes if run.pacer else {}).items()}
     reply = run.reply_as(FreshReply)
     state.stages.update({f"fresh.{k}": round(v, 3) for k, v in (reply.clock if reply else {}).items()})
-    unjudged = fresh_unjudged(run.error, reply)
+    unjudged = fresh_unjudged(run.error, reply) if records else ""
     if unjudged:
         state.unjudged = f"the timed calls on fresh inputs could not be judged: {unjudged}"
         state.grading.reasons.append(state.unjudged)
-        return
+        return overheads
+    if reply is None:
+        return overheads
     cases = {c.id: c for c in plan.timing_cases()}
     for record, judged in zip(records, reply.fresh):
         if judged.guard_error is not None:
             raise GraderFault(f"a kept timed call: {judged.guard_error}")
         state.findings += verdict.fresh_verdict_findings(cases[record.case], record, judged)
+        state.findings += verdict.commitment_findings(record, judged)
         state.log.bench.append(fresh_line(cases[record.case].shape_index, record, judged.passed))
+    return overheads
+
+
+def calibration_cases(plan: GradingPlan, shapes: dict[int, ShapeTiming]) -> dict[int, str]:
+    """Per timed shape, the base case whose inputs the fresh stage freshens to measure a paced call's overhead."""
+    first = {}
+    for case in plan.timing_cases():
+        first.setdefault(case.shape_index, case.id)
+    return {index: first[index] for index, timing in shapes.items() if timing.samples_ms and index in first}
 
 
 def fresh_unjudged(error: str, reply: FreshReply | None) -> str:

@@ -5,7 +5,7 @@ compiled / SOTA lines of `kernelbench baselines` go through the very same code."
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,10 @@ def time_lines(ctx: StageContext, load_solution) -> tuple[dict[str, LineTiming],
 
     job = ctx.job
     assert isinstance(job, BenchJob)
+    if job.pacer_fd is not None and ctx.pacer is None:  # made before the candidate is imported
+        from kernelbench.eval.pacing import PacerClient
+
+        ctx = replace(ctx, pacer=PacerClient(job.pacer_fd))
     lines = job.bench_lines()
     results: dict[str, LineTiming] = {}
     for line in lines:
@@ -77,7 +81,7 @@ def bench_shape(ctx: StageContext, index: int, cases: list[Case]) -> ShapeTiming
     problem_code = ctx.problem_code()
     audit_timed = device.type == "cpu" and bool(problem_code)
     invalid = None
-    fresh = Reservoir(job.fresh_kept, lambda out: kept_copy(torch, out))
+    fresh = Reservoir(job.fresh_kept, lambda out: kept_copy(torch, out), pacer=ctx.pacer, shape=index)
     audit = timed_audit(ctx, index, len(input_sets) / n_base) if device.type == "cuda" and problem_code else None
     with torch.no_grad(), launch_recorder(device, audit_timed, problem_code) as launches:
         try:

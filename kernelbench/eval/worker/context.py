@@ -24,6 +24,7 @@ class StageContext:
     reference: ModuleType
     line: Line
     candidate: ModuleType | None = None
+    pacer: Any = None            # a bench stage's kernelbench.eval.pacing.PacerClient, when the grader paces it
 
     def with_line(self, line: Line, candidate: ModuleType | None) -> StageContext:
         return replace(self, line=line, candidate=candidate)

@@ -11,6 +11,15 @@ from kernelbench.eval.worker.context import StageContext
 from kernelbench.eval.worker.judge import Expected, Judge, add_oracle, judge_output, to_device
 
 
+def kept_fingerprint(ctx: StageContext, path: Path, weight: int) -> int:
+    from kernelbench.eval.portable.fresh import fingerprint
+    from kernelbench.eval.tensorfile import load_tensors
+
+    device = "cuda" if ctx.job.device == "cuda" and ctx.torch.cuda.is_available() else "cpu"
+    tensors, header = load_tensors(path, device)
+    return fingerprint(tensors[0] if header.single else tuple(tensors), weight)
+
+
 def run_fresh(ctx: StageContext) -> FreshReply:
     """Rebuild each kept call's inputs from the problem's generator (the base case's seed, not the published file,
     which the candidate could have edited) and the call's permutation seed, run the reference, and compare the
@@ -44,10 +53,46 @@ def run_fresh(ctx: StageContext) -> FreshReply:
                 kept.expected = model(*inputs)
             add_oracle(judge, model, case, inputs, kept)
             label = f"{case.id} (timed call {record.call} of {record.of}, fresh inputs)"
+            path = Path(job.bench_dir) / str(record.file)
             with judge.clock.step("compare"):
-                verdicts[i] = judge_output(judge, label, case.oracle, Path(job.bench_dir) / str(record.file), kept)
+                verdicts[i] = judge_output(judge, label, case.oracle, path, kept)
+            if record.weight is not None:  # the output the call committed to (eval.pacing), by the same function
+                verdicts[i].fingerprint = kept_fingerprint(ctx, path, record.weight)
         except GuardFailed as exc:
             verdicts[i] = CaseVerdict(guard_error=str(exc))
         except Exception as exc:  # the reference or the kept file: the verdict says which
             verdicts[i] = CaseVerdict(reference_error=describe(exc))
+    if job.pacer_fd is not None and job.calibrate:
+        with judge.clock.step("calibration"):
+            calibrate(ctx, cases)
     return FreshReply(fresh=verdicts, clock=judge.clock.totals)
+
+
+def calibrate(ctx: StageContext, cases: dict) -> None:
+    """What surrounds a paced timed call, without the call (eval.pacing): for each shape, `calibration_calls`
+    times, the grader's nonce, the L2 flush, the inputs freshened, a synchronise, the grader's weight, the
+    reference output fingerprinted, the commitment. The grader's clock over these is the overhead a candidate's
+    paced calls carry beside their own work."""
+    from kernelbench.eval.pacing import PacerClient
+    from kernelbench.eval.portable.fresh import fingerprint, freshen
+    from kernelbench.eval.portable.timing import L2Flusher, device_l2_bytes
+
+    job = ctx.job
+    assert isinstance(job, FreshJob) and job.pacer_fd is not None
+    torch, device = ctx.torch, ctx.device
+    pacer = PacerClient(job.pacer_fd)
+    flush = L2Flusher(device, device_l2_bytes(device))
+    for index, case_id in sorted(job.calibrate.items()):
+        case = cases[case_id]
+        model = ctx.build_model(case.shape_index, case.shape)
+        base = [to_device(x, device) for x in
+                ctx.reference.get_inputs(case.shape, case.seed, "cpu", case=case.case, scale=case.scale)]
+        with torch.no_grad():
+            output = model(*base)
+        for _ in range(job.calibration_calls):
+            seed = pacer.ready(index)
+            flush()
+            freshen(base, seed)
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
+            pacer.commit(index, fingerprint(output, pacer.done(index)))

@@ -1,0 +1,118 @@
+"""Attacks on the grading itself, each a solution graded end to end as the grader grades (as root where the tests
+run as root): the forged reply and the forged kept calls of the issue, the judge's reply path squatted, secrets
+printed into the published log, the graded copy rewritten, the sandbox's init stopped, and floods of /dev/shm,
+processes and memory. Each must end in the candidate's own verdict, never in its effect, a hang or a harness
+error. The runtime defences are what is tested: the static lint, which would flag most of these files by
+itself, is off."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kernelbench import confinement
+from kernelbench.base.models import Outcome
+from kernelbench.eval.grade import grade_solution
+from kernelbench.eval.isolation import isolation_for
+
+HERE = Path(__file__).resolve().parent
+SOLUTIONS = HERE / "solutions"
+TOY = HERE.parent / "eval" / "problems" / "00_toy_gemm"
+pytestmark = pytest.mark.skipif(not isolation_for("cpu").sandboxed,
+                                reason=f"no sandbox here: {isolation_for('cpu').note}")
+
+
+def grade(name: str, **limits):
+    return grade_solution(SOLUTIONS / f"{name}.py", TOY, device="cpu", shapes="smoke", lint=False,
+                          limits={"check": 120.0, "bench": 120.0, **limits})
+
+
+def checks_of(report) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for f in report.integrity:
+        if f.severity == "error":
+            found.setdefault(f.check, []).append(f.message + " | " + f.evidence)
+    return found
+
+
+def test_a_reply_forged_inside_the_bench_process_is_caught_by_the_grader_s_clock(tmp_path):
+    forged = grade("forged_reply")
+    found = checks_of(forged)
+    assert forged.grading.outcome is Outcome.INVALID, (forged.grading.reasons, found)
+    assert "external_clock" in found, found
+    assert "below what the grader's own clock allows" in found["external_clock"][0]
+
+
+def test_the_same_slow_solution_unforged_passes(tmp_path):
+    honest = tmp_path / "slow_honest.py"
+    text = (SOLUTIONS / "forged_reply.py").read_text()
+    honest.write_text(text.replace("pathlib.Path.write_bytes = _forging_write\n", ""))
+    report = grade_solution(honest, TOY, device="cpu", shapes="smoke", lint=False)
+    assert report.grading.outcome is Outcome.PASS, (report.grading.reasons, checks_of(report))
+    assert all(s.paced_calls and s.external_span_ms >= 20.0 for s in report.grading.shapes)
+
+
+def test_kept_outputs_computed_after_the_fact_break_their_commitment():
+    report = grade("lazy_bench_forged_kept")
+    found = checks_of(report)
+    assert report.grading.outcome is Outcome.INVALID, (report.grading.reasons, found)
+    assert any("committed to" in m for m in found.get("external_clock", [])), found
+
+
+def test_kept_calls_on_seeds_of_the_candidate_s_choosing_are_refused():
+    report = grade("lazy_bench_own_seeds")
+    found = checks_of(report)
+    assert report.grading.outcome is Outcome.INVALID, (report.grading.reasons, found)
+    assert any("inputs the grader drew" in m for m in found.get("external_clock", [])), found
+
+
+def test_squatting_the_judge_s_reply_path_leaves_the_candidate_s_own_failure():
+    report = grade("squat_judge")
+    assert report.grading.outcome is Outcome.CHECK_FAILED, report.grading.reasons
+
+
+def test_no_secret_of_the_grader_s_environment_reaches_the_published_log(monkeypatch):
+    secrets = {"ANTHROPIC_API_KEY": "sk-ant-redteam-0001", "OPENAI_API_KEY": "sk-redteam-0002",
+               "GITHUB_TOKEN": "ghp_redteam_0003", "KERNELBENCH_SECRET_SEED": "987654321"}
+    for name, value in secrets.items():
+        monkeypatch.setenv(name, value)
+    report = grade("print_environment")
+    log = report.check_log + report.benchmark_log
+    assert "ENVIRONMENT" in log  # the candidate did print what it saw
+    assert not [name for name, value in secrets.items() if value in log]
+    assert report.grading.outcome is Outcome.PASS, report.grading.reasons
+
+
+def test_the_graded_copy_cannot_be_rewritten_between_stages():
+    report = grade("rewrite_graded_copy")
+    assert report.grading.outcome is Outcome.PASS, (report.grading.reasons, checks_of(report))
+    assert "launch_audit" not in checks_of(report)  # the bench stage ran the linted code, not addmm
+
+
+def test_stopping_the_sandbox_s_init_does_not_hang_the_grading():
+    report = grade("ptrace_init")
+    assert report.grading.outcome is Outcome.PASS, report.grading.reasons
+    assert report.grading.elapsed_s < 90
+
+
+def test_a_shm_flood_is_stopped_at_the_sandbox_s_bound(monkeypatch):
+    monkeypatch.setenv(confinement.DISK_ENV, "0.25")
+    report = grade("shm_flood")
+    assert report.grading.outcome is Outcome.CHECK_FAILED, report.grading.reasons
+    assert "over the sandbox's bound" in " ".join(report.grading.reasons), report.grading.reasons
+    assert report.grading.elapsed_s < 90
+
+
+def test_a_fork_bomb_ends_with_its_stage(monkeypatch):
+    monkeypatch.setenv(confinement.PROCESSES_ENV, "64")
+    report = grade("fork_bomb")
+    assert report.grading.outcome is not Outcome.HARNESS_ERROR
+    assert report.grading.elapsed_s < 150
+
+
+def test_a_memory_flood_fails_the_candidate_alone(monkeypatch):
+    monkeypatch.setenv(confinement.MEMORY_ENV, "3")
+    report = grade("memory_flood")
+    assert report.grading.outcome is Outcome.CHECK_FAILED, report.grading.reasons
+    assert "MemoryError" in " ".join(report.grading.reasons), report.grading.reasons
