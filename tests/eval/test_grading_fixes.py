@@ -44,7 +44,8 @@ def test_source_folder_is_reported_never_written_workspace_copy_is_restored(tmp_
 
 
 def _handle(*argv: str) -> SimpleNamespace:
-    return SimpleNamespace(proc=subprocess.Popen([sys.executable, "-c", *argv]), started=time.monotonic())
+    return SimpleNamespace(proc=subprocess.Popen([sys.executable, "-c", *argv]), started=time.monotonic(),
+                           watch=None)
 
 
 def test_a_stage_is_stopped_soon_after_its_partner_ends():
