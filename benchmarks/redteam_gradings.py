@@ -25,6 +25,11 @@ SOLUTIONS = REPO / "tests" / "redteam" / "solutions"
 TOY = REPO / "tests" / "eval" / "problems" / "00_toy_gemm"
 SECRETS = {"ANTHROPIC_API_KEY": "sk-ant-redteam-0001", "OPENAI_API_KEY": "sk-redteam-0002",
            "KERNELBENCH_SECRET_SEED": "987654321"}
+# the bounds a flood meets, set for its own grading only (the memory bound must leave room for torch and the CUDA
+# driver, which a 3 GiB bound does not on a GPU machine)
+BOUNDS = {"shm_flood": {confinement.DISK_ENV: "0.25"}, "fork_bomb": {confinement.PROCESSES_ENV: "64"},
+          "memory_flood": {confinement.MEMORY_ENV: "3"}}
+GPU_MEMORY_GB = "24"
 
 
 def errors(report) -> dict[str, str]:
@@ -59,13 +64,20 @@ def main() -> int:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     os.environ.update(SECRETS)
-    os.environ.update({confinement.DISK_ENV: "0.25", confinement.PROCESSES_ENV: "64", confinement.MEMORY_ENV: "3"})
     names = args.only or sorted(p.stem for p in SOLUTIONS.glob("*.py"))
     rows, escaped = [], 0
     for name in names:
         started = time.monotonic()
-        report = grade_solution(SOLUTIONS / f"{name}.py", TOY, device=args.device, shapes="smoke", lint=False,
-                                limits={"check": 120.0, "bench": 120.0})
+        bounds = dict(BOUNDS.get(name, {}))
+        if args.device == "cuda" and confinement.MEMORY_ENV in bounds:
+            bounds[confinement.MEMORY_ENV] = GPU_MEMORY_GB
+        os.environ.update(bounds)
+        try:
+            report = grade_solution(SOLUTIONS / f"{name}.py", TOY, device=args.device, shapes="smoke", lint=False,
+                                    limits={"check": 120.0, "bench": 120.0})
+        finally:
+            for key in bounds:
+                os.environ.pop(key, None)
         effect, said = got_effect(name, report)
         escaped += effect
         rows.append(f"| {name} | {'EFFECT' if effect else 'caught'} | {time.monotonic() - started:.0f} s | "

@@ -266,16 +266,21 @@ def _gib(name: str, default: int) -> int:
 
 def apply_limits() -> None:
     """In the child, before bubblewrap starts: inherited by everything the confined command starts."""
+    apply_common_limits()
+    memory = memory_cap()
+    _soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    memory = memory if hard == resource.RLIM_INFINITY else min(hard, memory)
+    resource.setrlimit(resource.RLIMIT_DATA, (memory, memory))
+
+
+def apply_common_limits() -> None:
+    """What every stage process gets, the trusted ones too (their memory is the problem's, not bounded here)."""
     os.umask(0o022)  # what the stages write for each other stays readable by the sandbox uid
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (file_cap(), file_cap()))
     _soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
     cap = process_cap() if hard == resource.RLIM_INFINITY else min(hard, process_cap())
     resource.setrlimit(resource.RLIMIT_NPROC, (cap, cap))
-    memory = memory_cap()
-    _soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
-    memory = memory if hard == resource.RLIM_INFINITY else min(hard, memory)
-    resource.setrlimit(resource.RLIMIT_DATA, (memory, memory))
 
 
 @dataclass

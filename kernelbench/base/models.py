@@ -77,7 +77,7 @@ class ShapeResult(Model):
     # samples that are the host's time issuing the call, longer than the device's interval (a launch-bound call:
     # its time follows the host, e.g. Python or Triton launch overhead, more than the kernels); None: not recorded
     host_bound_samples: Count | None = None
-    # the grader's own clock around the timed calls on fresh inputs (eval.pacing): their median span from the
+    # the grader's own clock around the timed calls on fresh inputs (eval.pacing): the shortest span from the
     # nonce sent to the output's fingerprint received, and how many it saw; None where the calls were not paced
     external_span_ms: NonNegative | None = None
     paced_calls: Count | None = None

@@ -111,9 +111,11 @@ def _probed(device: str) -> Isolation:
 
 
 def sandboxed(argv: list[str], bwrap: str, *, workdir: Path, device: str, env: dict[str, str],
-              writable: tuple[Path, ...] = (), cwd: Path | None = None) -> SandboxedCommand:
+              writable: tuple[Path, ...] = (), cwd: Path | None = None,
+              readable: tuple[Path, ...] = ()) -> SandboxedCommand:
     """The confined command that runs `argv` with the view described in the module docstring: `writable` (the
-    stage's own out folder) beside SHARED_WRITABLE is all it may write."""
+    stage's own out folder) beside SHARED_WRITABLE is all it may write; `readable` adds folders it may read (a
+    tool the command starts that lies outside the system's folders: ncu installed elsewhere)."""
     workdir = Path(os.path.realpath(workdir))
     shared = [workdir / name for name in SHARED_WRITABLE]
     own = [Path(os.path.realpath(p)) for p in writable]
@@ -129,9 +131,9 @@ def sandboxed(argv: list[str], bwrap: str, *, workdir: Path, device: str, env: d
     args += ["--perms", "0755", "--dir", "/var", "--bind", str(workdir / "tmp"), "/tmp", "--bind", str(workdir / "tmp"), "/var/tmp",
              "--bind", str(workdir / "shm"), "/dev/shm"]
     args += confinement.system_binds()
-    readable = grader_paths(workdir)
-    args += confinement.open_parents([str(p) for p in [*readable, workdir]])
-    for path in readable:
+    shown = confinement.outermost(grader_paths(workdir) + [Path(os.path.realpath(p)) for p in readable])
+    args += confinement.open_parents([str(p) for p in [*shown, workdir]])
+    for path in shown:
         args += ["--ro-bind", str(path), str(path)]
     args += ["--ro-bind", str(workdir), str(workdir)]
     for path in shared + own:

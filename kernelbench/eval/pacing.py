@@ -17,7 +17,8 @@ The grader stamps its own clock at each message (`PacedCall`). The trusted fresh
 steps without any call between them (the L2 flush, the inputs freshened, a synchronise, the reference output
 fingerprinted): the median of those spans is the overhead a paced call carries beside its own work. What follows
 (kernelbench.eval.verdict.paced_*): a published median must be at least EXTERNAL_FRACTION of what the grader's
-clock leaves for the calls (their median span less OVERHEAD_FACTOR times that overhead), less EXTERNAL_SLACK_MS;
+clock leaves for the calls (their shortest span, the one least slowed by anything else the machine did, less
+OVERHEAD_FACTOR times that overhead), less EXTERNAL_SLACK_MS;
 the kept calls must be the grader's choice, on the grader's nonces; the fresh stage recomputes each kept output's
 fingerprint and judges it against the reference. A candidate that skips the work of a call (a fast wrong answer) commits to a fingerprint before it
 knows whether the call is kept: each such call is caught with the chance that it is kept.
@@ -36,7 +37,7 @@ READY, DONE, COMMIT = b"R", b"D", b"C"
 REQUEST = struct.Struct("!cHq")    # kind, shape index, value (the fingerprint of a COMMIT)
 ANSWER = struct.Struct("!q")
 SEED_BITS = 62
-# a published median may not be below EXTERNAL_FRACTION of the median span less OVERHEAD_FACTOR times the
+# a published median may not be below EXTERNAL_FRACTION of the shortest span less OVERHEAD_FACTOR times the
 # measured overhead (the span also holds the flush, the permutation of the inputs, the fingerprint of the output
 # and the round trips between processes; the candidate's process may carry more of it than the trusted one, when
 # its own threads compete for the host), less the slack
@@ -67,9 +68,16 @@ class PacedShape:
     calls: list[PacedCall] = field(default_factory=list)
     kept: list[PacedCall] = field(default_factory=list)
 
+    def spans_ms(self) -> list[float]:
+        return sorted(c.span_ms for c in self.calls if c.span_ms is not None)
+
     def median_span_ms(self) -> float | None:
-        spans = sorted(c.span_ms for c in self.calls if c.span_ms is not None)
+        spans = self.spans_ms()
         return spans[len(spans) // 2] if spans else None
+
+    def shortest_span_ms(self) -> float | None:
+        spans = self.spans_ms()
+        return spans[0] if spans else None
 
     def choose(self, call: PacedCall) -> int:
         """Reservoir sampling with the grader's randomness: the slot the call takes, or -1."""

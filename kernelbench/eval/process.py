@@ -112,8 +112,9 @@ def one_visible_gpu(visible: str | None) -> str:
 
 
 def child_limits() -> None:
-    """In the child: no core dumps, bounded memory, file sizes and process count (kernelbench.confinement)."""
-    confinement.apply_limits()
+    """In a trusted stage's child: no core dumps, bounded file sizes and process count (kernelbench.confinement);
+    a confined stage also gets the sandbox's memory bound (confinement.apply_limits)."""
+    confinement.apply_common_limits()
 
 
 # every stage process not yet finished, so that a caller grading in a thread can end them all (kill_live_stages)
@@ -170,8 +171,8 @@ def start_stage(job: AnyJob, *, cwd: Path, extra_env: dict[str, str] | None = No
         argv, env, pass_fds = command.argv, command.env, pass_fds + command.pass_fds
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                cwd=cwd, env=env, start_new_session=True, preexec_fn=child_limits,
-                                pass_fds=pass_fds)
+                                cwd=cwd, env=env, start_new_session=True, pass_fds=pass_fds,
+                                preexec_fn=confinement.apply_limits if command is not None else child_limits)
     finally:
         if command is not None:
             command.close()

@@ -110,6 +110,11 @@ def wrap(argv: list[str], spec: SandboxSpec, env: dict[str, str]) -> Wrapped:
     args += _cover(mounted, hidden_paths() + [_real(p) for p in spec.hidden])
     for path in (spec.home, spec.workspace):
         args += ["--bind", str(_real(path)), str(_real(path))]
+    # a /dev/shm of its own (torch's multiprocessing, NCCL), on disk in its home rather than in the host's memory
+    shm = _real(spec.home) / ".dev-shm"
+    shm.mkdir(exist_ok=True)
+    confinement.hand_over(shm)
+    args += ["--bind", str(shm), "/dev/shm"]
     args += ["--chdir", str(_real(spec.workspace)), "--clearenv"]
     for key, value in sorted(env.items()):
         args += ["--setenv", key, value]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -64,17 +65,21 @@ def report_csv(rows: list[tuple[str, str, str]]) -> str:
 STAND_IN = '''#!{python}
 """A stand-in for ncu: runs the application as ncu would, then leaves ncu's log and report."""
 import pathlib, subprocess, sys, time
-MODE, REPORT, PIDFILE = {mode!r}, {report!r}, {pidfile!r}
+MODE, REPORT = {mode!r}, {report!r}
 args = sys.argv[1:]
 if "--import" in args:
     sys.stdout.write(pathlib.Path(args[args.index("--import") + 1]).read_text())
     sys.exit(0)
 log, export = pathlib.Path(args[args.index("--log-file") + 1]), pathlib.Path(args[args.index("--export") + 1])
 export = export if export.suffix == ".ncu-rep" else export.with_name(export.name + ".ncu-rep")
-pathlib.Path(PIDFILE).write_text(str(__import__("os").getpid()))
-pathlib.Path(PIDFILE).with_suffix(".cwd").write_text(" ".join(sorted(p.name for p in pathlib.Path.cwd().iterdir())))
+# beside its log: the only folder of the grading the counter pass may write (it runs in the grading's sandbox)
+(log.parent / "ncu.pid").write_text(str(__import__("os").getpid()))
+(log.parent / "ncu.cwd").write_text(" ".join(sorted(p.name for p in pathlib.Path.cwd().iterdir())))
 if MODE == "hang":
-    time.sleep(300)
+    for _ in range(3000):
+        with open(log.parent / "ncu.beat", "a") as beat:
+            beat.write(".")
+        time.sleep(0.1)
 app = subprocess.Popen(args[args.index({python!r}):])  # the application: the interpreter and its arguments
 lines = [f"==PROF== Connected to process {{app.pid}} ({{args[args.index({python!r})]}})"]
 app.wait()
@@ -94,12 +99,32 @@ def stand_in_ncu(tmp_path: Path, monkeypatch, mode: str, rows: list[tuple[str, s
     bin_dir.mkdir()
     ncu = bin_dir / "ncu"
     ncu.write_text(STAND_IN.format(python=sys.executable, mode=mode, report=report_csv(list(rows)),
-                                   pidfile=str(tmp_path / "ncu.pid"), denied=PERMISSION_ERROR))
+                                   denied=PERMISSION_ERROR))
     ncu.chmod(0o755)
+    spy_on_the_pass(tmp_path, monkeypatch)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.delenv(counters.NCU_ENV, raising=False)
     monkeypatch.setattr(counters, "DEVICES", ("cuda", "cpu"))  # the pass runs on CPU gradings here
     return ncu
+
+
+def spy_on_the_pass(tmp_path: Path, monkeypatch) -> None:
+    """What the pass left in its folder, copied to `tmp_path / "seen"` when it returns (the grading's folder goes
+    with the grading), with the stand-in's heartbeat measured twice half a second apart (it must have stopped)."""
+    measure = counters.measure
+
+    def spied(job, workdir, *args, **kwargs):
+        reading = measure(job, workdir, *args, **kwargs)
+        beat = Path(workdir) / "ncu.beat"
+        sizes = []
+        for _ in range(2):
+            sizes.append(beat.stat().st_size if beat.exists() else -1)
+            time.sleep(0.5)
+        shutil.copytree(workdir, tmp_path / "seen", dirs_exist_ok=True)
+        (tmp_path / "seen" / "beat-sizes").write_text(" ".join(map(str, sizes)))
+        return reading
+
+    monkeypatch.setattr(counters, "measure", spied)
 
 
 def grade_smoke(**kwargs):
@@ -213,7 +238,7 @@ def test_the_probe_runs_in_the_grading_folder_like_every_stage(tmp_path: Path, m
     stand_in_ncu(tmp_path, monkeypatch, "measure", [("softmax_kernel", "12,288", "12,000")])
     report = grade_smoke()
     assert report.grading.outcome == "pass", report.grading.reasons
-    seen = (tmp_path / "ncu.cwd").read_text().split()  # what lay in the probe's working folder
+    seen = (tmp_path / "seen" / "ncu.cwd").read_text().split()  # what lay in the probe's working folder
     assert {"inputs", "check", "counters"} <= set(seen), seen
 
 
@@ -264,9 +289,8 @@ def test_a_pass_past_its_limit_is_killed_and_reported(tmp_path: Path, monkeypatc
     assert report.grading.outcome.value == "pass" and report.stages["counters"] < 8
     found = dram_finding(report)
     assert found.severity == "info" and "did not finish in 2 s" in found.evidence
-    pid = int((tmp_path / "ncu.pid").read_text())
-    with pytest.raises(ProcessLookupError):
-        os.kill(pid, 0)
+    before, after = map(int, (tmp_path / "seen" / "beat-sizes").read_text().split())
+    assert before > 0 and after == before  # the stand-in ran, and nothing of the pass lives on after its limit
     assert time.monotonic() - started < 60
 
 
@@ -279,4 +303,4 @@ def test_counters_off_is_recorded(tmp_path: Path, monkeypatch, capsys):
     [found] = [f for f in report["integrity"] if f["check"] == "dram_bytes"]
     assert found["severity"] == "info" and "--counters off" in found["evidence"]
     assert report["grading"]["shapes"] and all(s["median_ms"] is not None for s in report["grading"]["shapes"])
-    assert not (tmp_path / "ncu.pid").exists()  # ncu never started
+    assert not (tmp_path / "seen").exists()  # ncu never started

@@ -193,6 +193,7 @@ def measure(job: ProbeJob, workdir: Path, env: dict[str, str], limit_s: float,
 def _run_group(cmd: list[str], cwd: Path, env: dict[str, str], limit_s: float, isolation: Any = None,
                writable: Path | None = None, device: str = "cuda") -> bool:
     """True when the limit passed first; the process group (ncu, the probe and its children) is killed."""
+    from kernelbench import confinement
     from kernelbench.eval.isolation import sandboxed
     from kernelbench.eval.process import child_limits
 
@@ -200,12 +201,13 @@ def _run_group(cmd: list[str], cwd: Path, env: dict[str, str], limit_s: float, i
     pass_fds: tuple[int, ...] = ()
     if isolation is not None and isolation.sandboxed:
         command = sandboxed(cmd, isolation.bwrap, workdir=cwd, device=device, env=env,
-                            writable=(writable,) if writable is not None else ())
+                            writable=(writable,) if writable is not None else (),
+                            readable=(Path(os.path.realpath(cmd[0])).parent,))  # ncu's own folder
         cmd, env, pass_fds = command.argv, command.env, command.pass_fds
     try:
         proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, start_new_session=True, pass_fds=pass_fds,
-                                preexec_fn=child_limits)  # noqa: PLW1509  (the grader's own limits, as every stage)
+                                preexec_fn=confinement.apply_limits if command is not None else child_limits)
     finally:
         if command is not None:
             command.close()

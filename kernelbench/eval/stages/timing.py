@@ -59,16 +59,16 @@ def bench(plan: GradingPlan, state: GradingState) -> None:
 def external_clock(state: GradingState, result: ShapeResult, paced: PacedShape | None,
                    overhead_ms: float | None) -> None:
     """A shape's median weighed against the grader's own clock (eval.pacing), which the result also shows."""
-    result.paced_calls = len([c for c in paced.calls if c.span_ms is not None]) if paced else 0
-    result.external_span_ms = paced.median_span_ms() if paced else None
+    result.paced_calls = len(paced.spans_ms()) if paced else 0
+    result.external_span_ms = paced.shortest_span_ms() if paced else None
     if result.median_ms is None:
         return
     state.findings += verdict.paced_timing_findings(result.index, result.median_ms, len(result.samples_ms), paced,
                                                     overhead_ms)
     state.log.bench.append(
-        f"shape {result.index}: grader's clock: {result.paced_calls} paced calls, median span "
-        f"{_ms(result.external_span_ms)}, overhead without a call {_ms(overhead_ms)} (published median "
-        f"{result.median_ms:.4f} ms)")
+        f"shape {result.index}: grader's clock: {result.paced_calls} paced calls, shortest span "
+        f"{_ms(result.external_span_ms)}, median {_ms(paced.median_span_ms() if paced else None)}, overhead "
+        f"without a call {_ms(overhead_ms)} (published median {result.median_ms:.4f} ms)")
 
 
 def _ms(value: float | None) -> str:

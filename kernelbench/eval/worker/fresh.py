@@ -74,25 +74,34 @@ def calibrate(ctx: StageContext, cases: dict) -> None:
     reference output fingerprinted, the commitment. The grader's clock over these is the overhead a candidate's
     paced calls carry beside their own work."""
     from kernelbench.eval.pacing import PacerClient
-    from kernelbench.eval.portable.fresh import fingerprint, freshen
     from kernelbench.eval.portable.timing import L2Flusher, device_l2_bytes
+    from kernelbench.eval.worker.context import launch_recorder
 
     job = ctx.job
     assert isinstance(job, FreshJob) and job.pacer_fd is not None
     torch, device = ctx.torch, ctx.device
     pacer = PacerClient(job.pacer_fd)
     flush = L2Flusher(device, device_l2_bytes(device))
-    for index, case_id in sorted(job.calibrate.items()):
-        case = cases[case_id]
-        model = ctx.build_model(case.shape_index, case.shape)
-        base = [to_device(x, device) for x in
-                ctx.reference.get_inputs(case.shape, case.seed, "cpu", case=case.case, scale=case.scale)]
-        with torch.no_grad():
-            output = model(*base)
-        for _ in range(job.calibration_calls):
-            seed = pacer.ready(index)
-            flush()
-            freshen(base, seed)
-            if device.type == "cuda":
-                torch.cuda.synchronize(device)
-            pacer.commit(index, fingerprint(output, pacer.done(index)))
+    # on the CPU the bench stage launch-audits every timed call, so its own steps around each call run under the
+    # profiler too, which costs per op: measured under the same recorder, or the overhead would be too small
+    with launch_recorder(device, device.type == "cpu"):
+        for index, case_id in sorted(job.calibrate.items()):
+            calibrate_shape(ctx, pacer, flush, index, cases[case_id], job.calibration_calls)
+
+
+def calibrate_shape(ctx: StageContext, pacer, flush, index: int, case, calls: int) -> None:
+    from kernelbench.eval.portable.fresh import fingerprint, freshen
+
+    torch, device = ctx.torch, ctx.device
+    model = ctx.build_model(case.shape_index, case.shape)
+    base = [to_device(x, device) for x in
+            ctx.reference.get_inputs(case.shape, case.seed, "cpu", case=case.case, scale=case.scale)]
+    with torch.no_grad():
+        output = model(*base)
+    for _ in range(calls):
+        seed = pacer.ready(index)
+        flush()
+        freshen(base, seed)
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        pacer.commit(index, fingerprint(output, pacer.done(index)))
