@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kernelbench import confinement
 from kernelbench.base.models import Finding, Grading
 from kernelbench.eval.cases import Case, build_cases, mix_seed, secret_seed, timed_stress_cases
 from kernelbench.eval.environment import profile_from_info
@@ -85,6 +86,7 @@ class GradingPlan:
     isolation: Isolation
     pristine_hashes: dict[str, str]
     kahan_bound: float | None
+    graded_bytes: bytes = b""            # the solution as the lint read it: every stage must import these bytes
 
     @classmethod
     def create(cls, solution: Path, problem_dir: Path, workdir: Path, options: GradingOptions,
@@ -101,10 +103,13 @@ class GradingPlan:
         module.parent.mkdir(parents=True)
         shutil.copy2(solution, module)
         (workdir / "inputs").mkdir()
+        # the sandboxed stages run as an uid of their own: what they read must be readable whatever its mode was
+        confinement.readable_by_sandbox(pristine, module.parent, workdir / "inputs")
         plan = cls(solution, problem_dir, workdir, options, guards, spec, shapes, secret, cases, timed_stress,
                    pristine, module, guards.build_env(workdir / "build"), isolation_for(options.device), {},
                    guards.kahan_bound(spec, pristine))
         plan.pristine_hashes = file_hashes(plan.pristine_files())
+        plan.graded_bytes = module.read_bytes()
         return plan
 
     @property

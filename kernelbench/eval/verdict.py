@@ -136,6 +136,11 @@ def edited_copy_findings(changed: list[str]) -> list[Finding]:
                     "grading", ", ".join(changed))]
 
 
+def rewritten_solution_findings(name: str) -> list[Finding]:
+    return [finding("grading_files", 12, "the grader's copy of the solution was rewritten during grading: a later "
+                    "stage would have imported code the lint never read (the copy was put back)", name)]
+
+
 def missing_files_findings(missing: list[str]) -> list[Finding]:
     return [finding("grading_files", 12, "files the bench stage needs were deleted during the check stage; nothing "
                     "could be timed", missing[0])]
@@ -205,7 +210,7 @@ def paced_timing_findings(index: int, published_ms: float | None, samples: int, 
     """A shape's published median against what the grader's own clock saw of its calls (eval.pacing.PacedShape,
     None: no call of the shape was paced although the grader asked for it) and the overhead the trusted fresh
     stage measured around such calls (None: not measured, then only the count of calls is weighed)."""
-    from kernelbench.eval.pacing import EXTERNAL_FRACTION, EXTERNAL_SLACK_MS, OVERHEAD_FACTOR
+    from kernelbench.eval.pacing import EXTERNAL_FRACTION, EXTERNAL_SLACK_MS, OVERHEAD_FACTOR, SPAN_RATIO
 
     if published_ms is None:
         return []
@@ -217,14 +222,15 @@ def paced_timing_findings(index: int, published_ms: float | None, samples: int, 
     if overhead_ms is None:
         return []
     external = spans[0]  # the shortest: contention on the machine only ever lengthens a span
-    floor = EXTERNAL_FRACTION * (external - OVERHEAD_FACTOR * overhead_ms) - EXTERNAL_SLACK_MS
+    floor = min(EXTERNAL_FRACTION * (external - OVERHEAD_FACTOR * overhead_ms) - EXTERNAL_SLACK_MS,
+                external / SPAN_RATIO)
     if published_ms < floor:
         return [finding("external_clock", 11, f"shape {index}: the published median {published_ms:.4f} ms is below "
                         f"what the grader's own clock allows ({floor:.4f} ms): the timing report was not the calls' own",
                         f"grader's clock: the shortest of {len(spans)} calls on fresh inputs took {external:.4f} ms from "
                         f"nonce sent to fingerprint received (median {spans[len(spans) // 2]:.4f} ms); the same steps "
-                        f"without a call, in the trusted fresh stage: {overhead_ms:.4f} ms; floor = "
-                        f"{EXTERNAL_FRACTION:g} x (shortest - "
+                        f"without a call, in the trusted fresh stage: {overhead_ms:.4f} ms; floor = the lesser of "
+                        f"shortest / {SPAN_RATIO:g} and {EXTERNAL_FRACTION:g} x (shortest - "
                         f"{OVERHEAD_FACTOR:g} x overhead) - {EXTERNAL_SLACK_MS:g} ms; the bench stage's own median "
                         f"{published_ms:.4f} ms")]
     return []

@@ -304,3 +304,13 @@ def test_counters_off_is_recorded(tmp_path: Path, monkeypatch, capsys):
     assert found["severity"] == "info" and "--counters off" in found["evidence"]
     assert report["grading"]["shapes"] and all(s["median_ms"] is not None for s in report["grading"]["shapes"])
     assert not (tmp_path / "seen").exists()  # ncu never started
+
+
+def test_what_ncu_measured_outranks_what_the_probe_says_of_itself():
+    """The probe's status file is written inside the candidate's process: a candidate claiming its call never
+    ran cannot turn a measured read of too few bytes into 'not run'."""
+    need = counters.Requirement(0, {"rows": 3}, 12_000.0, 0)
+    forged = counters.ProbeStatus(stage="call", called=False, error="the call raised (says the probe)")
+    reading = CounterReading(read_bytes=1_000.0, kernels=["skimming_kernel"], sentinel=True, status=forged)
+    found = counters.decide(reading, need)
+    assert (found.severity, found.klass) == ("error", 5) and "8.3%" in found.message

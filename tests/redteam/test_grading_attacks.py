@@ -116,3 +116,13 @@ def test_a_memory_flood_fails_the_candidate_alone(monkeypatch):
     report = grade("memory_flood")
     assert report.grading.outcome is Outcome.CHECK_FAILED, report.grading.reasons
     assert "MemoryError" in " ".join(report.grading.reasons), report.grading.reasons
+
+
+def test_without_a_sandbox_a_rewritten_copy_is_reported_and_put_back(monkeypatch):
+    """Where no sandbox runs (KERNELBENCH_ISOLATION=none), the bytes each stage imports are still the lint's."""
+    monkeypatch.setenv("KERNELBENCH_ISOLATION", "none")
+    report = grade("rewrite_graded_copy")
+    found = checks_of(report)
+    assert report.grading.outcome is Outcome.INVALID, report.grading.reasons
+    assert any("rewritten during grading" in m for m in found.get("grading_files", [])), found
+    assert "launch_audit" not in found  # the bench stage imported the bytes put back, not the library GEMM

@@ -33,6 +33,19 @@ def problem_copy(plan: GradingPlan, state: GradingState) -> None:
     pristine_copy(plan.problem_dir, plan.workdir / "problem")
 
 
+def graded_copy(plan: GradingPlan, state: GradingState) -> None:
+    """The solution every stage imports must be the bytes the lint read (read-only in the sandbox; a grading
+    without one could see it rewritten by an earlier stage): reported and put back otherwise."""
+    try:
+        now = plan.module.read_bytes()
+    except OSError:
+        now = None
+    if now == plan.graded_bytes:
+        return
+    state.findings += verdict.rewritten_solution_findings(plan.module.name)
+    plan.module.write_bytes(plan.graded_bytes)
+
+
 def launches(plan: GradingPlan, state: GradingState) -> None:
     """What actually ran in the checked calls: forbidden libraries (launch audit) and, for FP8 problems on a GPU,
     FP8 tensor-core code in the kernels that ran."""
@@ -61,6 +74,7 @@ def counters(plan: GradingPlan, state: GradingState) -> None:
         state.add("counters", plan.guards.counters_off())
         return
     started = time.monotonic()
+    graded_copy(plan, state)
     target = ProbeTarget(plan.pristine, plan.module, plan.workdir, plan.device, plan.model_seeds(),
                          {**worker_env(plan.device), **plan.build_env}, plan.isolation)
     state.add("counters", plan.guards.counter_findings(plan.spec, target, plan.timing_cases(),
