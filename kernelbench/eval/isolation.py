@@ -50,7 +50,7 @@ PROBE_TIMEOUT_S = 60
 # the worker must import inside (the grader's packages reachable), and on a GPU the driver must initialise from a
 # sandboxed process, as a candidate's would
 WORKER_PROBE = "import sys, kernelbench.eval.worker"
-CUDA_PROBE = WORKER_PROBE + "; import ctypes, sys; sys.exit(ctypes.CDLL('libcuda.so.1').cuInit(0))"
+CUDA_PROBE = WORKER_PROBE + "; import ctypes; r = ctypes.CDLL('libcuda.so.1').cuInit(0); r and sys.exit(r)"
 # and the confinement holds: no capability left, the seccomp filter loaded, no_new_privs set, not root
 # and the confinement holds: no capability left, the seccomp filter loaded, no_new_privs set, not root
 CONFINED_PROBE = "; import kernelbench.confinement as c; sys.exit(c.privileges_held() or 0)"

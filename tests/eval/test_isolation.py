@@ -148,3 +148,18 @@ def test_the_grader_s_own_folder_under_tmp_is_bound_even_off_sys_path(monkeypatc
     finally:
         (root / "kernelbench").rmdir()
         root.rmdir()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root has privileges to keep")
+def test_a_sandbox_that_keeps_root_s_privileges_is_refused(monkeypatch):
+    """The probe checks the confinement from inside: a sandboxed process still holding root's capabilities (here:
+    nothing gives them up) means no sandbox, and the report says why."""
+    from kernelbench.eval import isolation
+
+    monkeypatch.setattr(confinement, "command_prefix", lambda: [])
+    isolation._probed.cache_clear()
+    try:
+        note = isolation._probed("cpu").note
+    finally:
+        isolation._probed.cache_clear()
+    assert note.startswith("none:") and "kept a privilege" in note and "runs as root" in note, note

@@ -152,7 +152,7 @@ def judge_fresh_calls(plan: GradingPlan, state: GradingState, shapes: dict[int, 
         return {}
     run = run_stage(plan, state, plan.fresh_job(bench_dir=str(plan.workdir / "bench"), fresh=records,
                                                 line="candidate", calibrate=calibrate,
-                                                calibration_calls=CALIBRATION_CALLS if calibrate else 0))
+                                                calibration_calls=CALIBRATION_CALLS.get(plan.device, 4) if calibrate else 0))
     overheads = {index: shape.median_span_ms() for index, shape in (run.pacer.shapes if run.pacer else {}).items()}
     reply = run.reply_as(FreshReply)
     state.stages.update({f"fresh.{k}": round(v, 3) for k, v in (reply.clock if reply else {}).items()})
