@@ -178,6 +178,15 @@ def seccomp_fd() -> int:
     return fd
 
 
+def close_fds(fds: tuple[int, ...]) -> None:
+    """Close the descriptors a confined command was started with (bubblewrap has read them by then)."""
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
 def running_as_root() -> bool:
     return os.geteuid() == 0
 

@@ -156,11 +156,7 @@ class SandboxedCommand:
 
     def close(self) -> None:
         """Once the process has started (or failed to): the descriptors bubblewrap read are closed here."""
-        for fd in self.pass_fds:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        confinement.close_fds(self.pass_fds)
         self.pass_fds = ()
 
 

@@ -77,11 +77,7 @@ class Wrapped:
     pass_fds: tuple[int, ...]
 
     def close(self) -> None:
-        for fd in self.pass_fds:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        confinement.close_fds(self.pass_fds)
         self.pass_fds = ()
 
 

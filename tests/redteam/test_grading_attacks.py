@@ -24,8 +24,20 @@ pytestmark = pytest.mark.skipif(not isolation_for("cpu").sandboxed,
 
 
 def grade(name: str, **limits):
-    return grade_solution(SOLUTIONS / f"{name}.py", TOY, device="cpu", shapes="smoke", lint=False,
+    return grade_solution(solution_file(name), TOY, device="cpu", shapes="smoke", lint=False,
                           limits={"check": 120.0, "bench": 120.0, **limits})
+
+
+def solution_file(name: str) -> Path:
+    """An attack's file; lazy_bench_own_seeds is lazy_bench_forged_kept claiming seeds of its own (MODE "own")."""
+    if name != "lazy_bench_own_seeds":
+        return SOLUTIONS / f"{name}.py"
+    import tempfile
+
+    path = Path(tempfile.mkdtemp(prefix="kb-redteam-")) / f"{name}.py"
+    text = (SOLUTIONS / "lazy_bench_forged_kept.py").read_text()
+    path.write_text(text.replace('MODE = "nonce"', 'MODE = "own"'))
+    return path
 
 
 def checks_of(report) -> dict[str, list[str]]:
