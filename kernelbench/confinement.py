@@ -26,6 +26,7 @@ the run with the reason, never runs it unconfined.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
 import resource
@@ -40,6 +41,7 @@ from kernelbench.errors import KernelBenchError
 # the uid and gid untrusted code runs as when root starts it: none of the system's accounts, so the process owns
 # nothing outside the folders handed to it, and the process bound counts only sandboxed processes
 SANDBOX_UID = SANDBOX_GID = 61000
+SANDBOX_USER = "kernelbench"
 # the bounds, each overridable by the grader's (trusted) environment, in GiB or a count
 MEMORY_ENV, DISK_ENV = "KERNELBENCH_SANDBOX_MEMORY_GB", "KERNELBENCH_SANDBOX_DISK_GB"
 FILE_ENV, PROCESSES_ENV = "KERNELBENCH_SANDBOX_FILE_GB", "KERNELBENCH_SANDBOX_PROCESSES"
@@ -110,13 +112,40 @@ def system_binds() -> list[str]:
             args += ["--symlink", os.readlink(path), name]
         elif path.is_dir():
             args += ["--ro-bind", name, name]
+    identity = identity_files() if os.geteuid() == 0 else {}
     for name in ETC_ENTRIES:
         path = Path("/etc") / name
-        if path.exists():
+        if name in identity:
+            args += ["--ro-bind", str(identity[name]), str(path)]
+        elif path.exists():
             args += ["--ro-bind", str(path), str(path)]
     if Path("/sys").is_dir():
         args += ["--ro-bind", "/sys", "/sys"]
     return args
+
+
+@functools.cache
+def identity_files() -> dict[str, Path]:
+    """/etc/passwd and /etc/group as the sandbox shows them when root starts it: the host's entries and one for
+    SANDBOX_UID, so code that asks whom it runs as (getpass.getuser, torch.compile's cache folder) gets an answer
+    instead of `getpwuid(): uid not found`. Written once per process, read-only, removed at its exit."""
+    folder = Path(tempfile.mkdtemp(prefix="kernelbench-identity-"))
+    os.chmod(folder, 0o755)
+    atexit.register(shutil.rmtree, folder, True)
+    entries = {"passwd": f"{SANDBOX_USER}:x:{SANDBOX_UID}:{SANDBOX_GID}:kernelbench sandbox:/nonexistent:"
+                         "/usr/sbin/nologin\n",
+               "group": f"{SANDBOX_USER}:x:{SANDBOX_GID}:\n"}
+    files = {}
+    for name, own in entries.items():
+        host = Path("/etc") / name
+        text = host.read_text() if host.is_file() else ""
+        lines = [line for line in text.splitlines(keepends=True)
+                 if line.split(":")[2:3] != [str(SANDBOX_UID)] and not line.startswith(f"{SANDBOX_USER}:")]
+        body = "".join(lines)
+        files[name] = folder / name
+        files[name].write_text(body + ("" if not body or body.endswith("\n") else "\n") + own)
+        os.chmod(files[name], 0o644)
+    return files
 
 
 def open_parents(destinations: list[str]) -> list[str]:

@@ -57,6 +57,19 @@ def test_the_grader_s_processes_and_environment_are_out_of_sight(tmp_path, monke
     assert int(proc.stdout.split()[1]) <= 3  # bwrap's init, the process itself
 
 
+def test_code_that_asks_whom_it_runs_as_gets_an_answer(tmp_path):
+    """torch.compile names its cache folder after getpass.getuser(): a sandbox uid without a passwd entry made every
+    honest compiled solution fail its checks (`getpwuid(): uid not found`)."""
+    (tmp_path / "out").mkdir()
+    proc = run_inside(tmp_path, """
+        import getpass, grp, os, pwd
+        print(getpass.getuser(), pwd.getpwuid(os.getuid()).pw_uid == os.getuid(), grp.getgrgid(os.getgid()).gr_gid)
+        """)
+    assert proc.returncode == 0, proc.stderr
+    user, found, _ = proc.stdout.split()
+    assert found == "True" and (user == confinement.SANDBOX_USER or os.geteuid() != 0)
+
+
 def test_only_the_stage_s_own_and_shared_folders_are_writable(tmp_path):
     outside = REPO / "tests" / f"kb-isolation-{os.getpid()}.txt"
     (tmp_path / "judge").mkdir()
