@@ -117,7 +117,7 @@ def starts_first(job: tuple) -> bool:
 
 
 def run_cases(cases: list[SuiteCase], honest: list[Path], deck_lines: list[Path], parallel: int,
-              deadline: float, partial: Path) -> dict[str, Any]:
+              deadline: float, partial: Path, accepted: list[tuple[Path, str]] = ()) -> dict[str, Any]:
     jobs = {"full:15_cached_rotation.py": (CASES / "15_cached_rotation.py", "04_kahan_softmax", "full", deadline)}
     if DEVICE != "cuda" or not any(c.file == "15_cached_rotation.py" for c in cases):
         jobs = {}
@@ -125,6 +125,7 @@ def run_cases(cases: list[SuiteCase], honest: list[Path], deck_lines: list[Path]
                           expects_counters(c)) for c in cases if c.file not in ALONE})
     jobs.update({f"honest:{p.parent.name}/{p.name}": (p, p.stem, "smoke", deadline) for p in honest})
     jobs.update({f"deck:{p.parent.name}/{p.name}": (p, p.parent.name, "smoke", deadline) for p in deck_lines})
+    jobs.update({f"accepted:{p.name}": (p, problem, "smoke", deadline) for p, problem in accepted})
     order = sorted(jobs, key=lambda k: not starts_first(jobs[k]))  # stable: slow ones first, else as listed
     results: dict[str, Any] = {}
     with ThreadPoolExecutor(parallel) as pool:
@@ -218,7 +219,10 @@ def main() -> int:
     extra: dict[str, Any] = {}
     deadline = started + max(30.0, args.budget_s - (time.monotonic() - started) - 30)
     deck_lines = deck_line_files(REPO / "problems") if args.deck_lines else []
-    results = run_cases(cases, honest, deck_lines, args.parallel, deadline, args.out / "integrity_partial.json")
+    accepted = [(REPO / "tests" / "integrity" / "accepted" / a.file, a.problem) for a in suite.accepted
+                if a.gpu and (not args.only or a.file in args.only)]
+    results = run_cases(cases, honest, deck_lines, args.parallel, deadline, args.out / "integrity_partial.json",
+                        accepted)
     print(f"[{time.monotonic() - started:.0f} s] graded {len(results)} solutions", flush=True)
     if "full:15_cached_rotation.py" in results:
         extra["15_cached_rotation_full"] = summary(results.pop("full:15_cached_rotation.py"))
@@ -232,10 +236,16 @@ def main() -> int:
         extra["host_work"] = host_work_counted(results["09_host_work.py"])
     cpu_results = json.loads(args.cpu_results.read_text()) if args.cpu_results and args.cpu_results.is_file() else {}
     rows = table(cases, results, cpu_results)
+    accepted_rows = [f"| {k[len('accepted:'):]} | {v['grading'].get('outcome')} | "
+                     f"{', '.join(sorted({f['check'] + '/' + str(f['class']) for f in v.get('integrity', []) if f['severity'] == 'error'})) or '-'} | "
+                     f"{'; '.join(n for s in v.get('grading', {}).get('shapes', []) for n in s.get('notes', []) if 'graph' in n)[:300] or '-'} |"
+                     for k, v in results.items() if k.startswith("accepted:")]
     honest_rows = [f"| {k} | {v['grading'].get('outcome')} | "
                    f"{', '.join(sorted({f['check'] + '/' + str(f['class']) + '/' + f['severity'] for f in v.get('integrity', [])})) or '-'} |"
                    for k, v in results.items() if k.startswith("honest:")]
     text = "\n".join(rows + ["", "| honest solution | H100 outcome | findings |", "| --- | --- | --- |"] + honest_rows
+                     + ["", "| accepted route (must pass) | outcome | error findings | graph notes |",
+                        "| --- | --- | --- | --- |"] + accepted_rows
                      + deck_line_rows(suite, results))
     (args.out / "integrity_table.md").write_text(text + "\n")
     (args.out / "integrity_gpu.json").write_text(json.dumps(

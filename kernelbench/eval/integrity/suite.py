@@ -58,8 +58,19 @@ class DeckLineAllowance(Strict):
     why: str
 
 
+class AcceptedRoute(Strict):
+    """A solution under tests/integrity/accepted/ that looks like a trick but meets what its problem asks: it must
+    PASS with no error finding (accepted/README.md says why each is accepted)."""
+    file: str
+    problem: str
+    cpu: bool = True                     # graded in CI (CPU smoke shapes)
+    gpu: bool = True                     # graded by benchmarks/integrity_gpu.py
+    why: str
+
+
 class Suite(Strict):
     cases: list[SuiteCase]
+    accepted: list[AcceptedRoute] = Field(default_factory=list)
     deck_lines: list[DeckLineAllowance] = Field(default_factory=list)
 
     def deck_allowance(self, problem: str, line: str) -> DeckLineAllowance | None:

@@ -351,7 +351,8 @@ def time_function(fn: Callable, input_sets: list[list], device: torch.device, *,
         if max_seconds is not None and len(eager_ms) >= 3 and _perf_counter() - began > max_seconds / 4:
             break  # a slow call is warm after a few: keep the time for the timed trials
     if device.type == "cuda" and statistics.median(eager_ms[-3:]) < graph_below_ms:
-        calls.use_graphs(_try_capture(fn, sets, device, timing))
+        calls.use_graphs(_faithful(_try_capture(fn, sets, device, timing), sets, len(input_sets), device,
+                                   validate, timing))
 
     if audit is not None:
         audit.learn_grader_launches(lambda: calls.grader_work(flush, cover, device))
@@ -506,18 +507,59 @@ def _try_capture(fn: Callable, input_sets: list[list], device: torch.device, tim
     return graphs
 
 
+def _faithful(graphs: list[tuple[Any, Any]] | None, sets: list[list], n_base: int, device: torch.device,
+              validate: Validate | None, timing: Timing) -> list[tuple[Any, Any]] | None:
+    """The captured graphs, if replaying them does what calling the candidate does; None (time eagerly, with a
+    note) otherwise. Capture records one call's launches with their arguments fixed: a candidate that keeps state
+    of its own (its own CUDA graphs, launch plans bound to its inputs' pointers, a persistent output buffer, a
+    cache keyed on identity) may be replay-correct or not, and a stale replay is the grader's artefact, never
+    evidence against the candidate. Each graph must give its own set's output, and follow an in-place change of
+    its inputs as a call does."""
+    if not graphs or validate is None:
+        return graphs
+    reason = _replay_problem(graphs, sets, n_base, device, validate)
+    if reason is None:
+        return graphs
+    timing.method = "events"
+    timing.notes.append(f"a CUDA graph of this candidate's call does not replay as the call runs ({reason}): "
+                        "timed eagerly with events")
+    return None
+
+
+def _replay_problem(graphs: list[tuple[Any, Any]], sets: list[list], n_base: int, device: torch.device,
+                    validate: Validate) -> str | None:
+    for k, (graph, out) in enumerate(graphs):
+        graph.replay()
+        _sync(device)
+        problems = validate(out, k)
+        if problems:
+            return f"input set {k}: {problems[0][:200]}"
+    if n_base < 2 or not _same_layout(sets[0], sets[1]):
+        return None
+    kept = [x.clone() if isinstance(x, torch.Tensor) else x for x in sets[0]]
+    _copy_into(sets[0], sets[1])
+    graphs[0][0].replay()
+    _sync(device)
+    problems = validate(graphs[0][1], 1)
+    _copy_into(sets[0], kept)
+    return f"input set 0 changed in place: {problems[0][:200]}" if problems else None
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
 def _memo_probe(fn: Callable, input_sets: list[list], graphs: Any, device: torch.device,
                 validate: Validate | None) -> str:
     """Overwrite set 0's tensors in place (same pointer, same version counter) with set 1's values: a call
-    must now produce set 1's output. A cache keyed by pointer, id or version returns set 0's instead."""
+    must now produce set 1's output. A cache keyed by pointer, id or version returns set 0's instead. The probe
+    is an eager call whatever the timing replayed: memoisation is the candidate's, a stale graph is the
+    grader's (graphs are kept only when they follow such a change, `_faithful`)."""
     if validate is None or len(input_sets) < 2 or not _same_layout(input_sets[0], input_sets[1]):
         return "skipped"
     _copy_into(input_sets[0], input_sets[1])
-    if graphs:
-        graphs[0][0].replay()
-        out = graphs[0][1]
-    else:
-        out = fn(*input_sets[0])
+    out = fn(*input_sets[0])
     if device.type == "cuda":
         torch.cuda.synchronize(device)
     problems = validate(out, 1)
