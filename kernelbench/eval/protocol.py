@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from kernelbench.base.models import Finding
 from kernelbench.eval.cases import Case
-from kernelbench.problems.spec import Tolerance
+from kernelbench.problems.spec import IndexOutput, Tolerance
 
 RESULT = "worker_result.json"
 SIGNATURE = "worker_result.sig"
@@ -100,6 +100,7 @@ class StageJob(Message):
     model_seeds: dict[int, int]           # shape index -> the weights' seed
     tolerance: dict[str, Tolerance]
     timing: TimingSettings
+    index_outputs: list[IndexOutput] = Field(default_factory=list)  # outputs judged by what they select
     # the Kahan row-sum bound of the problem (reference.py's ROW_SUM_BOUND) when it names a Kahan leak check
     kahan_bound: float | None = None
     input_wait_s: float = 600.0

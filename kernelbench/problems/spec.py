@@ -109,6 +109,15 @@ NATIVE_ID = re.compile(r"^\d{2}_[a-z0-9_]+$")
 PROBLEM_ID = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 
 
+class IndexOutput(Strict):
+    """An output holding indices along the last dimension of an input (top-k's indices): judged by the elements it
+    selects, gathered from that input and compared with the expected `values` output, since equal elements make
+    several index sets right. For another deck whose own check judges them that way."""
+    output: int = Field(ge=0)
+    input: int = Field(ge=0)
+    values: int = Field(ge=0)
+
+
 class ProblemSpec(Strict):
     """One problem of a deck. Unknown keys are errors, so a typo never silently changes grading.
 
@@ -138,6 +147,7 @@ class ProblemSpec(Strict):
     # contain at least one match, or the work did not run on the units the problem names (e.g. FP8 tensor cores)
     required_sass: dict[str, list[str]] = Field(default_factory=dict)
     interface: dict[str, Any] = Field(default_factory=dict)  # module class name, init/forward argument names
+    index_outputs: list[IndexOutput] = Field(default_factory=list)  # compared by what they select
 
     @field_validator("flops", "bytes")
     @classmethod

@@ -55,8 +55,14 @@ def as_tuple(value: Any) -> tuple | None:
     return None
 
 
-def compare_outputs(out: Any, expected: Any, tolerances: dict[str, Any]) -> Comparison:
-    """Compare a candidate's output with the expected output (a Tensor or a tuple of Tensors)."""
+def compare_outputs(out: Any, expected: Any, tolerances: dict[str, Any], inputs: list | None = None,
+                    index_outputs: list[dict[str, int]] = ()) -> Comparison:
+    """Compare a candidate's output with the expected output (a Tensor or a tuple of Tensors).
+
+    `index_outputs` ({output, input, values} each, with the call's `inputs`): an output that holds indices along
+    the last dimension of an input is judged by what it selects (gathered from that input, compared with the
+    expected `values` output within its tolerance), since equal elements make several index sets right; without
+    the inputs it is compared exactly."""
     result = Comparison()
     exp = as_tuple(expected)
     single = isinstance(expected, torch.Tensor)
@@ -68,10 +74,40 @@ def compare_outputs(out: Any, expected: Any, tolerances: dict[str, Any]) -> Comp
         return result.fail(f"output is a {_type_name(out)}, expected a tuple of {len(exp)} tensors")
     if len(got) != len(exp):
         return result.fail(f"output has {len(got)} elements, expected {len(exp)}")
+    by_selection = {rule["output"]: rule for rule in index_outputs if inputs is not None}
     for i, (o, e) in enumerate(zip(got, exp)):
         name = "output" if single else f"output[{i}]"
+        rule = by_selection.get(i)
+        if rule is not None and rule["input"] < len(inputs) and rule["values"] < len(exp):
+            values = exp[rule["values"]]
+            _compare_selection(name, o, e, inputs[rule["input"]], values, tolerance_for(values.dtype, tolerances),
+                               result)
+            continue
         _compare_tensor(name, o, e, tolerance_for(e.dtype, tolerances), result, row_rtol_for(e.dtype, tolerances))
     return result
+
+
+def _compare_selection(name: str, o: Any, e: torch.Tensor, source: Any, values: torch.Tensor,
+                       tol: tuple[float, float], result: Comparison) -> None:
+    """Indices judged by the elements they select: in range, and gathering `source` at them gives `values`."""
+    problems = _metadata_problems(name, o, e)
+    if problems or not isinstance(source, torch.Tensor):
+        for p in problems or [f"{name}: the input it indexes is not a tensor"]:
+            result.fail(p)
+        return
+    size = source.shape[-1]
+    out_of_range = (o < 0) | (o >= size)
+    if bool(out_of_range.any()):
+        idx = out_of_range.nonzero()[0]
+        result.fail(f"{name}: {int(out_of_range.sum())} of {e.numel()} indices are outside [0, {size}); first at "
+                    f"index {_index(idx)}: {o[tuple(idx)].item()}")
+        return
+    selected = torch.gather(source.to(o.device), -1, o.long())
+    checked = Comparison()
+    _compare_values(f"{name} (the input's elements at these indices)", selected, values.to(selected.dtype), tol,
+                    checked)
+    for message in checked.messages:
+        result.fail(message)
 
 
 def _type_name(value: Any) -> str:

@@ -25,15 +25,17 @@ class Comparer:
     device: str
     kahan_bound: float | None
     tolerance: dict[str, dict[str, float]] = field(default_factory=dict)
+    index_outputs: list[dict[str, int]] = field(default_factory=list)
 
     @classmethod
     def for_job(cls, torch: ModuleType, reference: ModuleType, job: StageJob) -> Comparer:
         return cls(torch, reference, job.device, job.kahan_bound,
-                   {k: v.model_dump() for k, v in job.tolerance.items()})
+                   {k: v.model_dump() for k, v in job.tolerance.items()},
+                   [rule.model_dump() for rule in job.index_outputs])
 
     def judge(self, case_id: str, out: Any, expected: Any, inputs: list | None, oracle: Any,
               meta: list[TensorMeta]) -> tuple[Comparison, list[Finding]]:
-        result = compare_outputs(out, expected, self.tolerance)
+        result = compare_outputs(out, expected, self.tolerance, inputs, self.index_outputs)
         # only an output right element by element can be blamed on its accumulation (NaN or wrong values are the
         # comparison's to report)
         kahan = self.kahan_evidence(case_id, out, oracle) if result.ok else []

@@ -198,7 +198,7 @@ def run_judge(ctx: StageContext) -> JudgeReply:
     job = ctx.job
     assert isinstance(job, JudgeJob)
     judge = Judge.open(ctx, oracle_everywhere=job.kahan and job.check_dir is not None)
-    keep_inputs = callable(getattr(ctx.reference, "compare", None))
+    keep_inputs = callable(getattr(ctx.reference, "compare", None)) or bool(ctx.job.index_outputs)
     verdicts: dict[str, CaseVerdict] = {}
     pending: tuple[Case, Expected] | None = None
     model, model_shape = None, None

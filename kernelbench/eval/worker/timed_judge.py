@@ -32,7 +32,8 @@ class TimedJudge:
         self.comparer = Comparer.for_job(ctx.torch, ctx.reference, job)
         self.sizes = job.error_sizes
         self.pristine: list[list | None] = [None] * len(cases)
-        if self.full and callable(getattr(ctx.reference, "compare", None)):  # the hook reads inputs a call may edit
+        # the compare() hook and the index rule read inputs a call may edit
+        if self.full and (callable(getattr(ctx.reference, "compare", None)) or self.comparer.index_outputs):
             from kernelbench.eval.portable.guards import clone_inputs
 
             self.pristine = [clone_inputs(s) for s in input_sets]
@@ -41,7 +42,8 @@ class TimedJudge:
         if not self.full:
             from kernelbench.eval.portable.compare import compare_outputs
 
-            return compare_outputs(out, self.expected[k], self.comparer.tolerance).messages
+            return compare_outputs(out, self.expected[k], self.comparer.tolerance, self.pristine[k],
+                                   self.comparer.index_outputs).messages
         from kernelbench.eval.integrity.profiling import unrecorded
 
         with unrecorded():  # the grader's checks are not the candidate's launches
