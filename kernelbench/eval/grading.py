@@ -41,6 +41,7 @@ from kernelbench.problems.spec import ProblemSpec
 
 if TYPE_CHECKING:
     from kernelbench.eval.integrity.hooks import Guards
+    from kernelbench.eval.integrity.machine_code import MachineCode
 
 SHM_MIN_FREE = 16 << 30
 CPU_WARMUP, CPU_TRIALS = 1, 3
@@ -146,7 +147,8 @@ class GradingPlan:
         return dict(problem_dir=str(self.pristine), module=str(self.module), line=self.options.line,
                     device=self.device, cases=cases, out_dir=str(self.workdir / stage),
                     inputs_dir=str(self.workdir / "inputs"), model_seeds=self.model_seeds(),
-                    tolerance=self.spec.tolerance, timing=self.timing_settings(), kahan_bound=self.kahan_bound)
+                    tolerance=self.spec.tolerance, timing=self.timing_settings(), kahan_bound=self.kahan_bound,
+                    index_outputs=self.spec.index_outputs)
 
     def judge_job(self, cases: list[Case], **extra: Any) -> JudgeJob:
         return JudgeJob(**{**self.job_fields("judge", cases), **extra})
@@ -184,6 +186,8 @@ class GradingState:
     device_info: DeviceInfo = field(default_factory=DeviceInfo)
     profile: GpuProfile | None = None    # known once the judge has reported the device
     launches: dict[str, float] = field(default_factory=dict)  # what the checked calls launched
+    launches_by_shape: dict[int, dict[str, float]] = field(default_factory=dict)  # the same, per shape
+    machine_code: MachineCode | None = None  # the code of the kernels the solution built (audits.machine_code)
     error_sizes: dict[str, list[ErrorSize]] = field(default_factory=dict)  # the judge's, per oracle case
     timed: bool = False
     unjudged: str = ""                   # why the kept fresh-input calls could not be judged, if they could not

@@ -74,13 +74,13 @@ def test_required_sass_of_the_problem_reaches_the_fp8_check(monkeypatch, tmp_pat
     from kernelbench.eval.stages import audits
 
     seen = {}
-    monkeypatch.setattr(sass, "collect_sass", lambda roots: ([], []))
-    monkeypatch.setattr(sass, "fp8_sass_check", lambda launched, kernels, errors, required=None:
-                        seen.setdefault("required", required) and [])
+    monkeypatch.setattr(sass, "fp8_shape_findings", lambda per_shape, code_of, errors, required, enforce:
+                        seen.update(required=required, enforce=enforce, shapes=per_shape) or [])
     plan = _plan(tmp_path, "01_fp8_gemm", "cuda")
-    state = GradingState(Grading(), launches={"my_fp8_gemm_kernel": 1.0}, device_info=DeviceInfo(arch="sm_90"))
+    state = GradingState(Grading(), launches={"my_fp8_gemm_kernel": 1.0},
+                         launches_by_shape={0: {"my_fp8_gemm_kernel": 1.0}}, device_info=DeviceInfo(arch="sm_90"))
     audits.launches(plan, state)
-    assert seen["required"] == ["QGMMA", "QMMA"]
+    assert seen == {"required": ["QGMMA", "QMMA"], "enforce": True, "shapes": {0: {"my_fp8_gemm_kernel": 1.0}}}
 
 
 def test_naive_softmax_accumulation_gets_a_kahan_finding_with_evidence():

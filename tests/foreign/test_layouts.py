@@ -128,7 +128,7 @@ def test_the_real_h100_deck_loads_when_present():
         problem = load_problem(path)
         assert problem.layout == "kernelbench-hard" and problem.spec.has_roofline
         assert layout_of(path).default_deck(path) == "kbh-h100"
-    assert load_problem_spec(FOREIGN_H100 / "01_fp8_gemm").leak_checks == ["fp8_tensor_cores"]
+    assert load_problem_spec(FOREIGN_H100 / "01_fp8_gemm").leak_checks == ["fp8_reported"]
 
 
 # ------------------------------------------------------------------------------------------------- bad input
@@ -187,7 +187,8 @@ def test_kbh_layout_end_to_end():
     assert code == 1 and report["grading"]["outcome"] == "invalid"
     errors = [f for f in report["integrity"] if f["severity"] == "error"]
     assert {f["class"] for f in errors} == {1}
-    assert {f["check"] for f in errors} == {"ast_lint", "launch_audit"}  # the forbidden torch.matmul, both ways
+    assert {f["check"] for f in errors} == {"launch_audit"}  # the forbidden torch.matmul ran: the verdict
+    assert any(f["check"] == "ast_lint" and f["message"].startswith("lead: ") for f in report["integrity"])
 
     code, report = grade_json(SOLUTIONS / "kbh_row_max_honest.py", ROW_MAX)
     assert code == 0 and report["grading"]["outcome"] == "pass"

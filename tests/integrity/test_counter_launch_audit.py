@@ -35,7 +35,7 @@ def _audit_timed(checked: dict[str, float], timed: dict[int, ShapeTiming]):
     from kernelbench.eval.stages.timing import audit_timed_launches
     from kernelbench.problems.loader import load_problem_spec
 
-    plan = SimpleNamespace(guards=load_guards(), build_env={}, options=SimpleNamespace(lint=True),
+    plan = SimpleNamespace(guards=load_guards(), build_env={}, options=SimpleNamespace(lint=True), device="cpu",
                            spec=load_problem_spec(Path(__file__).resolve().parents[2] / "problems" / "04_kahan_softmax"))
     state = GradingState(Grading(), launches=checked)
     audit_timed_launches(plan, state, timed)

@@ -13,9 +13,10 @@ import torch
 from kernelbench.eval.integrity.hooks import module_constant, required_mnemonics
 from kernelbench.eval.integrity.launches import launch_audit
 from kernelbench.eval.integrity.numerics import kahan_check
-from kernelbench.eval.integrity.sass import base_identifier, fp8_sass_check, split_functions
+from kernelbench.eval.integrity.sass import base_identifier, fp8_sass_check, fp8_shape_findings, match_kernel, split_functions
 from kernelbench.eval.integrity.templates import Snapshot, grading_template_findings
 
+REPO = Path(__file__).resolve().parents[2]
 GEMM = SimpleNamespace(forbidden=["torch.mm"], forbidden_kernels=["nvjet"])
 SOFTMAX = SimpleNamespace(forbidden=["torch.softmax"], forbidden_kernels=["cunn_SoftMax"])
 KAHAN = SimpleNamespace(forbidden=["torch.softmax"], forbidden_kernels=[], leak_checks=["kahan_row_sum"])
@@ -77,23 +78,65 @@ def test_sass_split_and_identifier_matching():
     assert base_identifier("void ns::fp8_gemm<128>(unsigned char const*, __nv_bfloat16*)") == "fp8_gemm"
 
 
+def _errors(found):
+    return [f for f in found if f.severity == "error"]
+
+
 def test_fp8_verdicts():
     kernels = split_functions(SASS, "x.so")
-    [ok] = fp8_sass_check({"void fp8_gemm<128>(unsigned char const*)": 90.0, "triton_poi_fused_to_copy_0": 10.0},
-                          kernels, required=["QGMMA", "QMMA"])
-    assert ok.severity == "info" and "QGMMA" in ok.evidence
-    [bad] = fp8_sass_check({"bf16_matmul_kernel": 90.0, "triton_poi_fused_to_copy_0": 10.0}, kernels)
-    assert bad.severity == "error" and bad.klass == 14 and "HGMMA" in bad.evidence
-    [decoy] = fp8_sass_check({"bf16_matmul_kernel": 90.0, "fp8_gemm": 1.0}, kernels)
-    assert decoy.severity == "error"
-    [unknown] = fp8_sass_check({"some_prebuilt_kernel": 5.0}, kernels)
-    assert unknown.severity == "error" and "some_prebuilt_kernel" in unknown.evidence
-    assert "cannot be read" in unknown.evidence and "is shown to hold" in unknown.message  # unproven, not disproven
-    [both] = fp8_sass_check({"some_prebuilt_kernel": 5.0, "elementwise_kernel": 1.0},
-                            [*kernels, *split_functions(PLAIN_SASS, "y.cubin")])
-    assert both.severity == "error" and "holds no MMA: elementwise_kernel" in both.evidence
-    [small] = fp8_sass_check({"fp8_gemm": 1.0, "elementwise_kernel": 9.0}, kernels)
-    assert small.severity == "error" and "10%" in small.message
+    found = fp8_sass_check({"void fp8_gemm<128>(unsigned char const*)": 90.0, "triton_poi_fused_to_copy_0": 10.0},
+                           kernels, required=["QGMMA", "QMMA"])
+    assert not _errors(found) and "QGMMA" in found[-1].evidence and "90%" in found[-1].message
+    [bad] = _errors(fp8_sass_check({"bf16_matmul_kernel": 90.0, "triton_poi_fused_to_copy_0": 10.0}, kernels))
+    assert bad.klass == 14 and "HGMMA" in bad.evidence
+    [decoy] = _errors(fp8_sass_check({"bf16_matmul_kernel": 90.0, "fp8_gemm": 1.0}, kernels))
+    assert "1%" in decoy.message
+    [unknown] = _errors(fp8_sass_check({"some_prebuilt_kernel": 5.0}, kernels))
+    assert "some_prebuilt_kernel" in unknown.evidence and "no binary" in unknown.evidence
+    assert "is shown to hold" in unknown.message  # unproven, not disproven
+    [both] = _errors(fp8_sass_check({"some_prebuilt_kernel": 5.0, "elementwise_kernel": 1.0},
+                                    [*kernels, *split_functions(PLAIN_SASS, "y.cubin")]))
+    assert "holds no MMA: elementwise_kernel" in both.evidence
+    # a GEMM on plain multiply-adds beside a token FP8 kernel: the plain kernel's time counts against the rule
+    [small] = _errors(fp8_sass_check({"fp8_gemm": 1.0, "elementwise_kernel": 9.0},
+                                     [*kernels, *split_functions(PLAIN_SASS, "y.cubin")]))
+    assert "10%" in small.message
+
+
+def test_the_fp8_rule_is_one_share_per_shape():
+    """On every shape, at least half of the device time in FP8-MMA kernels; a small-M path on its own tensor-core
+    code is judged on its own shape, and a deck whose rules allow an up-cast only reports it."""
+    kernels = split_functions(SASS, "x.so")
+    per_shape = {0: {"fp8_gemm": 97.0, "triton_poi_fused_to_copy_0": 3.0},
+                 1: {"fp8_gemm": 40.0, "bf16_matmul_kernel": 60.0},
+                 2: {"fp8_gemm": 60.0, "bf16_matmul_kernel": 40.0}}
+    code_of = lambda name: match_kernel(name, kernels)  # noqa: E731
+    found = fp8_shape_findings(per_shape, code_of, [], ["QGMMA"], enforce=True)
+    [error] = _errors(found)
+    assert error.message.startswith("shape 1:") and "40%" in error.message and "HGMMA" in error.evidence
+    summary = found[-1]
+    assert summary.severity == "info" and "shape 0: 97%" in summary.message and "shape 2: 60%" in summary.message
+    reported = fp8_shape_findings(per_shape, code_of, [], ["QGMMA"], enforce=False)
+    assert not _errors(reported) and [f.severity for f in reported] == ["warning", "info"]
+
+
+def test_kernels_the_solution_compiled_are_its_work_whatever_their_name(tmp_path):
+    """A kernel compiled from the solution's sources while grading may be named like a library's (`flash_fwd`, a
+    CUTLASS template instance); one it brought prebuilt, or one named by NVIDIA's libraries, is not its work."""
+    from kernelbench.eval.integrity.machine_code import MachineCode
+
+    code = MachineCode([tmp_path / "built"], [tmp_path / "brought"])
+    code._kernels = []
+    for name, built in (("_Z16flash_fwd_kernelv", True), ("_Z15gatherTopK_copyv", False),
+                        ("nvjet_tst_128x256_64x4", True)):
+        code._index(split_functions(f"Function : {name}\n HMMA.16816.F32 R0, R2, R4, R0 ;\n", "x.cubin")[0], built)
+    attention = SimpleNamespace(forbidden=["torch.nn.functional.scaled_dot_product_attention"], forbidden_kernels=[])
+    assert code.own("flash_fwd_kernel()") and not launch_audit(["flash_fwd_kernel()"], attention, code.own)
+    assert launch_audit(["flash_fwd_kernel()"], attention)          # without the machine code: a library's
+    topk = SimpleNamespace(forbidden=["torch.topk"], forbidden_kernels=[])
+    assert not code.own("gatherTopK_copy()") and launch_audit(["gatherTopK_copy()"], topk, code.own)
+    assert not code.own("nvjet_tst_128x256_64x4") and launch_audit(["nvjet_tst_128x256_64x4"], GEMM, code.own)
+
 
 
 def _absorb(rows: int, vocab: int) -> torch.Tensor:
@@ -145,3 +188,26 @@ def test_hook_helpers(tmp_path: Path):
     spec = SimpleNamespace(required_sass={"sm_90": ["QGMMA"], "sm_100": ["UTCQMMA"]})
     assert required_mnemonics(spec, "sm_90") == ["QGMMA"] and required_mnemonics(spec, "sm_90a") == ["QGMMA"]
     assert required_mnemonics(SimpleNamespace(required_sass={}), "sm_90") is None
+
+
+def test_the_reference_s_code_is_recognised_wherever_it_was_loaded_from(tmp_path):
+    """A copy of reference.py under another name runs the same code objects: the watch names the reference."""
+    import importlib.util
+
+    from kernelbench.eval.integrity.profiling import watch_code
+
+    reference = REPO / "problems" / "04_kahan_softmax" / "reference.py"
+    copy = tmp_path / "renamed_helper.py"
+    copy.write_text(reference.read_text())
+    spec = importlib.util.spec_from_file_location("renamed_helper", copy)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    shape = {"rows": 2, "vocab": 64}
+    model = module.Model(**module.get_init_kwargs(shape))
+    (x,) = module.get_inputs(shape, 1, "cpu")
+    with watch_code([reference]) as ran:
+        model(x)
+    assert any(name.startswith("python::reference.py:") and "forward" in name for name in ran), ran
+    with watch_code([reference]) as ran:
+        torch.softmax(x.double(), dim=-1)
+    assert not ran

@@ -24,6 +24,16 @@ def classes(source: str, spec=GEMM, severity: str = "error") -> set[int]:
     return {f.klass for f in lint_source(source, spec) if f.severity == severity}
 
 
+def leads(source: str, spec=GEMM) -> set[int]:
+    """Classes reported as leads: what the run decides (a library bypass, a precision downgrade, files and
+    processes the sandbox confines) is shown with its line and judged by the run's own evidence."""
+    return {f.klass for f in lint_source(source, spec) if f.severity == "warning" and f.message.startswith("lead: ")}
+
+
+def flagged(source: str, spec=GEMM) -> set[int]:
+    return classes(source, spec) | leads(source, spec)
+
+
 @pytest.mark.parametrize("source", [
     "import torch\ny = torch.mm(a, b)",
     "from torch import mm as m\ny = m(a, b)",
@@ -55,7 +65,7 @@ def classes(source: str, spec=GEMM, severity: str = "error") -> set[int]:
     "def matmul(a, b):\n    pass\ny = a.matmul(b)",
 ])
 def test_forbidden_gemm_is_seen_through_tricks(source):
-    assert 1 in classes(source), lint_source(source, GEMM)
+    assert 1 in leads(source) and 1 not in classes(source), lint_source(source, GEMM)
 
 
 @pytest.mark.parametrize("source, klass", [
@@ -118,7 +128,9 @@ def test_gaming_tools_are_errors(source, klass):
     if klass == 0:  # reading a namespace is not patching it
         assert 11 not in classes(source), lint_source(source, GEMM)
         return
-    assert klass in classes(source), lint_source(source, GEMM)
+    assert klass in flagged(source), lint_source(source, GEMM)
+    if klass in (1, 14):  # the run decides: the launch audit, the error size, the pinned flags
+        assert klass in leads(source) and klass not in classes(source)
 
 
 def test_version_counter_reads_are_shown_not_judged():
@@ -143,8 +155,8 @@ def test_reading_the_shape_globals_a_layout_rebinds_is_shown_not_judged():
     spec = SimpleNamespace(forbidden=[], forbidden_kernels=[], shapes=[{"batch": 8, "seq_len": 1024}])
     source = "def get_inputs():\n    import reference\n    b = reference.BATCH\n    return reference.get_inputs()"
     assert 1 not in classes(source, spec) and 1 in classes(source, spec, severity="warning")
-    assert 1 in classes("import reference\nreference.BATCH = 1", spec)       # rebinding it is not reading it
-    assert 1 in classes("import reference\nx = reference.CACHE", spec)       # a global that is no shape key
+    assert 1 in leads("import reference\nreference.BATCH = 1", spec)       # rebinding it is not reading it
+    assert 1 in leads("import reference\nx = reference.CACHE", spec)       # a global that is no shape key
 
 
 @pytest.mark.parametrize("source", [
@@ -157,8 +169,9 @@ def test_reading_the_shape_globals_a_layout_rebinds_is_shown_not_judged():
     "import reference as r\nbuild = r.get_inputs\nM = build.__globals__",
     "import reference\nreference.M = 4096",
 ])
-def test_any_other_reach_into_the_reference_stays_an_error(source):
-    assert classes(source) & {1, 8, 11}, lint_source(source, GEMM)
+def test_any_other_reach_into_the_reference_stays_a_lead_or_an_error(source):
+    """The run decides whether the reference's code ran inside the forward (the launch audit names it)."""
+    assert flagged(source) & {1, 8, 11}, lint_source(source, GEMM)
 
 
 def test_inline_cuda_library_calls_and_l2_windows():
@@ -172,8 +185,8 @@ void g(cudaStream_t s) { cudaStreamAttrValue v; v.accessPolicyWindow.hitRatio = 
 """
 mod = load_inline("m", cpp_sources=CPP, extra_ldflags=["-lcublas"])
 '''
-    found = {(f.klass, f.check) for f in lint_source(source, GEMM) if f.severity == "error"}
-    assert (1, "sidecar_lint") in found and (13, "sidecar_lint") in found
+    found = {(f.klass, f.check, f.severity) for f in lint_source(source, GEMM)}
+    assert (1, "sidecar_lint", "warning") in found and (13, "sidecar_lint", "error") in found
     lines = {f.line for f in lint_source(source, GEMM) if f.check == "sidecar_lint" and f.klass == 1}
     assert 5 not in lines  # the comment line
 
@@ -183,7 +196,7 @@ def test_sidecar_files_and_local_helper_modules(tmp_path):
     (tmp_path / "helper.py").write_text("import torch\ndef go(a, b):\n    return torch.mm(a, b)\n")
     (tmp_path / "kernel.cu").write_text("#include <cublasLt.h>\n")
     found = lint_solution(tmp_path / "solution.py", GEMM)
-    assert {f.file for f in found if f.severity == "error"} == {"helper.py", "kernel.cu"}
+    assert {f.file for f in found if f.message.startswith("lead: ")} == {"helper.py", "kernel.cu"}
 
 
 @pytest.mark.parametrize("source", [
@@ -210,19 +223,19 @@ def test_honest_code_has_no_errors(source):
 
 
 def test_topk_family_and_ambiguous_sort():
-    assert 1 in classes("import torch\nv, i = x.sort(dim=-1, descending=True)", TOPK)
-    assert 1 in classes("import torch\nv = torch.argsort(x)", TOPK)
-    assert 1 not in classes("items = [2, 1]\nitems.sort()", TOPK)
+    assert 1 in leads("import torch\nv, i = x.sort(dim=-1, descending=True)", TOPK)
+    assert 1 in leads("import torch\nv = torch.argsort(x)", TOPK)
+    assert 1 not in flagged("items = [2, 1]\nitems.sort()", TOPK)
 
 
 def test_softmax_family_method_and_functional():
-    assert 1 in classes("y = x.softmax(-1)", SOFTMAX)
-    assert 1 in classes("import torch\ny = torch.special.softmax(x, -1)", SOFTMAX)
-    assert 1 in classes("from torch.nn import functional\ny = functional.log_softmax(x, -1)", SOFTMAX)
+    assert 1 in leads("y = x.softmax(-1)", SOFTMAX)
+    assert 1 in leads("import torch\ny = torch.special.softmax(x, -1)", SOFTMAX)
+    assert 1 in leads("from torch.nn import functional\ny = functional.log_softmax(x, -1)", SOFTMAX)
 
 
 def test_findings_carry_file_line_and_class_name():
-    [f] = [f for f in lint_source("import torch\n\ny = torch.mm(a, b)\n", GEMM) if f.severity == "error"]
+    [f] = [f for f in lint_source("import torch\n\ny = torch.mm(a, b)\n", GEMM) if f.klass == 1]
     assert (f.check, f.klass, f.class_name, f.line) == ("ast_lint", 1, "library bypass", 3)
     assert f.evidence == "solution.py:3: y = torch.mm(a, b)"
 

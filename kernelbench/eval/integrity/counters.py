@@ -338,8 +338,9 @@ class ProbeTarget:
     isolation: Any = None        # kernelbench.eval.isolation.Isolation: the probe is confined as every stage
 
 
-def counter_check(spec, target: ProbeTarget, cases: list, limit_s: float) -> list[Finding]:
-    """The grading step: choose the shape, work out what it must read, measure one call, decide."""
+def counter_check(spec, target: ProbeTarget, cases: list, limit_s: float, own=None) -> list[Finding]:
+    """The grading step: choose the shape, work out what it must read, measure one call, decide (`own`: which
+    kernels the solution compiled itself, for the launch audit of that call)."""
     if spec.bytes is None:
         return [_not_run("the problem has no bytes formula, so no byte floor to check")]
     by_shape: dict[int, list] = {}
@@ -361,17 +362,17 @@ def counter_check(spec, target: ProbeTarget, cases: list, limit_s: float) -> lis
         return [_not_run(f"the bytes formula ({need.formula_bytes:,.0f} B) does not exceed the outputs")]
     reading = measure(probe_job(spec, target, index, chosen), target.workdir / "counters", target.env, limit_s,
                       cwd=target.workdir, isolation=target.isolation)
-    return [decide(reading, need), *unprofiled_launch_findings(reading, spec)]
+    return [decide(reading, need), *unprofiled_launch_findings(reading, spec, own)]
 
 
-def unprofiled_launch_findings(reading: CounterReading, spec) -> list[Finding]:
+def unprofiled_launch_findings(reading: CounterReading, spec, own=None) -> list[Finding]:
     """The launch audit on the call ncu measured, the whole audit the checked calls get (forbidden libraries and,
     for a Kahan problem, uncompensated library sums). That call runs with torch's profiler off (ncu watches from
     outside the process), like a timed call: a candidate that behaves only while the profiler records (every
     checked call) shows its library kernels here."""
     from kernelbench.eval.integrity.launches import launch_audit, seen_in
 
-    return seen_in(launch_audit(reading.kernels, spec),
+    return seen_in(launch_audit(reading.kernels, spec, own),
                    "in the call the hardware-counter pass measured, with torch's profiler off")
 
 

@@ -34,7 +34,8 @@ GUARD_MODULES = ("kernelbench.eval.integrity.lint", "kernelbench.eval.integrity.
                  "kernelbench.eval.integrity.sass", "kernelbench.eval.integrity.compiled",
                  "kernelbench.eval.integrity.counters", "kernelbench.eval.integrity.numerics",
                  "kernelbench.eval.integrity.templates")
-FP8_CHECKS = {"fp8_tensor_cores", "fp8_sass", "fp8"}
+FP8_CHECKS = {"fp8_tensor_cores", "fp8_sass", "fp8"}   # FP8 tensor cores required
+FP8_REPORTED = {"fp8_reported"}                          # their share reported, no verdict
 T = TypeVar("T")
 
 
@@ -90,35 +91,38 @@ class Guards:
 
         return _run("compiled_names", lambda: compiled_kernel_names(build_env.get("TORCHINDUCTOR_CACHE_DIR")))
 
-    def launch_findings(self, launches: dict[str, float], spec) -> list[Finding]:
-        """Forbidden kernels and ops among what ran (and, for a Kahan problem, uncompensated library sums)."""
+    def launch_findings(self, launches: dict[str, float], spec, own=None) -> list[Finding]:
+        """Forbidden kernels and ops among what ran (and, for a Kahan problem, uncompensated library sums); `own`:
+        which kernels the solution compiled from its own sources (integrity.machine_code)."""
         from kernelbench.eval.integrity.launches import launch_audit
 
-        return _run("launch_audit", lambda: launch_audit(list(launches), spec))
+        return _run("launch_audit", lambda: launch_audit(launches, spec, own))
 
     def needs_sass(self, spec, device: str) -> bool:
         return device == "cuda" and needs_sass_check(spec)
 
-    def sass_findings(self, launches: dict[str, float], spec, *, arch: str | None,
-                      binary_roots: list[Path]) -> list[Finding]:
-        """The FP8 tensor-core proof: the kernels that ran hold FP8 MMA instructions (SASS of the compiled code)."""
-        from kernelbench.eval.integrity.sass import collect_sass, fp8_sass_check
+    def sass_findings(self, per_shape: dict[int, dict[str, float]], spec, *, arch: str | None,
+                      code) -> list[Finding]:
+        """The FP8 tensor-core rule, shape by shape, on the machine code of the kernels that ran
+        (integrity.sass.fp8_shape_findings): a verdict where the problem requires FP8 tensor cores, a report where
+        its rules allow another path."""
+        from kernelbench.eval.integrity.sass import fp8_shape_findings
 
         def check() -> list[Finding]:
-            kernels, errors = collect_sass(binary_roots)
-            return fp8_sass_check(launches, kernels, errors, required=required_mnemonics(spec, arch))
+            return fp8_shape_findings(per_shape, code.code_of, code.errors, required_mnemonics(spec, arch),
+                                      enforce=fp8_enforced(spec))
 
         return _run("fp8_sass", check)
 
-    def timed_launch_findings(self, names: list[str], spec) -> list[Finding]:
+    def timed_launch_findings(self, names: list[str], spec, own=None) -> list[Finding]:
         from kernelbench.eval.integrity.launches import launch_audit, seen_in
 
-        return _run("launch_audit", lambda: seen_in(launch_audit(names, spec), "in the timed calls only"))
+        return _run("launch_audit", lambda: seen_in(launch_audit(names, spec, own), "in the timed calls only"))
 
-    def counter_findings(self, spec, target, cases: list, limit_s: float) -> list[Finding]:
+    def counter_findings(self, spec, target, cases: list, limit_s: float, own=None) -> list[Finding]:
         from kernelbench.eval.integrity import counters
 
-        return _run("dram_bytes", lambda: counters.counter_check(spec, target, cases, limit_s))
+        return _run("dram_bytes", lambda: counters.counter_check(spec, target, cases, limit_s, own=own))
 
     def counters_apply(self, device: str) -> bool:
         from kernelbench.eval.integrity import counters
@@ -137,6 +141,12 @@ class Guards:
 
 
 def needs_sass_check(spec) -> bool:
+    return bool(set(spec.leak_checks) & (FP8_CHECKS | FP8_REPORTED) or spec.required_sass)
+
+
+def fp8_enforced(spec) -> bool:
+    """Whether the problem requires FP8 tensor cores (a shape below the rule is INVALID) rather than only
+    reporting the shares (`fp8_reported`: a deck whose rules let an up-cast path pass, slower)."""
     return bool(set(spec.leak_checks) & FP8_CHECKS or spec.required_sass)
 
 

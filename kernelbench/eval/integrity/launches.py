@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from kernelbench.base.catalogue import finding
 from kernelbench.base.models import Finding
@@ -16,11 +16,16 @@ from kernelbench.eval.integrity.rules import Rules, rules_for_spec
 CHECK = "launch_audit"
 
 
-def launch_audit(kernel_names: Iterable[str], spec) -> list[Finding]:
+def launch_audit(kernel_names: Iterable[str], spec, own: Callable[[str], bool] | None = None) -> list[Finding]:
     """One error finding per forbidden kernel or aten op among `kernel_names` (counted, first name quoted); for a
-    Kahan problem also per uncompensated library sum (torch's fp32 reductions, scans, BLAS)."""
+    Kahan problem also per uncompensated library sum (torch's fp32 reductions, scans, BLAS). `own(name)`: the
+    kernel was compiled from the solution's own sources (integrity.machine_code), so a name that looks like a
+    library's (`flash_fwd`, a CUTLASS template's) is the solution's work, not a library call."""
+    times = dict(kernel_names) if isinstance(kernel_names, Mapping) else None
     names = list(kernel_names)
-    findings = audit_names(names, rules_for_spec(spec))
+    if own is not None:
+        names = [n for n in names if n.startswith("aten::") or n.startswith(PROBLEM_CODE_PREFIX) or not own(n)]
+    findings = audit_names(names, rules_for_spec(spec), times)
     if set(getattr(spec, "leak_checks", []) or []) & KAHAN_CHECKS:
         findings += [finding(LIBRARY_CHECK, 14, f"the forward ran a library sum without compensation ({why}): a "
                              "Kahan problem's normaliser must be accumulated with compensation or in float64",
@@ -35,10 +40,22 @@ def seen_in(findings: list[Finding], where: str) -> list[Finding]:
     return [f.model_copy(update={"message": f"{f.message} ({where})"}) for f in findings]
 
 
-def audit_names(names: Iterable[str], rules: Rules) -> list[Finding]:
-    return [finding(CHECK, 1, f"a forbidden library ran during the candidate's forward: {why}",
-                    evidence=f"kernel {first[:200]!r} launched {total}x")
-            for why, (first, total) in _hits(names, lambda name: forbidden_launch_reason(name, rules)).items()]
+def audit_names(names: Iterable[str], rules: Rules, times: Mapping[str, float] | None = None) -> list[Finding]:
+    """`times` (name -> recorded device time, where known): the evidence gives the refused kernels' share of it."""
+    names = list(names)
+    found = []
+    for why, (first, total) in _hits(names, lambda name: forbidden_launch_reason(name, rules)).items():
+        evidence = f"kernel {first[:200]!r} launched {total}x"
+        if times:
+            refused = [n for n in names if forbidden_launch_reason(n, rules) == why]
+            whole = sum(t for n, t in times.items() if not n.startswith("aten::")) or 0.0
+            mine = sum(times.get(n, 0.0) for n in refused if not n.startswith("aten::"))
+            if whole > 0 and mine > 0:
+                evidence += (f"; {len(refused)} such kernel(s) carry {mine / whole:.0%} of the recorded device time "
+                             f"({mine:.1f} of {whole:.1f} us)")
+        found.append(finding(CHECK, 1, f"a forbidden library ran during the candidate's forward: {why}",
+                             evidence=evidence))
+    return found
 
 
 def _hits(names: Iterable[str], reason: Callable[[str], str | None]) -> dict[str, tuple[str, int]]:

@@ -19,6 +19,10 @@ from kernelbench.eval.integrity.rules import AMBIGUOUS_METHODS, LIBRARY_ROOTS, R
 from kernelbench.eval.integrity.sidecar import inline_sources, lint_cpp, lint_link_flags, sidecar_files
 
 CHECK = "ast_lint"
+# classes whose effect the run itself shows (docs/integrity.md, "Leads and verdicts"): a library bypass in the
+# launch audit (the kernels and ops that ran, the problem's own code among them), a precision downgrade in the
+# error against an fp64 oracle, the pinned backend flags and the machine code of the kernels that ran
+RUN_DECIDES = {1, 14}
 REFERENCE_MODULES = {"reference", "sota"}
 # the reference's input builders: they make the problem's inputs and compute none of its outputs, and solutions in
 # other benchmarks' layouts carry helpers that delegate to them
@@ -38,11 +42,16 @@ class Linter:
     findings: list[Finding] = field(default_factory=list)
     seen: set[tuple[int, str]] = field(default_factory=set)
 
-    def report(self, node: ast.AST, klass: int, severity: str, message: str, key: str = "") -> None:
+    def report(self, node: ast.AST, klass: int, severity: str, message: str, key: str = "",
+               lead: bool = False) -> None:
+        """One finding at `node`'s line. `lead`: a pattern whose effect the grading observes where it happens
+        (the files and processes the sandbox confines) is a lead, a warning with its line, never a verdict."""
         line = getattr(node, "lineno", 0)
         if (line, key or message) in self.seen:
             return
         self.seen.add((line, key or message))
+        if lead and severity == "error":
+            severity, message = "warning", f"lead: {message}"
         text = self.source.splitlines()[line - 1].strip() if 0 < line <= len(self.source.splitlines()) else ""
         self.findings.append(finding(CHECK, klass, message, severity=severity,  # type: ignore[arg-type]
                                      evidence=f"{self.path.name}:{line}: {text[:160]}", file=self.path.name,
@@ -64,12 +73,19 @@ def lint_solution(solution_path: Path, spec) -> list[Finding]:
         findings.extend(lint_python_file(path, rules))
     for path in sidecar_files(solution_path.parent):
         findings.extend(lint_cpp(path.read_text(errors="replace"), path.name, 1, rules))
-    return findings
+    return as_leads(findings)
 
 
 def lint_source(source: str, spec, name: str = "solution.py") -> list[Finding]:
     """Lint Python source text (unit tests and tools); local imports are not followed."""
-    return _lint_text(Path(name), source, rules_for_spec(spec))
+    return as_leads(_lint_text(Path(name), source, rules_for_spec(spec)))
+
+
+def as_leads(findings: list[Finding]) -> list[Finding]:
+    """Findings of a class the run decides (RUN_DECIDES) are leads: warnings that keep their line, for the run's own
+    evidence to confirm (an INVALID from the launch audit, the error size, the FP8 rule) or not."""
+    return [f.model_copy(update={"severity": "warning", "message": f"lead: {f.message}"})
+            if f.severity == "error" and f.klass in RUN_DECIDES else f for f in findings]
 
 
 def lint_python_file(path: Path, rules: Rules) -> list[Finding]:
@@ -186,7 +202,7 @@ def _check_reference(linter: Linter, node: ast.AST) -> None:
         _check_sys_modules(linter, node)
     if name in tables.SENSITIVE and not _sets_own_attribute(node, name, parent):
         klass, severity, why = tables.SENSITIVE[name]
-        linter.report(node, klass, severity, f"{name}: {why}", name)
+        linter.report(node, klass, severity, f"{name}: {why}", name, lead=name in tables.CONFINED)
     elif name.startswith("torch.") and tables.PROFILER_NAME_RE.search(name) and \
             name.rsplit(".", 1)[-1] not in tables.PROFILER_ALLOWED_LEAVES:
         linter.report(node, 8, "error", f"uses {name}: asks about or drives torch's profiler (the launch audit "
@@ -414,7 +430,8 @@ def _report_write(linter: Linter, node: ast.AST, what: str) -> None:
     temporary = any(t in text for t in ("tempfile", "mkdtemp", "gettempdir", "TemporaryDirectory", "'/tmp"))
     linter.report(node, 12, "warning" if temporary else "error",
                   what + (" in a temporary directory" if temporary else
-                          " (solutions must not write files; the grader hashes and restores its templates)"))
+                          " (the sandbox confines writes; the grader hashes and restores its templates)"),
+                  lead=True)
 
 
 def _enclosing_function(linter: Linter, node: ast.AST) -> ast.AST | None:
@@ -449,7 +466,7 @@ def _check_env_call(linter: Linter, node: ast.Call, name: str) -> None:
 def _report_env_write(linter: Linter, node: ast.AST, key: str | None) -> None:
     if key in tables.TAMPER_ENV:
         klass, why = tables.TAMPER_ENV[key]
-        linter.report(node, klass, "error", f"sets {key}: {why}", f"env:{key}")
+        linter.report(node, klass, "error", f"sets {key}: {why}", f"env:{key}", lead=key in tables.BUILD_CACHE_ENV)
     elif key and tables.GRADER_ENV_RE.search(key):
         linter.report(node, 11, "error", f"sets the grader's environment variable {key!r}", f"env:{key}")
     elif key is None:
@@ -532,6 +549,10 @@ def _check_store(linter: Linter, node: ast.AST, target: ast.Attribute | ast.Subs
         linter.report(node, 11, "warning", f"changes compiler configuration {name}", name)
     elif name in ("sys.stdout", "sys.stderr", "sys.__stdout__"):
         linter.report(node, 12, "error", f"replaces {name} (forges or hides the grader's output)", name)
+    elif name.split(".")[0] in REFERENCE_MODULES:
+        # the reference the verdict rests on runs in the trusted judge's process; this rebinds the candidate's own
+        # import of it, which the launch audit watches like any use of the reference
+        linter.report(node, 1, "error", f"rebinds {name} in its own import of the problem's reference module", name)
     else:
         linter.report(node, 11, "error", f"assigns to {name} (monkeypatches a module the grader uses)", name)
 

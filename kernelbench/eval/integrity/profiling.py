@@ -77,22 +77,59 @@ def _unprofiled() -> Iterator[None]:
         sys.settrace(tracer)
 
 
+MIN_WATCHED_BYTECODE = 48  # bytes: a function this short (a one-line helper) may well be written twice honestly
+
+
+def code_fingerprints(files: Iterable[str | Path]) -> dict[tuple, str]:
+    """The functions of `files` by what they are, not where they live: (bytecode, names, constants) -> the
+    file's name. A copy of the reference loaded from another path, or its source exec'd under another name, runs
+    the same code objects."""
+    found: dict[tuple, str] = {}
+    for path in files:
+        try:
+            todo = [compile(Path(path).read_text(), str(path), "exec")]
+        except (OSError, SyntaxError, ValueError):
+            continue
+        while todo:
+            code = todo.pop()
+            todo += [c for c in code.co_consts if isinstance(c, type(code))]
+            if code.co_name != "<module>" and len(code.co_code) >= MIN_WATCHED_BYTECODE:
+                found[_fingerprint(code)] = Path(path).name
+    return found
+
+
+def _fingerprint(code) -> tuple:
+    consts = tuple(c if not isinstance(c, type(code)) else c.co_name for c in code.co_consts)
+    return code.co_code, code.co_names, repr(consts)
+
+
 @contextmanager
 def watch_code(files: Iterable[str | Path]) -> Iterator[set[str]]:
-    """Names of the functions defined in `files` that were called meanwhile (any thread started meanwhile too)."""
+    """Names of the functions defined in `files` that were called meanwhile (any thread started meanwhile too),
+    wherever their code was loaded from (`code_fingerprints`)."""
+    files = list(files)
     watched = {str(Path(f).resolve()) for f in files}
     ran: set[str] = set()
     if not watched:
         yield ran
         return
+    fingerprints = code_fingerprints(files)
+    seen: dict[object, str | None] = {}
+
+    def origin(code) -> str | None:
+        if code not in seen:
+            seen[code] = Path(code.co_filename).name if code.co_filename in watched else \
+                fingerprints.get(_fingerprint(code))
+        return seen[code]
 
     def tracer(frame, _event, _arg):
         # the global trace function is called once per new frame; returning None skips the frame's lines. Any
         # trace function slows pure-Python code (interpreted Triton on the CPU: about 3x; on a GPU the timed stage
         # runs without it)
         code = frame.f_code
-        if code.co_filename in watched:
-            ran.add(f"{PROBLEM_CODE_PREFIX}{Path(code.co_filename).name}:{getattr(code, 'co_qualname', code.co_name)}")
+        name = origin(code)
+        if name is not None:
+            ran.add(f"{PROBLEM_CODE_PREFIX}{name}:{getattr(code, 'co_qualname', code.co_name)}")
 
     previous = sys.gettrace()
     sys.settrace(tracer)

@@ -23,13 +23,13 @@ FAMILIES: dict[str, dict[str, tuple[str, ...]]] = {
                    "conv_transpose2d", "conv_transpose3d", "mkldnn_convolution", "cudnn_convolution",
                    "_convolution_mode", "conv_tbc", "embedding_bag", "_embedding_bag",
                    "_embedding_bag_forward_only"),
-        "cpp": (r"\bcublas\w*", r"\bcutlass::gemm\w*",
+        "cpp": (r"\bcublas\w*",
                 (r"\b(?:at|torch)::(?:mm|matmul|bmm|addmm|baddbmm|linear|"
                  r"einsum|_scaled_mm|_int_mm|tensordot|_weight_int4pack_mm)\b"), r"\.(?:mm|matmul|addmm|bmm)\s*\("),
         "kernels": ("cublas", "xmma_gemm", "sm90_xmma", "sm80_xmma", "sm89_xmma", "sm100_xmma", "nvjet",
                     "ampere_bf16", "ampere_fp16", "ampere_sgemm",
                     "gemv2T_kernel", "gemv2N_kernel", "gemvx", "gemmk1_kernel", "gemmSN_", "splitKreduce_kernel",
-                    "cutlass_80", "cutlass_90", "Kernel2<cutlass", "implicit_convolve", "cudnn::",
+                    "cutlass_80", "cutlass_90", "cutlass3x_", "implicit_convolve", "cudnn::",
                     "EmbeddingBag_updateOutputKernel", "embedding_bag_"),
     },
     "attention": {
@@ -60,6 +60,10 @@ FAMILIES: dict[str, dict[str, tuple[str, ...]]] = {
     },
 }
 
+# CUTLASS and CuTe are templates a solution instantiates in its own sources (C++, or the CuTe DSL): the kernels
+# they make are compiled here, from the solution's code, and are its work. Only the kernels NVIDIA's libraries ship
+# prebuilt (cuBLAS's `cutlass_80_*` / `cutlass3x_*` instances among them) are a library call.
+
 # Names that are also methods of plain Python objects: a bare `obj.sort()` is more likely a list.
 AMBIGUOUS_METHODS = {"sort", "dot", "inner"}
 
@@ -70,7 +74,7 @@ LIBRARY_ROOTS = ("torch", "numpy", "cupy", "scipy", "jax", "flash_attn", "xforme
 
 # Whole packages that are a library bypass whenever any GEMM/attention family is forbidden.
 BYPASS_PACKAGES = {
-    "gemm": ("cublas", "nvmath", "deep_gemm", "transformer_engine", "torchao", "bitsandbytes", "cutlass",
+    "gemm": ("cublas", "nvmath", "deep_gemm", "transformer_engine", "torchao", "bitsandbytes",
              "triton.ops", "vllm", "sgl_kernel", "flashinfer", "apex", "marlin", "gemlite"),
     "attention": ("flash_attn", "xformers", "flashinfer", "vllm", "sgl_kernel", "fla", "transformer_engine"),
     "softmax": ("liger_kernel", "apex", "transformer_engine"),

@@ -30,7 +30,7 @@ FP8_MMA_RE = re.compile(r"\b(?:UTC)?Q(?:G)?MMA\b|\b\w*MMA\S*\.E[45]M[23]\b|\bmma
                         r"\bwgmma\S*\.e[45]m[23]\b|\btcgen05\.mma\S*kind::f8f6f4")
 ANY_MMA_RE = re.compile(r"\b(?:UTC)?[HQIO]?G?MMA\b|\bHMMA\.|\bIMMA\.|\bwgmma\.|\bmma\.sync\b|\btcgen05\.mma")
 MMA_TYPE_RE = re.compile(r"\b(?:UTC)?[HQIO]G?MMA[.\w]*|\bwgmma[.\w]*|\bmma\.sync[.\w]*")
-MIN_FP8_SHARE = 0.5  # FP8-MMA kernels must carry at least this share of the candidate's device time
+MIN_FP8_SHARE = 0.5  # on every shape, FP8-MMA kernels carry at least this share of the device time
 
 
 @dataclass
@@ -67,14 +67,24 @@ def build_env(root: Path) -> dict[str, str]:
 
 
 def compiled_binaries(roots: Iterable[Path]) -> list[Path]:
+    """Every binary under `roots`: by suffix, or by the ELF magic of a file nvcc wrote under another name."""
     files: list[Path] = []
     for root in roots:
         root = Path(root)
         if root.is_file():
             files.append(root)
         elif root.is_dir():
-            files += [p for p in root.rglob("*") if p.is_file() and p.suffix in BINARY_SUFFIXES]
+            files += [p for p in root.rglob("*") if p.is_file() and not p.is_symlink() and
+                      (p.suffix in BINARY_SUFFIXES or _is_elf(p))]
     return sorted(set(files))
+
+
+def _is_elf(path: Path) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == b"\x7fELF"
+    except OSError:
+        return False
 
 
 def collect_sass(roots: Iterable[Path], cuobjdump: str | None = None) -> tuple[list[KernelCode], list[str]]:
@@ -146,50 +156,102 @@ def required_pattern(mnemonics: list[str] | None) -> re.Pattern[str]:
 
 def fp8_sass_check(launched: Mapping[str, float] | Iterable[str], kernels: list[KernelCode],
                    errors: list[str] | None = None, required: list[str] | None = None) -> list[Finding]:
-    """Judge the launched kernels (name -> device time, or names) against their disassembly.
-
-    `required`: the problem's `required_sass` mnemonics for this GPU's arch (default: any FP8 MMA form)."""
-    pattern = required_pattern(required)
+    """Judge one call's (or one grading's) launched kernels (name -> device time, or names) against their
+    disassembly, as one shape (`fp8_shape_findings` is the per-shape rule the grader applies)."""
     times = dict(launched) if isinstance(launched, Mapping) else {n: 1.0 for n in launched}
-    times = {n: t for n, t in times.items() if not n.startswith("aten::")}  # CPU-side op names, not kernels
-    if not times:
-        return [finding(CHECK, 14, "no kernel launch was recorded, so FP8 tensor-core use cannot be shown",
-                        evidence="; ".join(errors or []))]
-    fp8, other_mma, unknown, plain = {}, {}, {}, {}
+    return fp8_shape_findings({0: times}, lambda name: match_kernel(name, kernels), errors or [], required,
+                              enforce=True, label=lambda _: "the kernels that ran")
+
+
+@dataclass
+class ShapeShare:
+    """One shape's kernels sorted by what their code holds, with device time (us)."""
+
+    fp8: dict[str, tuple[float, list[str]]]
+    other_mma: dict[str, tuple[float, list[str]]]
+    unknown: dict[str, float]
+    plain: dict[str, float]
+
+    @property
+    def device_time(self) -> float:
+        return (sum(t for t, _ in self.fp8.values()) + sum(t for t, _ in self.other_mma.values())
+                + sum(self.unknown.values()) + sum(self.plain.values()))
+
+    @property
+    def share(self) -> float:
+        total = self.device_time
+        return sum(t for t, _ in self.fp8.values()) / total if total > 0 else 0.0
+
+    @property
+    def passes(self) -> bool:
+        return bool(self.fp8) and self.share >= MIN_FP8_SHARE
+
+
+def classify(times: Mapping[str, float], code_of, pattern: re.Pattern[str]) -> ShapeShare:
+    share = ShapeShare({}, {}, {}, {})
     for name, t in times.items():
-        code = match_kernel(name, kernels)
+        if name.startswith("aten::"):  # CPU-side op names, not kernels
+            continue
+        code = code_of(name)
         if not code:
-            unknown[name] = t
+            share.unknown[name] = t
         elif any(k.required(pattern) for k in code):
-            fp8[name] = (t, sorted({i for k in code for i in k.required(pattern)}))
+            share.fp8[name] = (t, sorted({i for k in code for i in k.required(pattern)}))
         elif any(k.mma for k in code):
-            other_mma[name] = (t, sorted({i for k in code for i in k.mma}))
+            share.other_mma[name] = (t, sorted({i for k in code for i in k.mma}))
         else:
-            plain[name] = t
-    return _verdict(times, fp8, other_mma, unknown, plain, errors or [])
+            share.plain[name] = t
+    return share
 
 
-def _verdict(times, fp8, other_mma, unknown, plain, errors) -> list[Finding]:
-    total = sum(times.values()) or 1.0
-    share = sum(t for t, _ in fp8.values()) / total
-    if other_mma:
-        name, (t, instr) = max(other_mma.items(), key=lambda kv: kv[1][0])
-        return [finding(CHECK, 14, "the GEMM ran on non-FP8 tensor-core instructions (fp8 inputs up-cast)",
-                        evidence=f"kernel {name[:120]!r} ({t / total:.0%} of device time) holds {', '.join(instr)}"
-                                 f" and no FP8 MMA; FP8-MMA kernels: {sorted(fp8) or 'none'}")]
-    if not fp8:
+def fp8_shape_findings(per_shape: Mapping[int, Mapping[str, float]], code_of, errors: list[str],
+                       required: list[str] | None, *, enforce: bool, label=None) -> list[Finding]:
+    """The FP8 rule, one written rule for every case: on every shape, kernels holding FP8 tensor-core
+    instructions carry at least MIN_FP8_SHARE of the device time of the shape's kernels (a GEMM done with plain
+    multiply-adds or in a library whose code cannot be read counts against it; an honest call's scale, cast or
+    split-K reduction kernels are a small part). `enforce`: the problem requires FP8 tensor cores (a failing shape
+    is an error); otherwise its rules allow another path and the shares are reported (warnings).
+    `code_of(name)`: the launched kernel's code (integrity.machine_code)."""
+    pattern = required_pattern(required)
+    label = label or (lambda index: f"shape {index}")
+    shares = {i: classify(times, code_of, pattern) for i, times in sorted(per_shape.items())}
+    shares = {i: s for i, s in shares.items() if s.fp8 or s.other_mma or s.unknown or s.plain}
+    if not shares:
+        return [finding(CHECK, 14, "no kernel launch was recorded, so FP8 tensor-core use cannot be shown",
+                        evidence="; ".join(errors), severity="error" if enforce else "warning")]
+    found = [_failing_shape(label(i), s, errors, enforce) for i, s in shares.items() if not s.passes]
+    summary = "; ".join(f"{label(i)}: {s.share:.0%}" for i, s in shares.items())
+    found.append(finding(CHECK, 14, f"share of device time in FP8-MMA kernels (rule: at least "
+                         f"{MIN_FP8_SHARE:.0%} on every shape): {summary}", severity="info",
+                         evidence=" | ".join(f"{label(i)}: {_kernels_evidence(s)}" for i, s in shares.items())[:3000]))
+    return found
+
+
+def _failing_shape(where: str, share: ShapeShare, errors: list[str], enforce: bool) -> Finding:
+    severity = "error" if enforce else "warning"
+    if share.other_mma:
+        name, (t, instr) = max(share.other_mma.items(), key=lambda kv: kv[1][0])
+        message = (f"{where}: the GEMM ran on non-FP8 tensor-core instructions (fp8 inputs up-cast): FP8-MMA kernels "
+                   f"carry {share.share:.0%} of its device time")
+        return finding(CHECK, 14, message, severity=severity, evidence=_kernels_evidence(share))
+    if not share.fp8:
         # kernels with no code to read (a library's, prebuilt) are not shown to lack FP8 MMA, only not shown to
         # have it: the evidence keeps the two apart, the verdict is the same (FP8 use must be shown)
-        parts = [f"kernels without code in the grader's build dirs, whose instructions cannot be read (library or "
-                 f"prebuilt): {', '.join(sorted(unknown)[:5])}" if unknown else "",
-                 f"kernels whose code holds no MMA: {', '.join(sorted(plain)[:5])}" if plain else "",
+        parts = [f"kernels whose code is in no binary the solution built or brought (a library's, or removed "
+                 f"before it could be read): {', '.join(sorted(share.unknown)[:5])}" if share.unknown else "",
+                 f"kernels whose code holds no MMA: {', '.join(sorted(share.plain)[:5])}" if share.plain else "",
                  f"errors: {'; '.join(errors[:3])}" if errors else ""]
-        return [finding(CHECK, 14, "no kernel that ran is shown to hold FP8 tensor-core instructions",
-                        evidence="; ".join(p for p in parts if p) or "no kernel matched")]
-    if share < MIN_FP8_SHARE:
-        return [finding(CHECK, 14, f"FP8-MMA kernels carry only {share:.0%} of the device time",
-                        evidence=f"FP8: {sorted(fp8)}; unverified: {sorted(unknown)[:5]}")]
-    name, (t, instr) = max(fp8.items(), key=lambda kv: kv[1][0])
-    return [finding(CHECK, 14, "FP8 tensor-core instructions found in the kernels that ran", severity="info",
-                    evidence=f"kernel {name[:120]!r} ({share:.0%} of device time in FP8-MMA kernels): "
-                             f"{', '.join(instr)}")]
+        return finding(CHECK, 14, f"{where}: no kernel that ran is shown to hold FP8 tensor-core instructions",
+                       severity=severity, evidence="; ".join(p for p in parts if p) or "no kernel matched")
+    return finding(CHECK, 14, f"{where}: FP8-MMA kernels carry only {share.share:.0%} of the device time",
+                   severity=severity, evidence=_kernels_evidence(share))
+
+
+def _kernels_evidence(share: ShapeShare) -> str:
+    total = share.device_time or 1.0
+    rows = [(t, f"{name[:100]!r} {t / total:.0%} FP8 ({', '.join(instr)})") for name, (t, instr) in share.fp8.items()]
+    rows += [(t, f"{name[:100]!r} {t / total:.0%} non-FP8 MMA ({', '.join(instr)})")
+             for name, (t, instr) in share.other_mma.items()]
+    rows += [(t, f"{name[:100]!r} {t / total:.0%} code not found") for name, t in share.unknown.items()]
+    rows += [(t, f"{name[:100]!r} {t / total:.0%} no MMA") for name, t in share.plain.items()]
+    return "; ".join(text for _, text in sorted(rows, key=lambda r: -r[0])[:5]) or "no tensor-core kernel"

@@ -35,11 +35,21 @@ _add(8, "warning", "reads its caller's context", "inspect.getsource", "inspect.g
 _add(12, "error", "ends the process itself (the grader's verdict must come from the grader)",
      "sys.exit", "builtins.exit", "builtins.quit", "os._exit", "os.abort", "os.kill", "os.killpg",
      "signal.signal", "signal.alarm", "signal.setitimer", "atexit.register", "faulthandler.enable")
-_add(12, "error", "deletes, moves or changes permissions of files",
+# names whose effect the sandbox confines (files in the grading's writable folders, processes under its uid and
+# limits): the grading observes what they do, so the lint reports them as leads
+CONFINED: set[str] = set()
+
+
+def _confined(klass: int, why: str, *names: str) -> None:
+    _add(klass, "error", why, *names)
+    CONFINED.update(names)
+
+
+_confined(12, "deletes, moves or changes permissions of files",
      "os.remove", "os.unlink", "os.rmdir", "os.removedirs", "os.rename", "os.renames", "os.replace", "os.chmod",
      "os.truncate", "os.link", "os.symlink", "os.chown", "shutil.rmtree", "shutil.move", "shutil.copy",
      "shutil.copy2", "shutil.copyfile", "shutil.copytree", "shutil.chown", "os.utime")
-_add(12, "error", "starts processes outside the grader's control",
+_confined(12, "starts processes (inside the grading's sandbox, under its limits)",
      "os.system", "os.popen", "os.fork", "os.forkpty", "os.execv", "os.execve", "os.execvp", "os.execvpe",
      "os.execl", "os.execle", "os.execlp", "os.execlpe", "os.spawnv", "os.spawnl", "os.posix_spawn",
      "os.posix_spawnp", "os.setsid", "os.setpgrp", "pty.spawn", "pty.fork",
@@ -151,6 +161,9 @@ TAMPER_ENV: dict[str, tuple[int, str]] = {
     "PYTHONPATH": (11, "changes what the grader imports"),
     "TORCHINDUCTOR_CACHE_DIR": (11, "moves compiled kernels out of the grader's build directory"),
 }
+# build caches: the grader reads the machine code of whatever the solution built in any folder it may write
+BUILD_CACHE_ENV = {"TRITON_CACHE_DIR", "TORCH_EXTENSIONS_DIR", "TORCHINDUCTOR_CACHE_DIR", "CUDA_CACHE_PATH",
+                   "CUDA_CACHE_DISABLE"}
 GRADER_MODULE_RE = re.compile(r"kernelbench|_kb_|__main__|\bcheck\b|\bbenchmark\b|pytest|worker|grade", re.IGNORECASE)
 GRADER_ENV_RE = re.compile(r"KERNELBENCH|GRAD(E|ER|ING)|CHECK|BENCH|SEED|PYTEST|_TIMED|WARMUP", re.IGNORECASE)
 

@@ -46,19 +46,35 @@ def graded_copy(plan: GradingPlan, state: GradingState) -> None:
     plan.module.write_bytes(plan.graded_bytes)
 
 
+def machine_code(plan: GradingPlan, state: GradingState):
+    """The code of the kernels the solution built while grading (any folder its stages may write) or brought
+    beside solution.py, read once per grading when first needed (integrity.machine_code)."""
+    if state.machine_code is None:
+        from kernelbench.eval.integrity.machine_code import MachineCode, NoMachineCode
+        from kernelbench.eval.isolation import SHARED_WRITABLE
+
+        if plan.device != "cuda":
+            state.machine_code = NoMachineCode()
+        else:
+            built = [Path(p) for p in plan.build_env.values()] + [plan.workdir / n for n in SHARED_WRITABLE]
+            state.machine_code = MachineCode(built, [plan.solution.parent])
+    return state.machine_code
+
+
 def launches(plan: GradingPlan, state: GradingState) -> None:
-    """What actually ran in the checked calls: forbidden libraries (launch audit) and, for FP8 problems on a GPU,
-    FP8 tensor-core code in the kernels that ran."""
+    """What actually ran in the checked calls: forbidden libraries (launch audit: a kernel compiled from the
+    solution's own sources is its work whatever its name) and, for FP8 problems on a GPU, FP8 tensor-core code in
+    the kernels that ran, shape by shape."""
     for name in plan.guards.compiled_kernels(plan.build_env):
         state.launches.setdefault(name, 0.0)
     if not plan.options.lint or not state.launches:
         return
-    state.add("launch audit", plan.guards.launch_findings(state.launches, plan.spec))
+    code = machine_code(plan, state)
+    state.add("launch audit", plan.guards.launch_findings(state.launches, plan.spec, own=code.own))
     if plan.guards.needs_sass(plan.spec, plan.device):
         started = time.monotonic()
-        roots = [Path(p) for p in plan.build_env.values()] + [plan.solution.parent]
-        state.add("fp8 sass", plan.guards.sass_findings(state.launches, plan.spec, arch=state.device_info.arch,
-                                                        binary_roots=roots))
+        state.add("fp8 sass", plan.guards.sass_findings(state.launches_by_shape, plan.spec,
+                                                        arch=state.device_info.arch, code=code))
         state.clock("sass", started)
 
 
@@ -78,7 +94,8 @@ def counters(plan: GradingPlan, state: GradingState) -> None:
     target = ProbeTarget(plan.pristine, plan.module, plan.workdir, plan.device, plan.model_seeds(),
                          {**worker_env(plan.device), **plan.build_env}, plan.isolation)
     state.add("counters", plan.guards.counter_findings(plan.spec, target, plan.timing_cases(),
-                                                       plan.options.limit("counters")))
+                                                       plan.options.limit("counters"),
+                                                       own=machine_code(plan, state).own))
     state.clock("counters", started)
 
 

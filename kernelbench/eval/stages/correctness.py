@@ -46,9 +46,12 @@ def check(plan: GradingPlan, state: GradingState) -> bool:
         state.grading.checks.append(result)
         state.findings += found
         state.log.check.append(case_line(case, result))
-    for record in records.values():
+    shape_of = {case.id: case.shape_index for case in plan.cases}
+    for case_id, record in records.items():
+        per_shape = state.launches_by_shape.setdefault(shape_of.get(case_id, -1), {})
         for name, t in (record.launches or {}).items():
             state.launches[name] = state.launches.get(name, 0.0) + t
+            per_shape[name] = per_shape.get(name, 0.0) + t
     failed = [c for c in state.grading.checks if not c.passed]
     if failed:
         state.grading.reasons.append(f"{len(failed)} of {len(state.grading.checks)} checks failed; first: "

@@ -126,7 +126,10 @@ def audit_timed_launches(plan: GradingPlan, state: GradingState, shapes: dict[in
     fresh = sorted(timed - set(state.launches))
     if not plan.options.lint or not fresh:
         return
-    state.add("launch audit, timed calls", plan.guards.timed_launch_findings(fresh, plan.spec))
+    from kernelbench.eval.stages.audits import machine_code
+
+    state.add("launch audit, timed calls", plan.guards.timed_launch_findings(fresh, plan.spec,
+                                                                             own=machine_code(plan, state).own))
 
 
 def judge_fresh_calls(plan: GradingPlan, state: GradingState, shapes: dict[int, ShapeTiming],

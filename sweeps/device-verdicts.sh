@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Verdicts from evidence, checked on a lent multi-GPU machine in one call: GPU 0 grades the red-team suite, the
+# accepted routes and the deck's honest solutions (benchmarks/integrity_gpu.py); every other GPU regrades published
+# cells of the kernelbench.com H100 board, one `kernelbench regrade` process per GPU, the cells of CELLS dealt out
+# in turn (then those of MORE, while the call's time lasts). Everything comes back packed under $OUT:
+# integrity.tgz (the suite's table and reports) and runs.tgz (every regraded run directory; bring them home with
+# `bash sweeps/unpack-runs.sh runs.tgz`).
+#
+#   carry: .foreign .whl .debs        command: CELLS=cells.txt bash sweeps/device-verdicts.sh
+#   CELLS (a file of published run ids, one per line), MORE (another, graded after them), BUDGET (seconds for the
+#   whole call, default 540), SUITE_BUDGET (seconds for the suite on GPU 0, default BUDGET - 60), JOBS (gradings
+#   side by side in each regrade process, default 2), SUITE (0: no suite, every GPU regrades), OUT
+set -uo pipefail
+cd "$(dirname "$0")/.."
+started=$(date +%s)
+source benchmarks/device_env.sh
+out="${OUT:-/tmp/out}" budget="${BUDGET:-540}" jobs="${JOBS:-2}"
+mkdir -p "$out"
+foreign=.foreign/kernelbench.com
+board="$foreign/published-h100/leaderboard.json" deck="$foreign/benchmarks/hard/problems-h100"
+solutions="$foreign/public/runs/h100"
+gpus=$(nvidia-smi -L | wc -l)
+nvidia-smi -L
+first_regrade_gpu=1
+[ "${SUITE:-1}" = 0 ] && first_regrade_gpu=0
+[ "$gpus" -gt "$first_regrade_gpu" ] || { echo "no GPU left for the regrade" >&2; }
+
+pids=()
+if [ "${SUITE:-1}" != 0 ]; then
+  suite_budget="${SUITE_BUDGET:-$((budget - 60))}"
+  CUDA_VISIBLE_DEVICES=0 python3 benchmarks/integrity_gpu.py --out "$out/integrity" --budget-s "$suite_budget" \
+    --parallel 8 > "$out/integrity.log" 2>&1 &
+  pids+=($!)
+fi
+
+deal() {  # the cells of file $1 for regrade process $2 of $3
+  [ -f "$1" ] || return 0
+  grep -v '^\s*$' "$1" | awk -v k="$2" -v n="$3" '(NR - 1) % n == k'
+}
+n=$((gpus - first_regrade_gpu))
+for ((g = first_regrade_gpu; g < gpus; g++)); do
+  k=$((g - first_regrade_gpu))
+  (
+    for list in "${CELLS:-}" "${MORE:-}"; do
+      [ -n "$list" ] || continue
+      only=()
+      while read -r id; do only+=(--only "$id"); done < <(deal "$list" "$k" "$n")
+      [ "${#only[@]}" -gt 0 ] || continue
+      left=$(( budget - ($(date +%s) - started) ))
+      [ "$left" -gt 90 ] || break
+      stop_after=$(( left - 120 > 20 ? left - 120 : 20 ))
+      CUDA_VISIBLE_DEVICES=$g timeout --signal=INT --kill-after=20 "$((left - 10))" \
+        python3 -m kernelbench regrade "$board" --solutions "$solutions" --deck "$deck" --runs "runs-gpu$g" \
+          --resume --jobs "$jobs" --stop-after "$stop_after" "${only[@]}"
+    done
+  ) > "$out/regrade-gpu$g.log" 2>&1 &
+  pids+=($!)
+done
+for pid in "${pids[@]}"; do wait "$pid"; done
+
+tar czf "$out/runs.tgz" --transform 's,^runs-gpu[0-9]*,runs,' $(ls -d runs-gpu*/*_regraded 2>/dev/null) 2>/dev/null
+[ -d "$out/integrity" ] && tar czf "$out/integrity.tgz" -C "$out" integrity && rm -rf "$out/integrity"
+cat "$out"/regrade-gpu*.log > "$out/regrade.log" 2>/dev/null && rm -f "$out"/regrade-gpu*.log
+echo "$(ls -d runs-gpu*/*_regraded 2>/dev/null | wc -l) regraded cells; $(( $(date +%s) - started )) s"
