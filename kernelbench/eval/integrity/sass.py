@@ -163,6 +163,16 @@ def fp8_sass_check(launched: Mapping[str, float] | Iterable[str], kernels: list[
                               enforce=True, label=lambda _: "the kernels that ran")
 
 
+# a kernel whose code has no MMA and fewer fused multiply-adds than this only moves data (a pad, a fill, a cast, a
+# scale); a GEMM on CUDA cores unrolls far more
+MIN_FMA = 64
+FMA_RE = re.compile(r"\b(?:FFMA|HFMA2|DFMA|FFMA2)\b|\bfma\.rn\.")
+# ATen's own elementwise kernels (fills, copies, casts, pointwise arithmetic): prebuilt, so their code is not read,
+# and none of them reduces over K; ATen's reductions and every other unreadable kernel count as arithmetic
+ATEN_ELEMENTWISE_RE = re.compile(r"at::native::(?:\(anonymous namespace\)::)?(?:vectorized_|unrolled_)?"
+                                 r"elementwise_kernel|at::native::\w*copy\w*kernel|FillFunctor")
+
+
 @dataclass
 class ShapeShare:
     """One shape's kernels sorted by what their code holds, with device time (us)."""
@@ -170,10 +180,12 @@ class ShapeShare:
     fp8: dict[str, tuple[float, list[str]]]
     other_mma: dict[str, tuple[float, list[str]]]
     unknown: dict[str, float]
-    plain: dict[str, float]
+    plain: dict[str, float]          # no MMA, but enough fused multiply-adds to be matrix work on CUDA cores
+    moves: dict[str, float] = None   # data movement only: left out of the rule's denominator
 
     @property
     def device_time(self) -> float:
+        """The arithmetic kernels' time (the rule's denominator): every kernel but those that only move data."""
         return (sum(t for t, _ in self.fp8.values()) + sum(t for t, _ in self.other_mma.values())
                 + sum(self.unknown.values()) + sum(self.plain.values()))
 
@@ -188,34 +200,37 @@ class ShapeShare:
 
 
 def classify(times: Mapping[str, float], code_of, pattern: re.Pattern[str]) -> ShapeShare:
-    share = ShapeShare({}, {}, {}, {})
+    share = ShapeShare({}, {}, {}, {}, {})
     for name, t in times.items():
-        if name.startswith("aten::"):  # CPU-side op names, not kernels
+        if name.startswith("aten::") or name.startswith("python::"):  # CPU-side op names, not kernels
             continue
         code = code_of(name)
         if not code:
-            share.unknown[name] = t
+            (share.moves if ATEN_ELEMENTWISE_RE.search(name) else share.unknown)[name] = t
         elif any(k.required(pattern) for k in code):
             share.fp8[name] = (t, sorted({i for k in code for i in k.required(pattern)}))
         elif any(k.mma for k in code):
             share.other_mma[name] = (t, sorted({i for k in code for i in k.mma}))
-        else:
+        elif max(len(FMA_RE.findall(k.text)) for k in code) >= MIN_FMA:
             share.plain[name] = t
+        else:
+            share.moves[name] = t
     return share
 
 
 def fp8_shape_findings(per_shape: Mapping[int, Mapping[str, float]], code_of, errors: list[str],
                        required: list[str] | None, *, enforce: bool, label=None) -> list[Finding]:
     """The FP8 rule, one written rule for every case: on every shape, kernels holding FP8 tensor-core
-    instructions carry at least MIN_FP8_SHARE of the device time of the shape's kernels (a GEMM done with plain
-    multiply-adds or in a library whose code cannot be read counts against it; an honest call's scale, cast or
-    split-K reduction kernels are a small part). `enforce`: the problem requires FP8 tensor cores (a failing shape
+    instructions carry at least MIN_FP8_SHARE of the device time of the shape's arithmetic kernels: every kernel
+    but those that only move data (ATen's elementwise kernels, and kernels whose code holds no MMA and fewer than
+    MIN_FMA fused multiply-adds: pads, fills, casts). A GEMM on other tensor-core instructions, on CUDA cores or in
+    a library whose code cannot be read counts against it. `enforce`: the problem requires FP8 tensor cores (a failing shape
     is an error); otherwise its rules allow another path and the shares are reported (warnings).
     `code_of(name)`: the launched kernel's code (integrity.machine_code)."""
     pattern = required_pattern(required)
     label = label or (lambda index: f"shape {index}")
     shares = {i: classify(times, code_of, pattern) for i, times in sorted(per_shape.items())}
-    shares = {i: s for i, s in shares.items() if s.fp8 or s.other_mma or s.unknown or s.plain}
+    shares = {i: s for i, s in shares.items() if s.fp8 or s.other_mma or s.unknown or s.plain or s.moves}
     if not shares:
         return [finding(CHECK, 14, "no kernel launch was recorded, so FP8 tensor-core use cannot be shown",
                         evidence="; ".join(errors), severity="error" if enforce else "warning")]
@@ -239,7 +254,8 @@ def _failing_shape(where: str, share: ShapeShare, errors: list[str], enforce: bo
         # have it: the evidence keeps the two apart, the verdict is the same (FP8 use must be shown)
         parts = [f"kernels whose code is in no binary the solution built or brought (a library's, or removed "
                  f"before it could be read): {', '.join(sorted(share.unknown)[:5])}" if share.unknown else "",
-                 f"kernels whose code holds no MMA: {', '.join(sorted(share.plain)[:5])}" if share.plain else "",
+                 f"kernels whose code holds no MMA: {', '.join(sorted({**share.plain, **share.moves})[:5])}"
+                 if share.plain or share.moves else "",
                  f"errors: {'; '.join(errors[:3])}" if errors else ""]
         return finding(CHECK, 14, f"{where}: no kernel that ran is shown to hold FP8 tensor-core instructions",
                        severity=severity, evidence="; ".join(p for p in parts if p) or "no kernel matched")
@@ -253,5 +269,6 @@ def _kernels_evidence(share: ShapeShare) -> str:
     rows += [(t, f"{name[:100]!r} {t / total:.0%} non-FP8 MMA ({', '.join(instr)})")
              for name, (t, instr) in share.other_mma.items()]
     rows += [(t, f"{name[:100]!r} {t / total:.0%} code not found") for name, t in share.unknown.items()]
-    rows += [(t, f"{name[:100]!r} {t / total:.0%} no MMA") for name, t in share.plain.items()]
+    rows += [(t, f"{name[:100]!r} {t / total:.0%} no MMA, multiply-adds") for name, t in share.plain.items()]
+    rows += [(0.0, f"{name[:100]!r} moves data (left out)") for name in list(share.moves)[:2]]
     return "; ".join(text for _, text in sorted(rows, key=lambda r: -r[0])[:5]) or "no tensor-core kernel"
