@@ -50,3 +50,16 @@ def test_the_foreign_top_k_problem_takes_the_rule():
     if not folder.is_dir():
         pytest.skip("the fetched kernelbench.com deck is not here (.foreign)")
     assert [r.model_dump() for r in load_problem_spec(folder).index_outputs] == RULE
+
+
+def test_selected_values_have_no_precision_to_measure():
+    """Top-k's values are elements of the input: an order among near-equal elements that differs from the
+    reference's is the comparison's to judge (within the tolerance), not a precision downgrade."""
+    from kernelbench.eval.worker.comparison import error_sizes
+
+    x = torch.tensor([[1.0, 1.0000001, 3.0, 0.5]], dtype=torch.float32)
+    expected = torch.topk(x, 2)
+    swapped = (expected.values.flip(-1), expected.indices.flip(-1))
+    oracle = (expected.values.double(), expected.indices)
+    assert error_sizes(swapped, tuple(expected), oracle)              # measured without the rule
+    assert error_sizes(swapped, tuple(expected), oracle, {0}) == []   # a selection: nothing to measure

@@ -46,6 +46,11 @@ class Comparer:
                 result.fail(message)
         return result, kahan
 
+    @property
+    def selections(self) -> set[int]:
+        """The outputs an index rule reads its values from (error_sizes)."""
+        return {rule["values"] for rule in self.index_outputs}
+
     def kahan_evidence(self, case_id: str, out: Any, oracle: Any) -> list[Finding]:
         """The Kahan leak check: row sums of the candidate's output against the problem's bound, with what plain
         and compensated fp32 accumulation give on the same terms as evidence."""
@@ -79,8 +84,11 @@ def relative_rms(a, b) -> float:
     return math.sqrt(float(torch.where(mask, a64 - b64, zero).square().sum()) / denom) if denom > 0 else 0.0
 
 
-def error_sizes(out: Any, expected: Any, oracle: Any) -> list[ErrorSize]:
-    """Per floating output: the candidate's and the reference's rms error against the fp64 oracle."""
+def error_sizes(out: Any, expected: Any, oracle: Any, selections: set[int] = frozenset()) -> list[ErrorSize]:
+    """Per floating output: the candidate's and the reference's rms error against the fp64 oracle. Outputs in
+    `selections` are elements selected from an input (top-k's values, where the problem judges its indices by what
+    they select): no arithmetic made them, so there is no precision to measure; which elements were selected is
+    the comparison's to judge, within the problem's tolerance."""
     import torch
 
     outs = [out] if isinstance(out, torch.Tensor) else list(out)
@@ -88,7 +96,7 @@ def error_sizes(out: Any, expected: Any, oracle: Any) -> list[ErrorSize]:
     oras = [oracle] if isinstance(oracle, torch.Tensor) else list(oracle)
     sizes = []
     for i, (o, e, r) in enumerate(zip(outs, exps, oras)):
-        if e.is_floating_point() and o.shape == r.shape:
+        if e.is_floating_point() and o.shape == r.shape and i not in selections:
             sizes.append(ErrorSize(output=i, candidate=relative_rms(o, r), reference=relative_rms(e, r),
                                    eps=torch.finfo(e.dtype).eps))
     return sizes

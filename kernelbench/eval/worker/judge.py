@@ -294,7 +294,7 @@ def judge_output(judge: Judge, case_id: str, oracle_case: bool, path: Path, kept
     verdict = CaseVerdict(passed=result.ok, messages=result.messages, max_abs_err=result.max_abs_err,
                           max_rel_err=result.max_rel_err, worst_index=result.worst_index, integrity=kahan)
     if result.ok and oracle_case and kept.oracle is not None:
-        verdict.error_size = error_sizes(out, expected, to_device(kept.oracle, device))
+        verdict.error_size = error_sizes(out, expected, to_device(kept.oracle, device), judge.comparer.selections)
     elif oracle_case:
         verdict.error_size_status = kept.oracle_status
     return verdict
