@@ -215,3 +215,23 @@ def test_the_reference_s_code_is_recognised_wherever_it_was_loaded_from(tmp_path
     with watch_code([reference]) as ran:
         torch.softmax(x.double(), dim=-1)
     assert not ran
+
+
+def test_a_deck_that_asks_for_a_custom_kernel_refuses_only_a_solution_that_compiled_none(tmp_path):
+    """KernelBench-Hard's prompts ask for "a real custom kernel": a solution whose every kernel on every shape is a
+    prebuilt library's (batched torch ops on cuBLAS) is INVALID; one that runs its own on some shapes is not."""
+    from kernelbench.eval.integrity.machine_code import MachineCode, custom_kernel_findings
+
+    code = MachineCode([tmp_path / "built"])
+    code._kernels = []
+    code._index(split_functions("Function : my_topk_kernel\n HMMA.16816.F32 R0, R2, R4, R0 ;\n", "t.cubin")[0], True)
+    cublas = "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT"
+    fill = "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, std::array<char*, 1ul> >"
+    library_only = {0: {cublas: 80.0, "void at::native::reduce_kernel<512, 1>": 20.0, fill: 5.0}, 1: {cublas: 50.0}}
+    [verdict] = custom_kernel_findings(library_only, code)
+    assert verdict.severity == "error" and verdict.klass == 1 and "nvjet" in verdict.evidence
+    assert "prebuilt" in verdict.evidence and "FillFunctor" not in verdict.evidence
+    by_shape = {0: {"my_topk_kernel": 10.0, fill: 1.0}, 1: {cublas: 50.0}}
+    [lead] = custom_kernel_findings(by_shape, code)
+    assert lead.severity == "warning" and lead.message.startswith("shape 1:")
+    assert custom_kernel_findings({0: {"my_topk_kernel": 10.0}}, code) == []

@@ -31,6 +31,7 @@ from kernelbench.eval.failures import GuardFailed, GuardUnavailable
 # every guard module the grader's parent process runs, imported when the surface is loaded (even those a given
 # grading may not call, e.g. the SASS check on the CPU), so a missing one fails every grading at once
 GUARD_MODULES = ("kernelbench.eval.integrity.lint", "kernelbench.eval.integrity.launches",
+                 "kernelbench.eval.integrity.machine_code",
                  "kernelbench.eval.integrity.sass", "kernelbench.eval.integrity.compiled",
                  "kernelbench.eval.integrity.counters", "kernelbench.eval.integrity.numerics",
                  "kernelbench.eval.integrity.templates")
@@ -113,6 +114,12 @@ class Guards:
                                       enforce=fp8_enforced(spec))
 
         return _run("fp8_sass", check)
+
+    def custom_kernel_findings(self, per_shape: dict[int, dict[str, float]], code) -> list[Finding]:
+        """Whether kernels compiled from the solution's own sources ran (a deck that asks for a custom kernel)."""
+        from kernelbench.eval.integrity.machine_code import custom_kernel_findings
+
+        return _run("custom_kernel", lambda: custom_kernel_findings(per_shape, code))
 
     def timed_launch_findings(self, names: list[str], spec, own=None) -> list[Finding]:
         from kernelbench.eval.integrity.launches import launch_audit, seen_in

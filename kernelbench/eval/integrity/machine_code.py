@@ -64,9 +64,7 @@ class MachineCode:
         return self._kernels
 
     def _index(self, kernel: KernelCode, built: bool) -> None:
-        from kernelbench.eval.integrity.cupti_kernels import demangle
-
-        name = normalise(demangle(kernel.name.encode()))
+        name = normalise(_demangled(kernel.name))
         self._names.setdefault(name, []).append(kernel)
         if built:
             self._built_names.add(name)
@@ -82,10 +80,23 @@ class MachineCode:
         self.kernels  # noqa: B018
         return library_signature(launched) is None and normalise(launched) in self._built_names
 
+    def built_here(self, launched: str) -> bool:
+        """Lenient `own`: the kernel's code is in a binary the solution built or brought, matched by exact name or
+        by base identifier (a profiler may spell a template's name differently), and its name is not a prebuilt
+        library's. Only for the rule that needs *some* kernel of the solution's to have run, never to clear a
+        library-looking name."""
+        return library_signature(launched) is None and bool(self.code_of(launched))
+
     def code_of(self, launched: str) -> list[KernelCode]:
         """The launched kernel's code: its function by exact name, else by its base identifier (a Triton or plain
         C name that the profiler shows differently)."""
         return self.exact(launched) or match_kernel(launched, self.kernels)
+
+
+def _demangled(name: str) -> str:
+    from kernelbench.eval.integrity.cupti_kernels import demangle
+
+    return demangle(name.encode())
 
 
 class NoMachineCode(MachineCode):
@@ -94,3 +105,45 @@ class NoMachineCode(MachineCode):
     def __init__(self) -> None:
         super().__init__([])
         self._kernels = []
+
+
+# ------------------------------------------------------------------------------------------------- custom kernels
+
+CUSTOM_CHECK = "custom_kernel"
+
+
+def custom_kernel_findings(per_shape, code: MachineCode) -> list:
+    """Where a deck's prompt asks for "a real custom kernel" (leak check `custom_kernel`): the work must run, on
+    some shape at least, in kernels the solution compiled from its own sources. A solution none of whose kernels
+    ran on any shape computed in prebuilt libraries only (cuBLAS, ATen): INVALID, with the kernels that carried
+    the time. A shape on library kernels alone while others run the solution's own is reported (a warning): a
+    dispatch by shape is the solution's to make. ATen's elementwise kernels (fills, copies, casts) are left out;
+    on the CPU there is no machine code to read and nothing is decided."""
+    from kernelbench.base.catalogue import finding
+    from kernelbench.eval.integrity.sass import ATEN_ELEMENTWISE_RE
+
+    shares: dict[int, tuple[float, float, dict[str, float]]] = {}
+    for index, times in sorted(per_shape.items()):
+        work = {n: t for n, t in times.items() if not n.startswith(("aten::", "python::"))
+                and not ATEN_ELEMENTWISE_RE.search(n)}
+        if not work:
+            continue
+        own = sum(t for n, t in work.items() if code.built_here(n))
+        shares[index] = (own, sum(work.values()), work)
+    if not shares:
+        return []
+
+    def evidence(index: int) -> str:
+        own, total, work = shares[index]
+        top = sorted(work.items(), key=lambda kv: -kv[1])[:3]
+        return f"shape {index}: " + "; ".join(
+            f"{n[:90]!r} {t / (total or 1):.0%} {'built from its sources' if code.built_here(n) else 'prebuilt'}"
+            for n, t in top)
+
+    if all(own == 0 for own, _, _ in shares.values()):
+        return [finding(CUSTOM_CHECK, 1, "no kernel compiled from the solution's own sources ran on any shape: the "
+                        "work ran in prebuilt libraries' kernels, and the problem asks for a real custom kernel",
+                        evidence=" | ".join(evidence(i) for i in shares)[:3000])]
+    return [finding(CUSTOM_CHECK, 1, f"shape {i}: only prebuilt libraries' kernels ran (the solution's own run on "
+                    "other shapes)", evidence=evidence(i)[:1500], severity="warning")
+            for i, (own, _, _) in shares.items() if own == 0]

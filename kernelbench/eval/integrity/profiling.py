@@ -93,7 +93,9 @@ def code_fingerprints(files: Iterable[str | Path]) -> dict[tuple, str]:
         while todo:
             code = todo.pop()
             todo += [c for c in code.co_consts if isinstance(c, type(code))]
-            if code.co_name != "<module>" and len(code.co_code) >= MIN_WATCHED_BYTECODE:
+            # named functions only: a comprehension or lambda (`<genexpr>`) is a fragment a solution that follows
+            # the reference's math writes the same way, not the reference running
+            if not code.co_name.startswith("<") and len(code.co_code) >= MIN_WATCHED_BYTECODE:
                 found[_fingerprint(code)] = Path(path).name
     return found
 

@@ -76,6 +76,8 @@ def launches(plan: GradingPlan, state: GradingState) -> None:
         state.add("fp8 sass", plan.guards.sass_findings(state.launches_by_shape, plan.spec,
                                                         arch=state.device_info.arch, code=code))
         state.clock("sass", started)
+    if plan.device == "cuda" and "custom_kernel" in plan.spec.leak_checks:
+        state.add("custom kernel", plan.guards.custom_kernel_findings(state.launches_by_shape, code))
 
 
 def counters(plan: GradingPlan, state: GradingState) -> None:

@@ -91,7 +91,7 @@ class KernelBenchHardLayout(Layout):
             forbidden=list(dict.fromkeys(normalised_forbidden(str(e)) for e in _list(meta, "forbidden", yaml_path))),
             seeds=SEEDS, timing=TimingSpec(warmup=WARMUP, trials=_count(meta, "num_perf_trials", 30, yaml_path)),
             # their prompt lets an up-cast GEMM pass (slower): the FP8 share is reported, not required
-            leak_checks=["fp8_reported"] if _is_fp8(meta) else [],
+            leak_checks=(["fp8_reported"] if _is_fp8(meta) else []) + (["custom_kernel"] if _asks_custom(path) else []),
             index_outputs=SELECTED_BY_VALUE.get(path.name, []))
         return spec_or_error(yaml_path, fields)
 
@@ -115,12 +115,29 @@ class KernelBenchHardLayout(Layout):
         meta, spec = _meta(path), self.load_spec(path)
         return [_shapes_row(spec), _seeds_row(path), _tolerance_row(meta, spec), _roofline_row(meta, spec),
                 _forbidden_row(meta, spec), _fp8_row(meta), _stress_row(), _weights_row(), _sota_row(meta),
-                _timing_row(spec), *_index_rows(spec)]
+                _timing_row(spec), *_index_rows(spec), *_custom_row(spec)]
 
 
 # outputs their check.py judges by what they select rather than element by element: top-k's indices ("INDICES:
 # lenient ... gather x at sol_indices and check those values match ref_values within tol", 05's check.py)
 SELECTED_BY_VALUE = {"05_topk_bitonic": [IndexOutput(output=1, input=0, values=0)]}
+
+
+def _asks_custom(path: Path) -> bool:
+    """Their PROMPT.txt asks for "a real custom kernel" (every H100 problem but one does)."""
+    prompt = Path(path) / "PROMPT.txt"
+    return prompt.is_file() and "real custom kernel" in " ".join(prompt.read_text(errors="replace").split())
+
+
+def _custom_row(spec: ProblemSpec) -> list[ConceptMapping]:
+    if "custom_kernel" not in spec.leak_checks:
+        return []
+    return [ConceptMapping(
+        concept="custom kernel", theirs="PROMPT.txt: \"This needs to be a real custom kernel\"; nothing checks it",
+        ours="on a GPU, some kernel compiled from the solution's own sources (Triton, load_inline, nvcc, CUTLASS "
+             "templates) must run: a solution whose every kernel is a prebuilt library's (cuBLAS, ATen) on every "
+             "shape is INVALID (check custom_kernel); a shape on library kernels alone is reported",
+        lost="how much of the work must be custom is not stated; only none at all is refused")]
 
 
 def _index_rows(spec: ProblemSpec) -> list[ConceptMapping]:
