@@ -253,3 +253,24 @@ def test_deck_honest_solutions_are_clean():
                 checked += 1
     if not checked:
         pytest.skip("no honest solutions in the deck yet")
+
+
+def test_a_streaming_access_policy_window_is_a_lead_a_persisting_one_a_verdict():
+    """Published solutions stream their weights with an evict-first window (hitProp = missProp = streaming): it
+    keeps nothing resident through the flush. A window that persists lines, or names no property that shows
+    otherwise, stays an error."""
+    window = '''
+from torch.utils.cpp_extension import load_inline
+CPP = """
+void w(cudaStream_t s, void* p) {
+    cudaStreamAttrValue a = {};
+    a.accessPolicyWindow.base_ptr = p;
+    a.accessPolicyWindow.hitProp = cudaAccessProperty%s;
+    a.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
+    cudaStreamSetAttribute(s, cudaStreamAttributeAccessPolicyWindow, &a);
+}
+"""
+mod = load_inline("m", cpp_sources=CPP)
+'''
+    assert 13 not in classes(window % "Streaming") and 13 in classes(window % "Streaming", severity="warning")
+    assert 13 in classes(window % "Persisting")

@@ -42,6 +42,11 @@ class Linter:
     findings: list[Finding] = field(default_factory=list)
     seen: set[tuple[int, str]] = field(default_factory=set)
 
+    @property
+    def l2_streaming(self) -> bool:
+        """Its access-policy windows are streaming or normal only (tables.l2_window_is_streaming)."""
+        return tables.l2_window_is_streaming(self.source)
+
     def report(self, node: ast.AST, klass: int, severity: str, message: str, key: str = "",
                lead: bool = False) -> None:
         """One finding at `node`'s line. `lead`: a pattern whose effect the grading observes where it happens
@@ -595,8 +600,10 @@ def _check_raise(linter: Linter, node: ast.Raise) -> None:
 def _check_string(linter: Linter, node: ast.Constant) -> None:
     text = node.value
     if tables.L2_PERSIST_RE.search(text):
-        linter.report(node, 13, "error", "names the persisting-L2 access-policy API "
-                      f"({tables.L2_PERSIST_RE.search(text).group(0)})", "l2")
+        linter.report(node, 13, "error", f"names the L2 access-policy API ({tables.L2_PERSIST_RE.search(text).group(0)})"
+                      + (" with streaming or normal properties only" if linter.l2_streaming else
+                         ": a window that can keep operands resident through the flush"), "l2",
+                      lead=linter.l2_streaming)
     if len(text) < 400 and tables.TEMPLATE_FILES_RE.search(text):
         if _searches_files(linter):
             linter.report(node, 8, "error", f"searches the file system for the grading file {text[:60]!r}",
@@ -641,4 +648,5 @@ def _check_attribute(linter: Linter, node: ast.Attribute) -> None:
         # load_state_dict), and answers memoised on it are caught by the fresh and overwritten inputs
         linter.report(node, 7, "warning", "reads a tensor's ._version counter (memoisation, or a weight cache)")
     elif tables.L2_PERSIST_RE.fullmatch(node.attr):
-        linter.report(node, 13, "error", f"uses .{node.attr} (persisting-L2 access policy)", "l2")
+        linter.report(node, 13, "error", f"uses .{node.attr} (persisting-L2 access policy)", "l2",
+                      lead=linter.l2_streaming)

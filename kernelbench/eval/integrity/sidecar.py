@@ -82,7 +82,11 @@ def lint_cpp(text: str, origin: str, first_line: int, rules: Rules) -> list[Find
     for pattern, why in rules.cpp_patterns:
         for match in pattern.finditer(code):
             report(match, 1, "error", f"library call in native code ({why})")
+    streaming = tables.l2_window_is_streaming(code)
     for pattern, klass, severity, why in CPP_RULES:
+        if klass == 13 and streaming:
+            severity, why = "warning", "sets an L2 access-policy window with streaming or normal properties only " \
+                                       "(evict-first: keeps nothing through the flush)"
         for match in pattern.finditer(code):
             report(match, klass, severity, why)
     for match in re.finditer(r"#\s*include\s*[<\"]([^>\"]+)[>\"]", code):

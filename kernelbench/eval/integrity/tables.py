@@ -173,6 +173,21 @@ L2_PERSIST_RE = re.compile(r"accessPolicyWindow|AccessPolicyWindow|cudaLimitPers
                            r"CU_LIMIT_PERSISTING_L2_CACHE_SIZE|hitProp\b|missProp\b|"
                            r"CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW|cudaLaunchAttributeAccessPolicyWindow")
 
+# An access-policy window is class 13 when it can keep lines resident: a persisting property or set-aside named, or
+# no property named that shows otherwise. A window whose every named property is streaming or normal (evict-first
+# hints over a weight stream) keeps nothing through the flush: a lead, not a verdict (the grader also resets
+# persisting lines before every timed call).
+L2_PERSISTING_RE = re.compile(r"cudaAccessPropertyPersisting|CU_ACCESS_PROPERTY_PERSISTING|cudaLimitPersistingL2CacheSize|"
+                              r"CU_LIMIT_PERSISTING_L2_CACHE_SIZE|persistingL2CacheMaxSize|set_per_process_l2_persisting")
+L2_NOT_PERSISTING_RE = re.compile(r"cudaAccessPropertyStreaming|cudaAccessPropertyNormal|CU_ACCESS_PROPERTY_STREAMING|"
+                                  r"CU_ACCESS_PROPERTY_NORMAL")
+
+
+def l2_window_is_streaming(text: str) -> bool:
+    """The code names only streaming or normal access properties for its windows, and nothing persisting."""
+    return bool(L2_NOT_PERSISTING_RE.search(text)) and not L2_PERSISTING_RE.search(text)
+
+
 # Files of the grading template a solution has no business naming.
 TEMPLATE_FILES_RE = re.compile(r"(?:^|[/\\])(check\.py|benchmark\.py|problem\.yaml|reference\.py|sota\.py|"
                                r"grade\.json|result\.json|check\.log|benchmark\.log)\b")
