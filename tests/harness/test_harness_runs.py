@@ -32,8 +32,11 @@ def run(project: Path, tmp_path: Path, sandbox_setting: str):
 def test_cheating_agent_is_caught(pipeline, run, tmp_path, sandbox_setting):
     run_dir = run("scripted:subclass-cheat")
     result = load_result(run_dir)
-    assert result.status is Status.INVALID, result.grading.reasons
-    assert any(f.klass == 1 and f.severity == "error" for f in result.integrity), result.integrity
+    # the import of the reference is a lead with its line; the run decides: the grader's stages cannot import the
+    # reference (its checks fail), and where they could, the launch audit names the reference's code running
+    assert result.status in (Status.INVALID, Status.FAIL), result.grading.reasons
+    assert any(f.klass == 1 and f.file == "solution.py" and f.line for f in result.integrity), result.integrity
+    assert result.status is Status.INVALID or "reference" in " ".join(result.grading.reasons)
     assert result.scripted and result.session.complete
     assert result.session.sandboxed is (sandbox_setting == "true")
     for name in ("result.json", "transcript.jsonl", "stderr.log", "solution.py", "check.log", "benchmark.log",

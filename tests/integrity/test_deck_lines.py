@@ -90,12 +90,21 @@ def test_an_allowed_check_is_allowed_for_its_line_only():
 
 
 def test_lines_without_a_forbidden_op_pass_clean(line_reports):
-    """The references that use no forbidden op are what an honest candidate could have written: they must PASS."""
+    """The lines that use no forbidden op are what an honest candidate could have written: they must PASS, but for
+    one finding a reference graded as a candidate must get: its functions are the reference's own, recognised
+    running inside the forward wherever they were loaded from (class 1, `python::reference.py:...`)."""
     from kernelbench.eval.integrity.hooks import load_guards
     from kernelbench.problems.loader import load_problem_spec
 
     for (problem, line), report in line_reports.items():
         path = REPO / "problems" / problem / f"{line}.py"
-        lint = [f for f in load_guards().static_findings(path, load_problem_spec(path.parent)) if f.severity == "error"]
-        if not lint and not SUITE.deck_allowance(problem, line):
-            assert report["grading"]["outcome"] == "pass", f"{problem}/{line}: {report['grading'].get('reasons')}"
+        lint = [f for f in load_guards().static_findings(path, load_problem_spec(path.parent))
+                if f.severity == "error" or f.message.startswith("lead: ")]  # a forbidden op, as a lead or a verdict
+        if lint or SUITE.deck_allowance(problem, line):
+            continue
+        errors = [f for f in report["integrity"] if f["severity"] == "error"
+                  and not (line == "reference" and f["check"] == "launch_audit" and "python::reference.py" in
+                           (f.get("evidence") or ""))]
+        assert not errors and all(c["passed"] for c in report["grading"]["checks"]), \
+            f"{problem}/{line}: {report['grading'].get('reasons')}"
+        assert report["grading"]["outcome"] in ("pass", "invalid" if line == "reference" else "pass")

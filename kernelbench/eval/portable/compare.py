@@ -7,6 +7,7 @@ issue from a wrong kernel at a glance.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -56,10 +57,10 @@ def as_tuple(value: Any) -> tuple | None:
 
 
 def compare_outputs(out: Any, expected: Any, tolerances: dict[str, Any], inputs: list | None = None,
-                    index_outputs: list[dict[str, int]] = ()) -> Comparison:
+                    index_outputs: Sequence[Any] = ()) -> Comparison:
     """Compare a candidate's output with the expected output (a Tensor or a tuple of Tensors).
 
-    `index_outputs` ({output, input, values} each, with the call's `inputs`): an output that holds indices along
+    `index_outputs` (rules with .output, .input and .values, with the call's `inputs`): an output that holds indices along
     the last dimension of an input is judged by what it selects (gathered from that input, compared with the
     expected `values` output within its tolerance), since equal elements make several index sets right; without
     the inputs it is compared exactly."""
@@ -74,13 +75,13 @@ def compare_outputs(out: Any, expected: Any, tolerances: dict[str, Any], inputs:
         return result.fail(f"output is a {_type_name(out)}, expected a tuple of {len(exp)} tensors")
     if len(got) != len(exp):
         return result.fail(f"output has {len(got)} elements, expected {len(exp)}")
-    by_selection = {rule["output"]: rule for rule in index_outputs if inputs is not None}
+    by_selection = {rule.output: rule for rule in index_outputs if inputs is not None}
     for i, (o, e) in enumerate(zip(got, exp)):
         name = "output" if single else f"output[{i}]"
         rule = by_selection.get(i)
-        if rule is not None and rule["input"] < len(inputs) and rule["values"] < len(exp):
-            values = exp[rule["values"]]
-            _compare_selection(name, o, e, inputs[rule["input"]], values, tolerance_for(values.dtype, tolerances),
+        if rule is not None and rule.input < len(inputs) and rule.values < len(exp):
+            values = exp[rule.values]
+            _compare_selection(name, o, e, inputs[rule.input], values, tolerance_for(values.dtype, tolerances),
                                result)
             continue
         _compare_tensor(name, o, e, tolerance_for(e.dtype, tolerances), result, row_rtol_for(e.dtype, tolerances))

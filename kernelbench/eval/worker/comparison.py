@@ -13,6 +13,7 @@ from kernelbench.base.models import Finding
 from kernelbench.eval.failures import GuardFailed
 from kernelbench.eval.portable.compare import Comparison, compare_outputs
 from kernelbench.eval.protocol import ErrorSize, StageJob, TensorMeta
+from kernelbench.problems.spec import IndexOutput
 
 
 @dataclass
@@ -25,13 +26,12 @@ class Comparer:
     device: str
     kahan_bound: float | None
     tolerance: dict[str, dict[str, float]] = field(default_factory=dict)
-    index_outputs: list[dict[str, int]] = field(default_factory=list)
+    index_outputs: list[IndexOutput] = field(default_factory=list)
 
     @classmethod
     def for_job(cls, torch: ModuleType, reference: ModuleType, job: StageJob) -> Comparer:
         return cls(torch, reference, job.device, job.kahan_bound,
-                   {k: v.model_dump() for k, v in job.tolerance.items()},
-                   [rule.model_dump() for rule in job.index_outputs])
+                   {k: v.model_dump() for k, v in job.tolerance.items()}, list(job.index_outputs))
 
     def judge(self, case_id: str, out: Any, expected: Any, inputs: list | None, oracle: Any,
               meta: list[TensorMeta]) -> tuple[Comparison, list[Finding]]:
@@ -49,7 +49,7 @@ class Comparer:
     @property
     def selections(self) -> set[int]:
         """The outputs an index rule reads its values from (error_sizes)."""
-        return {rule["values"] for rule in self.index_outputs}
+        return {rule.values for rule in self.index_outputs}
 
     def kahan_evidence(self, case_id: str, out: Any, oracle: Any) -> list[Finding]:
         """The Kahan leak check: row sums of the candidate's output against the problem's bound, with what plain
