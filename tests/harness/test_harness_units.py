@@ -113,6 +113,9 @@ def test_graded_outcome_is_kept_when_the_session_was_fine():
     ("Error: 429 Too Many Requests", True), ("API Error: 529 overloaded_error", True),
     ("Error: 401 invalid x-api-key", False), ("error: insufficient_quota", False),
     ("No allowed providers are available for the selected model", False),
+    # Claude Code's words for a stream cut mid-answer (seen under load, where the cut lands before the CLI's own
+    # retry notice): transient, so retried
+    ("API Error: Connection lost mid-response. The response above may be incomplete.", True),
 ])
 def test_error_text_retryability(message, retryable):
     assert classify_error_text(message, "test").retryable is retryable

@@ -359,7 +359,7 @@ def read_events(path: Path) -> Iterator[dict[str, Any]]:
 RETRYABLE = re.compile(r"\b(429|500|502|503|504|529)\b|rate.?limit|overloaded|too many requests|timed? ?out|"
                        r"ECONNRESET|ETIMEDOUT|ECONNREFUSED|socket hang up|service unavailable|"
                        r"internal server error|temporarily unavailable|RESOURCE_EXHAUSTED|UNAVAILABLE|"
-                       r"connection (reset|error|refused)|network error", re.IGNORECASE)
+                       r"connection (reset|error|refused|lost|closed)|network error", re.IGNORECASE)
 FATAL = re.compile(r"\b(401|403)\b|invalid.{0,20}api.?key|authenticat|unauthori[sz]ed|insufficient_quota|"
                    r"billing|credit balance|not_found_error|model.{0,40}not (found|exist|available|supported)|"
                    r"no (allowed|available) providers?|permission denied|PERMISSION_DENIED|forbidden", re.IGNORECASE)
