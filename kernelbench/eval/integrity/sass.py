@@ -17,7 +17,7 @@ import re
 import shutil
 import subprocess
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from kernelbench.base.catalogue import finding
@@ -181,7 +181,7 @@ class ShapeShare:
     other_mma: dict[str, tuple[float, list[str]]]
     unknown: dict[str, float]
     plain: dict[str, float]          # no MMA, but enough fused multiply-adds to be matrix work on CUDA cores
-    moves: dict[str, float] = None   # data movement only: left out of the rule's denominator
+    moves: dict[str, float] = field(default_factory=dict)  # data movement only: left out of the denominator
 
     @property
     def device_time(self) -> float:
@@ -200,7 +200,7 @@ class ShapeShare:
 
 
 def classify(times: Mapping[str, float], code_of, pattern: re.Pattern[str]) -> ShapeShare:
-    share = ShapeShare({}, {}, {}, {}, {})
+    share = ShapeShare({}, {}, {}, {})
     for name, t in times.items():
         if name.startswith("aten::") or name.startswith("python::"):  # CPU-side op names, not kernels
             continue
