@@ -9,7 +9,9 @@
 #   carry: .foreign .whl .debs        command: CELLS=cells.txt bash sweeps/device-verdicts.sh
 #   CELLS (a file of published run ids, one per line), MORE (another, graded after them), BUDGET (seconds for the
 #   whole call, default 540), SUITE_BUDGET (seconds for the suite on GPU 0, default BUDGET - 60), JOBS (gradings
-#   side by side in each regrade process, default 2), SUITE (0: no suite, every GPU regrades), OUT
+#   side by side in each regrade process, default 2), SUITE (0: no suite, every GPU regrades), OUT,
+#   TIMERS (a file of published run ids: before regrading, each regrading GPU times its share of them with
+#   benchmarks/gpu_cell_timers.py for up to TIMERS_BUDGET seconds, default 300; figures in timers-gpuN.json)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 started=$(date +%s)
@@ -41,6 +43,12 @@ n=$((gpus - first_regrade_gpu))
 for ((g = first_regrade_gpu; g < gpus; g++)); do
   k=$((g - first_regrade_gpu))
   (
+    if [ -n "${TIMERS:-}" ]; then
+      deal "$TIMERS" "$k" "$n" > "/tmp/timers-gpu$g.txt"
+      CUDA_VISIBLE_DEVICES=$g python3 benchmarks/gpu_cell_timers.py --cells "/tmp/timers-gpu$g.txt" \
+        --out "/tmp/timers-gpu$g" --budget-s "${TIMERS_BUDGET:-300}"
+      cp "/tmp/timers-gpu$g/cell_timers.json" "$out/timers-gpu$g.json" 2>/dev/null
+    fi
     for list in "${CELLS:-}" "${MORE:-}"; do
       [ -n "$list" ] || continue
       only=()

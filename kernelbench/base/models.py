@@ -65,6 +65,21 @@ class SeedResult(Model):
     message: str = ""
 
 
+InputProtocol = Literal["buffers", "tensors", "same"]
+
+
+class ProtocolTiming(Model):
+    """A shape timed under one input protocol (kernelbench.eval.portable.timing): "buffers", new values written
+    into the same tensors every call (the score's); "tensors", new values in new tensors; "same", the same tensors
+    and values every call (the protocol of most published boards)."""
+
+    median_ms: NonNegative
+    device_median_ms: NonNegative         # the device's intervals alone, without the host's time issuing the call
+    samples: Count
+    host_bound_samples: Count = 0
+    method: str = "events"                # events | cuda_graph
+
+
 class ShapeResult(Model):
     index: Index
     shape: dict[str, ShapeValue]
@@ -85,6 +100,8 @@ class ShapeResult(Model):
     gbps: NonNegative | None = None
     fraction: Fraction | None = None      # of the governing ceiling
     baselines_ms: dict[str, NonNegative] = Field(default_factory=dict)  # eager / compiled / sota on the same GPU
+    protocol: InputProtocol | None = None  # the input protocol of the samples above (None: recorded before there was a choice)
+    protocols: dict[InputProtocol, ProtocolTiming] = Field(default_factory=dict)  # the scored one and the compared ones
 
 
 class Ceiling(Model):

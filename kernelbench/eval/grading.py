@@ -134,12 +134,13 @@ class GradingPlan:
         spec = self.spec.timing
         settings = TimingSettings(warmup=spec.warmup, trials=spec.trials, max_trials=spec.max_trials,
                                   stderr_target=spec.stderr_target, cuda_graph_below_ms=spec.cuda_graph_below_ms,
-                                  input_sets=spec.input_sets,
+                                  input_sets=spec.input_sets, compare_trials=spec.compare_trials,
                                   max_seconds=self.options.limits.get("shape_seconds") or spec.shape_seconds)
         if self.device == "cpu":
             settings = settings.model_copy(update=dict(
                 warmup=min(settings.warmup, CPU_WARMUP), trials=min(settings.trials, CPU_TRIALS),
-                max_trials=min(settings.max_trials, CPU_TRIALS), stderr_target=0.0))
+                max_trials=min(settings.max_trials, CPU_TRIALS), stderr_target=0.0,
+                compare_trials=0))  # a CPU sample is the host's: the protocols would differ only by noise
         return settings
 
     def job_fields(self, stage: str, cases: list[Case]) -> dict[str, Any]:

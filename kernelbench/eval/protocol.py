@@ -20,7 +20,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from kernelbench.base.models import Finding
+from kernelbench.base.models import Finding, InputProtocol, ProtocolTiming
 from kernelbench.eval.cases import Case
 from kernelbench.problems.spec import IndexOutput, Tolerance
 
@@ -51,6 +51,7 @@ class TimingSettings(Message):
     cuda_graph_below_ms: float
     input_sets: int
     max_seconds: float | None = None
+    compare_trials: int = 0               # eager calls under each input protocol the score does not use
 
 
 class BenchLine(Message):
@@ -229,6 +230,8 @@ class ShapeTiming(Message):
     fresh_calls: int = 0
     fresh_kept: list[KeptCall] = Field(default_factory=list)
     persisting_l2_reset: bool | None = None  # on a GPU: persisting L2 lines reset before each call (False: no API)
+    protocol: InputProtocol | None = None
+    protocols: dict[InputProtocol, ProtocolTiming] = Field(default_factory=dict)
 
 
 class LineTiming(Message):

@@ -89,6 +89,9 @@ class TimingSpec(Strict):
     # wall-clock cap on one shape's warmup + timed calls: a solution taking a second per call still gets at least
     # 5 timed trials (its spread is then small against its median) without holding the GPU for minutes
     shape_seconds: float = Field(20.0, gt=0)
+    # after the scored loop, eager calls under each other input protocol (new tensors; the same tensors), shown
+    # beside the score so that a call whose speed depends on its inputs' identity is seen (0 disables)
+    compare_trials: int = Field(20, ge=0)
 
 
 class StressCase(Strict):

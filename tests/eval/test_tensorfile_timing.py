@@ -136,12 +136,12 @@ def test_host_work_in_a_call_is_counted_when_longer_than_the_device_interval():
 def test_each_sample_says_what_set_it():
     """The sample is the longest of what the call took: its own events, side-stream work (up to the device-wide
     synchronise), the host's time issuing it; the two flags say which one set it, so a launch-bound shape shows."""
-    from kernelbench.eval.portable.timing import classify_sample
+    from kernelbench.eval.portable.timing import Sample, classify_sample
 
-    assert classify_sample(0.50, 0.51, 0.02) == (0.50, False, False)   # the kernels' time
-    assert classify_sample(0.05, 0.06, 0.30) == (0.30, False, True)    # the host's launch overhead
-    assert classify_sample(0.10, 2.00, 0.02) == (2.00, True, False)    # work left on a side stream
-    assert classify_sample(0.10, 2.00, 3.00) == (3.00, True, True)     # both, the host the longer
+    assert classify_sample(0.50, 0.51, 0.02) == Sample(0.50, 0.50, False, False)   # the kernels' time
+    assert classify_sample(0.05, 0.06, 0.30) == Sample(0.30, 0.05, False, True)    # the host's launch overhead
+    assert classify_sample(0.10, 2.00, 0.02) == Sample(2.00, 2.00, True, False)    # work left on a side stream
+    assert classify_sample(0.10, 2.00, 3.00) == Sample(3.00, 2.00, True, True)     # both, the host the longer
 
 
 def test_a_cpu_timing_marks_no_sample_host_bound():

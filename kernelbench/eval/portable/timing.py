@@ -5,7 +5,14 @@ longer than the host needs to launch the call (a device-side spin, so the start 
 host is still launching), take the next input set of the rotation (made fresh, with `fresh`: see fresh.py), time
 with CUDA events around the call, then synchronise the whole device and record a third event (so work left on
 side streams is counted: see `_measure`), validate the output (or keep it for the judge) outside the interval.
-Warmup calls follow the very same path, so a candidate cannot tell warmup from scoring. Stress input sets, when
+Warmup calls follow the very same path, so a candidate cannot tell warmup from scoring.
+
+Input protocols (`PROTOCOLS`): which tensors a timed call receives. "buffers" (the default, and what the score uses):
+new values, never seen before, written into the same tensors every call, as a server with static input buffers
+does; "tensors": new values in tensors allocated for the call; "same": the same tensors with the same values
+every call, as most published boards time. After the scored loop, `compare` times a short eager loop under each
+other protocol (every output validated, as in the scored loop), so a call whose speed depends on its inputs'
+identity (a plan or a CUDA graph keyed on pointers) shows it. Stress input sets, when
 given, are mixed into the rotation at seeded positions (`Rotation`): validated like every call, left out of the
 samples. Kernels faster than `graph_below_ms` are timed by replaying a CUDA graph captured per input set (events
 resolve about half a microsecond; launch overhead would dominate).
@@ -34,13 +41,29 @@ SIDE_STREAM_MARGIN_MS = 0.03  # beyond the synchronise's own jitter
 MIN_TRIALS_WHEN_OUT_OF_TIME = 5
 
 
+PROTOCOLS = ("buffers", "tensors", "same")
+
+
 class TimedOutputInvalid(Exception):
     """A timed call returned a wrong output."""
 
 
 @dataclass
+class ProtocolTiming:
+    """One input protocol's short eager loop (or the scored loop's own figures): its median, the median of the
+    device's intervals alone, and how many samples the host's time set."""
+
+    median_ms: float
+    device_median_ms: float
+    samples: int
+    host_bound_samples: int
+    method: str = "events"
+
+
+@dataclass
 class Timing:
     samples_ms: list[float] = field(default_factory=list)
+    device_samples_ms: list[float] = field(default_factory=list)  # the device's interval of each sample alone
     method: str = "events"
     sync_overhead_ms: float | None = None
     memo_probe: str = "skipped"
@@ -48,6 +71,8 @@ class Timing:
     host_bound_samples: int = 0      # samples that are the host's time in the call, longer than the device's
     notes: list[str] = field(default_factory=list)
     persisting_l2_reset: bool | None = None  # on a GPU: whether persisting L2 lines were reset before each call
+    protocol: str = "buffers"
+    protocols: dict[str, ProtocolTiming] = field(default_factory=dict)
 
     @property
     def median_ms(self) -> float:
@@ -182,10 +207,18 @@ def _events() -> tuple[Any, Any, Any]:
     return tuple(torch.cuda.Event(enable_timing=True) for _ in range(3))
 
 
+@dataclass
+class Sample:
+    ms: float            # the sample: the device's interval, or the host's time issuing the call when longer
+    device_ms: float     # the device's interval alone
+    late: bool = False   # side-stream work set the device's interval
+    host_bound: bool = False  # the host's time set the sample
+
+
 def _measure(launch: Callable[[], Any], device: torch.device, flush: Callable[[], None],
-             overhead_ms: float, cover: LaunchCover | None = None) -> tuple[float, Any, bool, bool]:
+             overhead_ms: float, cover: LaunchCover | None = None) -> tuple[Sample, Any]:
     """Time one call: events around the launch, then a device-wide synchronise and a third event. Returns the
-    sample, the output, whether side-stream work set the sample and whether the host's time did.
+    sample and the output.
 
     The third event is processed only once every stream is idle, so work a candidate leaves on a side stream
     moves it; when it lands later than the launch's own end event plus the synchronise's usual cost, the
@@ -196,7 +229,8 @@ def _measure(launch: Callable[[], Any], device: torch.device, flush: Callable[[]
     if device.type != "cuda":
         begin = _perf_counter()
         out = launch()
-        return (_perf_counter() - begin) * 1e3, out, False, False
+        ms = (_perf_counter() - begin) * 1e3
+        return Sample(ms, ms), out
     # no synchronise after the flush: the GPU is still busy with it while the start event and the call are
     # queued, so the start event fires right before the work instead of a host round trip earlier
     start, end, after = _events()
@@ -213,16 +247,15 @@ def _measure(launch: Callable[[], Any], device: torch.device, flush: Callable[[]
     after.record()
     after.synchronize()
     own, total = start.elapsed_time(end), start.elapsed_time(after) - overhead_ms
-    ms, late, host_bound = classify_sample(own, total, host_ms)
-    return ms, out, late, host_bound
+    return classify_sample(own, total, host_ms), out
 
 
-def classify_sample(own_ms: float, total_ms: float, host_ms: float) -> tuple[float, bool, bool]:
+def classify_sample(own_ms: float, total_ms: float, host_ms: float) -> Sample:
     """The sample from a call's three intervals (its own events, up to the device-wide synchronise, the host's
-    time issuing it): (sample, side-stream work set it, the host's time set it)."""
+    time issuing it)."""
     late = total_ms > own_ms + max(SIDE_STREAM_MARGIN_MS, 0.25 * own_ms)
     device_ms = total_ms if late else own_ms
-    return host_bound_sample(device_ms, host_ms), late, host_ms > device_ms
+    return Sample(host_bound_sample(device_ms, host_ms), device_ms, late, host_ms > device_ms)
 
 
 def host_bound_sample(device_ms: float, host_ms: float) -> float:
@@ -316,41 +349,46 @@ def time_function(fn: Callable, input_sets: list[list], device: torch.device, *,
                   graph_below_ms: float = 0.05, l2_bytes: int | None = None,
                   validate: Validate | None = None, max_seconds: float | None = None,
                   stress_sets: list[list] | None = None, rotation_seed: int | None = None,
-                  fresh: Reservoir | None = None, audit: TimedAudit | None = None) -> Timing:
+                  fresh: Reservoir | None = None, audit: TimedAudit | None = None,
+                  protocol: str = "buffers", compare_trials: int = 0) -> Timing:
     """Time `fn` over rotating input sets; every call (warmup included) is flushed and validated.
 
     `stress_sets` (optional) are mixed into the rotation at positions drawn from `rotation_seed`: each call on one
     follows the very same path (flush, cover, events, validation; validate gets index len(input_sets) + j), but its
     time is left out of the samples, so inputs whose cost differs (skewed routing, ties) do not move the medians.
     `fresh` (optional) gives every call on a base set inputs no call has seen (`fresh.freshen` of the set, seeded
-    just before the call): such a call has no expected output here, so it is offered to the reservoir, whose kept
+    just before the call), written into the set's own tensors or into new ones as `protocol` says (see the
+    module docstring): such a call has no expected output here, so it is offered to the reservoir, whose kept
     outputs are judged afterwards by a trusted process; stress calls and the replay probe stay validated here.
+    `compare_trials` (optional) times that many eager calls under each other protocol after the scored loop.
     `audit` (optional) records the launches of a few windows of consecutive timed calls (TimedAudit); their times
     are left out of the samples.
     `max_seconds` (optional) caps the wall time of the trials for very slow lines; the sample count stays
     visible in the result."""
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"unknown input protocol {protocol!r}: one of {', '.join(PROTOCOLS)}")
     began = _perf_counter()
     sets = list(input_sets) + list(stress_sets or [])
     rotation = Rotation(len(input_sets), len(sets) - len(input_sets), rotation_seed)
     flush = L2Flusher(device, device_l2_bytes(device) if l2_bytes is None else l2_bytes)
-    timing = Timing(sync_overhead_ms=_sync_overhead_ms(device),
+    timing = Timing(sync_overhead_ms=_sync_overhead_ms(device), protocol=protocol,
                     persisting_l2_reset=persisting_l2_reset_found() if device.type == "cuda" else None)
     cover = LaunchCover(device) if device.type == "cuda" else None
-    overhead, eager_ms = timing.sync_overhead_ms, []
-    calls = _Calls(fn, sets, rotation, fresh, validate)
+    overhead, warm = timing.sync_overhead_ms, []
+    calls = _Calls(fn, sets, rotation, fresh, validate, protocol)
 
-    def measure(launch: Callable[[], Any]) -> tuple[float, Any, bool, bool]:
+    def measure(launch: Callable[[], Any]) -> tuple[Sample, Any]:
         return _measure(launch, device, flush, overhead, cover)
 
-    while len(eager_ms) < max(warmup, 1):
+    while len(warm) < max(warmup, 1):
         k = rotation.next()
-        ms, _, _ = calls.run(k, measure)
+        sample = calls.run(k, measure)
         if rotation.is_stress(k):
             continue
-        eager_ms.append(ms)
-        if max_seconds is not None and len(eager_ms) >= 3 and _perf_counter() - began > max_seconds / 4:
+        warm.append(sample)
+        if max_seconds is not None and len(warm) >= 3 and _perf_counter() - began > max_seconds / 4:
             break  # a slow call is warm after a few: keep the time for the timed trials
-    if device.type == "cuda" and statistics.median(eager_ms[-3:]) < graph_below_ms:
+    if device.type == "cuda" and statistics.median(s.ms for s in warm[-3:]) < graph_below_ms:
         calls.use_graphs(_faithful(_try_capture(fn, sets, device, timing), sets, len(input_sets), device,
                                    validate, timing))
 
@@ -358,32 +396,74 @@ def time_function(fn: Callable, input_sets: list[list], device: torch.device, *,
         audit.learn_grader_launches(lambda: calls.grader_work(flush, cover, device))
     n = 0
 
-    def timed_call(k: int) -> tuple[float, bool, bool, bool]:
+    def timed_call(k: int) -> tuple[Sample, bool]:
         nonlocal n
         if audit is not None:
             audit.before(n)
-        ms, late, host_bound = calls.run(k, measure)
+        sample = calls.run(k, measure)
         audited = audit is not None and audit.after(n)
         n += 1
-        return ms, late, host_bound, audited
+        return sample, audited
 
     try:
         while not _enough(timing.samples_ms, trials, max_trials, stderr_target,
                           max_seconds is not None and _perf_counter() - began > max_seconds):
             k = rotation.next()
-            ms, late, host_bound, audited = timed_call(k)
+            sample, audited = timed_call(k)
             if not rotation.is_stress(k) and not audited:
-                timing.samples_ms.append(ms)
-                timing.side_stream_samples += late
-                timing.host_bound_samples += host_bound
+                timing.samples_ms.append(sample.ms)
+                timing.device_samples_ms.append(sample.device_ms)
+                timing.side_stream_samples += sample.late
+                timing.host_bound_samples += sample.host_bound
         for k in rotation.stress_left():
             timed_call(k)
     finally:  # a window still open (the loop ended, or a timed output was refused) is closed and kept
         if audit is not None:
             audit.close()
+    if timing.samples_ms:
+        timing.protocols[protocol] = _summary(_scored_samples(timing), timing.method)
+    if compare_trials > 0:
+        _compare_protocols(calls, measure, timing, compare_trials, max_seconds)
     calls.restore_base_sets()
     timing.memo_probe = _memo_probe(fn, input_sets, calls.graphs, device, validate)
     return timing
+
+
+def _scored_samples(timing: Timing) -> list[Sample]:
+    return [Sample(ms, device_ms) for ms, device_ms in zip(timing.samples_ms, timing.device_samples_ms)]
+
+
+def _summary(samples: list[Sample], method: str) -> ProtocolTiming:
+    return ProtocolTiming(median_ms=statistics.median(s.ms for s in samples),
+                          device_median_ms=statistics.median(s.device_ms for s in samples),
+                          samples=len(samples), host_bound_samples=sum(s.ms > s.device_ms for s in samples),
+                          method=method)
+
+
+def _compare_protocols(calls: _Calls, measure: Callable, timing: Timing, trials: int,
+                       max_seconds: float | None) -> None:
+    """A short eager loop under each protocol the score does not use (the base sets in turn, a warm-up round
+    first), every output validated like the scored loop's: the same tensors are judged here, fresh ones kept for
+    the trusted judge. Eager whatever the scored loop replayed: the candidate's own call meets its inputs."""
+    graphs, calls.graphs = calls.graphs, None
+    began = _perf_counter()
+    try:
+        for protocol in PROTOCOLS:
+            if protocol == timing.protocol:
+                continue
+            calls.protocol = protocol
+            calls.restore_base_sets()
+            samples = []
+            for n in range(calls.rotation.n_base + trials):
+                sample = calls.run(n % calls.rotation.n_base, measure)
+                if n >= calls.rotation.n_base:
+                    samples.append(sample)
+                if max_seconds is not None and _perf_counter() - began > max_seconds and len(samples) >= 3:
+                    break
+            if samples:
+                timing.protocols[protocol] = _summary(samples, "events")
+    finally:
+        calls.graphs, calls.protocol = graphs, timing.protocol
 
 
 @dataclass
@@ -438,24 +518,25 @@ class TimedAudit:
 
 
 class _Calls:
-    """One call of the rotation, eager or replayed from its CUDA graph, on fresh inputs where asked."""
+    """One call of the rotation, eager or replayed from its CUDA graph, on fresh inputs where asked: written into
+    the set's own tensors ("buffers"), into new tensors ("tensors"), or none ("same": the set as it is)."""
 
     def __init__(self, fn: Callable, sets: list[list], rotation: Rotation, fresh: Reservoir | None,
-                 validate: Validate | None):
+                 validate: Validate | None, protocol: str = "buffers"):
         self.fn, self.sets, self.rotation, self.fresh, self.validate = fn, sets, rotation, fresh, validate
+        self.protocol = protocol
         self.graphs: list[tuple[Any, Any]] | None = None
-        self.pristine: list[list] = []
+        # fresh values are drawn from copies of the base sets: the sets' own tensors hold the last call's values
+        self.pristine: list[list] = [[x.clone() if isinstance(x, torch.Tensor) else x for x in s]
+                                     for s in sets[:rotation.n_base]] if fresh is not None else []
 
     def use_graphs(self, graphs: list[tuple[Any, Any]] | None) -> None:
-        """Graphs read fixed buffers: fresh inputs are copied into them, drawn from copies of the base sets."""
+        """Graphs read fixed buffers: fresh inputs are copied into them whatever the protocol."""
         self.graphs = graphs
-        if graphs and self.fresh is not None:
-            self.pristine = [[x.clone() if isinstance(x, torch.Tensor) else x for x in s]
-                             for s in self.sets[:self.rotation.n_base]]
 
     def restore_base_sets(self) -> None:
-        """Graphs read fixed buffers, which the last fresh calls left holding permuted values: the base sets' own
-        values go back in, so the replay probe's expected output (the base set's) is the right one."""
+        """Fresh calls written into the sets' tensors left them holding permuted values: the base sets' own values
+        go back in, so a call validated here (the replay probe, the "same" protocol) has its expected output."""
         for k, values in enumerate(self.pristine):
             _copy_into(self.sets[k], values)
 
@@ -471,22 +552,28 @@ class _Calls:
         if device.type == "cuda":
             torch.cuda.synchronize(device)
 
-    def run(self, k: int, measure: Callable[[Callable[[], Any]], tuple[float, Any, bool, bool]]
-            ) -> tuple[float, bool, bool]:
-        seed = self.fresh.seed() if self.fresh is not None and not self.rotation.is_stress(k) else None
+    def inputs(self, k: int, seed: int | None) -> list:
+        if seed is None:
+            return self.sets[k]
+        if self.graphs or self.protocol == "buffers":
+            _copy_into(self.sets[k], freshen(self.pristine[k], seed))
+            return self.sets[k]
+        return freshen(self.pristine[k], seed)
+
+    def run(self, k: int, measure: Callable[[Callable[[], Any]], tuple[Sample, Any]]) -> Sample:
+        fresh_call = self.fresh is not None and not self.rotation.is_stress(k) and self.protocol != "same"
+        seed = self.fresh.seed() if fresh_call else None
+        inputs = self.inputs(k, seed)
         if self.graphs:
-            if seed is not None:
-                _copy_into(self.sets[k], freshen(self.pristine[k], seed))
-            ms, _, late, host_bound = measure(self.graphs[k][0].replay)
+            sample, _ = measure(self.graphs[k][0].replay)
             out = self.graphs[k][1]
         else:
-            inputs = self.sets[k] if seed is None else freshen(self.sets[k], seed)
-            ms, out, late, host_bound = measure(lambda: self.fn(*inputs))
+            sample, out = measure(lambda: self.fn(*inputs))
         if seed is None:
             _check(self.validate, out, k)
         else:
             self.fresh.offer(k, seed, out)
-        return ms, late, host_bound
+        return sample
 
 
 def _copy_into(buffers: list, values: list) -> None:

@@ -87,6 +87,7 @@ def shape_result(plan: GradingPlan, state: GradingState, index: int, shape: dict
     samples = timing.samples_ms
     result.median_ms, result.spread_ms, result.samples_ms = statistics.median(samples), iqr(samples), samples
     result.timing_method = timing.method
+    result.protocol, result.protocols = timing.protocol, dict(timing.protocols)
     if plan.device == "cuda":  # on the CPU every sample is the host's: nothing to tell apart
         result.host_bound_samples = timing.host_bound_samples
     score_shape(result, plan.spec, state.profile)

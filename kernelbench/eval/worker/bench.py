@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from kernelbench.base.models import ProtocolTiming
 from kernelbench.eval.cases import Case
 from kernelbench.eval.failures import GuardFailed, describe
 from kernelbench.eval.portable.fresh import Reservoir
@@ -90,7 +91,8 @@ def bench_shape(ctx: StageContext, index: int, cases: list[Case]) -> ShapeTiming
                 max_trials=spec.max_trials, stderr_target=spec.stderr_target,
                 graph_below_ms=spec.cuda_graph_below_ms, l2_bytes=job.l2_bytes, validate=judged,
                 max_seconds=spec.max_seconds, stress_sets=input_sets[n_base:],
-                rotation_seed=mix_rotation_seed(job, index), fresh=fresh, audit=audit)
+                rotation_seed=mix_rotation_seed(job, index), fresh=fresh, audit=audit,
+                compare_trials=spec.compare_trials)
         except timing.TimedOutputInvalid as exc:
             invalid = describe(exc)
     if audit is not None:  # on a GPU the timed calls' launches are the audited windows'
@@ -106,7 +108,8 @@ def bench_shape(ctx: StageContext, index: int, cases: list[Case]) -> ShapeTiming
         audit_recorder=audit.recorder_name if audit is not None else None,
         blind_windows=audit.blind_windows if audit is not None else 0,
         fresh_calls=fresh.offered, fresh_kept=save_kept(ctx, index, base, fresh),
-        persisting_l2_reset=result.persisting_l2_reset)
+        persisting_l2_reset=result.persisting_l2_reset, protocol=result.protocol,
+        protocols={name: ProtocolTiming(**vars(p)) for name, p in result.protocols.items()})
 
 
 @dataclass
