@@ -96,8 +96,8 @@ def loose_validate(expected: list):
 
 def time_shape(reference, candidate, shape: dict, index: int, device) -> dict:
     import torch
-
     from gpu_line_timers import do_bench_ms, graph_replay_ms, host_issue_ms
+
     from kernelbench.eval.portable.fresh import Reservoir
     from kernelbench.eval.portable.timing import time_function
     from kernelbench.eval.worker.context import build_model
@@ -118,9 +118,9 @@ def time_shape(reference, candidate, shape: dict, index: int, device) -> dict:
                          "protocols": {name: vars(p) for name, p in timing.protocols.items()}}
         for k, values in enumerate(sets):  # the memoisation probe left set 1's values in set 0
             values[:] = list(reference.get_inputs(shape, seed + 17 * k, device))
-        one = lambda: model(*sets[0])  # noqa: E731
+        one = lambda: model(*sets[0])
         turn = iter(range(1 << 62))
-        rotating = lambda: model(*sets[next(turn) % len(sets)])  # noqa: E731
+        rotating = lambda: model(*sets[next(turn) % len(sets)])
         row["do_bench_ms"] = do_bench_ms(one)
         row["do_bench_rotating_ms"] = do_bench_ms(rotating)
         row["published_protocol_ms"] = published_protocol_ms(one, device)
@@ -132,8 +132,8 @@ def time_shape(reference, candidate, shape: dict, index: int, device) -> dict:
 def time_cell(cell_id: str, board: Path, solutions: Path, deck: Path, deadline: float) -> dict:
     import torch
 
-    from kernelbench.problems.loader import bind_shape, load_reference, load_solution
     from kernelbench.problems.layouts import layout_of
+    from kernelbench.problems.loader import bind_shape, load_reference, load_solution
 
     problem_dir, solution = locate(cell_id, board, solutions, deck)
     spec = layout_of(problem_dir).load_spec(problem_dir)
