@@ -73,10 +73,10 @@ class ProtocolTiming(Model):
     into the same tensors every call (the score's); "tensors", new values in new tensors; "same", the same tensors
     and values every call (the protocol of most published boards)."""
 
-    median_ms: NonNegative
-    device_median_ms: NonNegative         # the device's intervals alone, without the host's time issuing the call
+    median_ms: NonNegative                # of the device's intervals
+    host_median_ms: NonNegative           # of the host's time issuing the call (on a CPU: 0, the interval is the host's)
     samples: Count
-    host_bound_samples: Count = 0
+    host_bound_samples: Count = 0         # calls the host took longer to issue than the device to run
     method: str = "events"                # events | cuda_graph
 
 
@@ -89,9 +89,10 @@ class ShapeResult(Model):
     spread_ms: NonNegative | None = None  # interquartile range of the samples
     samples_ms: list[NonNegative] = Field(default_factory=list)
     timing_method: str = ""               # events | cuda_graph
-    # samples that are the host's time issuing the call, longer than the device's interval (a launch-bound call:
-    # its time follows the host, e.g. Python or Triton launch overhead, more than the kernels); None: not recorded
+    # samples whose call the host took longer to issue than the device to run (a launch-bound call: in an eager
+    # loop its pace would be the host's, e.g. Python or Triton launch overhead); None: not recorded
     host_bound_samples: Count | None = None
+    host_median_ms: NonNegative | None = None  # the host's time issuing the call, median (not in the score)
     # the grader's own clock around the timed calls on fresh inputs (eval.pacing): the shortest span from the
     # nonce sent to the output's fingerprint received, and how many it saw; None where the calls were not paced
     external_span_ms: NonNegative | None = None

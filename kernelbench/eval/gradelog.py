@@ -59,9 +59,25 @@ def shape_line(result: ShapeResult, timing: ShapeTiming) -> str:
     if timing.sync_overhead_ms:
         parts.append(f"sync overhead {timing.sync_overhead_ms * 1e3:.1f} us")
     if result.host_bound_samples:
-        parts.append(f"{result.host_bound_samples} of {len(result.samples_ms)} samples host-bound")
+        parts.append(f"{result.host_bound_samples} of {len(result.samples_ms)} calls host-bound (the host's "
+                     f"median {result.host_median_ms * 1e3:.1f} us to issue one, not counted)"
+                     if result.host_median_ms is not None else
+                     f"{result.host_bound_samples} of {len(result.samples_ms)} calls host-bound")
     parts.append(f"memo probe {timing.memo_probe}")
-    return ", ".join(parts)
+    line = ", ".join(parts)
+    compared = protocol_line(result)
+    return line + ("\n    " + compared if compared else "")
+
+
+def protocol_line(result: ShapeResult) -> str:
+    """The shape's median under each input protocol timed, beside the score's."""
+    if len(result.protocols) < 2:
+        return ""
+    names = {"buffers": "new values, same tensors", "tensors": "new tensors", "same": "same tensors and values"}
+    parts = [f"{names.get(name, name)} {p.median_ms * 1e3:.1f} us ({p.samples} calls, {p.method})"
+             + (" [score]" if name == result.protocol else "")
+             for name, p in result.protocols.items()]
+    return "input protocols: " + "; ".join(parts)
 
 
 def timing_notes(index: int, timing: ShapeTiming) -> list[str]:

@@ -7,10 +7,17 @@ with CUDA events around the call, then synchronise the whole device and record a
 side streams is counted: see `_measure`), validate the output (or keep it for the judge) outside the interval.
 Warmup calls follow the very same path, so a candidate cannot tell warmup from scoring.
 
+A sample is the device's interval: the launch cover hides the host's launch work as a graph replay does, so a
+call's time does not depend on whether the grader could replay it. The host's time issuing the call is kept
+beside it (a call whose host time exceeds its device time is host-bound: in an eager loop it would run at the
+host's pace). Host work that needs the inputs' values waits for the device (a copy to the host synchronises), so
+it lands inside the interval; what could escape it, work on values the candidate got some other way, is weighed by
+the grader's own clock (kernelbench.eval.pacing).
+
 Input protocols (`PROTOCOLS`): which tensors a timed call receives. "buffers" (the default, and what the score uses):
-new values, never seen before, written into the same tensors every call, as a server with static input buffers
-does; "tensors": new values in tensors allocated for the call; "same": the same tensors with the same values
-every call, as most published boards time. After the scored loop, `compare` times a short eager loop under each
+new values, never seen before, written into one set of tensors every call (the first input set's, when every set
+has its layout), as a server with static input buffers does; "tensors": new values in tensors allocated for the
+call; "same": the first input set's tensors and values every call, as most published boards time. After the scored loop, `compare` times a short eager loop under each
 other protocol (every output validated, as in the scored loop), so a call whose speed depends on its inputs'
 identity (a plan or a CUDA graph keyed on pointers) shows it. Stress input sets, when
 given, are mixed into the rotation at seeded positions (`Rotation`): validated like every call, left out of the
@@ -50,11 +57,11 @@ class TimedOutputInvalid(Exception):
 
 @dataclass
 class ProtocolTiming:
-    """One input protocol's short eager loop (or the scored loop's own figures): its median, the median of the
-    device's intervals alone, and how many samples the host's time set."""
+    """One input protocol's short eager loop (or the scored loop's own figures): the median device interval, the
+    median of the host's time issuing the call, and how many samples the host's time exceeded the device's."""
 
     median_ms: float
-    device_median_ms: float
+    host_median_ms: float
     samples: int
     host_bound_samples: int
     method: str = "events"
@@ -63,12 +70,12 @@ class ProtocolTiming:
 @dataclass
 class Timing:
     samples_ms: list[float] = field(default_factory=list)
-    device_samples_ms: list[float] = field(default_factory=list)  # the device's interval of each sample alone
+    host_samples_ms: list[float] = field(default_factory=list)  # the host's time issuing each sampled call
     method: str = "events"
     sync_overhead_ms: float | None = None
     memo_probe: str = "skipped"
     side_stream_samples: int = 0     # samples whose work finished after the launch's own end event
-    host_bound_samples: int = 0      # samples that are the host's time in the call, longer than the device's
+    host_bound_samples: int = 0      # samples whose call took the host longer to issue than the device to run
     notes: list[str] = field(default_factory=list)
     persisting_l2_reset: bool | None = None  # on a GPU: whether persisting L2 lines were reset before each call
     protocol: str = "buffers"
@@ -209,10 +216,13 @@ def _events() -> tuple[Any, Any, Any]:
 
 @dataclass
 class Sample:
-    ms: float            # the sample: the device's interval, or the host's time issuing the call when longer
-    device_ms: float     # the device's interval alone
+    ms: float            # the sample: the device's interval (up to the device-wide synchronise when that is later)
+    host_ms: float       # the host's time issuing the call
     late: bool = False   # side-stream work set the device's interval
-    host_bound: bool = False  # the host's time set the sample
+
+    @property
+    def host_bound(self) -> bool:
+        return self.host_ms > self.ms
 
 
 def _measure(launch: Callable[[], Any], device: torch.device, flush: Callable[[], None],
@@ -230,7 +240,7 @@ def _measure(launch: Callable[[], Any], device: torch.device, flush: Callable[[]
         begin = _perf_counter()
         out = launch()
         ms = (_perf_counter() - begin) * 1e3
-        return Sample(ms, ms), out
+        return Sample(ms, 0.0), out  # on the CPU the interval is the host's: nothing to tell apart
     # no synchronise after the flush: the GPU is still busy with it while the start event and the call are
     # queued, so the start event fires right before the work instead of a host round trip earlier
     start, end, after = _events()
@@ -252,19 +262,9 @@ def _measure(launch: Callable[[], Any], device: torch.device, flush: Callable[[]
 
 def classify_sample(own_ms: float, total_ms: float, host_ms: float) -> Sample:
     """The sample from a call's three intervals (its own events, up to the device-wide synchronise, the host's
-    time issuing it)."""
+    time issuing it): the device's interval, up to the synchronise when side-stream work ends later."""
     late = total_ms > own_ms + max(SIDE_STREAM_MARGIN_MS, 0.25 * own_ms)
-    device_ms = total_ms if late else own_ms
-    return Sample(host_bound_sample(device_ms, host_ms), device_ms, late, host_ms > device_ms)
-
-
-def host_bound_sample(device_ms: float, host_ms: float) -> float:
-    """The sample of one call: its device interval, or the host's time in the call when that is longer.
-
-    The launch cover keeps the GPU busy while the host launches, so the device interval alone would not see host
-    work: a call that spends a millisecond computing on the CPU and then copies a finished result would time as
-    the copy. A call cannot finish before the host has finished issuing it, so the longer of the two counts."""
-    return max(device_ms, host_ms)
+    return Sample(total_ms if late else own_ms, host_ms, late)
 
 
 def _sync_overhead_ms(device: torch.device, n: int = 30) -> float:
@@ -412,7 +412,7 @@ def time_function(fn: Callable, input_sets: list[list], device: torch.device, *,
             sample, audited = timed_call(k)
             if not rotation.is_stress(k) and not audited:
                 timing.samples_ms.append(sample.ms)
-                timing.device_samples_ms.append(sample.device_ms)
+                timing.host_samples_ms.append(sample.host_ms)
                 timing.side_stream_samples += sample.late
                 timing.host_bound_samples += sample.host_bound
         for k in rotation.stress_left():
@@ -430,13 +430,13 @@ def time_function(fn: Callable, input_sets: list[list], device: torch.device, *,
 
 
 def _scored_samples(timing: Timing) -> list[Sample]:
-    return [Sample(ms, device_ms) for ms, device_ms in zip(timing.samples_ms, timing.device_samples_ms)]
+    return [Sample(ms, host_ms) for ms, host_ms in zip(timing.samples_ms, timing.host_samples_ms)]
 
 
 def _summary(samples: list[Sample], method: str) -> ProtocolTiming:
     return ProtocolTiming(median_ms=statistics.median(s.ms for s in samples),
-                          device_median_ms=statistics.median(s.device_ms for s in samples),
-                          samples=len(samples), host_bound_samples=sum(s.ms > s.device_ms for s in samples),
+                          host_median_ms=statistics.median(s.host_ms for s in samples),
+                          samples=len(samples), host_bound_samples=sum(s.host_bound for s in samples),
                           method=method)
 
 
@@ -519,7 +519,7 @@ class TimedAudit:
 
 class _Calls:
     """One call of the rotation, eager or replayed from its CUDA graph, on fresh inputs where asked: written into
-    the set's own tensors ("buffers"), into new tensors ("tensors"), or none ("same": the set as it is)."""
+    one set of tensors ("buffers"), into new tensors ("tensors"), or none ("same": the first set as it is)."""
 
     def __init__(self, fn: Callable, sets: list[list], rotation: Rotation, fresh: Reservoir | None,
                  validate: Validate | None, protocol: str = "buffers"):
@@ -529,6 +529,8 @@ class _Calls:
         # fresh values are drawn from copies of the base sets: the sets' own tensors hold the last call's values
         self.pristine: list[list] = [[x.clone() if isinstance(x, torch.Tensor) else x for x in s]
                                      for s in sets[:rotation.n_base]] if fresh is not None else []
+        # "buffers" writes every call's values into the first set's tensors, where every set has their layout
+        self.shared = bool(self.pristine) and all(_same_layout(sets[0], s) for s in sets[1:])
 
     def use_graphs(self, graphs: list[tuple[Any, Any]] | None) -> None:
         """Graphs read fixed buffers: fresh inputs are copied into them whatever the protocol."""
@@ -553,14 +555,20 @@ class _Calls:
             torch.cuda.synchronize(device)
 
     def inputs(self, k: int, seed: int | None) -> list:
-        if seed is None:
+        if self.graphs:  # each graph reads its own set's buffers
+            if seed is not None:
+                _copy_into(self.sets[k], freshen(self.pristine[k], seed))
             return self.sets[k]
-        if self.graphs or self.protocol == "buffers":
-            _copy_into(self.sets[k], freshen(self.pristine[k], seed))
+        if self.protocol == "tensors" and seed is not None:
+            return freshen(self.pristine[k], seed)
+        if self.protocol != "buffers" or not self.shared:
             return self.sets[k]
-        return freshen(self.pristine[k], seed)
+        _copy_into(self.sets[0], freshen(self.pristine[k], seed) if seed is not None else self.sets[k])
+        return self.sets[0]
 
     def run(self, k: int, measure: Callable[[Callable[[], Any]], tuple[Sample, Any]]) -> Sample:
+        if self.protocol == "same" and not self.rotation.is_stress(k):
+            k = 0
         fresh_call = self.fresh is not None and not self.rotation.is_stress(k) and self.protocol != "same"
         seed = self.fresh.seed() if fresh_call else None
         inputs = self.inputs(k, seed)

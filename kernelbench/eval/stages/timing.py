@@ -88,6 +88,9 @@ def shape_result(plan: GradingPlan, state: GradingState, index: int, shape: dict
     result.median_ms, result.spread_ms, result.samples_ms = statistics.median(samples), iqr(samples), samples
     result.timing_method = timing.method
     result.protocol, result.protocols = timing.protocol, dict(timing.protocols)
+    scored = timing.protocols.get(timing.protocol) if timing.protocol else None
+    if plan.device == "cuda" and scored is not None:
+        result.host_median_ms = scored.host_median_ms
     if plan.device == "cuda":  # on the CPU every sample is the host's: nothing to tell apart
         result.host_bound_samples = timing.host_bound_samples
     score_shape(result, plan.spec, state.profile)

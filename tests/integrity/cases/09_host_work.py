@@ -1,7 +1,7 @@
 """Class 9 variant, work the device events cannot see (GPU): the answer is computed on the host (exact, in
 float64) while the grader's launch cover keeps the GPU busy, and only a copy of the finished result reaches the
-device. Timed by the device interval alone it would cost a copy; the grader counts the host's time in the call,
-so the median must show the 2 ms the host spends."""
+device. Reading the inputs is a copy to the host, which waits for the device (the start event has fired by then),
+so the 2 ms the host spends lie inside the device interval: the median must show them."""
 
 import time
 
