@@ -4,8 +4,8 @@
 Per cell and shape, in a child process of its own (a refused graph capture can spoil a process), unconfined:
 - the grader's timed loop as the bench stage runs it (L2 flush, launch cover, graph replay below 0.05 ms where
   the replay is faithful, fresh values in the same tensors), then the short eager loops of the other input
-  protocols (new tensors; the same tensors): for each, the median sample, the median of the device's
-  intervals alone and how many samples the host's time set;
+  protocols (new tensors; the same tensors): for each, the median device interval, the median of the host's
+  time issuing the call and how many calls were host-bound;
 - `triton.testing.do_bench` on one input set (its own L2 clear), and rotating over the shape's input sets;
 - the protocol kernelbench.com's harness describes (a 128 MiB clear, a synchronise, events around the call, the
   same tensors every call: the published figures' protocol);
@@ -167,7 +167,6 @@ def ratios(row: dict) -> dict:
     for name in ("buffers", "tensors", "same"):
         if name in protocols:
             figures[name] = protocols[name]["median_ms"]
-            figures[name + "_device"] = protocols[name]["device_median_ms"]
     bench = row.get("do_bench_ms")
     return {f"{k}/do_bench": v / bench for k, v in figures.items() if v and bench}
 
@@ -182,7 +181,7 @@ def print_cell(result: dict) -> None:
             print(f"{head}  {row.get('error') or row.get('skipped')}", flush=True)
             continue
         p = row["grader"]["protocols"]
-        cols = "  ".join(f"{name} {us(p[name]['median_ms'])} (dev {us(p[name]['device_median_ms'])}, "
+        cols = "  ".join(f"{name} {us(p[name]['median_ms'])} (host {us(p[name]['host_median_ms'])}, "
                          f"host-bound {p[name]['host_bound_samples']}/{p[name]['samples']})"
                          for name in ("buffers", "tensors", "same") if name in p)
         print(f"{head}  score {us(row['grader']['median_ms'])} us [{row['grader']['method']}]  {cols}  "
