@@ -34,9 +34,15 @@ from kernelbench.eval.protocol import (
     StageJob,
     TimingSettings,
 )
+from kernelbench.eval.solution_folder import SolutionCopy, copy_solution_folder
 from kernelbench.hardware import GpuProfile
-from kernelbench.problems.loader import file_hashes, pristine_copy, problem_files, shapes_for
-from kernelbench.problems.loader import load_problem_spec
+from kernelbench.problems.loader import (
+    file_hashes,
+    load_problem_spec,
+    pristine_copy,
+    problem_files,
+    shapes_for,
+)
 from kernelbench.problems.spec import ProblemSpec
 
 if TYPE_CHECKING:
@@ -88,6 +94,8 @@ class GradingPlan:
     pristine_hashes: dict[str, str]
     kahan_bound: float | None
     graded_bytes: bytes = b""            # the solution as the lint read it: every stage must import these bytes
+    brought: SolutionCopy = field(default_factory=SolutionCopy)  # what came with it, beside it
+    brought_hashes: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def create(cls, solution: Path, problem_dir: Path, workdir: Path, options: GradingOptions,
@@ -102,7 +110,7 @@ class GradingPlan:
         pristine = pristine_copy(problem_dir, workdir / "problem")
         module = workdir / "solution" / solution.name
         module.parent.mkdir(parents=True)
-        shutil.copy2(solution, module)
+        brought = copy_solution_folder(solution, module.parent)
         (workdir / "inputs").mkdir()
         # the sandboxed stages run as an uid of their own: what they read must be readable whatever its mode was
         confinement.readable_by_sandbox(pristine, module.parent, workdir / "inputs")
@@ -111,6 +119,8 @@ class GradingPlan:
                    guards.kahan_bound(spec, pristine))
         plan.pristine_hashes = file_hashes(plan.pristine_files())
         plan.graded_bytes = module.read_bytes()
+        plan.brought = brought
+        plan.brought_hashes = file_hashes([module.parent / rel for rel in brought.files])
         return plan
 
     @property

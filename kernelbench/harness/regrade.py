@@ -177,7 +177,7 @@ def grade_cell(job: CellJob, settings: CellSettings, runs_dir: Path, exclusive=N
             result.gpu = settings.gpu or this_gpu(settings.device)
         else:
             try:
-                report = _grade_copy(job, settings, staging, exclusive, grade_solution)
+                report = _grade_copy(job, settings, staging, exclusive, grade_solution, result.provenance)
             except Exception as exc:  # noqa: BLE001 - the grader could not grade this cell: its outcome, not fatal
                 result.grading = Grading(has_solution=True, outcome=Outcome.HARNESS_ERROR,
                                          reasons=[f"grading aborted: {type(exc).__name__}: {exc}"[:2000]])
@@ -207,16 +207,20 @@ def this_gpu(device: str) -> str:
     return profile.key if profile else "unknown"
 
 
-def _grade_copy(job: CellJob, settings: CellSettings, staging: Path, exclusive, grade_solution):
-    """The solution graded from a scratch copy named solution.py (its published name is not importable); the copy
-    goes away with the scratch folder, so the run directory never holds its text."""
+def _grade_copy(job: CellJob, settings: CellSettings, staging: Path, exclusive, grade_solution,
+                provenance: Provenance):
+    """The solution graded from a scratch folder set up as its authors had it (solution.py, its sidecars, the
+    CUTLASS headers it includes: kernelbench.harness.rebuild, each step recorded in `provenance`); the folder
+    goes away afterwards, so the run directory never holds its text."""
     import tempfile
 
     from kernelbench.eval.grading import scratch_dir
+    from kernelbench.harness.rebuild import set_up
 
     with tempfile.TemporaryDirectory(prefix="kb-regrade-", dir=scratch_dir()) as tmp:
-        solution = Path(tmp) / "solution.py"
-        shutil.copyfile(job.solution, solution)
+        solution, adaptations, missing = set_up(job.solution, Path(tmp))
+        provenance.adaptations = [a.what for a in adaptations]
+        provenance.not_provided = missing
         return grade_solution(solution, job.problem_dir, device=settings.device, shapes=settings.shapes,
                               out_dir=staging, limits=settings.limits, counters=settings.counters,
                               exclusive=exclusive)

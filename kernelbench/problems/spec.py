@@ -84,7 +84,10 @@ class TimingSpec(Strict):
     max_trials: int = Field(200, ge=1)
     # stop early once the standard error of the mean falls under this share of the mean (0 disables)
     stderr_target: float = Field(0.0, ge=0)
-    cuda_graph_below_ms: float = Field(0.05, ge=0)  # replay a CUDA graph for kernels faster than this
+    # replay a CUDA graph of the call for kernels faster than this (0: never). Off by default: the launch cover
+    # keeps the host's launch work out of the device interval as a replay does, and capturing a candidate's call
+    # changes what it does (a candidate's own graphs broken by the failed capture, a capture-safe slower path)
+    cuda_graph_below_ms: float = Field(0.0, ge=0)
     input_sets: int = Field(4, ge=1)  # rotating pre-generated input sets, a fresh one for every timed call
     # wall-clock cap on one shape's warmup + timed calls: a solution taking a second per call still gets at least
     # 5 timed trials (its spread is then small against its median) without holding the GPU for minutes

@@ -101,6 +101,10 @@ class Provenance(Model):
     published_hardware: str = ""
     layout: str = ""                      # the problem's folder layout (kernelbench-hard, stanford-kernelbench)
     mapping: list[MappedConcept] = Field(default_factory=list)
+    # how the published file was set up to run as its authors had it (kernelbench.harness.rebuild), and what it
+    # needs that could not be provided
+    adaptations: list[str] = Field(default_factory=list)
+    not_provided: list[str] = Field(default_factory=list)
 
     @property
     def upstream_url(self) -> str | None:

@@ -86,6 +86,8 @@ def run_view(record: RunRecord, dataset: Dataset, shown: dict[str, Cell]) -> dic
         "shapes": [_shape_view(s) for s in grading.shapes],
         "baseline_names": sorted({name for s in grading.shapes for name in s.baselines_ms}),
         "shows_host_bound": any(s.host_bound_samples is not None for s in grading.shapes),
+        "compared_protocols": [name for name in ("tensors", "same")
+                               if any(name in s.protocols for s in grading.shapes)],
         "findings": [_finding_view(f) for f in result.integrity],
         "provenance": provenance_view(result.provenance),
     }
@@ -112,6 +114,8 @@ def _shape_view(shape) -> dict:
         "baselines_ms": dict(shape.baselines_ms),
         "host_bound": None if shape.host_bound_samples is None else
         f"{shape.host_bound_samples} of {len(shape.samples_ms)}",
+        "host_median_ms": shape.host_median_ms,
+        "protocol_ms": {name: p.median_ms for name, p in shape.protocols.items()},
     }
 
 

@@ -21,8 +21,8 @@ call; "same": the first input set's tensors and values every call, as most publi
 other protocol (every output validated, as in the scored loop), so a call whose speed depends on its inputs'
 identity (a plan or a CUDA graph keyed on pointers) shows it. Stress input sets, when
 given, are mixed into the rotation at seeded positions (`Rotation`): validated like every call, left out of the
-samples. Kernels faster than `graph_below_ms` are timed by replaying a CUDA graph captured per input set (events
-resolve about half a microsecond; launch overhead would dominate).
+samples. Kernels faster than `graph_below_ms` (0 by default: never) are timed by replaying a CUDA graph captured per
+input set, where the replay is faithful (`_faithful`).
 """
 
 from __future__ import annotations
@@ -346,7 +346,7 @@ class Rotation:
 
 def time_function(fn: Callable, input_sets: list[list], device: torch.device, *, warmup: int = 10,
                   trials: int = 30, max_trials: int = 200, stderr_target: float = 0.0,
-                  graph_below_ms: float = 0.05, l2_bytes: int | None = None,
+                  graph_below_ms: float = 0.0, l2_bytes: int | None = None,
                   validate: Validate | None = None, max_seconds: float | None = None,
                   stress_sets: list[list] | None = None, rotation_seed: int | None = None,
                   fresh: Reservoir | None = None, audit: TimedAudit | None = None,

@@ -40,10 +40,16 @@ def graded_copy(plan: GradingPlan, state: GradingState) -> None:
         now = plan.module.read_bytes()
     except OSError:
         now = None
-    if now == plan.graded_bytes:
-        return
-    state.findings += verdict.rewritten_solution_findings(plan.module.name)
-    plan.module.write_bytes(plan.graded_bytes)
+    if now != plan.graded_bytes:
+        state.findings += verdict.rewritten_solution_findings(plan.module.name)
+        plan.module.write_bytes(plan.graded_bytes)
+    changed = [Path(p) for p, digest in file_hashes([Path(p) for p in plan.brought_hashes]).items()
+               if digest != plan.brought_hashes[p]]
+    for path in changed:  # a file beside it: put back from the solution's own folder
+        rel = path.relative_to(plan.module.parent)
+        state.findings += verdict.rewritten_solution_findings(str(rel))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes((plan.solution.parent / rel).read_bytes())
 
 
 def machine_code(plan: GradingPlan, state: GradingState):
