@@ -1,12 +1,12 @@
 # Sourced by the device scripts: what a lent GPU machine lacks for grading, from what the call carried.
-#   carry: .whl (the grader's Python packages, Python 3.12 wheels) .debs (Debian's bubblewrap, util-linux and
+#   carry: .whl (the grader's Python packages, Python 3.12 wheels, and nvidia-cutlass for the CUTLASS headers) .debs (Debian's bubblewrap, util-linux and
 #   libseccomp2 with their libraries)
 # Each piece is installed only where the machine lacks it: the grader's packages into /tmp/site; bwrap, setpriv and
 # libseccomp unpacked under /usr/local/kb (inside /usr, which every sandbox shows read-only, since setpriv runs
 # inside the sandbox), each binary started through the loader with its own libraries, so none of them reaches the
 # environment of the processes it starts.
 set -uo pipefail
-if ! python3 -c "import pydantic, orjson, msgspec, pyseccomp" 2>/dev/null; then
+if ! python3 -c "import pydantic, orjson, msgspec, pyseccomp, cutlass_library" 2>/dev/null; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
   export PYTHONPATH="/tmp/site${PYTHONPATH:+:$PYTHONPATH}"
 fi

@@ -10,6 +10,7 @@
 #   CELLS (a file of published run ids, one per line), MORE (another, graded after them), BUDGET (seconds for the
 #   whole call, default 540), SUITE_BUDGET (seconds for the suite on GPU 0, default BUDGET - 60), JOBS (gradings
 #   side by side in each regrade process, default 2), SUITE (0: no suite, every GPU regrades), OUT,
+#   SUITE_ARGS (more arguments for the suite, e.g. "--only 09_host_work.py --honest"),
 #   TIMERS (a file of published run ids: before regrading, each regrading GPU times its share of them with
 #   benchmarks/gpu_cell_timers.py for up to TIMERS_BUDGET seconds, default 300; figures in timers-gpuN.json)
 set -uo pipefail
@@ -31,7 +32,7 @@ pids=()
 if [ "${SUITE:-1}" != 0 ]; then
   suite_budget="${SUITE_BUDGET:-$((budget - 60))}"
   CUDA_VISIBLE_DEVICES=0 python3 benchmarks/integrity_gpu.py --out "$out/integrity" --budget-s "$suite_budget" \
-    --parallel 8 > "$out/integrity.log" 2>&1 &
+    --parallel 8 ${SUITE_ARGS:-} > "$out/integrity.log" 2>&1 &
   pids+=($!)
 fi
 
