@@ -82,11 +82,32 @@ def test_each_other_protocol_is_timed_and_shows_a_plan_keyed_on_pointers():
     assert figures["tensors"].samples == 4 and figures["same"].method == "events"
 
 
-def test_sets_of_another_layout_keep_their_own_tensors():
+def test_sets_of_another_layout_keep_their_own_tensors_and_get_new_values():
     fn = PlanPerPointer()
     sets = [[torch.arange(64.0)], [torch.arange(32.0)]]
-    _timed(fn, sets, "buffers", 0, kept=4)
+    pristine = [[s[0].clone()] for s in sets]
+    _, reservoir = _timed(fn, sets, "buffers", 0, kept=64)
     assert {p for p in fn.pointers_seen} >= {sets[0][0].data_ptr(), sets[1][0].data_ptr()}
+    assert {k.base for k in reservoir.kept} == {0, 1}
+    for kept in reservoir.kept:  # every fresh call computed on its fresh values, whichever tensors held them
+        assert torch.equal(kept.output, freshen(pristine[kept.base], kept.seed)[0] * 2)
+
+
+def test_scalars_of_a_set_travel_with_its_values():
+    """Sets may differ in their non-tensor inputs; a call on set k's values gets set k's scalars too."""
+    seen = []
+
+    def scaled(x, factor):
+        seen.append(factor)
+        return x * factor
+
+    sets = [[torch.arange(16.0), 2.0], [torch.arange(16.0) + 5, 3.0]]
+    pristine = [[s[0].clone(), s[1]] for s in sets]
+    reservoir = Reservoir(64, lambda out: out.clone())
+    time_function(scaled, sets, CPU, warmup=2, trials=6, max_trials=6, fresh=reservoir)
+    for kept in reservoir.kept:
+        assert torch.equal(kept.output, freshen(pristine[kept.base], kept.seed)[0] * pristine[kept.base][1])
+    assert set(seen) == {2.0, 3.0}
 
 
 def test_the_same_protocol_calls_the_first_set_every_time():

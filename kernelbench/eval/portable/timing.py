@@ -555,16 +555,19 @@ class _Calls:
             torch.cuda.synchronize(device)
 
     def inputs(self, k: int, seed: int | None) -> list:
-        if self.graphs:  # each graph reads its own set's buffers
-            if seed is not None:
-                _copy_into(self.sets[k], freshen(self.pristine[k], seed))
-            return self.sets[k]
-        if self.protocol == "tensors" and seed is not None:
-            return freshen(self.pristine[k], seed)
-        if self.protocol != "buffers" or not self.shared:
-            return self.sets[k]
-        _copy_into(self.sets[0], freshen(self.pristine[k], seed) if seed is not None else self.sets[k])
-        return self.sets[0]
+        """Call k's inputs: the set's values (fresh when seeded) in the tensors the protocol says."""
+        values = freshen(self.pristine[k], seed) if seed is not None else None
+        if values is not None and self.protocol == "tensors" and not self.graphs:
+            return values
+        # each graph reads its own set's buffers; "buffers" writes into the first set's where the layouts allow
+        target = 0 if self.protocol == "buffers" and self.shared and not self.graphs else k
+        if values is None:
+            if target == k:
+                return self.sets[k]
+            values = self.sets[k]
+        _copy_into(self.sets[target], values)
+        return [held if isinstance(held, torch.Tensor) else value  # the set's own scalars
+                for held, value in zip(self.sets[target], values)]
 
     def run(self, k: int, measure: Callable[[Callable[[], Any]], tuple[Sample, Any]]) -> Sample:
         if self.protocol == "same" and not self.rotation.is_stress(k):

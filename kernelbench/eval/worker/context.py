@@ -41,10 +41,14 @@ class StageContext:
         reference or a library line itself)."""
         if self.candidate is None or self.line in LIBRARY_LINES:
             return []
-        from kernelbench.problems.loader import reference_file
+        return problem_code_files(Path(self.job.problem_dir))
 
-        problem = Path(self.job.problem_dir)
-        return [p for p in (reference_file(problem), problem / "sota.py") if p.is_file()]
+
+def problem_code_files(problem: Path) -> list[Path]:
+    """The problem's reference and SOTA modules (what the launch audit watches for inside a call)."""
+    from kernelbench.problems.loader import reference_file
+
+    return [p for p in (reference_file(problem), problem / "sota.py") if p.is_file()]
 
 
 def open_stage(job: StageJob) -> StageContext:

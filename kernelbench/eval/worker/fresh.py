@@ -75,7 +75,7 @@ def calibrate(ctx: StageContext, cases: dict) -> None:
     paced calls carry beside their own work."""
     from kernelbench.eval.pacing import PacerClient
     from kernelbench.eval.portable.timing import L2Flusher, device_l2_bytes
-    from kernelbench.eval.worker.context import launch_recorder
+    from kernelbench.eval.worker.context import launch_recorder, problem_code_files
 
     job = ctx.job
     assert isinstance(job, FreshJob) and job.pacer_fd is not None
@@ -83,8 +83,9 @@ def calibrate(ctx: StageContext, cases: dict) -> None:
     pacer = PacerClient(job.pacer_fd)
     flush = L2Flusher(device, device_l2_bytes(device))
     # on the CPU the bench stage launch-audits every timed call, so its own steps around each call run under the
-    # profiler too, which costs per op: measured under the same recorder, or the overhead would be too small
-    with launch_recorder(device, device.type == "cpu"):
+    # profiler and the problem-code watch (a Python trace function) too, which cost per op and per Python call:
+    # measured under the same recorder, or the overhead would be too small (honest CPU gradings were refused)
+    with launch_recorder(device, device.type == "cpu", problem_code_files(Path(job.problem_dir))):
         for index, case_id in sorted(job.calibrate.items()):
             calibrate_shape(ctx, pacer, flush, index, cases[case_id], job.calibration_calls)
 
