@@ -261,6 +261,17 @@ def hand_over(*paths: Path) -> None:
                 os.chown(path, SANDBOX_UID, SANDBOX_GID)
 
 
+def addable_by_sandbox(folder: Path) -> bool:
+    """Let the confined command add files to `folder` (a solution's build folder beside itself) while what root
+    put there stays root's: the folder sticky and open to all, its files and subfolders left root's, so the
+    sandbox uid may create but not rewrite, rename or delete them. Only where root grades (a user's sandbox runs
+    as the user, who owns the files): False otherwise, and the folder stays read-only."""
+    if not running_as_root() or not folder.is_dir():
+        return False
+    os.chmod(folder, 0o1777)
+    return True
+
+
 def readable_by_sandbox(*paths: Path) -> None:
     """Files root wrote for the confined command to read (a copied solution, the problem copy): readable by any
     uid, whatever umask or mode they were written with."""

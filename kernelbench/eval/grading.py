@@ -20,7 +20,7 @@ from kernelbench.base.models import Finding, Grading
 from kernelbench.eval.cases import Case, build_cases, mix_seed, secret_seed, timed_stress_cases
 from kernelbench.eval.environment import profile_from_info
 from kernelbench.eval.gradelog import GradingLog
-from kernelbench.eval.isolation import Isolation, isolation_for
+from kernelbench.eval.isolation import SOLUTION_FOLDER, Isolation, isolation_for
 from kernelbench.eval.process import StageHandle, StageRun, finish_stage, start_stage
 from kernelbench.eval.protocol import (
     CANDIDATE_ROLES,
@@ -108,7 +108,7 @@ class GradingPlan:
         known = {c.id for c in cases}
         cases += [c for c in timed_stress if c.id not in known]
         pristine = pristine_copy(problem_dir, workdir / "problem")
-        module = workdir / "solution" / solution.name
+        module = workdir / SOLUTION_FOLDER / solution.name
         module.parent.mkdir(parents=True)
         brought = copy_solution_folder(solution, module.parent)
         (workdir / "inputs").mkdir()

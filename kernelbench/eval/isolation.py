@@ -46,6 +46,9 @@ SECRET_FILE_ENV = "KERNELBENCH_SECRET_SEED_FILE"
 # folders of the grading that the candidate's stages share and may write: /tmp (also /var/tmp), HOME, the build
 # caches (GradingPlan.build_env) and /dev/shm; everything else in the grading folder is read-only to them
 SHARED_WRITABLE = ("tmp", "home", "build", "shm")
+# the grader's copy of the solution and what came with it: candidate stages may add files there (a build folder
+# beside solution.py, as its authors' workspace allowed), never change what is there (addable_by_sandbox)
+SOLUTION_FOLDER = "solution"
 PROBE_TIMEOUT_S = 60
 # the worker must import inside (the grader's packages reachable), and on a GPU the driver must initialise from a
 # sandboxed process, as a candidate's would
@@ -112,7 +115,7 @@ def _probed(device: str) -> Isolation:
 
 def sandboxed(argv: list[str], bwrap: str, *, workdir: Path, device: str, env: dict[str, str],
               writable: tuple[Path, ...] = (), cwd: Path | None = None,
-              readable: tuple[Path, ...] = ()) -> SandboxedCommand:
+              readable: tuple[Path, ...] = (), addable: tuple[Path, ...] = ()) -> SandboxedCommand:
     """The confined command that runs `argv` with the view described in the module docstring: `writable` (the
     stage's own out folder) beside SHARED_WRITABLE is all it may write; `readable` adds folders it may read (a
     tool the command starts that lies outside the system's folders: ncu installed elsewhere)."""
@@ -138,6 +141,9 @@ def sandboxed(argv: list[str], bwrap: str, *, workdir: Path, device: str, env: d
     args += ["--ro-bind", str(workdir), str(workdir)]
     for path in shared + own:
         args += ["--bind", str(path), str(path)]
+    for path in addable:  # folders the command may add to, not change (confinement.addable_by_sandbox)
+        if confinement.addable_by_sandbox(Path(os.path.realpath(path))):
+            args += ["--bind", os.path.realpath(path), os.path.realpath(path)]
     if device == "cuda":
         for node in sorted(glob.glob("/dev/nvidia*")):
             args += ["--dev-bind", node, node]

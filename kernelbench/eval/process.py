@@ -20,7 +20,7 @@ from typing import TypeVar
 from pydantic import ValidationError
 
 from kernelbench import confinement
-from kernelbench.eval.isolation import GRADER_ROOT, Isolation, sandboxed
+from kernelbench.eval.isolation import GRADER_ROOT, SOLUTION_FOLDER, Isolation, sandboxed
 from kernelbench.eval.pacing import Pacer, open_pacer
 from kernelbench.eval.protocol import (
     CANDIDATE_ROLES,
@@ -167,7 +167,9 @@ def start_stage(job: AnyJob, *, cwd: Path, extra_env: dict[str, str] | None = No
     pass_fds: tuple[int, ...] = (theirs.fileno(),) if theirs is not None else ()
     command = None
     if sandbox is not None and sandbox.bwrap:
-        command = sandboxed(argv, sandbox.bwrap, workdir=cwd, device=job.device, env=env, writable=(out_dir,))
+        addable = (Path(cwd) / SOLUTION_FOLDER,) if job.role in CANDIDATE_ROLES else ()
+        command = sandboxed(argv, sandbox.bwrap, workdir=cwd, device=job.device, env=env, writable=(out_dir,),
+                            addable=addable)
         argv, env, pass_fds = command.argv, command.env, pass_fds + command.pass_fds
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

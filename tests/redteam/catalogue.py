@@ -215,6 +215,23 @@ try:
 except OSError as exc:
     report(False, exc)
 '''),
+    Attack("replace_solution_copy", "file", r'''
+folder = os.path.join(HOST_WORKDIR, "solution")
+done = []
+for how in ("rename", "unlink", "chmod"):
+    try:
+        if how == "rename":
+            open(os.path.join(folder, "evil.py"), "w").write("import os\n")
+            os.rename(os.path.join(folder, "evil.py"), os.path.join(folder, "solution.py"))
+        elif how == "unlink":
+            os.unlink(os.path.join(folder, "kernels.cu"))
+        else:
+            os.chmod(os.path.join(folder, "solution.py"), 0o666)
+        done.append(how)
+    except OSError as exc:
+        pass
+report(bool(done), f"changed the solution folder's files by {done}")
+'''),
     Attack("keyctl", "kernel", r'''
 r, e = sys_call(250, 0, -3, 0, 0, 0)  # keyctl(KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING)
 report(r >= 0, f"keyctl {r} {err(e)}")

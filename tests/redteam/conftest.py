@@ -104,6 +104,8 @@ def host_at(tmp_path: Path, setenv) -> Iterator[Host]:
     for name in ("problem", "solution", "judge", "inputs", "check"):
         (workdir / name).mkdir(parents=True)
     (workdir / "solution" / "solution.py").write_text("# the linted solution\n")
+    (workdir / "solution" / "kernels.cu").write_text("// a sidecar\n")
+    confinement.readable_by_sandbox(workdir / "solution")
     secret = workdir / "secret_seed"
     secret.write_text("SEED 123456789")
     setenv("KERNELBENCH_SECRET_SEED_FILE", str(secret))
@@ -144,7 +146,8 @@ def run_in_grading_sandbox(attack: Attack, host: Host) -> tuple[dict, subprocess
     if not isolation.sandboxed:
         pytest.skip(f"no sandbox here: {isolation.note}")
     command = sandboxed([sys.executable, "-P", "-c", program(attack, host)], isolation.bwrap,
-                        workdir=host.workdir, device="cpu", env=dict(os.environ), writable=(host.workdir / "check",))
+                        workdir=host.workdir, device="cpu", env=dict(os.environ), writable=(host.workdir / "check",),
+                        addable=(host.workdir / "solution",))
     try:
         proc = subprocess.run(command.argv, env=command.env, pass_fds=command.pass_fds, capture_output=True,
                               text=True, timeout=120, cwd=host.workdir, preexec_fn=confinement.apply_limits)

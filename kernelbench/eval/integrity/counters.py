@@ -194,7 +194,7 @@ def _run_group(cmd: list[str], cwd: Path, env: dict[str, str], limit_s: float, i
                writable: Path | None = None, device: str = "cuda") -> bool:
     """True when the limit passed first; the process group (ncu, the probe and its children) is killed."""
     from kernelbench import confinement
-    from kernelbench.eval.isolation import sandboxed
+    from kernelbench.eval.isolation import SOLUTION_FOLDER, sandboxed
     from kernelbench.eval.process import child_limits
 
     command = None
@@ -202,7 +202,8 @@ def _run_group(cmd: list[str], cwd: Path, env: dict[str, str], limit_s: float, i
     if isolation is not None and isolation.sandboxed:
         command = sandboxed(cmd, isolation.bwrap, workdir=cwd, device=device, env=env,
                             writable=(writable,) if writable is not None else (),
-                            readable=(Path(os.path.realpath(cmd[0])).parent,))  # ncu's own folder
+                            readable=(Path(os.path.realpath(cmd[0])).parent,),  # ncu's own folder
+                            addable=(Path(cwd) / SOLUTION_FOLDER,))
         cmd, env, pass_fds = command.argv, command.env, command.pass_fds
     try:
         proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,

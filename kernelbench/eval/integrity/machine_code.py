@@ -44,8 +44,9 @@ class MachineCode:
     write) and of those the solution brought prebuilt (under `brought`: its own folder), disassembled on first
     use. Only the first are the solution's compiled work: a binary it brought may be a library's."""
 
-    def __init__(self, built: Iterable[Path], brought: Iterable[Path] = ()):
+    def __init__(self, built: Iterable[Path], brought: Iterable[Path] = (), skip: Iterable[Path] = ()):
         self.built, self.brought = [Path(r) for r in built], [Path(r) for r in brought]
+        self.skip = {Path(p) for p in skip}  # files under `built` that were not built there (a copy of what came)
         self._kernels: list[KernelCode] | None = None
         self._names: dict[str, list[KernelCode]] = {}
         self._built_names: set[str] = set()
@@ -56,7 +57,7 @@ class MachineCode:
         if self._kernels is None:
             self._kernels = []
             for roots, built in ((self.built, True), (self.brought, False)):
-                found, errors = collect_sass(roots)
+                found, errors = collect_sass(roots, skip=self.skip if built else ())
                 self._kernels += found
                 self.errors += errors
                 for kernel in found:

@@ -87,12 +87,17 @@ def _is_elf(path: Path) -> bool:
         return False
 
 
-def collect_sass(roots: Iterable[Path], cuobjdump: str | None = None) -> tuple[list[KernelCode], list[str]]:
-    """Disassemble every binary under `roots`; returns the kernels found and the errors met on the way."""
+def collect_sass(roots: Iterable[Path], cuobjdump: str | None = None,
+                 skip: Iterable[Path] = ()) -> tuple[list[KernelCode], list[str]]:
+    """Disassemble every binary under `roots` but those in `skip`; returns the kernels found and the errors met
+    on the way."""
+    skipped = {Path(p) for p in skip}
     tool = cuobjdump or shutil.which("cuobjdump") or _toolkit_tool("cuobjdump")
     kernels: list[KernelCode] = []
     errors: list[str] = []
     for path in compiled_binaries(roots):
+        if Path(path) in skipped:
+            continue
         if tool is None:
             errors.append("cuobjdump not found (CUDA toolkit missing)")
             break

@@ -63,7 +63,11 @@ def machine_code(plan: GradingPlan, state: GradingState):
             state.machine_code = NoMachineCode()
         else:
             built = [Path(p) for p in plan.build_env.values()] + [plan.workdir / n for n in SHARED_WRITABLE]
-            state.machine_code = MachineCode(built, [plan.solution.parent])
+            # what a stage added beside the grader's copy (a build folder) is built here; what was copied there
+            # with the solution is what it brought
+            built.append(plan.module.parent)
+            copied = {plan.module.parent / rel for rel in plan.brought.files} | {plan.module}
+            state.machine_code = MachineCode(built, [plan.solution.parent], skip=copied)
     return state.machine_code
 
 
