@@ -22,7 +22,7 @@ from kernelbench.sitegen.pages import Page, slug
 from kernelbench.sitegen.diffpage import diff_pages
 from kernelbench.sitegen.problems import problem_pages
 from kernelbench.sitegen.render import code_hash
-from kernelbench.sitegen.runpage import ViewerReuse, quote_excerpts, run_tabs, transcript_path
+from kernelbench.sitegen.runpage import ViewerReuse, quote_excerpts, run_tabs, transcript_name, transcript_path
 from kernelbench.sitegen.writeups import writeup_pages
 
 
@@ -61,6 +61,14 @@ class SitePlan:
     pages: list[Page]
     diagnostics: list[Diagnostic]
     boards: list[Board]
+    dataset: Dataset | None = None
+
+    def changed_inputs(self) -> list[Diagnostic]:
+        """The run folders that changed while the site was built: their pages show them as first opened."""
+        if self.dataset is None:
+            return []
+        found = (record.folder.changed_report() for _, record in sorted(self.dataset.runs.items()))
+        return [report.diagnostic for report in found if report is not None]
 
     def write_exports(self, staging: Path) -> None:
         export_json(self.boards, staging / "data" / "leaderboard.json")
@@ -80,7 +88,7 @@ def plan_site(config, hasher: FileHasher, cache: ParseCache | None = None) -> Si
         *writeup_pages(data),
         *run_pages(data, hasher),
     ]
-    return SitePlan(pages=pages, diagnostics=list(dataset.diagnostics), boards=data.boards)
+    return SitePlan(pages=pages, diagnostics=list(dataset.diagnostics), boards=data.boards, dataset=dataset)
 
 
 def derive(dataset: Dataset) -> SiteData:
@@ -271,10 +279,10 @@ def _run_page(data: SiteData, record: RunRecord, hasher: FileHasher) -> Page:
     annotation_record = data.dataset.annotations.get(record.run_id)
     annotation = views.annotation_view(annotation_record, data.shown_path)
     # only files the input policy lets the page show are hashed (and so read)
-    files = {name: hasher(record.file(name)) for name in ("solution.py", "check.log", "benchmark.log")}
-    files["result.json"] = hasher(record.file("result.json"))
+    files = {name: _hash_run_file(hasher, record, name)
+             for name in ("solution.py", "check.log", "benchmark.log", "result.json")}
     transcript = None if record.imported else transcript_path(record)
-    files["transcript"] = hasher(transcript)
+    files["transcript"] = None if transcript is None else _hash_run_file(hasher, record, transcript_name(record))
     inputs = {"run": view, "annotation": annotation, "files": files, "viewer": data.viewer_version}
     sources = tuple(
         data.shown_path(p) for p in (record.result_path, annotation_record.path if annotation_record else None) if p
@@ -302,6 +310,11 @@ def _run_page(data: SiteData, record: RunRecord, hasher: FileHasher) -> Page:
         kind="run",
         parallel=True,
     )
+
+
+def _hash_run_file(hasher: FileHasher, record: RunRecord, name: str) -> str | None:
+    """The hash of a run's file as read through its folder's descriptor (the bytes its page will show)."""
+    return hasher(record.file(name), lambda: record.folder.open_file(name))
 
 
 def _budget(record: RunRecord) -> float | None:
