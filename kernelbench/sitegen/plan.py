@@ -18,7 +18,7 @@ from kernelbench.results.leaderboard import Board, build_boards, export_csv, exp
 from kernelbench.sitegen import charts, urls, views
 from kernelbench.sitegen.buildcache import viewer_cache_file
 from kernelbench.sitegen.manifest import FileHasher, hash_data
-from kernelbench.sitegen.pages import Page, slug
+from kernelbench.sitegen.pages import Page
 from kernelbench.sitegen.diffpage import diff_pages
 from kernelbench.sitegen.problems import problem_pages
 from kernelbench.sitegen.render import code_hash
@@ -92,6 +92,7 @@ def plan_site(config, hasher: FileHasher, cache: ParseCache | None = None) -> Si
 
 
 def derive(dataset: Dataset) -> SiteData:
+    dataset.diagnostics += claim_addresses(dataset)
     boards = build_boards(dataset)
     shown = views.shown_runs(boards)
     runs = {run_id: views.run_view(record, dataset, shown) for run_id, record in sorted(dataset.runs.items())}
@@ -102,6 +103,47 @@ def derive(dataset: Dataset) -> SiteData:
         scripted=views.scripted_agents(dataset),
         viewer_version=_viewer_version(),
     )
+
+
+def claim_addresses(dataset: Dataset) -> list[Diagnostic]:
+    """Give every run, agent, problem and writeup its own address before any link is made (`urls.claim`), and
+    report each name that asked for another's address or reads the same as another."""
+    urls.forget_claims()
+    runs = sorted(dataset.runs.values(), key=lambda r: r.run_id)
+    where: dict[tuple[str, str], Path] = {}
+    for record in runs:
+        for kind, name in (("run", record.run_id), ("agent", record.result.agent),
+                           (_problem_kind(record.result.deck), record.result.problem)):
+            where.setdefault((kind, name), record.result_path)
+    for problem, record in dataset.problems.items():
+        where.setdefault(("problem", problem), record.path / "problem.yaml")
+    for writeup in dataset.writeups:
+        where[("writeup", writeup.slug)] = writeup.path
+    clashes = urls.claim("run", [r.run_id for r in runs], reserved=("index.html",))
+    clashes += urls.claim("agent", [r.result.agent for r in runs], reserved=("index",))
+    clashes += urls.claim("writeup", [w.slug for w in dataset.writeups], reserved=("index",))
+    problem_kinds = sorted({kind for kind, _ in where if kind.startswith("problem")})
+    for kind in problem_kinds:
+        clashes += urls.claim(kind, [name for k, name in where if k == kind],
+                              reserved=("index",) if kind == "problem" else ())
+    return [_clash_diagnostic(clash, where.get((clash.kind, clash.name))) for clash in clashes]
+
+
+def _problem_kind(deck: str) -> str:
+    return "problem" if deck == MAIN_DECK else f"problem:{deck}"
+
+
+def _clash_diagnostic(clash: urls.Clash, path: Path | None) -> Diagnostic:
+    kind = clash.kind.split(":")[0]
+    if clash.moved_to is None:
+        message = (f"{kind} '{clash.name}' reads the same as {kind} '{clash.other}' (they differ only in letter "
+                   "case, Unicode form or invisible characters); each is published at its own address")
+    else:
+        message = (f"{kind} '{clash.name}' would be published at '{clash.address}', the address of "
+                   f"{kind} '{clash.other}'; it is published at "
+                   f"'{clash.moved_to}' instead")
+    return Diagnostic(path=path, message=message, severity="warning",
+                      hint=f"give each {kind} a name of its own, one that no other {kind} has or reads as")
 
 
 def _static(inputs: dict):
@@ -294,7 +336,7 @@ def _run_page(data: SiteData, record: RunRecord, hasher: FileHasher) -> Page:
         quote_excerpts(shown)
         prefix = page.href("static") + "/"
         reuse = ViewerReuse(
-            viewer_cache_file(extra["staging"], slug(record.run_id)),
+            viewer_cache_file(extra["staging"], urls.slug_of("run", record.run_id)),
             hash_data([files["transcript"], str(transcript), data.viewer_version, prefix, _budget(record)]),
         )
         tabs, transcript_info = run_tabs(record, shown, run_dir, prefix, extra["diagnostics_out"], reuse)
