@@ -111,7 +111,7 @@ def _cell_text(cell: dict | None) -> str:
 
 def _cell_hover(agent: str, cell: dict | None) -> str:
     if not cell:
-        return f"{agent}: not run"
+        return chart_text(f"{agent}: not run")
     parts = [f"{agent} · {cell['problem']}", f"{cell['label']}"]
     if cell["peak_fraction"] is not None:
         parts.append(f"peak fraction {100 * cell['peak_fraction']:.2f}%")
@@ -216,7 +216,7 @@ def fast_p(board: Board) -> dict:
                 mode="lines",
                 name=chart_text(f"{curve.agent} vs {curve.baseline}"),
                 line=dict(dash="solid" if curve.baseline == "eager" else "dash", shape="hv"),
-                legendgroup=curve.agent,
+                legendgroup=chart_text(curve.agent),  # an id, never drawn, but data all the same
                 hovertemplate="p=%{x}: %{y:.0%}<extra>%{fullData.name}</extra>",
             )
         )
