@@ -14,9 +14,16 @@ hostile. The policy, applied here and nowhere else:
 
 Files a reader finds beside its input (a transcript's subagent logs) pass the same checks (`sidecars`). Paths
 handed in must be built from a resolved folder inside the root (the dataset resolves its data folder once), so a
-plain name that is a regular file needs one `lstat` and no resolving. The inputs are files at rest: a file
-swapped for another between its check and its read is not defended against beyond this: the read opens without
-following a link and without waiting, and checks the type again on the open descriptor.
+plain name that is a regular file needs one `lstat` and no resolving.
+
+A folder read again by its path can be swapped between the check and the read. A run folder is therefore opened
+once (`Folder`): one path component at a time without following a link, and every file in it is opened relative
+to that descriptor the same way, so nothing swapped in afterwards can be read; a link inside the folder that stays
+inside it is read and walked, never followed by the kernel. A reader that opens files itself (the transcript
+parser, which also lists the logs beside its file) is handed the folder through its descriptor and the checked
+name beneath it (`Folder.path_for_reader`): the folder cannot be swapped under it, though the file it opens by
+that name is not opened here. A single file read by path opens without following a link and without waiting, and
+checks its type again on the open descriptor.
 """
 
 from __future__ import annotations
