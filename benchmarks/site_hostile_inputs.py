@@ -31,14 +31,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from kernelbench.sitegen import hostile  # noqa: E402
-from kernelbench.sitegen.output import STAGING_PREFIX  # noqa: E402
+from kernelbench.sitegen import hostile
+from kernelbench.sitegen.output import STAGING_PREFIX
 
 
 def build(code: Path, data: Path, out: Path, timeout: float = 600) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(code)}
     return subprocess.run([sys.executable, str(code / "build.py"), "--quiet", "--jobs", "2", "--data", str(data),
-                           "--out", str(out)], capture_output=True, text=True, env=env, cwd=code, timeout=timeout)
+                           "--out", str(out)], capture_output=True, text=True, check=False, env=env, cwd=code, timeout=timeout)
 
 
 # ------------------------------------------------------------------------------------------------ the race

@@ -203,7 +203,7 @@ class Folder:
         self._closer = weakref.finalize(self, os.close, fd)
 
     @classmethod
-    def open(cls, path: Path, root: Path) -> "Folder | None":
+    def open(cls, path: Path, root: Path) -> Folder | None:
         """The folder at `path` (a link to a folder inside `root` is followed), opened without following any
         further link; None when nothing is there. Raises InputRefused as `locate` does, and when a part of the
         path is swapped for a link between the check and the open."""
@@ -213,7 +213,7 @@ class Folder:
         return cls(_open_beneath(Path(root), real, path), path, real)
 
     @classmethod
-    def open_path(cls, path: Path) -> "Folder":
+    def open_path(cls, path: Path) -> Folder:
         """A folder the caller trusts by its path (one it was handed, not one found in the data)."""
         real = Path(os.path.realpath(path))
         return cls(os.open(real, _DIR_FLAGS), path, real)

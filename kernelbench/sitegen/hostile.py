@@ -619,7 +619,7 @@ def _prepare_swap(data: Path, scratch: Path) -> list[str]:
     return []
 
 
-def mid_build(applied: "Applied", after: Callable[[], None] = lambda: None):
+def mid_build(applied: Applied, after: Callable[[], None] = lambda: None):
     """Run the case's `during` once every input has been opened and before any page is rendered (the moment
     a racer aims for: the staging folder exists, the pages are not yet written); `after` follows it."""
     from unittest import mock
@@ -723,7 +723,7 @@ def no_live_chart_markup(site: Path) -> None:
     """No chart of any page holds a tag but the line break and the hover box's own."""
     import re
 
-    scripts = re.compile(r'<script type="application/json" data-chart="[^"]*">(.*?)</script>', re.S)
+    scripts = re.compile(r'<script type="application/json" data-chart="[^"]*">(.*?)</script>', re.DOTALL)
     tags = re.compile(r"<(?!br>|/?extra>)")
     for page in site.rglob("*.html"):
         for blob in scripts.findall(page.read_text(encoding="utf-8")):

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-from urllib.parse import urlsplit
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from markupsafe import Markup, escape
 
