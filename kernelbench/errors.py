@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from kernelbench.text import visible
+
 
 @dataclass(frozen=True)
 class Diagnostic:
@@ -23,11 +25,12 @@ class Diagnostic:
     def location(self) -> str:
         if self.path is None:
             return "<input>"
-        return f"{self.path}:{self.line}" if self.line else str(self.path)
+        path = visible(str(self.path))  # a file name may hold terminal escapes: shown, never acted on
+        return f"{path}:{self.line}" if self.line else path
 
     def __str__(self) -> str:
-        text = f"{self.location()}: {self.message}"
-        return f"{text}\n  → {self.hint}" if self.hint else text
+        text = f"{self.location()}: {visible(self.message, lines=True)}"
+        return f"{text}\n  → {visible(self.hint, lines=True)}" if self.hint else text
 
 
 class KernelBenchError(Exception):

@@ -14,9 +14,16 @@ hostile. The policy, applied here and nowhere else:
 
 Files a reader finds beside its input (a transcript's subagent logs) pass the same checks (`sidecars`). Paths
 handed in must be built from a resolved folder inside the root (the dataset resolves its data folder once), so a
-plain name that is a regular file needs one `lstat` and no resolving. The inputs are files at rest: a file
-swapped for another between its check and its read is not defended against beyond this: the read opens without
-following a link and without waiting, and checks the type again on the open descriptor.
+plain name that is a regular file needs one `lstat` and no resolving.
+
+A folder read again by its path can be swapped between the check and the read. A run folder is therefore opened
+once (`Folder`): one path component at a time without following a link, and every file in it is opened relative
+to that descriptor the same way, so nothing swapped in afterwards can be read; a link inside the folder that stays
+inside it is read and walked, never followed by the kernel. A reader that opens files itself (the transcript
+parser, which also lists the logs beside its file) is handed the folder through its descriptor and the checked
+name beneath it (`Folder.path_for_reader`): the folder cannot be swapped under it, though the file it opens by
+that name is not opened here. A single file read by path opens without following a link and without waiting, and
+checks its type again on the open descriptor.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -130,11 +138,12 @@ def read_head(path: Path, root: Path, kind: Kind = SHOWN) -> tuple[bytes, int] |
     return _read_capped(found, kind.max_bytes)
 
 
-def check_size(path: Path, kind: Kind) -> None:
-    """Refuse a file (already located) larger than `kind`'s cap, for readers that open it themselves."""
+def check_size(path: Path, kind: Kind, shown: Path | None = None) -> None:
+    """Refuse a file (already located) larger than `kind`'s cap, for readers that open it themselves; `shown`
+    is where reports say it is, when `path` reaches it another way."""
     size = os.stat(path).st_size
     if size > kind.max_bytes:
-        raise _refused(path, f"is {_mib(size)}, over the {_mib(kind.max_bytes)} a {kind.name} may hold; not read",
+        raise _refused(shown or path, f"is {_mib(size)}, over the {_mib(kind.max_bytes)} a {kind.name} may hold; not read",
                        f"a {kind.name} this large is not one the project writes: check how it was made")
 
 
@@ -142,25 +151,7 @@ def _read_capped(path: Path, cap: int, whole: bool = False) -> tuple[bytes, int]
     """The first `cap` bytes and the file's size (`whole`: nothing is read from a file larger than `cap`)."""
     # O_NONBLOCK: should the file have been swapped for a FIFO since it was examined, the open does not wait
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW)
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise _refused(path, f"is {type_name(info.st_mode)}, not a regular file; refused",
-                           "replace it with a regular file, or remove it")
-        if whole and info.st_size > cap:
-            return b"", info.st_size
-        chunks, left = [], min(info.st_size, cap) + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 22))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        data = b"".join(chunks)
-    finally:
-        os.close(fd)
-    size = max(info.st_size, len(data))
-    return data[:cap], size
+    return _read_fd(fd, path, cap, whole)
 
 
 def _mib(size: int) -> str:
@@ -187,3 +178,243 @@ def sidecars(paths: list[Path], root: Path) -> tuple[list[Path], list[InputRefus
         elif found is not None:
             refused.append(_refused(path, f"lies outside {root}; not read", "keep subagent logs beside the log"))
     return allowed, refused
+
+
+# ------------------------------------------------------------------------------------------------ folders
+
+
+MAX_LINK_HOPS = 40  # the kernel's own limit on links followed in one path
+
+
+class Folder:
+    """A folder opened once, whose files are all read through its descriptor.
+
+    A folder checked by its path and read again by its path later can be swapped in between (for a link to a
+    folder outside the data folder, say): the build would read whatever is there then. Once opened here, every
+    file is opened relative to the descriptor one component at a time without following a link, so what is
+    read is always inside the folder that was opened. Links inside the folder that stay inside it are followed
+    by reading them and walking their target in the same way. `changed()` tells whether the path now names
+    another folder, so the build can say that it showed the folder as it was when opened.
+    """
+
+    def __init__(self, fd: int, path: Path, real: Path):
+        self.fd, self.path, self.real = fd, Path(path), Path(real)
+        self.identity = _identity(os.fstat(fd))
+        self._closer = weakref.finalize(self, os.close, fd)
+
+    @classmethod
+    def open(cls, path: Path, root: Path) -> Folder | None:
+        """The folder at `path` (a link to a folder inside `root` is followed), opened without following any
+        further link; None when nothing is there. Raises InputRefused as `locate` does, and when a part of the
+        path is swapped for a link between the check and the open."""
+        real = locate(path, root, folder=True)
+        if real is None:
+            return None
+        return cls(_open_beneath(Path(root), real, path), path, real)
+
+    @classmethod
+    def open_path(cls, path: Path) -> Folder:
+        """A folder the caller trusts by its path (one it was handed, not one found in the data)."""
+        real = Path(os.path.realpath(path))
+        return cls(os.open(real, _DIR_FLAGS), path, real)
+
+    def close(self) -> None:
+        self._closer()
+
+    def changed(self) -> bool:
+        """Whether the folder's path no longer names the folder that was opened (swapped, moved or removed)."""
+        try:
+            return _identity(os.stat(self.path)) != self.identity
+        except OSError:
+            return True
+
+    def changed_report(self) -> InputRefused | None:
+        """What to tell when the folder changed since it was opened (None when it did not)."""
+        if not self.changed():
+            return None
+        return _refused(self.path, "changed while the site was being built (swapped, moved or removed); its "
+                        "page shows the folder as it was when the build opened it",
+                        "build again once nothing is writing to the data folder")
+
+    def shown(self, name: str) -> Path:
+        """Where a file of the folder is said to be, in diagnostics and on pages."""
+        return self.real / name
+
+    def resolve(self, name: str) -> str | None:
+        """`name` (a relative path) with every link inside the folder followed; None when nothing is there.
+
+        Raises InputRefused for a name or link leading outside the folder, a loop of links, or a type other
+        than a regular file."""
+        shown = self.shown(name)
+        parts, done, hops = _relative_parts(name, self), [], 0
+        while parts:
+            part = parts.pop(0)
+            parent = _walk(self.fd, done, shown)
+            try:
+                mode = os.lstat(part, dir_fd=parent).st_mode
+                target = os.readlink(part, dir_fd=parent) if stat.S_ISLNK(mode) else None
+            except (FileNotFoundError, NotADirectoryError):
+                return None
+            finally:
+                if parent != self.fd:
+                    os.close(parent)
+            if target is not None:
+                hops += 1
+                if hops > MAX_LINK_HOPS:
+                    raise _refused(shown, "is a loop of symbolic links", "remove the link")
+                parts, done = _relative_parts(target, self, base=done, link=shown) + parts, []
+            elif parts and not stat.S_ISDIR(mode):
+                return None
+            else:
+                done.append(part)
+        if not stat.S_ISREG(mode):
+            raise _refused(shown, f"is {type_name(mode)}, not a regular file; refused without opening it",
+                           "replace it with a regular file, or remove it")
+        return "/".join(done)
+
+    def open_file(self, name: str) -> tuple[int, Path] | None:
+        """A descriptor of the regular file `name` (links inside the folder followed) and where it is shown;
+        None when nothing is there. The caller closes the descriptor."""
+        found = self.resolve(name)
+        if found is None:
+            return None
+        shown = self.shown(found)
+        *folders, last = found.split("/")
+        parent = _walk(self.fd, folders, shown)
+        try:
+            fd = os.open(last, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW, dir_fd=parent)
+        except OSError as exc:
+            raise _swapped(shown, exc) from None
+        finally:
+            if parent != self.fd:
+                os.close(parent)
+        return fd, shown
+
+    def read_bytes(self, name: str, kind: Kind) -> bytes | None:
+        """The whole file, refused when over `kind`'s cap; None when it is not there."""
+        opened = self.open_file(name)
+        if opened is None:
+            return None
+        data, size = _read_fd(opened[0], opened[1], kind.max_bytes, whole=True)
+        if size > kind.max_bytes:
+            raise _refused(opened[1], f"is {_mib(size)}, over the {_mib(kind.max_bytes)} a {kind.name} may hold; "
+                           "not read", f"a {kind.name} this large is not one the project writes: check how it "
+                           "was made")
+        return data
+
+    def read_head(self, name: str, kind: Kind = SHOWN) -> tuple[bytes, int] | None:
+        """The file's first `kind.max_bytes` bytes and its whole size; None when it is not there."""
+        opened = self.open_file(name)
+        return None if opened is None else _read_fd(opened[0], opened[1], kind.max_bytes)
+
+    def path_for_reader(self, name: str) -> Path | None:
+        """A path naming the file `name` through the opened folder, for a reader that opens files itself (the
+        transcript parser, which also looks for logs beside it): `/proc/self/fd/<fd>/<name>` reaches the folder
+        that was opened, whatever its path names now. None when nothing is there."""
+        found = self.resolve(name)
+        if found is None:
+            return None
+        via = Path(f"/proc/self/fd/{self.fd}")
+        return via / found if via.is_dir() else self.real / found
+
+
+def allow_open_folders(count: int) -> None:
+    """Let the process hold `count` folders open at once (and a margin for the files read meanwhile): each run
+    folder stays open for the whole build. The soft limit is raised toward the hard one, never past it."""
+    try:
+        import resource
+    except ImportError:  # not POSIX: nothing to raise
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = count + 256
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted if hard == resource.RLIM_INFINITY else min(wanted, hard),
+                                                    hard))
+
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
+
+
+def _identity(info: os.stat_result) -> tuple[int, int]:
+    return info.st_dev, info.st_ino
+
+
+def _relative_parts(name: str, folder: Folder, base: list[str] | None = None, link: Path | None = None) -> list[str]:
+    """`name` as parts relative to the folder ('..' applied), refusing any that leads outside it."""
+    shown = link or folder.shown(name)
+    if name in ("", ".") or "\x00" in name:
+        raise InputRefused(f"'{name}' is not a file name inside the folder", path=folder.path,
+                           hint="name a file of the folder, as a relative path without '..'")
+    if name.startswith("/"):
+        if not Path(name).is_relative_to(folder.real):
+            raise _refused(shown, f"is a symbolic link to {name}, outside {folder.real}; not read",
+                           f"the build reads nothing outside {folder.real}: copy the file in instead of linking it")
+        name, base = str(Path(name).relative_to(folder.real)), []
+    parts = list(base or [])
+    for part in name.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not parts:
+                raise _refused(shown, f"'{name}' leads outside {folder.real}; not read",
+                               "the build reads nothing outside the folder: name a file inside it")
+            parts.pop()
+        else:
+            parts.append(part)
+    if not parts:
+        raise _refused(shown, f"'{name}' names the folder itself, not a file", "name a file of the folder")
+    return parts
+
+
+def _walk(fd: int, parts: list[str], shown: Path) -> int:
+    """A descriptor of the subfolder `parts` below `fd`, opened one part at a time without following links."""
+    current = fd
+    for part in parts:
+        if not part:
+            continue
+        try:
+            following = os.open(part, _DIR_FLAGS, dir_fd=current)
+        except OSError as exc:
+            raise _swapped(shown, exc) from None
+        finally:
+            if current != fd:
+                os.close(current)
+        current = following
+    return current
+
+
+def _open_beneath(root: Path, real: Path, shown: Path) -> int:
+    """`real` (a resolved folder inside the resolved `root`) opened one part at a time from `root`."""
+    root = Path(os.path.realpath(root))
+    top = os.open(root, _DIR_FLAGS)
+    try:
+        return _walk(top, list(real.relative_to(root).parts), shown) if real != root else os.dup(top)
+    finally:
+        os.close(top)
+
+
+def _swapped(path: Path, exc: OSError) -> InputRefused:
+    return _refused(path, f"changed while the site was being built ({exc.strerror}); not read",
+                    "build again once nothing is writing to the data folder")
+
+
+def _read_fd(fd: int, path: Path, cap: int, whole: bool = False) -> tuple[bytes, int]:
+    """The first `cap` bytes of the open file `fd` (closed here) and its size; `path` names it in reports."""
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _refused(path, f"is {type_name(info.st_mode)}, not a regular file; refused",
+                           "replace it with a regular file, or remove it")
+        if whole and info.st_size > cap:
+            return b"", info.st_size
+        chunks, left = [], min(info.st_size, cap) + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 22))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+    finally:
+        os.close(fd)
+    return data[:cap], max(info.st_size, len(data))

@@ -97,6 +97,7 @@ class RunRecord:
     result: RunResult
     result_path: Path
     resolved_path: Path | None = field(default=None, repr=False, compare=False)  # `path` resolved, if known
+    opened: inputs.Folder | None = field(default=None, repr=False, compare=False)  # the folder as loaded
 
     @property
     def imported(self) -> bool:
@@ -111,30 +112,34 @@ class RunRecord:
             return None
 
     def locate(self, name: str) -> Path | None:
-        """A file of the run directory by relative name (links followed); None when nothing is there.
+        """Where a file of the run directory is (links inside the folder followed); None when nothing is there.
 
         Raises InputRefused for a name or a link that leads outside the run folder, a loop of links, or
-        anything but a regular file (kernelbench.inputs states the policy)."""
-        root = self._resolved_path
-        if name in ("", ".", "..") or "\x00" in name or name.startswith("/") or ".." in name.split("/"):
-            raise InputRefused(f"'{name}' is not a file name inside the run folder", path=self.path,
-                               hint="name a file of the run folder, as a relative path without '..'")
-        if "/" not in name:  # the common case: one lstat, its folder being resolved already
-            return inputs.locate(root / name, root)
-        candidate = Path(os.path.realpath(root / name))
-        if not candidate.is_relative_to(root):
-            raise InputRefused(f"'{name}' leads to {candidate}, outside the run folder; not read",
-                               path=self.path / name, hint="the build reads nothing outside the run folder")
-        return inputs.locate(candidate, root)
+        anything but a regular file (kernelbench.inputs states the policy). The path is for reports and
+        pages: the file is read through the folder's descriptor (`read_bytes`, `read_head`), never by it."""
+        found = self.folder.resolve(name)
+        return None if found is None else self.folder.shown(found)
+
+    def read_bytes(self, name: str, kind: inputs.Kind) -> bytes | None:
+        return self.folder.read_bytes(name, kind)
+
+    def read_head(self, name: str, kind: inputs.Kind = inputs.SHOWN) -> tuple[bytes, int] | None:
+        return self.folder.read_head(name, kind)
+
+    def reader_path(self, name: str) -> Path | None:
+        """A path to the file for a reader that opens it itself (see `inputs.Folder.path_for_reader`)."""
+        return self.folder.path_for_reader(name)
 
     @property
     def locate_root(self) -> Path:
         """The resolved run folder every file of the run must stay inside."""
-        return self._resolved_path
+        return self.folder.real
 
     @functools.cached_property
-    def _resolved_path(self) -> Path:
-        return self.resolved_path or Path(os.path.realpath(self.path))
+    def folder(self) -> inputs.Folder:
+        """The run folder, opened once: by the load (which checked where it leads), or here for a record made
+        by hand from a folder its maker trusts."""
+        return self.opened or inputs.Folder.open_path(self.resolved_path or self.path)
 
 
 class QuoteState(str, Enum):
@@ -425,29 +430,38 @@ def _load_runs(dataset: Dataset, runs_dir: Path, root: Path, cache: ParseCache) 
     with os.scandir(runs_dir) as scan:  # the entries' types come with the listing: no stat per folder
         entries = sorted((e for e in scan if not e.name.startswith(".") and (e.is_symlink() or e.is_dir())),
                          key=lambda e: e.name)
+    inputs.allow_open_folders(len(entries))
     for entry in entries:
-        folder = runs_dir / entry.name
-        if entry.is_symlink():  # a link must lead to a folder inside the data folder
-            folder = _located_folder(dataset, folder, root)
-            if folder is None:
-                continue
-        record = _guarded(dataset, runs_dir / entry.name / RESULT_FILE,
-                          lambda: _load_run(dataset, runs_dir / entry.name, folder, cache))
+        folder = _opened_folder(dataset, runs_dir / entry.name, root)
+        if folder is None:
+            continue
+        record = _guarded(dataset, runs_dir / entry.name / RESULT_FILE, lambda: _load_run(dataset, folder, cache))
         if record is None:
+            folder.close()
             continue
         if record.run_id in dataset.runs:
             first = dataset.runs[record.run_id].path
             dataset.diagnostics.append(Diagnostic(
                 path=record.result_path, message=f"duplicate run id '{record.run_id}' (also in {first})",
                 hint="each run directory needs its own run id; remove or rename the copy"))
+            folder.close()
             continue
         dataset.runs[record.run_id] = record
 
 
-def _load_run(dataset: Dataset, folder: Path, real: Path, cache: ParseCache) -> RunRecord | None:
-    """The run in `folder` (its path as listed), whose resolved path is `real`: its files stay inside `real`."""
+def _opened_folder(dataset: Dataset, path: Path, root: Path) -> inputs.Folder | None:
+    try:
+        return inputs.Folder.open(path, root)
+    except InputRefused as exc:
+        dataset.diagnostics.append(exc.diagnostic)
+        return None
+
+
+def _load_run(dataset: Dataset, opened: inputs.Folder, cache: ParseCache) -> RunRecord | None:
+    """The run in the opened folder: result.json and every file after it are read through its descriptor."""
+    folder = opened.path
     path = folder / RESULT_FILE
-    raw = _read(real / RESULT_FILE, real, inputs.RESULT)
+    raw = opened.read_bytes(RESULT_FILE, inputs.RESULT)
     if raw is None:
         dataset.diagnostics.append(Diagnostic(
             path=folder, message="run directory without result.json; left out",
@@ -463,7 +477,8 @@ def _load_run(dataset: Dataset, folder: Path, real: Path, cache: ParseCache) -> 
             path=path, line=_json_key_line(raw, "run_id"), message=message,
             hint="each run directory is named after its own run id; remove the copy or fix run_id"))
         return None
-    return RunRecord(run_id=result.run_id, path=folder, result=result, result_path=path, resolved_path=real)
+    return RunRecord(run_id=result.run_id, path=folder, result=result, result_path=path,
+                     resolved_path=opened.real, opened=opened)
 
 
 def _json_key_line(raw: bytes, key: str) -> int | None:
@@ -626,9 +641,8 @@ def check_quote(quote: Quote, run: RunRecord | None, index: int = 0, line: int |
 def _quoted_text(run: RunRecord, name: str) -> str | KernelBenchError | None:
     """The text of a run's file as quotes see it: None when absent, the error when refused or undecodable."""
     try:
-        path = run.locate(name)
-        raw = inputs.read_bytes(path, run.locate_root, inputs.QUOTED) if path is not None else None
-        return decode_text(path, raw) if raw is not None else None
+        raw = run.read_bytes(name, inputs.QUOTED)
+        return decode_text(run.folder.shown(name), raw) if raw is not None else None
     except KernelBenchError as exc:
         return exc
 

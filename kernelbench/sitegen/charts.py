@@ -3,7 +3,7 @@
 Figures are written directly as plotly's JSON figure schema (trace and layout dicts): building them through
 `plotly.graph_objects` validates every property in Python and cost seconds per board on the 1,000-run deck,
 while plotly.js validates the same JSON when it draws. Links inside figures (`customdata`) are already
-relative to the page that embeds them.
+relative to the page that embeds them. Every text from the data passes `chart_text` on its way in.
 """
 
 from __future__ import annotations
@@ -11,7 +11,10 @@ from __future__ import annotations
 import math
 from typing import Callable
 
+from markupsafe import escape
+
 from kernelbench.results.leaderboard import Board
+from kernelbench.text import visible
 
 STATUS_COLOURS = {"PASS": "#1d7f4e", "FAIL": "#b3541e", "ERR": "#7a7f8a", "INVALID": "#b0124b"}
 LINE_COLOURS = {"eager": "#7a7f8a", "compiled": "#c28f00", "sota": "#6a3fb5", "best": "#2456c9"}
@@ -34,7 +37,7 @@ Href = Callable[[str], str]
 
 def _layout(title: str, **extra) -> dict:
     base = dict(
-        title=dict(text=title, x=0.01),
+        title=dict(text=chart_text(title), x=0.01),  # a title may name a problem or a GPU from the data
         margin=dict(l=60, r=20, t=50, b=60),
         template="plotly_white",
         font=dict(family="system-ui, sans-serif", size=12),
@@ -66,8 +69,8 @@ def heatmap(rows: list[dict], problems: list[str], href: Href) -> dict:
     trace = _trace(
         "heatmap",
         z=z,
-        x=[_escape_hover(p) for p in problems],
-        y=[_escape_hover(r["agent"]) for r in rows],
+        x=[chart_text(p) for p in problems],
+        y=[chart_text(r["agent"]) for r in rows],
         text=text,
         texttemplate="%{text}",
         hovertext=hover,
@@ -96,7 +99,7 @@ def heatmap(rows: list[dict], problems: list[str], href: Href) -> dict:
 def _cell_text(cell: dict | None) -> str:
     if not cell:
         return ""
-    label = cell["label"]
+    label = chart_text(cell["label"])
     if cell["peak_fraction"] is not None:
         label += f" {100 * cell['peak_fraction']:.1f}%"
     marks = {"rubric_leak": " ⚑leak", "reward_hack": " ⚑hack", "bug": " ⚑bug", "interesting": " ★"}
@@ -108,7 +111,7 @@ def _cell_text(cell: dict | None) -> str:
 
 def _cell_hover(agent: str, cell: dict | None) -> str:
     if not cell:
-        return f"{agent}: not run"
+        return chart_text(f"{agent}: not run")
     parts = [f"{agent} · {cell['problem']}", f"{cell['label']}"]
     if cell["peak_fraction"] is not None:
         parts.append(f"peak fraction {100 * cell['peak_fraction']:.2f}%")
@@ -117,12 +120,14 @@ def _cell_hover(agent: str, cell: dict | None) -> str:
         parts.append(f"verdict: {cell['verdict']}")
     if cell["unaudited"]:
         parts.append("unaudited (above 10% of peak, no annotation)")
-    return "<br>".join(_escape_hover(p) for p in parts)
+    return "<br>".join(chart_text(p) for p in parts)
 
 
-def _escape_hover(text: str) -> str:
-    # plotly renders a small HTML subset in hover text; agent names are untrusted, so neutralise markup
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+def chart_text(text: str) -> str:
+    """Text from the data as plotly shows it: plotly renders a subset of HTML (links, styles, line breaks) in
+    titles, labels, legends, hover text and annotations, so every text from the data is escaped for it, and
+    characters that act instead of being read (bidi overrides, zero-width characters) are shown escaped."""
+    return str(escape(visible(text)))
 
 
 # ------------------------------------------------------------------------------------------------ bars
@@ -130,7 +135,7 @@ def _escape_hover(text: str) -> str:
 
 def pass_counts(board: Board) -> dict:
     names = [a.agent for a in board.agents][::-1]
-    agents = [_escape_hover(a) for a in names]
+    agents = [chart_text(a) for a in names]
     by_agent = {a.agent: a for a in board.agents}
     scored = [by_agent[a].passes - by_agent[a].passes_without_score for a in names]
     unscored = [by_agent[a].passes_without_score for a in names]
@@ -169,7 +174,7 @@ def pass_counts(board: Board) -> dict:
 
 
 def ceilings(board: Board) -> dict:
-    problems = [_escape_hover(c.problem) for c in board.ceilings]
+    problems = [chart_text(c.problem) for c in board.ceilings]
     traces = [
         _trace(
             "bar",
@@ -177,7 +182,7 @@ def ceilings(board: Board) -> dict:
             y=[c.best_peak_fraction for c in board.ceilings],
             name="best valid cell",
             marker=dict(color=LINE_COLOURS["best"]),
-            hovertext=[_escape_hover(c.best_agent or "nobody") for c in board.ceilings],
+            hovertext=[chart_text(c.best_agent or "nobody") for c in board.ceilings],
         )
     ]
     for line in ("eager", "compiled", "sota"):
@@ -209,9 +214,9 @@ def fast_p(board: Board) -> dict:
                 x=list(curve.p),
                 y=list(curve.fast),
                 mode="lines",
-                name=_escape_hover(f"{curve.agent} vs {curve.baseline}"),
+                name=chart_text(f"{curve.agent} vs {curve.baseline}"),
                 line=dict(dash="solid" if curve.baseline == "eager" else "dash", shape="hv"),
-                legendgroup=curve.agent,
+                legendgroup=chart_text(curve.agent),  # an id, never drawn, but data all the same
                 hovertemplate="p=%{x}: %{y:.0%}<extra>%{fullData.name}</extra>",
             )
         )
@@ -250,10 +255,10 @@ def efficiency(runs: list[dict], href: Href) -> dict:
                 x=[r.get(first[1]) or None for r in mine],
                 y=[r["peak_fraction"] for r in mine],
                 mode="markers",
-                name=_escape_hover(agent),
+                name=chart_text(agent),
                 customdata=[href(r["url"]) for r in mine],
                 marker=dict(symbol=["x" if r["status"] != "PASS" else "circle" for r in mine], size=9),
-                hovertext=[_escape_hover(f"{r['problem']} · {r['status']}") for r in mine],
+                hovertext=[chart_text(f"{r['problem']} · {r['status']}") for r in mine],
             )
         )
     buttons = [
@@ -313,7 +318,7 @@ def roofline(
                 x=[p["intensity"] for p in mine],
                 y=[p["tflops"] for p in mine],
                 mode="markers",
-                name=_escape_hover(f"shape {index}: {mine[0]['shape']}"[:60]),
+                name=chart_text(f"shape {index}: {mine[0]['shape']}"[:60]),
                 customdata=[href(p["url"]) for p in mine],
                 marker=dict(
                     symbol=SYMBOLS[index % len(SYMBOLS)],
@@ -322,7 +327,7 @@ def roofline(
                     color=[STATUS_COLOURS.get(p["status"], "#444") for p in mine],
                 ),
                 hovertext=[
-                    _escape_hover(f"{p['agent']} · {p['status']} · {p['tflops']:.3g} TFLOP/s") for p in mine
+                    chart_text(f"{p['agent']} · {p['status']} · {p['tflops']:.3g} TFLOP/s") for p in mine
                 ],
             )
         )

@@ -39,6 +39,8 @@ class Case:
     refused: bool = False  # the build must refuse to start (exit 2) and touch nothing
     secret: str | None = None  # text that must never appear in the built site
     heavy: bool = False  # before the fix it took gigabytes or hung: tests run it in a bounded subprocess
+    during: Callable[[Path, Path], None] | None = None  # done to the data while the build runs (`mid_build`)
+    check: Callable[[Path], None] | None = None  # given the built site, raises AssertionError if the attack worked
 
 
 CASES: list[Case] = []
@@ -599,6 +601,214 @@ def _runs_loop(data: Path, scratch: Path) -> list[str]:
     return []
 
 
+# ------------------------------------------------------------------------------------------------ a folder swapped
+
+
+def _swap_for_outside(data: Path, scratch: Path) -> None:
+    """While the build runs: the target run folder becomes a link to a folder outside the data folder."""
+    run = target_run(data)
+    run.rename(scratch / "swapped-away")
+    os.symlink(scratch / "outside" / "run", run)
+
+
+@case("run-folder-swapped-mid-build", "outside", "a run folder swapped for a link to a folder outside the data "
+      "folder after the build read it (the outside folder's check.log was published)", expect="runs/",
+      secret=SECRET, during=_swap_for_outside)
+def _prepare_swap(data: Path, scratch: Path) -> list[str]:
+    _outside_run(data, scratch)
+    return []
+
+
+def mid_build(applied: Applied, after: Callable[[], None] = lambda: None):
+    """Run the case's `during` once every input has been opened and before any page is rendered (the moment
+    a racer aims for: the staging folder exists, the pages are not yet written); `after` follows it."""
+    from unittest import mock
+
+    from kernelbench.sitegen import pipeline
+
+    render = pipeline._render_changed
+
+    def attack_then_render(*args, **kwargs):
+        applied.case.during(applied.data, applied.scratch)
+        after()
+        return render(*args, **kwargs)
+
+    return mock.patch.object(pipeline, "_render_changed", attack_then_render)
+
+
+# ------------------------------------------------------------------------------------------------ addresses
+
+
+def add_run(data: Path, run_id: str, check_log: str, **fields) -> Path:
+    """A copy of the deck's second run under another run id (and other fields), with its own check.log."""
+    source = runs_of(data)[1]
+    folder = data / "runs" / run_id
+    folder.mkdir()
+    for name in ("result.json", "benchmark.log"):
+        (folder / name).write_bytes((source / name).read_bytes())
+    (folder / "check.log").write_text(check_log)
+    _edit_json(folder / "result.json", lambda loaded: loaded.update(run_id=run_id, **fields))
+    return folder
+
+
+def _each_run_its_page(*run_ids: str) -> Callable[[Path], None]:
+    """Every run is published, each on a page of its own that shows its own check.log."""
+    def check(site: Path) -> None:
+        texts = [page.read_text(encoding="utf-8") for page in (site / "runs").glob("*/index.html")]
+        for run_id in run_ids:
+            shown = [t for t in texts if f"check.log of {visible_html(run_id)}" in t]
+            assert len(shown) == 1, f"{run_id!r}: on {len(shown)} pages, not one"
+
+    return check
+
+
+def visible_html(text: str) -> str:
+    from markupsafe import escape
+
+    from kernelbench.text import visible
+
+    return str(escape(visible(text)))
+
+
+SQUATTED = "R0 v"
+
+
+@case("run-squats-another-runs-page", "silent", "a run named exactly another run's address (its slug) took that "
+      "run's page: both rows linked to one page, showing the squatter", expect="R0-v-",
+      check=_each_run_its_page(SQUATTED, "squatter"))
+def _squat(data: Path, scratch: Path) -> list[str]:
+    from kernelbench.sitegen.pages import slug
+
+    add_run(data, SQUATTED, f"check.log of {SQUATTED}\n")
+    add_run(data, slug(SQUATTED), "check.log of squatter\n")
+    return []
+
+
+@case("run-ids-differ-in-case", "silent", "two runs whose ids differ only in letter case (one page on a "
+      "case-insensitive disk)", expect="caserun", check=_each_run_its_page("CaseRun", "caserun"))
+def _case_ids(data: Path, scratch: Path) -> list[str]:
+    add_run(data, "CaseRun", "check.log of CaseRun\n")
+    add_run(data, "caserun", "check.log of caserun\n")
+    return []
+
+
+@case("run-ids-differ-in-normal-form", "silent", "two runs whose ids differ only in Unicode normal form (two "
+      "pages that look the same)", expect="runs/caf", check=_each_run_its_page("caf\u00e9", "cafe\u0301"))
+def _normal_form_ids(data: Path, scratch: Path) -> list[str]:
+    add_run(data, "caf\u00e9", "check.log of caf\u00e9\n")
+    add_run(data, "cafe\u0301", "check.log of cafe\u0301\n")
+    return []
+
+
+def _index_kept(site: Path) -> None:
+    index = (site / "problems" / "index.html").read_text(encoding="utf-8")
+    assert "01_fp8_gemm" in index, "problems/index.html is no longer the index of problems"
+
+
+@case("problem-named-index", "silent", "a run of a problem named 'index', whose page was the problems' index "
+      "(problems/index.html)", expect="result.json", check=_index_kept)
+def _problem_index(data: Path, scratch: Path) -> list[str]:
+    add_run(data, "20260501_009900_claude_claude-opus-4-7_index", "check.log\n", problem="index")
+    return []
+
+
+# ------------------------------------------------------------------------------------------------ markup and text
+
+
+MARKUP = ('<a href="http://attacker.invalid/">click</a><span style="background:url(http://attacker.invalid/p.png)'
+          '">styled</span>')
+
+
+def no_live_chart_markup(site: Path) -> None:
+    """No chart of any page holds a tag but the line break and the hover box's own."""
+    import re
+
+    scripts = re.compile(r'<script type="application/json" data-chart="[^"]*">(.*?)</script>', re.DOTALL)
+    tags = re.compile(r"<(?!br>|/?extra>)")
+    for page in site.rglob("*.html"):
+        for blob in scripts.findall(page.read_text(encoding="utf-8")):
+            for text in _strings(json.loads(blob)):
+                assert not tags.search(text), f"{page}: live markup in a chart: {text[:120]!r}"
+
+
+def _strings(node) -> list[str]:
+    if isinstance(node, str):
+        return [node]
+    if isinstance(node, dict):
+        return [s for value in node.values() for s in _strings(value)]
+    if isinstance(node, list):
+        return [s for value in node for s in _strings(value)]
+    return []
+
+
+case("gpu-markup-in-chart-title", "markup", "markup in result.json's gpu: plotly rendered a link and styled text "
+     "in every problem page's roofline title, and fetched a CSS url()", check=no_live_chart_markup)(
+    set_result("gpu", "h100" + MARKUP))
+def _markup_everywhere(loaded: dict) -> None:
+    loaded.update(harness="h" + MARKUP, model="m" + MARKUP, effort="e" + MARKUP, gpu="g" + MARKUP,
+                  problem="01_fp8_gemm" + MARKUP)
+    shape = loaded["grading"]["shapes"][0]
+    shape.update(shape={"M" + MARKUP: 4096}, flops=1.0e12, bytes=1.0e9)  # drawn on the roofline by its label
+
+
+case("markup-in-every-chart-field", "markup", "markup in every result.json field that reaches a chart (harness, "
+     "model, effort, problem, gpu, a shape's name): heatmap, bars, fast_p, efficiency and roofline",
+     check=no_live_chart_markup)(lambda data, scratch: edit_result(data, _markup_everywhere) or [])
+
+
+TERMINAL = "\x1b[32mbuilt OK\x1b[0m\x1b]0;owned\x07"
+
+
+def no_terminal_escapes(site: Path) -> None:
+    """Checked on the build's report by the tests (`report_is_inert`); the site holds no ESC either."""
+    for page in site.rglob("*.html"):
+        assert "\x1b" not in page.read_text(encoding="utf-8"), f"{page}: a raw escape sequence"
+
+
+@case("terminal-escapes-in-names", "terminal", "a run folder and a run id holding terminal escapes (a fake green "
+      "'built OK', the window retitled) reached the build's stderr raw", expect="built OK", check=no_terminal_escapes)
+def _terminal(data: Path, scratch: Path) -> list[str]:
+    add_run(data, "r" + TERMINAL, "check.log\n")
+    folder = data / "runs" / ("s" + TERMINAL)
+    (data / "runs" / ("r" + TERMINAL)).rename(folder)  # named other than its run id: reported by name
+    return []
+
+
+INVISIBLE = "claude\u200b/x\u202e"
+
+
+def names_visible(site: Path) -> None:
+    """No page shows a zero-width or bidi character raw; the escaped name is shown."""
+    shown = 0
+    for page in site.rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        assert "\u200b" not in text and "\u202e" not in text, f"{page}: an invisible character shown raw"
+        shown += "\\u200b" in text
+    assert shown, "the escaped name is on no page"
+
+
+@case("invisible-characters-in-names", "silent", "a zero-width space and a bidi override in the harness and model "
+      "(claude\\u200b/x was a row of its own that read claude/x)", check=names_visible)
+def _invisible(data: Path, scratch: Path) -> list[str]:
+    edit_result(data, lambda r: r.update(harness="claude\u200b", model="x\u202e"))
+    return []
+
+
+def no_remote_image(site: Path) -> None:
+    for page in (site / "writeups").glob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        assert "<img src=\"http" not in text and "<img src=\"//" not in text, f"{page}: a remote image"
+    assert "image: pixel" in "".join(p.read_text() for p in (site / "writeups").glob("*.html"))
+
+
+@case("writeup-remote-image", "outside", "an image from another host in a writeup, fetched by every reader's "
+      "browser", check=no_remote_image)
+def _remote_image(data: Path, scratch: Path) -> list[str]:
+    path = target_writeup(data)
+    path.write_text(path.read_text() + "\n![pixel](http://attacker.invalid/pixel.png) ![pixel](//attacker.invalid/p)\n")
+    return []
+
+
 # ------------------------------------------------------------------------------------------------ schema messages
 
 
@@ -609,7 +819,7 @@ def _schema_line(data: Path, scratch: Path) -> list[str]:
     return []
 
 
-GROUPS = ("data-loss", "crash", "silent", "special-files", "resources", "outside", "schema")
+GROUPS = ("data-loss", "crash", "silent", "special-files", "resources", "outside", "schema", "markup", "terminal")
 
 
 @dataclass

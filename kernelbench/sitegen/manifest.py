@@ -17,6 +17,7 @@ import json
 import os
 import stat
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from typing import Any
 import orjson
 
 from kernelbench import inputs
+from kernelbench.errors import KernelBenchError
 
 MANIFEST_NAME = ".kernelbench-manifest.json"
 MAX_HASHED_BYTES = max(kind.max_bytes for kind in inputs.CAPS)  # a larger input is refused, never read whole
@@ -98,18 +100,38 @@ class FileHasher:
         self.trusted_before_ns = trusted_before_ns - self.RACY_MARGIN_NS
         self.started_ns = time.time_ns()
 
-    def __call__(self, path: Path | None) -> str | None:
+    def __call__(self, path: Path | None, opener: Callable[[], tuple[int, Path] | None] | None = None) -> str | None:
+        """The hash of the file at `path`; `opener` (a run folder's `open_file`) opens it instead of its path,
+        so the file hashed is the one the page will show."""
         if path is None:
             return None
         key = str(path)
         if key in self.seen:
             return self.seen[key][3]
+        if opener is not None:
+            return self._hash_opened(key, opener)
         try:
             st = os.stat(path)
         except OSError:
             return None
         if not stat.S_ISREG(st.st_mode):  # a FIFO would block the read forever: hash its type, never open it
             return f"not-a-file:{stat.S_IFMT(st.st_mode)}"
+        return self._digest(key, st, lambda: hash_file(Path(path)))
+
+    def _hash_opened(self, key: str, opener: Callable[[], tuple[int, Path] | None]) -> str | None:
+        try:
+            opened = opener()
+        except (OSError, KernelBenchError):
+            return None
+        if opened is None:
+            return None
+        fd = opened[0]
+        try:
+            return self._digest(key, os.fstat(fd), lambda: hash_fd(fd))
+        finally:
+            os.close(fd)
+
+    def _digest(self, key: str, st: os.stat_result, read: Callable[[], str]) -> str:
         signature = [st.st_size, st.st_mtime_ns, st.st_ino]
         cached = self.previous.get(key)
         if cached and cached[:3] == signature and st.st_mtime_ns < self.trusted_before_ns:
@@ -117,9 +139,16 @@ class FileHasher:
         elif st.st_size > MAX_HASHED_BYTES:  # refused by its reader anyway: not worth minutes of reading
             digest = "over-cap:" + ":".join(map(str, signature))
         else:
-            digest = hash_file(Path(path))
+            digest = read()
         self.seen[key] = [*signature, digest]
         return digest
+
+
+def hash_fd(fd: int) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    while chunk := os.read(fd, 1 << 20):
+        h.update(chunk)
+    return h.hexdigest()
 
 
 def hash_file(path: Path) -> str:

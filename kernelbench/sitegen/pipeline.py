@@ -128,6 +128,7 @@ def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildR
             asset_sources(config.static_dir), staging, previous.static, hasher
         )
         render_diags = _render_changed(site.pages, env, tpl_hash, staging, previous, manifest, config)
+        render_diags += site.changed_inputs()
         clock.lap("render")
         _prune(staging, site.pages, previous)
         site.write_exports(staging)

@@ -18,11 +18,11 @@ from kernelbench.results.leaderboard import Board, build_boards, export_csv, exp
 from kernelbench.sitegen import charts, urls, views
 from kernelbench.sitegen.buildcache import viewer_cache_file
 from kernelbench.sitegen.manifest import FileHasher, hash_data
-from kernelbench.sitegen.pages import Page, slug
+from kernelbench.sitegen.pages import Page
 from kernelbench.sitegen.diffpage import diff_pages
 from kernelbench.sitegen.problems import problem_pages
 from kernelbench.sitegen.render import code_hash
-from kernelbench.sitegen.runpage import ViewerReuse, quote_excerpts, run_tabs, transcript_path
+from kernelbench.sitegen.runpage import ViewerReuse, quote_excerpts, run_tabs, transcript_name, transcript_path
 from kernelbench.sitegen.writeups import writeup_pages
 
 
@@ -61,6 +61,14 @@ class SitePlan:
     pages: list[Page]
     diagnostics: list[Diagnostic]
     boards: list[Board]
+    dataset: Dataset | None = None
+
+    def changed_inputs(self) -> list[Diagnostic]:
+        """The run folders that changed while the site was built: their pages show them as first opened."""
+        if self.dataset is None:
+            return []
+        found = (record.folder.changed_report() for _, record in sorted(self.dataset.runs.items()))
+        return [report.diagnostic for report in found if report is not None]
 
     def write_exports(self, staging: Path) -> None:
         export_json(self.boards, staging / "data" / "leaderboard.json")
@@ -80,10 +88,11 @@ def plan_site(config, hasher: FileHasher, cache: ParseCache | None = None) -> Si
         *writeup_pages(data),
         *run_pages(data, hasher),
     ]
-    return SitePlan(pages=pages, diagnostics=list(dataset.diagnostics), boards=data.boards)
+    return SitePlan(pages=pages, diagnostics=list(dataset.diagnostics), boards=data.boards, dataset=dataset)
 
 
 def derive(dataset: Dataset) -> SiteData:
+    dataset.diagnostics += claim_addresses(dataset)
     boards = build_boards(dataset)
     shown = views.shown_runs(boards)
     runs = {run_id: views.run_view(record, dataset, shown) for run_id, record in sorted(dataset.runs.items())}
@@ -94,6 +103,47 @@ def derive(dataset: Dataset) -> SiteData:
         scripted=views.scripted_agents(dataset),
         viewer_version=_viewer_version(),
     )
+
+
+def claim_addresses(dataset: Dataset) -> list[Diagnostic]:
+    """Give every run, agent, problem and writeup its own address before any link is made (`urls.claim`), and
+    report each name that asked for another's address or reads the same as another."""
+    urls.forget_claims()
+    runs = sorted(dataset.runs.values(), key=lambda r: r.run_id)
+    where: dict[tuple[str, str], Path] = {}
+    for record in runs:
+        for kind, name in (("run", record.run_id), ("agent", record.result.agent),
+                           (_problem_kind(record.result.deck), record.result.problem)):
+            where.setdefault((kind, name), record.result_path)
+    for problem, record in dataset.problems.items():
+        where.setdefault(("problem", problem), record.path / "problem.yaml")
+    for writeup in dataset.writeups:
+        where[("writeup", writeup.slug)] = writeup.path
+    clashes = urls.claim("run", [r.run_id for r in runs], reserved=("index.html",))
+    clashes += urls.claim("agent", [r.result.agent for r in runs], reserved=("index",))
+    clashes += urls.claim("writeup", [w.slug for w in dataset.writeups], reserved=("index",))
+    problem_kinds = sorted({kind for kind, _ in where if kind.startswith("problem")})
+    for kind in problem_kinds:
+        clashes += urls.claim(kind, [name for k, name in where if k == kind],
+                              reserved=("index",) if kind == "problem" else ())
+    return [_clash_diagnostic(clash, where.get((clash.kind, clash.name))) for clash in clashes]
+
+
+def _problem_kind(deck: str) -> str:
+    return "problem" if deck == MAIN_DECK else f"problem:{deck}"
+
+
+def _clash_diagnostic(clash: urls.Clash, path: Path | None) -> Diagnostic:
+    kind = clash.kind.split(":")[0]
+    if clash.moved_to is None:
+        message = (f"{kind} '{clash.name}' reads the same as {kind} '{clash.other}' (they differ only in letter "
+                   "case, Unicode form or invisible characters); each is published at its own address")
+    else:
+        message = (f"{kind} '{clash.name}' would be published at '{clash.address}', the address of "
+                   f"{kind} '{clash.other}'; it is published at "
+                   f"'{clash.moved_to}' instead")
+    return Diagnostic(path=path, message=message, severity="warning",
+                      hint=f"give each {kind} a name of its own, one that no other {kind} has or reads as")
 
 
 def _static(inputs: dict):
@@ -271,10 +321,10 @@ def _run_page(data: SiteData, record: RunRecord, hasher: FileHasher) -> Page:
     annotation_record = data.dataset.annotations.get(record.run_id)
     annotation = views.annotation_view(annotation_record, data.shown_path)
     # only files the input policy lets the page show are hashed (and so read)
-    files = {name: hasher(record.file(name)) for name in ("solution.py", "check.log", "benchmark.log")}
-    files["result.json"] = hasher(record.file("result.json"))
+    files = {name: _hash_run_file(hasher, record, name)
+             for name in ("solution.py", "check.log", "benchmark.log", "result.json")}
     transcript = None if record.imported else transcript_path(record)
-    files["transcript"] = hasher(transcript)
+    files["transcript"] = None if transcript is None else _hash_run_file(hasher, record, transcript_name(record))
     inputs = {"run": view, "annotation": annotation, "files": files, "viewer": data.viewer_version}
     sources = tuple(
         data.shown_path(p) for p in (record.result_path, annotation_record.path if annotation_record else None) if p
@@ -286,7 +336,7 @@ def _run_page(data: SiteData, record: RunRecord, hasher: FileHasher) -> Page:
         quote_excerpts(shown)
         prefix = page.href("static") + "/"
         reuse = ViewerReuse(
-            viewer_cache_file(extra["staging"], slug(record.run_id)),
+            viewer_cache_file(extra["staging"], urls.slug_of("run", record.run_id)),
             hash_data([files["transcript"], str(transcript), data.viewer_version, prefix, _budget(record)]),
         )
         tabs, transcript_info = run_tabs(record, shown, run_dir, prefix, extra["diagnostics_out"], reuse)
@@ -302,6 +352,11 @@ def _run_page(data: SiteData, record: RunRecord, hasher: FileHasher) -> Page:
         kind="run",
         parallel=True,
     )
+
+
+def _hash_run_file(hasher: FileHasher, record: RunRecord, name: str) -> str | None:
+    """The hash of a run's file as read through its folder's descriptor (the bytes its page will show)."""
+    return hasher(record.file(name), lambda: record.folder.open_file(name))
 
 
 def _budget(record: RunRecord) -> float | None:

@@ -13,6 +13,7 @@ from markupsafe import Markup
 
 from kernelbench.errors import KernelBenchError
 from kernelbench.sitegen.pages import Page
+from kernelbench.text import visible
 
 
 def make_environment(templates_dir: Path, bytecode_dir: Path | None = None) -> jinja2.Environment:
@@ -22,6 +23,7 @@ def make_environment(templates_dir: Path, bytecode_dir: Path | None = None) -> j
         loader=jinja2.FileSystemLoader(str(templates_dir)),
         bytecode_cache=jinja2.FileSystemBytecodeCache(str(bytecode_dir)) if bytecode_dir else None,
         autoescape=True,  # every template, whatever its suffix
+        finalize=shown_text,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -67,6 +69,15 @@ def render_page(env: jinja2.Environment, page: Page, extra: dict[str, Any] | Non
 
 
 # ------------------------------------------------------------------------------------------------ filters
+
+
+def shown_text(value: Any) -> Any:
+    """Every text a template prints from the data: a bidi override or zero-width character in a name is shown
+    escaped (`kernelbench.text`), so two names that differ read differently. HTML built by our own code
+    (Markup: highlighted files, the transcript viewer, rendered writeups) is left as it is."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return visible(value, lines=True)
+    return value
 
 
 def json_script(value: Any) -> Markup:

@@ -104,7 +104,7 @@ def _file_tab(
 ) -> dict:
     try:
         path = record.locate(name)
-        head = inputs.read_head(path, record.locate_root) if path is not None else None
+        head = record.read_head(name) if path is not None else None
     except InputRefused as exc:
         diagnostics.append(exc.diagnostic)
         return _tab(tab_id, label, note=f"Not shown: {name} {exc.diagnostic.message}.")
@@ -182,13 +182,14 @@ def _transcript_tab(
         ), none
     try:
         path = record.locate(transcript_name(record))
+        opened = record.reader_path(transcript_name(record)) if path is not None else None
     except InputRefused as exc:
         diagnostics.append(exc.diagnostic)
         return _tab("transcript", "transcript", note=f"Not shown: the transcript {exc.diagnostic.message}."), none
-    if path is None:
+    if path is None or opened is None:
         return _tab("transcript", "transcript", note="No transcript was recorded for this run."), none
     found: list[Diagnostic] = []
-    html = _viewer_html(path, run_dir, static_prefix, found, record.result.session.budget_s)
+    html = _viewer_html(opened, run_dir, static_prefix, found, record.result.session.budget_s, shown=path)
     diagnostics.extend(found)
     if html is not None:
         if reuse is not None:
@@ -213,28 +214,31 @@ def _viewer_html(
     static_prefix: str,
     diagnostics: list[Diagnostic],
     budget_s: float | None = None,
+    shown: Path | None = None,
 ) -> Markup | None:
-    """The transcripts stage's viewer (parses the file once); None when it is not available."""
+    """The transcripts stage's viewer (parses the file once); None when it is not available. `path` is how the
+    parser reaches the file (through the run folder's descriptor), `shown` where reports say it is."""
     try:
         from kernelbench.transcripts import load
         from kernelbench.transcripts.viewer import write_viewer
     except ImportError:
         return None
+    shown = shown or path
     try:
-        inputs.check_size(path, inputs.TRANSCRIPT)
+        inputs.check_size(path, inputs.TRANSCRIPT, shown)
         session = load(path)
-        diagnostics.extend(transcript_diagnostics(path, session))
+        diagnostics.extend(transcript_diagnostics(shown, session))
         # chunks sit beside the run page (one folder per run, not two: the build creates and deletes fewer)
         return Markup(
             write_viewer(session, run_dir, asset_prefix=static_prefix, budget_s=budget_s, chunk_prefix="")
         )
     except KernelBenchError as exc:
-        diagnostics.append(exc.diagnostic)
+        diagnostics.append(dataclasses.replace(exc.diagnostic, path=shown))
         return None
     except (RecursionError, MemoryError, ValueError, TypeError, ArithmeticError, LookupError, AttributeError,
             UnicodeError, OSError) as exc:  # a bug of ours this transcript brings out: show it raw, report it
         diagnostics.append(Diagnostic(
-            path=path, message=f"the transcript viewer failed ({type(exc).__name__}: {str(exc)[:200]}); "
+            path=shown, message=f"the transcript viewer failed ({type(exc).__name__}: {str(exc)[:200]}); "
             "the transcript is shown raw",
             hint="kernelbench should have read this transcript: please report it as a bug, with the file"))
         return None
@@ -325,7 +329,7 @@ def transcript_diagnostics(path: Path, session) -> list[Diagnostic]:
 
 def _raw_transcript_tab(path: Path, record: RunRecord, diagnostics: list[Diagnostic]) -> dict:
     try:
-        data, size = inputs.read_head(path, record.locate_root, RAW_TRANSCRIPT) or (b"", 0)
+        data, size = record.read_head(transcript_name(record), RAW_TRANSCRIPT) or (b"", 0)
     except InputRefused as exc:
         diagnostics.append(exc.diagnostic)
         return _tab("transcript", "transcript", note=f"Not shown: the transcript {exc.diagnostic.message}.")

@@ -1,9 +1,22 @@
-"""Where each kind of page lives inside the site (one place, so links and pages always agree)."""
+"""Where each kind of page lives inside the site (one place, so links and pages always agree).
+
+Names come from the data, so two of them could ask for one address: a run named exactly another run's slug
+(`R0-v-1e6034` beside `R0 v`), or names equal once letter case is folded or Unicode normalised (one address on
+a case-insensitive disk or server). `claim` hands out every address of a kind for a build before any link is
+made: a name whose address is taken gets one of its own (its slug and a hash of the name), and each clash is
+returned so the build reports it. The claims live here for the length of a build, as the one place every link
+and page asks.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import unicodedata
+from dataclasses import dataclass
+
 from kernelbench.base.decks import MAIN_DECK
 from kernelbench.sitegen.pages import slug
+from kernelbench.text import without_invisibles
 
 LEADERBOARD = "index.html"
 RUNS_INDEX = "runs/index.html"
@@ -13,27 +26,91 @@ WRITEUPS_INDEX = "writeups/index.html"
 AUDITS = "audits.html"
 
 
+@dataclass(frozen=True)
+class Clash:
+    """A name that asked for another name's address (`moved`: it was given its own), or that reads the same."""
+
+    kind: str
+    name: str
+    other: str
+    address: str  # the slug the name asked for
+    moved_to: str | None  # the slug it was given instead; None when both keep their own (they only look alike)
+
+
+_CLAIMED: dict[str, dict[str, str]] = {}  # kind -> name -> slug, for the build under way
+
+
+def claim(kind: str, names, reserved: tuple[str, ...] = ()) -> list[Clash]:
+    """Give every name of `kind` its own slug, distinct from the others' and from `reserved` ones even with
+    letter case folded and Unicode normalised; the clashes found, for the build to report.
+
+    A name whose slug carries its own hash proves its claim, so it goes first: a clean name equal to another
+    name's hashed slug is the one that moves. Otherwise the order is the names' own, so a build is repeatable."""
+    given: dict[str, str] = {}
+    taken = {_folded(r): f"the page {r}" for r in reserved}
+    seen: dict[str, str] = {}
+    clashes: list[Clash] = []
+    for name in sorted(set(names), key=lambda n: (slug(n) == n, n)):
+        wanted = address = slug(name)
+        salt = 0
+        while _folded(address) in taken:
+            salt += 1
+            address = f"{wanted}-{_hash(name, salt)}"
+        if address != wanted:
+            clashes.append(Clash(kind, name, taken[_folded(wanted)], wanted, address))
+        elif _lookalike(name) in seen:
+            clashes.append(Clash(kind, name, seen[_lookalike(name)], wanted, None))
+        taken[_folded(address)] = name
+        seen.setdefault(_lookalike(name), name)
+        given[name] = address
+    _CLAIMED[kind] = given
+    return clashes
+
+
+def forget_claims() -> None:
+    """Start a build afresh (the dev server builds many times in one process)."""
+    _CLAIMED.clear()
+
+
+def _folded(address: str) -> str:
+    return unicodedata.normalize("NFKC", address).casefold()
+
+
+def _lookalike(name: str) -> str:
+    """What a reader sees of a name: letter case, Unicode form and invisible characters make no difference."""
+    return _folded(without_invisibles(name))
+
+
+def _hash(name: str, salt: int) -> str:
+    return hashlib.blake2b(f"{salt}:{name}".encode(), digest_size=3).hexdigest()
+
+
+def slug_of(kind: str, name: str) -> str:
+    """The name's slug as claimed for this build (a name nobody claimed: its plain slug)."""
+    return _CLAIMED.get(kind, {}).get(name) or slug(name)
+
+
 def run_url(run_id: str) -> str:
-    return f"runs/{slug(run_id)}/index.html"
+    return f"runs/{slug_of('run', run_id)}/index.html"
 
 
 def run_dir(run_id: str) -> str:
-    return f"runs/{slug(run_id)}"
+    return f"runs/{slug_of('run', run_id)}"
 
 
 def problem_url(problem: str, deck: str = MAIN_DECK) -> str:
     """Our deck's problems at problems/<id>.html; another deck's under problems/<deck>/ (same name, other problem)."""
     if deck == MAIN_DECK:
-        return f"problems/{slug(problem)}.html"
-    return f"problems/{slug(deck)}/{slug(problem)}.html"
+        return f"problems/{slug_of('problem', problem)}.html"
+    return f"problems/{slug(deck)}/{slug_of('problem:' + deck, problem)}.html"
 
 
 def agent_url(agent: str) -> str:
-    return f"agents/{slug(agent)}.html"
+    return f"agents/{slug_of('agent', agent)}.html"
 
 
 def writeup_url(writeup_slug: str) -> str:
-    return f"writeups/{slug(writeup_slug)}.html"
+    return f"writeups/{slug_of('writeup', writeup_slug)}.html"
 
 
 def board_url(key: str, primary: bool) -> str:

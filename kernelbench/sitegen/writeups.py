@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from kernelbench.sitegen import urls
 from kernelbench.sitegen.pages import Page
@@ -19,7 +20,26 @@ def make_markdown() -> MarkdownIt:
     from markdown_it import MarkdownIt
 
     # "html": False makes any HTML in a writeup literal text; markdown-it also refuses javascript: links
-    return MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+    md.add_render_rule("image", _image_from_the_site)
+    return md
+
+
+def _image_from_the_site(self, tokens, idx, options, env) -> str:
+    """An image whose source is a file of the site, as an image; any other as a link to it. The site works
+    offline and tells nobody who reads it: an image from elsewhere would be fetched by every reader's browser."""
+    token = tokens[idx]
+    source = token.attrGet("src") or ""
+    if _on_the_site(source):
+        return self.image(tokens, idx, options, env)
+    alt = self.renderInlineAsText(token.children or [], options, env) or source
+    return f'<a href="{escape(source)}" class="remote-image">image: {escape(alt)}</a>'
+
+
+def _on_the_site(source: str) -> bool:
+    """A relative path (no scheme, no host, not from the disk's root): resolved against the page, on the site."""
+    parts = urlsplit(source)
+    return bool(source) and not parts.scheme and not parts.netloc and not source.startswith(("/", "\\"))
 
 
 def writeup_pages(data) -> list[Page]:

@@ -85,9 +85,22 @@ def check_site(case: hostile.Case, applied: hostile.Applied, pristine: Path) -> 
 def test_input_case_builds_the_rest_and_reports_the_file(case, pristine, tmp_path):
     applied = hostile.apply(case, pristine, tmp_path)
     before = snapshot(applied.data.parent / "data")
-    report = build_site(config_from(parse_args(applied.build_args())))
+    config = config_from(parse_args(applied.build_args()))
+    def as_attacked() -> None:  # the data as the attack left it is what the build must not change
+        before.clear()
+        before.update(snapshot(applied.data.parent / "data"))
+
+    if case.during:
+        with hostile.mid_build(applied, after=as_attacked):
+            report = build_site(config)
+    else:
+        report = build_site(config)
     assert snapshot(applied.data.parent / "data") == before, f"{case.name}: the data folder changed"
     check_site(case, applied, pristine)
+    if case.check:
+        case.check(applied.out)
+    shown = "\n".join(str(d) for d in report.diagnostics)
+    assert not any(c in shown for c in "\x1b\x07\u200b\u202e"), f"{case.name}: a report acts on the terminal"
     if case.expect:
         named = [d for d in report.diagnostics if case.expect in str(d.path) and (d.line or not case.line)]
         assert named, f"{case.name}: nothing reported about {case.expect}: {[str(d) for d in report.diagnostics]}"

@@ -179,3 +179,50 @@ def test_server_serves_the_swapped_site_and_its_build_id(tmp_path: Path):
     finally:
         server.shutdown()
         server.server_close()
+
+
+# ------------------------------------------------------------------------------------------------ hostile names
+
+
+def test_a_name_that_squats_another_names_address_gets_its_own():
+    from kernelbench.sitegen import urls
+
+    squatter = slug("R0 v")
+    clashes = urls.claim("test", [squatter, "R0 v", "CaseRun", "caserun", "caf\u00e9", "cafe\u0301", "index"],
+                         reserved=("index",))
+    try:
+        addresses = [urls.slug_of("test", n) for n in (squatter, "R0 v", "CaseRun", "caserun", "index")]
+        assert urls.slug_of("test", "R0 v") == slug("R0 v")  # the name its hash belongs to keeps it
+        assert len({a.casefold() for a in addresses}) == len(addresses)
+        moved = {c.name for c in clashes if c.moved_to}
+        assert moved == {squatter, "caserun", "index"}
+        alike = [c for c in clashes if c.moved_to is None]
+        assert [{c.name, c.other} for c in alike] == [{"cafe\u0301", "caf\u00e9"}]
+    finally:
+        urls.forget_claims()
+
+
+def test_control_bidi_and_zero_width_characters_are_shown_escaped():
+    from kernelbench.errors import Diagnostic
+    from kernelbench.text import visible
+
+    assert visible("a\x1b[32mb\u200bc\u202ed\x07") == "a\\x1b[32mb\\u200bc\\u202ed\\x07"
+    assert visible("é 日本 ✓") == "é 日本 ✓"
+    assert visible("two\nlines\t", lines=True) == "two\nlines\t"
+    shown = str(Diagnostic(path="runs/\x1b]0;owned\x07", message="bad \x1b[2J", hint="fix \u202e"))
+    assert "\x1b" not in shown and "\x07" not in shown and "\u202e" not in shown
+    assert "\\x1b]0;owned\\x07" in shown
+
+
+def test_a_remote_image_in_markdown_becomes_a_link():
+    html = str(render_markdown("![a](http://x.invalid/p.png) ![b](//x.invalid/p) ![c](/etc/p.png) ![d](img/d.png)",
+                               lambda run_id: None))
+    assert html.count("<img") == 1 and '<img src="img/d.png"' in html
+    for source in ("http://x.invalid/p.png", "//x.invalid/p", "/etc/p.png"):
+        assert f'<a href="{source}" class="remote-image">' in html
+
+
+def test_chart_text_is_escaped_for_plotly():
+    from kernelbench.sitegen.charts import chart_text
+
+    assert chart_text('<a href="x">y</a>\u200b') == "&lt;a href=&#34;x&#34;&gt;y&lt;/a&gt;\\u200b"

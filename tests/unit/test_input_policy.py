@@ -86,6 +86,61 @@ def test_run_files_stay_inside_the_run_folder(tmp_path):
         assert record.file(name) is None
 
 
+def _run_folder(root: Path) -> Path:
+    run = root / "runs" / "r1"
+    run.mkdir(parents=True)
+    (run / "check.log").write_text("inside\n")
+    return run
+
+
+def test_an_opened_folder_swapped_for_a_link_outside_is_still_read_as_opened(root, tmp_path):
+    run = _run_folder(root)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "check.log").write_text("SECRET\n")
+    folder = inputs.Folder.open(run, root)
+    assert folder.changed_report() is None
+    run.rename(tmp_path / "aside")
+    run.symlink_to(outside, target_is_directory=True)
+    assert folder.read_bytes("check.log", inputs.SHOWN) == b"inside\n"
+    assert folder.read_head("check.log") == (b"inside\n", 7)
+    report = folder.changed_report()
+    assert report is not None and "changed while" in report.diagnostic.message and report.diagnostic.hint
+
+
+def test_a_file_swapped_for_a_link_inside_an_opened_folder_is_refused(root, tmp_path):
+    run = _run_folder(root)
+    (tmp_path / "secret.txt").write_text("SECRET\n")
+    folder = inputs.Folder.open(run, root)
+    (run / "check.log").unlink()
+    (run / "check.log").symlink_to(tmp_path / "secret.txt")
+    with pytest.raises(InputRefused, match="outside"):
+        folder.read_bytes("check.log", inputs.SHOWN)
+
+
+def test_a_run_folder_linked_from_outside_is_not_opened(root, tmp_path):
+    (tmp_path / "elsewhere").mkdir()
+    (root / "runs").mkdir()
+    (root / "runs" / "r1").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    with pytest.raises(InputRefused, match="outside"):
+        inputs.Folder.open(root / "runs" / "r1", root)
+
+
+def test_a_folder_part_swapped_for_a_link_between_check_and_open_is_reported(root, tmp_path, monkeypatch):
+    run = _run_folder(root)
+    real_locate = inputs.locate
+
+    def locate_then_swap(path, at, folder=False):  # the racer wins between the check and the open
+        found = real_locate(path, at, folder=folder)
+        run.rename(tmp_path / "aside")
+        run.symlink_to(tmp_path / "aside", target_is_directory=True)
+        return found
+
+    monkeypatch.setattr(inputs, "locate", locate_then_swap)
+    with pytest.raises(InputRefused, match="changed while"):
+        inputs.Folder.open(run, root)
+
+
 # ------------------------------------------------------------------------------------------------ JSON and YAML
 
 
