@@ -14,6 +14,7 @@ Per cell and shape, in a child process of its own (a refused graph capture can s
 
     python benchmarks/gpu_cell_timers.py --cells FILE --out DIR [--budget-s 300]
         [--board LEADERBOARD.json --solutions DIR --deck DIR]   (defaults: the carried .foreign copy)
+    python benchmarks/gpu_cell_timers.py --report DIR/cell_timers.json ...   (a markdown table with readings)
 
 Writes DIR/cell_timers.json (every figure) and prints one line per shape. Only the timing is looked at: a cell's
 correctness is the grader's business (every timed output here is checked loosely, to flag a stale replay).
@@ -190,6 +191,74 @@ def print_cell(result: dict) -> None:
               f"host issue {us(row['host_issue_ms'])}", flush=True)
 
 
+AGREEMENT = (0.95, 1.05)
+
+
+def explain(row: dict) -> str:
+    """Why the grader's median and do_bench differ on a shape, from what was measured beside them."""
+    ours, bench, graph = row["grader"]["median_ms"], row["do_bench_ms"], row.get("graph_ms")
+    reading = _reading(ours, bench, graph, row)
+    grader = row["grader"]
+    if grader["method"] == "cuda_graph" or any("CUDA graph" in note for note in grader["notes"]):
+        reading += " [the grader replayed, or tried to capture, a CUDA graph of the call: no longer done]"
+    return reading
+
+
+def _near(a: float, b: float, within: float = 0.10) -> bool:
+    return abs(a / b - 1) <= within
+
+
+def _reading(ours: float, bench: float, graph: float | None, row: dict) -> str:
+    if AGREEMENT[0] <= ours / bench <= AGREEMENT[1]:
+        return "agree"
+    host = row["host_issue_ms"]
+    if bench > ours and host > ours and (graph is None or _near(ours, graph)):
+        return (f"host-bound: the host needs {host * 1e3:.0f} us to issue the call; do_bench counts what its L2 "
+                "clear does not hide, the grader's device interval does not" +
+                (f" (a graph replay: {graph * 1e3:.1f} us)" if graph else ""))
+    if graph and _near(ours, graph, 0.05):
+        return (f"a graph replay after a pause agrees ({graph * 1e3:.1f} us); back to back (do_bench) the GPU runs "
+                "it at another clock")
+    if abs(ours - bench) < 1.5e-3:
+        return f"{(ours - bench) * 1e3:+.1f} us: within the events' resolution and the first launch's latency"
+    same = row["grader"]["protocols"].get("same")
+    if same and _near(same["median_ms"], bench):
+        return (f"input protocol: on the same tensors and values every call it takes {same['median_ms'] * 1e3:.1f} us "
+                "(do_bench re-passes one set); on new values in its buffers it does more work")
+    return "unexplained"
+
+
+def report_table(paths: list[Path]) -> str:
+    """A markdown table of every shape timed in the given cell_timers.json files."""
+    lines = ["| cell | shape | grader (score) | host per call | new tensors | same inputs | do_bench | do_bench "
+             "rotating | published protocol | graph replay | grader / do_bench | reading |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    counts = {"shapes": 0, "agree": 0}
+
+    def us(value) -> str:
+        return f"{value * 1e3:.1f}" if isinstance(value, (int, float)) else "—"
+
+    for path in paths:
+        for cell in json.loads(Path(path).read_text())["cells"]:
+            for row in cell.get("shapes", []):
+                if "grader" not in row:
+                    continue
+                p = row["grader"]["protocols"]
+                reading = explain(row)
+                counts["shapes"] += 1
+                counts["agree"] += reading.startswith("agree")
+                lines.append(
+                    f"| `{cell['cell'][:16]}…{cell['cell'][-28:]}` | {row['index']} | {us(row['grader']['median_ms'])} | "
+                    f"{us(p['buffers']['host_median_ms'])} | {us(p.get('tensors', {}).get('median_ms'))} | "
+                    f"{us(p.get('same', {}).get('median_ms'))} | {us(row['do_bench_ms'])} | "
+                    f"{us(row['do_bench_rotating_ms'])} | {us(row['published_protocol_ms'])} | {us(row.get('graph_ms'))} | "
+                    f"{row['grader']['median_ms'] / row['do_bench_ms']:.2f} | {reading} |")
+    lines.append("")
+    lines.append(f"{counts['agree']} of {counts['shapes']} shapes within {AGREEMENT[0]}-{AGREEMENT[1]} of do_bench; "
+                 "every other one has its reading in the last column. Times in microseconds.")
+    return "\n".join(lines)
+
+
 def run_child(cell_id: str, args, seconds: float) -> dict:
     command = [sys.executable, __file__, "--child", cell_id, "--board", str(args.board), "--solutions",
                str(args.solutions), "--deck", str(args.deck), "--budget-s", str(seconds)]
@@ -211,7 +280,11 @@ def main() -> int:
     parser.add_argument("--deck", type=Path, default=FOREIGN / "benchmarks" / "hard" / "problems-h100")
     parser.add_argument("--budget-s", type=float, default=300.0)
     parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--report", type=Path, nargs="+", help="print a markdown table of cell_timers.json files")
     args = parser.parse_args()
+    if args.report:
+        print(report_table(args.report))
+        return 0
     deadline = time.monotonic() + args.budget_s
     if args.child:
         try:

@@ -5,6 +5,8 @@ summary and the site's diff page."""
 
 from __future__ import annotations
 
+import math
+
 import re
 from dataclasses import dataclass
 
@@ -53,6 +55,11 @@ class Disagreement:
     reason: str              # our integrity finding, the worst element, or the error; "" when they agree
     evidence: str = ""
     classes: tuple[int, ...] = ()
+    # our peak had the calls been timed on the same tensors and values every call (most published boards' input
+    # protocol), and on new tensors every call; None where the shapes were not timed under that protocol
+    peak_same_inputs: float | None = None
+    peak_new_tensors: float | None = None
+    adaptations: tuple[str, ...] = ()       # how the published file was set up (unpacked, CUTLASS provided)
 
     @property
     def peak_ratio(self) -> float | None:
@@ -69,7 +76,9 @@ def compare(result: RunResult) -> Disagreement:
     ours, published = result.status.value, provenance.published_status
     errors = [f for f in result.integrity if f.severity == "error"]
     fields = dict(run_id=result.run_id, agent=result.agent, problem=result.problem, published=published, ours=ours,
-                  published_peak=provenance.published_peak_fraction, our_peak=result.grading.peak_fraction)
+                  published_peak=provenance.published_peak_fraction, our_peak=result.grading.peak_fraction,
+                  peak_same_inputs=peak_under(result, "same"), peak_new_tensors=peak_under(result, "tensors"),
+                  adaptations=tuple(provenance.adaptations))
     if ours == published:
         return Disagreement(**fields, agrees=True, kind="agree", reason="")
     if ours == Status.INVALID.value and errors:
@@ -85,6 +94,23 @@ def compare(result: RunResult) -> Disagreement:
         return Disagreement(**fields, agrees=False, kind="fixed",
                             reason=f"passes every check here; published {published}")
     return Disagreement(**fields, agrees=False, kind="correctness", reason=reason)
+
+
+def peak_under(result: RunResult, protocol: str) -> float | None:
+    """The grading's peak fraction with each shape's median taken under another input protocol: a shape's
+    fraction scales with 1 / its median (the roofline's work and bytes are fixed per shape); geometric mean over
+    the shapes, as the score is. None unless every scored shape was timed under it."""
+    fractions = []
+    for shape in result.grading.shapes:
+        if shape.fraction is None or not shape.median_ms:
+            continue
+        other = shape.protocols.get(protocol)
+        if other is None or other.median_ms <= 0:
+            return None
+        fractions.append(shape.fraction * shape.median_ms / other.median_ms)
+    if not fractions or result.grading.peak_fraction is None:
+        return None
+    return math.exp(sum(math.log(f) for f in fractions) / len(fractions))
 
 
 def published_status(correct: bool, has_solution: bool) -> Status:

@@ -46,7 +46,8 @@ def _row(d) -> dict:
     return {"run_id": d.run_id, "url": urls.run_url(d.run_id), "agent": d.agent, "problem": d.problem,
             "published": d.published, "ours": d.ours, "published_peak": d.published_peak, "our_peak": d.our_peak,
             "ratio": d.peak_ratio, "agrees": d.agrees, "kind": d.kind, "reason": d.reason, "evidence": d.evidence,
-            "classes": list(d.classes)}
+            "classes": list(d.classes), "peak_same_inputs": d.peak_same_inputs, "peak_new_tensors": d.peak_new_tensors,
+            "adaptations": list(d.adaptations)}
 
 
 def _agreement(rows: list[dict]) -> list[dict]:
