@@ -26,7 +26,8 @@ class Diagnostic:
         return f"{self.path}:{self.line}" if self.line else str(self.path)
 
     def __str__(self) -> str:
-        text = f"{self.location()}: {self.message}"
+        # an error about an option or the machine has no file to name
+        text = self.message if self.path is None else f"{self.location()}: {self.message}"
         return f"{text}\n  → {self.hint}" if self.hint else text
 
 
