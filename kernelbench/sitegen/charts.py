@@ -32,15 +32,25 @@ SYMBOLS = [
 Href = Callable[[str], str]
 
 
+# plotly.js draws its toolbar over the top 30 px at the right: the title sits below that strip, so that a long
+# title in a narrow chart never runs under it
+TOOLBAR_PX = 34
+
+
 def _layout(title: str, **extra) -> dict:
+    """The site's layout for one figure. Axes grow their margins to fit their tick labels and titles, and the top
+    margin holds the toolbar's strip and the title beneath it."""
     base = dict(
-        title=dict(text=title, x=0.01),
-        margin=dict(l=60, r=20, t=50, b=60),
+        title=dict(text=title, x=0.01, xanchor="left", y=1, yref="container", yanchor="top",
+                   pad=dict(t=TOOLBAR_PX)),
         template="plotly_white",
         font=dict(family="system-ui, sans-serif", size=12),
         hoverlabel=dict(namelength=-1),
     )
     base.update(extra)
+    base["margin"] = {"l": 60, "r": 20, "b": 60, **extra.get("margin", {}), "t": TOOLBAR_PX + 46}
+    for axis in ("xaxis", "yaxis"):
+        base[axis] = dict(automargin=True, **extra.get(axis, {}))
     return base
 
 
@@ -87,8 +97,8 @@ def heatmap(rows: list[dict], problems: list[str], href: Href) -> dict:
             "peak_fraction by agent and problem (grey: not counted)",
             height=height,
             plot_bgcolor="#e4e6eb",
-            yaxis=dict(autorange="reversed", automargin=True),
-            xaxis=dict(automargin=True, tickangle=-30),
+            yaxis=dict(autorange="reversed"),
+            xaxis=dict(tickangle=-30),
         ),
     )
 
@@ -162,7 +172,6 @@ def pass_counts(board: Board) -> dict:
             f"Problems passed (of {len(board.problems)})",
             barmode="stack",
             height=140 + 26 * max(1, len(agents)),
-            yaxis=dict(automargin=True),
             xaxis=dict(dtick=1, range=[0, max(1, len(board.problems))]),
         ),
     )
@@ -218,7 +227,7 @@ def fast_p(board: Board) -> dict:
     return _figure(
         traces,
         _layout(
-            "fast_p: correct and faster than baseline × p (solid: eager, dashed: SOTA)",
+            "fast_p: correct and faster than baseline × p<br><sub>solid: eager, dashed: SOTA</sub>",
             xaxis=dict(title=dict(text="p (speed-up factor)")),
             height=440 + 9 * len(traces),
             legend=dict(orientation="h", y=-0.2, yanchor="top", font=dict(size=10)),
@@ -274,7 +283,7 @@ def efficiency(runs: list[dict], href: Href) -> dict:
             height=480 + 9 * len(traces),
             xaxis=dict(title=dict(text=first[2]), type="log"),
             yaxis=dict(title=dict(text="peak fraction"), tickformat=".0%"),
-            margin=dict(l=60, r=20, t=50, b=100),
+            margin=dict(b=100),
             legend=dict(orientation="h", y=-0.3, yanchor="top", font=dict(size=10)),
             updatemenus=[
                 dict(
@@ -282,7 +291,7 @@ def efficiency(runs: list[dict], href: Href) -> dict:
                     direction="right",
                     x=1,
                     xanchor="right",
-                    y=1.1,
+                    y=1.02,
                     yanchor="bottom",
                     type="buttons",
                 )
