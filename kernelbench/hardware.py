@@ -144,9 +144,6 @@ def ceiling_for(profile: GpuProfile, regime: str, dtype: str) -> tuple[float, st
     return profile.peak_tflops[key], "TFLOP/s"
 
 
-DEVICE_CHOICES = ("auto", "cuda", "cpu")
-SHAPES_CHOICES = ("auto", "full", "smoke")
-
 
 def cuda_available() -> bool:
     """Whether this machine has a CUDA GPU that torch can use (False without torch or with a CPU-only build)."""

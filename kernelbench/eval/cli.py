@@ -58,13 +58,12 @@ def _register_grade(subparsers) -> None:
 
 
 def add_device_options(parser: argparse.ArgumentParser, *, shapes: bool = True) -> None:
-    """--device (and --shapes): both default to what this machine can run; see resolve_device_options."""
-    from kernelbench.hardware import DEVICE_CHOICES, SHAPES_CHOICES
-
-    parser.add_argument("--device", choices=DEVICE_CHOICES, default="auto",
+    """--device (and --shapes): both default to what this machine can run; see resolve_device_options. (Nothing is
+    imported here: every command's parser is built at start-up.)"""
+    parser.add_argument("--device", choices=("auto", "cuda", "cpu"), default="auto",
                         help="where the code runs; auto is cuda when this machine has a CUDA GPU, else cpu")
     if shapes:
-        parser.add_argument("--shapes", choices=SHAPES_CHOICES, default="auto",
+        parser.add_argument("--shapes", choices=("auto", "full", "smoke"), default="auto",
                             help="the problem's shapes; auto is full on cuda and the small smoke shapes on cpu")
 
 
