@@ -99,16 +99,15 @@ def stage_limit(text: str) -> tuple[str, float]:
 
 
 def grade_command(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from kernelbench.base.models import Outcome
-    from kernelbench.eval.grade import grade_solution
+    from kernelbench.eval.grade import STAGES, grade_solution
+    from kernelbench.eval.progress import StepProgress
 
     resolve_device_options(args)
-    console = Console(stderr=True)
-    with console.status(f"grading {args.solution} on {args.problem.name} ({args.device}, {args.shapes})"):
+    with StepProgress(f"grading {args.solution.name} on {args.problem.name} ({args.device}, {args.shapes})",
+                      total=len(STAGES)) as progress:
         report = grade_solution(args.solution, args.problem, device=args.device, shapes=args.shapes, out_dir=args.out,
-                                limits=dict(args.limit), counters=args.counters == "on")
+                                limits=dict(args.limit), counters=args.counters == "on", stage=progress.step)
     g = report.grading
     if args.json:
         sys.stdout.write(report.dump_json())
@@ -219,18 +218,23 @@ def problem_dirs(value: str, deck: Path) -> list[Path]:
 def baselines_command(args: argparse.Namespace) -> int:
     from kernelbench.eval.baselines import measure_baselines, write_baselines
 
+    from kernelbench.eval.progress import StepProgress
+
     resolve_device_options(args)
     failures = 0
-    for problem in problem_dirs(args.problem, args.problems):
-        try:
-            result = measure_baselines(problem, device=args.device, lines=tuple(args.lines),
-                                       shapes="full" if args.device == "cuda" else "smoke")
-        except KernelBenchError as exc:
-            print(f"{problem.name}: {exc}", file=sys.stderr)
-            failures += 1
-            continue
-        path = write_baselines(problem, result)
-        summary = ", ".join(f"{k} {v.peak_fraction:.4f}" if v.peak_fraction is not None else f"{k} n/a ({v.reason[:80]})"
-                            for k, v in result.lines.items())
-        print(f"{problem.name}: {summary} → {path}")
+    problems = problem_dirs(args.problem, args.problems)
+    with StepProgress("baselines", total=len(problems), estimate=True) as progress:
+        for problem in problems:
+            progress.step(problem.name)
+            try:
+                result = measure_baselines(problem, device=args.device, lines=tuple(args.lines),
+                                           shapes="full" if args.device == "cuda" else "smoke")
+            except KernelBenchError as exc:
+                progress.note(f"{problem.name}: {exc}")
+                failures += 1
+                continue
+            path = write_baselines(problem, result)
+            summary = ", ".join(f"{k} {v.peak_fraction:.4f}" if v.peak_fraction is not None
+                                else f"{k} n/a ({v.reason[:80]})" for k, v in result.lines.items())
+            print(f"{problem.name}: {summary} → {path}")
     return 1 if failures else 0

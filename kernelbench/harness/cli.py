@@ -186,14 +186,16 @@ def register_regrade(subparsers) -> None:
 
 
 class RegradeProgress:
-    """A rich progress bar over the cells, with the last cell's outcome."""
+    """A rich progress bar over the cells, with the last cell's outcome and the time left at the cells' mean."""
 
     def __init__(self, total: int):
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                                   TimeRemainingColumn)
 
         self.progress = Progress(TextColumn("regrade"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                                 TextColumn("{task.description}"), console=Console(stderr=True))
+                                 TimeRemainingColumn(), TextColumn("{task.description}"),
+                                 console=Console(stderr=True))
         self.task = self.progress.add_task("", total=total)
 
     def __enter__(self):
