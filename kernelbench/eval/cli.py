@@ -217,7 +217,6 @@ def problem_dirs(value: str, deck: Path) -> list[Path]:
 
 def baselines_command(args: argparse.Namespace) -> int:
     from kernelbench.eval.baselines import measure_baselines, write_baselines
-
     from kernelbench.eval.progress import StepProgress
 
     resolve_device_options(args)

@@ -10,8 +10,15 @@ from __future__ import annotations
 import time
 
 from rich.console import Console
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn,
-                           TimeRemainingColumn)
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 
 class StepProgress:
@@ -32,7 +39,7 @@ class StepProgress:
             self._progress = Progress(*columns, console=self.console, transient=True)
             self._task = self._progress.add_task("", total=total)
 
-    def __enter__(self) -> "StepProgress":
+    def __enter__(self) -> StepProgress:
         if self._progress is not None:
             self._progress.__enter__()
         return self

@@ -57,8 +57,8 @@ def wide_site(pristine_deck: Path, tmp_path_factory) -> Path:
 
 
 def pages_of(site: Path) -> list[str]:
-    run = sorted(site.glob("runs/*/index.html"))[0].relative_to(site)
-    problem = sorted(p for p in site.glob("problems/*.html") if p.name != "index.html")[0].relative_to(site)
+    run = min(site.glob("runs/*/index.html")).relative_to(site)
+    problem = min(p for p in site.glob("problems/*.html") if p.name != "index.html").relative_to(site)
     return ["index.html", "audits.html", "runs/index.html", "problems/index.html", "agents/index.html", str(run),
             str(problem)]
 

@@ -7,9 +7,8 @@ import argparse
 
 import pytest
 
-import kernelbench.hardware as hardware
+from kernelbench import hardware
 from kernelbench.cli import all_parsers, build_parser, main
-from kernelbench.errors import KernelBenchError
 from kernelbench.eval.stages.correctness import reference_failed
 
 TRACEBACK = """judge stage failed: AssertionError: Torch not compiled with CUDA enabled
