@@ -113,9 +113,14 @@ def run_command(args: argparse.Namespace) -> int:
 def sweep_command(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from kernelbench.errors import KernelBenchError
+    from kernelbench.hardware import cuda_available
     from kernelbench.harness.sweep import Sweep, pending_jobs, run_sweep
 
     sweep = Sweep.load(args.sweep_file)
+    if sweep.spec.device == "cuda" and not cuda_available():
+        raise KernelBenchError("the sweep runs on cuda (device: cuda) and this machine has no CUDA GPU: run it on a "
+                               "GPU machine, or set device: cpu and shapes: smoke", path=args.sweep_file)
     if args.no_sandbox:
         sweep.spec.sandbox = False
     finished = run_sweep(sweep, backend=args.backend, resume=args.resume, address=args.address,
@@ -190,8 +195,14 @@ class RegradeProgress:
 
     def __init__(self, total: int):
         from rich.console import Console
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                                   TimeRemainingColumn)
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         self.progress = Progress(TextColumn("regrade"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                                  TimeRemainingColumn(), TextColumn("{task.description}"),

@@ -4,6 +4,7 @@ asked for and absent, and every default shown in --help."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import pytest
 
@@ -79,3 +80,13 @@ def test_every_option_default_shows_in_help():
             if "default" not in helped or not action.help or action.help.split()[0] not in text:
                 missing.append(f"{parser.prog} {action.option_strings[0]}")
     assert not missing, f"options whose default --help does not show: {missing}"
+
+
+def test_a_cuda_sweep_without_a_gpu_is_refused_before_any_run(no_gpu, capsys, tmp_path):
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(f"name: gpu\nagents: [scripted:eager]\nproblems: [04_kahan_softmax]\n"
+                     f"problems_dir: {Path('problems').resolve()}\nruns: runs\ndevice: cuda\n")
+    code = main(["sweep", str(sweep)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "no CUDA GPU" in err and "device: cpu" in err
+    assert not (tmp_path / "runs").exists()
