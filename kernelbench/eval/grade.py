@@ -60,7 +60,7 @@ def grade_solution(solution: Path, problem_dir: Path, *, device: str = "cuda", s
                    out_dir: Path | None = None, line: str = "candidate", lint: bool = True,
                    limits: dict[str, float] | None = None, timing: bool = True,
                    counters: bool = True, exclusive: AbstractContextManager | None = None,
-                   stage: Callable[[str], None] | None = None) -> GradeReport:
+                   stage: Callable[[str, str], None] | None = None) -> GradeReport:
     """Grade one solution file against one problem; see kernelbench.eval.stages for the order of stages.
 
     `exclusive` is held around the stages that measure (counters, timing): gradings that share a GPU may check
@@ -104,15 +104,16 @@ STAGES = ("lint", "correctness", "problem copy", "launch audit", "counters", "ti
 
 
 def run_stages(plan: GradingPlan, state: GradingState, exclusive: AbstractContextManager | None = None,
-               stage: Callable[[str], None] | None = None) -> bool:
+               stage: Callable[[str, str], None] | None = None) -> bool:
     """Every stage in order (kernelbench.eval.stages); True when the solution passed every check. The measuring
-    stages run inside `exclusive`; `stage` is told the name (one of STAGES) of each as it starts."""
+    stages run inside `exclusive`; `stage` is told the name (one of STAGES) of each as it starts, and how much
+    work it holds (cases, shapes) where that is known."""
     from kernelbench.eval.stages import audits, correctness, timing
 
-    announce = stage or (lambda name: None)
+    announce = stage or (lambda name, detail="": None)
     announce("lint")
     audits.lint(plan, state)
-    announce("correctness")
+    announce("correctness", f"{len(plan.cases)} cases")
     correct = correctness.check(plan, state)
     announce("problem copy")
     audits.problem_copy(plan, state)
@@ -124,7 +125,7 @@ def run_stages(plan: GradingPlan, state: GradingState, exclusive: AbstractContex
         announce("counters")
         audits.counters(plan, state)
         if plan.options.timing:
-            announce("timing")
+            announce("timing", f"{len(plan.shapes)} shapes")
             timing.bench(plan, state)
             announce("speed of light")
             audits.speed_of_light(plan, state)

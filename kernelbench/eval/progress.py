@@ -48,13 +48,14 @@ class StepProgress:
         if self._progress is not None:
             self._progress.__exit__(*exc)
 
-    def step(self, name: str) -> None:
-        """`name` starts now; the step before it (if any) is done."""
+    def step(self, name: str, detail: str = "") -> None:
+        """`name` starts now (`detail`: how much work it holds); the step before it (if any) is done."""
+        text = f"{name} ({detail})" if detail else name
         if self._progress is not None:
-            self._progress.update(self._task, completed=self.done, description=name)
+            self._progress.update(self._task, completed=self.done, description=text)
         else:
             elapsed = time.monotonic() - self.started
-            self.console.print(f"[{elapsed:7.1f} s] {self.what} {self.done + 1}/{self.total}: {name}",
+            self.console.print(f"[{elapsed:7.1f} s] {self.what} {self.done + 1}/{self.total}: {text}",
                                markup=False, highlight=False, soft_wrap=True)
         self.done += 1
 

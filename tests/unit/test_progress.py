@@ -22,27 +22,32 @@ def stub_stages(monkeypatch, correct: bool) -> None:
     monkeypatch.setattr(correctness, "check", lambda plan, state: correct)
 
 
-def test_run_stages_announces_every_stage_in_order(monkeypatch):
+PLAN = SimpleNamespace(options=SimpleNamespace(timing=True), cases=[1, 2, 3], shapes=[1, 2])
+
+
+def test_run_stages_announces_every_stage_in_order_with_its_work(monkeypatch):
     stub_stages(monkeypatch, correct=True)
     announced = []
-    assert run_stages(SimpleNamespace(options=SimpleNamespace(timing=True)), None, stage=announced.append)
-    assert announced == list(STAGES)
+    assert run_stages(PLAN, None, stage=lambda name, detail="": announced.append((name, detail)))
+    assert [name for name, _ in announced] == list(STAGES)
+    assert dict(announced)["correctness"] == "3 cases" and dict(announced)["timing"] == "2 shapes"
 
 
 def test_a_failed_check_ends_the_stages_after_the_launch_audit(monkeypatch):
     stub_stages(monkeypatch, correct=False)
     announced = []
-    assert not run_stages(SimpleNamespace(options=SimpleNamespace(timing=True)), None, stage=announced.append)
+    assert not run_stages(PLAN, None, stage=lambda name, detail="": announced.append(name))
     assert announced == ["lint", "correctness", "problem copy", "launch audit"]
 
 
 def test_a_log_gets_one_line_per_step(capsys):
     log = io.StringIO()
     with StepProgress("grading x", total=3, console=Console(file=log, force_terminal=False)) as progress:
-        for name in ("lint", "correctness", "timing"):
-            progress.step(name)
+        progress.step("lint")
+        progress.step("correctness", "12 cases")
+        progress.step("timing")
     lines = log.getvalue().splitlines()
-    assert [line.split("] ", 1)[1] for line in lines] == ["grading x 1/3: lint", "grading x 2/3: correctness",
+    assert [line.split("] ", 1)[1] for line in lines] == ["grading x 1/3: lint", "grading x 2/3: correctness (12 cases)",
                                                           "grading x 3/3: timing"]
     assert "\x1b" not in log.getvalue() and capsys.readouterr().out == ""
 
