@@ -104,8 +104,8 @@ def grade_command(args: argparse.Namespace) -> int:
     from kernelbench.eval.progress import StepProgress
 
     resolve_device_options(args)
-    with StepProgress(f"grading {args.solution.name} on {args.problem.name} ({args.device}, {args.shapes})",
-                      total=len(STAGES)) as progress:
+    with StepProgress("grade", total=len(STAGES)) as progress:
+        progress.note(f"grading {args.solution} on {args.problem} ({args.device}, {args.shapes} shapes)")
         report = grade_solution(args.solution, args.problem, device=args.device, shapes=args.shapes, out_dir=args.out,
                                 limits=dict(args.limit), counters=args.counters == "on", stage=progress.step)
     g = report.grading
