@@ -21,14 +21,38 @@ EXAMPLES = """examples:
 """
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Descriptions and examples as written, and every option's default after its help (unless the help already
+    says it), so that `--help` never leaves a reader guessing what leaving an option out does."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if action.default in (None, False, argparse.SUPPRESS, [], "") or "default" in text:
+            return action.help
+        default = action.default
+        shown = " ".join(map(str, default)) if isinstance(default, (list, tuple)) else str(default)
+        return f"{text} (default: {shown.replace('%', '%%')})".lstrip()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kernelbench", description=__doc__.splitlines()[0], epilog=EXAMPLES,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+                                     formatter_class=HelpFormatter)
     parser.add_argument("--version", action="version", version=f"kernelbench {kernelbench.__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in _command_modules():
         module.register(subparsers)
+    for sub in all_parsers(parser):
+        sub.formatter_class = HelpFormatter
     return parser
+
+
+def all_parsers(parser: argparse.ArgumentParser):
+    """The parser and every subcommand's parser below it."""
+    yield parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):
+                yield from all_parsers(sub)
 
 
 def _command_modules():

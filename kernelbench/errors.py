@@ -29,7 +29,9 @@ class Diagnostic:
         return f"{path}:{self.line}" if self.line else path
 
     def __str__(self) -> str:
-        text = f"{self.location()}: {visible(self.message, lines=True)}"
+        # an error about an option or the machine has no file to name
+        message = visible(self.message, lines=True)
+        text = message if self.path is None else f"{self.location()}: {message}"
         return f"{text}\n  → {visible(self.hint, lines=True)}" if self.hint else text
 
 

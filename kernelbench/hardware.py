@@ -142,3 +142,32 @@ def ceiling_for(profile: GpuProfile, regime: str, dtype: str) -> tuple[float, st
         raise KernelBenchError(f"{profile.name} has no dense {key} peak",
                                hint=f"known peaks: {', '.join(profile.peak_tflops)}")
     return profile.peak_tflops[key], "TFLOP/s"
+
+
+
+def cuda_available() -> bool:
+    """Whether this machine has a CUDA GPU that torch can use (False without torch or with a CPU-only build)."""
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
+def resolve_device(requested: str = "auto") -> str:
+    """'auto' is what the machine has: CUDA when present, else the CPU. Asking for CUDA where there is none is
+    refused here, before any stage starts, rather than failing later inside the reference's process."""
+    if requested == "auto":
+        return "cuda" if cuda_available() else "cpu"
+    if requested == "cuda" and not cuda_available():
+        raise KernelBenchError("--device cuda: this machine has no CUDA GPU (torch.cuda.is_available() is false); "
+                               "leave --device out or pass --device cpu to run on the CPU")
+    return requested
+
+
+def resolve_shapes(requested: str, device: str) -> str:
+    """'auto' is every shape on a GPU and the problem's small smoke shapes on the CPU (a full shape there would take
+    hours)."""
+    if requested == "auto":
+        return "full" if device == "cuda" else "smoke"
+    return requested

@@ -14,6 +14,7 @@ from kernelbench.eval.environment import collect_environment
 from kernelbench.eval.grading import GradingOptions, GradingPlan, GradingState, run_stage, scratch_dir
 from kernelbench.eval.protocol import BenchJob, BenchLine, JudgeReply, ShapeTiming
 from kernelbench.eval.roofline import geometric_mean
+from kernelbench.eval.stages.correctness import reference_failed
 from kernelbench.eval.stages.timing import shape_result
 from kernelbench.fileio import atomic_write_text
 from kernelbench.problems.baselines import COMPILED_LINE_MODE, Line, ProblemBaselines
@@ -89,7 +90,7 @@ def measure_baselines(problem_dir: Path, device: str = "cuda", lines: tuple[str,
         reference = run_stage(plan, state, plan.judge_job(plan.timing_cases(), save_expected=True))
         reply = reference.reply_as(JudgeReply)
         if reply is None:
-            raise KernelBenchError(f"the reference failed: {reference.error}", path=reference_file(problem_dir))
+            raise reference_failed(reference_file(problem_dir), reference.error)
         state.note_device(reply.device_info, device)
         if state.profile is None and device == "cuda":
             raise KernelBenchError("this GPU matches no hardware profile", hint="see kernelbench/hardware.py")

@@ -45,8 +45,7 @@ def _register_grade(subparsers) -> None:
     p.add_argument("--problem", type=Path, required=True,
                    help="problem folder (ours or KernelBench-Hard's) or Stanford KernelBench file, e.g. "
                         "problems/01_fp8_gemm")
-    p.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
-    p.add_argument("--shapes", choices=["full", "smoke"], default="full")
+    add_device_options(p)
     p.add_argument("--json", action="store_true", help="print the GradeReport as JSON on stdout")
     p.add_argument("--out", type=Path, help="write check.log, benchmark.log and grade.json here")
     p.add_argument("--limit", action="append", default=[], metavar="STAGE=SECONDS", type=stage_limit,
@@ -56,6 +55,32 @@ def _register_grade(subparsers) -> None:
                    help="the hardware-counter pass on CUDA gradings (ncu; off where ncu is absent); the result "
                         "says whether it ran")
     p.set_defaults(func=grade_command)
+
+
+def add_device_options(parser: argparse.ArgumentParser, *, shapes: bool = True) -> None:
+    """--device (and --shapes): both default to what this machine can run; see resolve_device_options. (Nothing is
+    imported here: every command's parser is built at start-up.)"""
+    parser.add_argument("--device", choices=("auto", "cuda", "cpu"), default="auto",
+                        help="where the code runs; auto is cuda when this machine has a CUDA GPU, else cpu")
+    if shapes:
+        parser.add_argument("--shapes", choices=("auto", "full", "smoke"), default="auto",
+                            help="the problem's shapes; auto is full on cuda and the small smoke shapes on cpu")
+
+
+def resolve_device_options(args: argparse.Namespace) -> None:
+    """Turn auto into the device (and shapes) this machine gets, in place, and say on stderr what auto chose."""
+    from kernelbench.hardware import resolve_device, resolve_shapes
+
+    chosen = []
+    requested = args.device
+    args.device = resolve_device(requested)
+    if requested == "auto":
+        chosen.append(f"device {args.device}" + ("" if args.device == "cuda" else " (no CUDA GPU found)"))
+    if getattr(args, "shapes", None) == "auto":
+        args.shapes = resolve_shapes("auto", args.device)
+        chosen.append(f"{args.shapes} shapes")
+    if chosen:
+        print(f"using {', '.join(chosen)}; --device and --shapes choose", file=sys.stderr)
 
 
 def stage_limit(text: str) -> tuple[str, float]:
@@ -74,15 +99,15 @@ def stage_limit(text: str) -> tuple[str, float]:
 
 
 def grade_command(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from kernelbench.base.models import Outcome
-    from kernelbench.eval.grade import grade_solution
+    from kernelbench.eval.grade import STAGES, grade_solution
+    from kernelbench.eval.progress import StepProgress
 
-    console = Console(stderr=True)
-    with console.status(f"grading {args.solution} on {args.problem.name} ({args.device}, {args.shapes})"):
+    resolve_device_options(args)
+    with StepProgress("grade", total=len(STAGES)) as progress:
+        progress.note(f"grading {args.solution} on {args.problem} ({args.device}, {args.shapes} shapes)")
         report = grade_solution(args.solution, args.problem, device=args.device, shapes=args.shapes, out_dir=args.out,
-                                limits=dict(args.limit), counters=args.counters == "on")
+                                limits=dict(args.limit), counters=args.counters == "on", stage=progress.step)
     g = report.grading
     if args.json:
         sys.stdout.write(report.dump_json())
@@ -103,7 +128,7 @@ def _register_problem(subparsers) -> None:
                            epilog=PROBLEM_CHECK_EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
     check.add_argument("problem_dir", type=Path, nargs="+",
                        help="one or more problem folders (or Stanford KernelBench files)")
-    check.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    add_device_options(check, shapes=False)
     check.set_defaults(func=problem_check_command)
     p.set_defaults(func=lambda a: p.print_help() or 2)
 
@@ -111,6 +136,7 @@ def _register_problem(subparsers) -> None:
 def problem_check_command(args: argparse.Namespace) -> int:
     from kernelbench.eval.problem_check import check_problem
 
+    resolve_device_options(args)
     failed = 0
     for problem_dir in args.problem_dir:
         report = check_problem(problem_dir, device=args.device)
@@ -168,9 +194,10 @@ def _register_baselines(subparsers) -> None:
     p = subparsers.add_parser("baselines", help="time eager / torch.compile / SOTA lines on this GPU",
                               epilog=BASELINES_EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--problem", required=True, help="a problem folder, or 'all' for every folder in --problems")
-    p.add_argument("--problems", type=Path, default=Path("problems"), help="the deck (default: problems)")
-    p.add_argument("--lines", nargs="+", default=["eager", "compiled", "sota"], choices=["eager", "compiled", "sota"])
-    p.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
+    p.add_argument("--problems", type=Path, default=Path("problems"), help="the deck")
+    p.add_argument("--lines", nargs="+", default=["eager", "compiled", "sota"], choices=["eager", "compiled", "sota"],
+                   help="the lines to measure")
+    add_device_options(p, shapes=False)
     p.set_defaults(func=baselines_command)
 
 
@@ -190,18 +217,23 @@ def problem_dirs(value: str, deck: Path) -> list[Path]:
 
 def baselines_command(args: argparse.Namespace) -> int:
     from kernelbench.eval.baselines import measure_baselines, write_baselines
+    from kernelbench.eval.progress import StepProgress
 
+    resolve_device_options(args)
     failures = 0
-    for problem in problem_dirs(args.problem, args.problems):
-        try:
-            result = measure_baselines(problem, device=args.device, lines=tuple(args.lines),
-                                       shapes="full" if args.device == "cuda" else "smoke")
-        except KernelBenchError as exc:
-            print(f"{problem.name}: {exc}", file=sys.stderr)
-            failures += 1
-            continue
-        path = write_baselines(problem, result)
-        summary = ", ".join(f"{k} {v.peak_fraction:.4f}" if v.peak_fraction is not None else f"{k} n/a ({v.reason[:80]})"
-                            for k, v in result.lines.items())
-        print(f"{problem.name}: {summary} → {path}")
+    problems = problem_dirs(args.problem, args.problems)
+    with StepProgress("baselines", total=len(problems), estimate=True) as progress:
+        for problem in problems:
+            progress.step(problem.name)
+            try:
+                result = measure_baselines(problem, device=args.device, lines=tuple(args.lines),
+                                           shapes="full" if args.device == "cuda" else "smoke")
+            except KernelBenchError as exc:
+                progress.note(f"{problem.name}: {exc}")
+                failures += 1
+                continue
+            path = write_baselines(problem, result)
+            summary = ", ".join(f"{k} {v.peak_fraction:.4f}" if v.peak_fraction is not None
+                                else f"{k} n/a ({v.reason[:80]})" for k, v in result.lines.items())
+            print(f"{problem.name}: {summary} → {path}")
     return 1 if failures else 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import tempfile
 import time
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
@@ -58,11 +59,13 @@ def template_paths(solution: Path, problem_dir: Path) -> list[Path]:
 def grade_solution(solution: Path, problem_dir: Path, *, device: str = "cuda", shapes: str = "full",
                    out_dir: Path | None = None, line: str = "candidate", lint: bool = True,
                    limits: dict[str, float] | None = None, timing: bool = True,
-                   counters: bool = True, exclusive: AbstractContextManager | None = None) -> GradeReport:
+                   counters: bool = True, exclusive: AbstractContextManager | None = None,
+                   stage: Callable[[str, str], None] | None = None) -> GradeReport:
     """Grade one solution file against one problem; see kernelbench.eval.stages for the order of stages.
 
     `exclusive` is held around the stages that measure (counters, timing): gradings that share a GPU may check
-    correctness side by side and take turns for their measurements (kernelbench regrade --jobs)."""
+    correctness side by side and take turns for their measurements (kernelbench regrade --jobs). `stage` is told
+    each stage's name as it starts (for progress)."""
     started = time.monotonic()
     solution, problem_dir = Path(solution).resolve(), Path(problem_dir).resolve()
     options = GradingOptions(device=device, shapes=shapes, line=line, lint=lint, timing=timing, counters=counters,
@@ -83,7 +86,7 @@ def grade_solution(solution: Path, problem_dir: Path, *, device: str = "cuda", s
                 plan = GradingPlan.create(solution, problem_dir, Path(tmp), options, guards)
                 isolation = plan.isolation.note
                 state.stages["setup"] = round(time.monotonic() - started, 3)
-                correct = run_stages(plan, state, exclusive or nullcontext())
+                correct = run_stages(plan, state, exclusive or nullcontext(), stage)
         finally:  # whatever ended the grading, the files it watched are put back
             state.findings += guards.template_findings(before, problem_dir if problem_dir.is_dir()
                                                        else problem_dir.parent)
@@ -95,22 +98,38 @@ def grade_solution(solution: Path, problem_dir: Path, *, device: str = "cuda", s
     return _finish(report_of(state, options, problem_dir, started, isolation), out_dir)
 
 
-def run_stages(plan: GradingPlan, state: GradingState, exclusive: AbstractContextManager | None = None) -> bool:
+# the stages as run_stages announces them, in order
+STAGES = ("lint", "correctness", "problem copy", "launch audit", "counters", "timing", "speed of light",
+          "baseline medians")
+
+
+def run_stages(plan: GradingPlan, state: GradingState, exclusive: AbstractContextManager | None = None,
+               stage: Callable[[str, str], None] | None = None) -> bool:
     """Every stage in order (kernelbench.eval.stages); True when the solution passed every check. The measuring
-    stages run inside `exclusive`."""
+    stages run inside `exclusive`; `stage` is told the name (one of STAGES) of each as it starts, and how much
+    work it holds (cases, shapes) where that is known."""
     from kernelbench.eval.stages import audits, correctness, timing
 
+    announce = stage or (lambda name, detail="": None)
+    announce("lint")
     audits.lint(plan, state)
+    announce("correctness", f"{len(plan.cases)} cases")
     correct = correctness.check(plan, state)
+    announce("problem copy")
     audits.problem_copy(plan, state)
+    announce("launch audit")
     audits.launches(plan, state)
     if not correct:
         return False
     with exclusive or nullcontext():
+        announce("counters")
         audits.counters(plan, state)
         if plan.options.timing:
+            announce("timing", f"{len(plan.shapes)} shapes")
             timing.bench(plan, state)
+            announce("speed of light")
             audits.speed_of_light(plan, state)
+            announce("baseline medians")
             timing.baseline_medians(plan, state)
     return True
 

@@ -29,6 +29,8 @@ SWEEP_EXAMPLES = """examples:
 
 
 def register(subparsers) -> None:
+    from kernelbench.eval.cli import add_device_options
+
     run = subparsers.add_parser("run", help="run one agent on one problem (sandboxed, budgeted, graded)",
                                 description=__doc__, epilog=RUN_EXAMPLES,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -37,8 +39,7 @@ def register(subparsers) -> None:
     run.add_argument("--budget", type=float, default=DEFAULT_BUDGET_S, help="wall-clock seconds (default 2700)")
     run.add_argument("--trials", type=int, default=1, help="independent runs, one after another")
     run.add_argument("--runs", type=Path, default=Path("runs"), help="runs folder (default runs/)")
-    run.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
-    run.add_argument("--shapes", choices=("full", "smoke"), default="full")
+    add_device_options(run)
     run.add_argument("--gpu", help="GPU profile key to record (default: detected)")
     run.add_argument("--no-sandbox", action="store_true", help="run without bubblewrap (recorded in result.json)")
     run.add_argument("--unshare-net", action="store_true", help="no network inside the sandbox")
@@ -56,7 +57,8 @@ def register(subparsers) -> None:
                                   description="Run a sweep file; finished runs stay when interrupted.",
                                   epilog=SWEEP_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     sweep.add_argument("sweep_file", type=Path, metavar="SWEEP.yaml")
-    sweep.add_argument("--backend", choices=("local", "ray"), default="local")
+    sweep.add_argument("--backend", choices=("local", "ray"), default="local",
+                       help="where the runs go: this machine's GPUs one run each, or a Ray cluster")
     sweep.add_argument("--address", help="Ray cluster address (default: RAY_ADDRESS or auto)")
     sweep.add_argument("--resume", action="store_true",
                        help="skip runs that already exist (runs that ended in a harness error are set aside under "
@@ -84,6 +86,7 @@ def run_command(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from kernelbench.errors import KernelBenchError
+    from kernelbench.eval.cli import resolve_device_options
     from kernelbench.harness.agentspec import AgentSpec
     from kernelbench.harness.jobs import JobSummary
     from kernelbench.harness.progress import describe
@@ -91,6 +94,7 @@ def run_command(args: argparse.Namespace) -> int:
 
     if args.trials < 1:
         raise KernelBenchError(f"--trials {args.trials} runs nothing", hint="give --trials 1 or more")
+    resolve_device_options(args)
     options = {"provider_order": args.provider_order.split(",")} if args.provider_order else {}
     console, worst = Console(stderr=True), 0
     for trial in range(1, args.trials + 1):
@@ -109,9 +113,14 @@ def run_command(args: argparse.Namespace) -> int:
 def sweep_command(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from kernelbench.errors import KernelBenchError
+    from kernelbench.hardware import cuda_available
     from kernelbench.harness.sweep import Sweep, pending_jobs, run_sweep
 
     sweep = Sweep.load(args.sweep_file)
+    if sweep.spec.device == "cuda" and not cuda_available():
+        raise KernelBenchError("the sweep runs on cuda (device: cuda) and this machine has no CUDA GPU: run it on a "
+                               "GPU machine, or set device: cpu and shapes: smoke", path=args.sweep_file)
     if args.no_sandbox:
         sweep.spec.sandbox = False
     finished = run_sweep(sweep, backend=args.backend, resume=args.resume, address=args.address,
@@ -158,7 +167,7 @@ exit status: 0 when every cell was graded (whatever its outcome), 3 when --stop-
 
 
 def register_regrade(subparsers) -> None:
-    from kernelbench.eval.cli import stage_limit
+    from kernelbench.eval.cli import add_device_options, stage_limit
 
     p = subparsers.add_parser("regrade", help="grade every cell of another benchmark's published board again, here",
                               epilog=REGRADE_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -166,8 +175,7 @@ def register_regrade(subparsers) -> None:
     p.add_argument("--solutions", type=Path, required=True, help="folder of <run_id>_solution.py.txt files")
     p.add_argument("--deck", type=Path, required=True, help="the board's problem folders (its deck)")
     p.add_argument("--runs", type=Path, default=Path("runs"), help="where the run directories go (default runs/)")
-    p.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
-    p.add_argument("--shapes", choices=("full", "smoke"), default="full")
+    add_device_options(p)
     p.add_argument("--jobs", type=int, default=1,
                    help="gradings side by side (correctness in parallel; counters and timing take turns)")
     p.add_argument("--resume", action="store_true", help="skip the cells already graded in --runs")
@@ -175,21 +183,30 @@ def register_regrade(subparsers) -> None:
     p.add_argument("--only", action="append", default=[], metavar="RUN_ID|PROBLEM", help="grade only these cells")
     p.add_argument("--limit", action="append", default=[], metavar="STAGE=SECONDS", type=stage_limit,
                    help="a stage's time limit, as for kernelbench grade")
-    p.add_argument("--counters", choices=("on", "off"), default="on")
+    p.add_argument("--counters", choices=("on", "off"), default="on",
+                   help="the hardware-counter pass, as for kernelbench grade")
     p.add_argument("--repository", help="the solutions' repository URL (default: SOURCE beside them)")
     p.add_argument("--commit", help="the solutions' commit (default: COMMIT beside them)")
     p.set_defaults(func=regrade_command)
 
 
 class RegradeProgress:
-    """A rich progress bar over the cells, with the last cell's outcome."""
+    """A rich progress bar over the cells, with the last cell's outcome and the time left at the cells' mean."""
 
     def __init__(self, total: int):
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         self.progress = Progress(TextColumn("regrade"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                                 TextColumn("{task.description}"), console=Console(stderr=True))
+                                 TimeRemainingColumn(), TextColumn("{task.description}"),
+                                 console=Console(stderr=True))
         self.task = self.progress.add_task("", total=total)
 
     def __enter__(self):
@@ -223,9 +240,11 @@ def _interruptible() -> None:
 def regrade_command(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from kernelbench.eval.cli import resolve_device_options
     from kernelbench.harness.regrade import plan_cells, regrade_board
     from kernelbench.results.published import load_published_board
 
+    resolve_device_options(args)
     console = Console(stderr=True)
     _interruptible()
     cells = plan_cells(load_published_board(args.leaderboard), args.solutions, args.deck)

@@ -35,15 +35,26 @@ SYMBOLS = [
 Href = Callable[[str], str]
 
 
+# plotly.js draws its toolbar over the top 30 px at the right: the title sits below that strip, so that a long
+# title in a narrow chart never runs under it
+TOOLBAR_PX = 34
+
+
 def _layout(title: str, **extra) -> dict:
+    """The site's layout for one figure. Axes grow their margins to fit their tick labels and titles, and the top
+    margin holds the toolbar's strip and the title beneath it."""
     base = dict(
-        title=dict(text=chart_text(title), x=0.01),  # a title may name a problem or a GPU from the data
-        margin=dict(l=60, r=20, t=50, b=60),
+        # a title may name a problem or a GPU from the data
+        title=dict(text=chart_text(title), x=0.01, xanchor="left", y=1, yref="container", yanchor="top",
+                   pad=dict(t=TOOLBAR_PX)),
         template="plotly_white",
         font=dict(family="system-ui, sans-serif", size=12),
         hoverlabel=dict(namelength=-1),
     )
     base.update(extra)
+    base["margin"] = {"l": 60, "r": 20, "b": 60, **extra.get("margin", {}), "t": TOOLBAR_PX + 46}
+    for axis in ("xaxis", "yaxis"):
+        base[axis] = dict(automargin=True, **extra.get(axis, {}))
     return base
 
 
@@ -90,8 +101,8 @@ def heatmap(rows: list[dict], problems: list[str], href: Href) -> dict:
             "peak_fraction by agent and problem (grey: not counted)",
             height=height,
             plot_bgcolor="#e4e6eb",
-            yaxis=dict(autorange="reversed", automargin=True),
-            xaxis=dict(automargin=True, tickangle=-30),
+            yaxis=dict(autorange="reversed"),
+            xaxis=dict(tickangle=-30),
         ),
     )
 
@@ -167,7 +178,6 @@ def pass_counts(board: Board) -> dict:
             f"Problems passed (of {len(board.problems)})",
             barmode="stack",
             height=140 + 26 * max(1, len(agents)),
-            yaxis=dict(automargin=True),
             xaxis=dict(dtick=1, range=[0, max(1, len(board.problems))]),
         ),
     )
@@ -223,7 +233,7 @@ def fast_p(board: Board) -> dict:
     return _figure(
         traces,
         _layout(
-            "fast_p: correct and faster than baseline × p (solid: eager, dashed: SOTA)",
+            "fast_p: correct and faster than baseline × p<br><sub>solid: eager, dashed: SOTA</sub>",
             xaxis=dict(title=dict(text="p (speed-up factor)")),
             height=440 + 9 * len(traces),
             legend=dict(orientation="h", y=-0.2, yanchor="top", font=dict(size=10)),
@@ -279,7 +289,7 @@ def efficiency(runs: list[dict], href: Href) -> dict:
             height=480 + 9 * len(traces),
             xaxis=dict(title=dict(text=first[2]), type="log"),
             yaxis=dict(title=dict(text="peak fraction"), tickformat=".0%"),
-            margin=dict(l=60, r=20, t=50, b=100),
+            margin=dict(b=100),
             legend=dict(orientation="h", y=-0.3, yanchor="top", font=dict(size=10)),
             updatemenus=[
                 dict(
@@ -287,7 +297,7 @@ def efficiency(runs: list[dict], href: Href) -> dict:
                     direction="right",
                     x=1,
                     xanchor="right",
-                    y=1.1,
+                    y=1.02,
                     yanchor="bottom",
                     type="buttons",
                 )

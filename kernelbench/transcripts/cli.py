@@ -11,6 +11,7 @@ from pathlib import Path
 SHOW_EXAMPLE = """examples:
   kernelbench transcript show runs/<run_id>/transcript.jsonl
   kernelbench transcript show ~/.codex/sessions/2025/09/24/rollout-....jsonl --json | jq .tokens
+  kernelbench transcript show runs/<run_id>/events.jsonl --events | less -R
 """
 CONVERT_EXAMPLE = """examples:
   kernelbench transcript convert ~/.claude/projects/-work/1e75cbed.jsonl -o transcript.jsonl
@@ -26,12 +27,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                    description="Read an agent CLI's log (Claude Code, Codex, opencode, Gemini, "
                                                "Kimi, Cursor or normalized JSONL; detected by content).")
     commands = parser.add_subparsers(dest="transcript_command", metavar="COMMAND")
-    show = commands.add_parser("show", help="summarize a transcript", epilog=SHOW_EXAMPLE,
+    show = commands.add_parser("show", help="summarize a transcript, or print its conversation", epilog=SHOW_EXAMPLE,
                                formatter_class=argparse.RawDescriptionHelpFormatter,
                                description="Format and version, models, events by kind, tool calls by name, tokens, "
-                                           "duration, completeness and the records that were not understood.")
+                                           "duration, completeness and the records that were not understood; "
+                                           "with --events, the conversation itself. Exits 2 on a file in no "
+                                           "format it knows.")
     show.add_argument("file", type=Path, help="the transcript file")
-    show.add_argument("--json", action="store_true", help="print the summary as JSON")
+    output = show.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="print the summary as JSON")
+    output.add_argument("--events", action="store_true",
+                        help="print the conversation: messages, tool calls and their results, file edits")
     show.set_defaults(func=run_show)
     convert = commands.add_parser("convert", help="write the normalized JSONL form", epilog=CONVERT_EXAMPLE,
                                   formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -58,7 +64,14 @@ def run_show(args: argparse.Namespace) -> int:
     from kernelbench.transcripts.loader import load
     from kernelbench.transcripts.summary import summarize
 
-    summary = summarize(load(args.file))
+    session = load(args.file)
+    refuse_unknown(session, args.file)
+    if args.events:
+        from kernelbench.transcripts.terminal import print_events
+
+        print_events(session)
+        return 0
+    summary = summarize(session)
     if args.json:
         try:
             sys.stdout.write(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
@@ -68,6 +81,17 @@ def run_show(args: argparse.Namespace) -> int:
     else:
         print_summary(summary)
     return 0
+
+
+def refuse_unknown(session, path: Path) -> None:
+    """A file no parser recognised (or an empty one) is not a transcript: say so, and which formats are read."""
+    from kernelbench.errors import KernelBenchError
+    from kernelbench.transcripts.formats import document_formats, line_formats
+
+    if session.format in ("unknown", "empty"):
+        known = ", ".join(getattr(module, "NAME", "normalized") for module in (*line_formats(), *document_formats()))
+        raise KernelBenchError(f"{'an empty file' if session.format == 'empty' else 'no transcript format recognised'}"
+                               f"; the formats read are: {known}", path=path)
 
 
 def run_convert(args: argparse.Namespace) -> int:

@@ -48,6 +48,7 @@ def _handle(*argv: str) -> SimpleNamespace:
                            watch=None)
 
 
+@pytest.mark.slow
 def test_a_stage_is_stopped_soon_after_its_partner_ends():
     waiting, partner = _handle("import time; time.sleep(60)"), _handle("pass")
     started = time.monotonic()

@@ -151,6 +151,7 @@ def test_unparsable_formula_names_the_file_line_and_key(tmp_path):
     assert diag.path == problem / "problem.yaml" and "flops_formula" in diag.message and diag.line == 7
 
 
+@pytest.mark.slow
 def test_unknown_peak_key_names_the_key(tmp_path):
     problem = copy_problem(GEMM, tmp_path)
     text = (problem / "problem.yaml").read_text().replace("peak_tflops_key: fp32", "peak_tflops_key: fp33")

@@ -29,6 +29,7 @@ def run(project: Path, tmp_path: Path, sandbox_setting: str):
     return start
 
 
+@pytest.mark.slow
 def test_cheating_agent_is_caught(pipeline, run, tmp_path, sandbox_setting):
     run_dir = run("scripted:subclass-cheat")
     result = load_result(run_dir)
@@ -80,6 +81,7 @@ def test_run_command_unsandboxed_is_recorded(pipeline, project, tmp_path):
     assert result.session.sandboxed is False and "not sandboxed" in result.session.sandbox_note
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args,message", [
     (["--agent", "scripted:giveup", "--problem", "problems/99_nothing"], "no such problem folder"),
     (["--agent", "scripted:giveup", "--problem", str(KAHAN), "--budget", "0"], "leaves the agent no time"),

@@ -85,6 +85,7 @@ def test_secrets_in_the_environment_do_not_leak(sandbox_ok, tmp_path, monkeypatc
     assert "ANTHROPIC_API_KEY" not in json.loads(proc.stdout)["env"]
 
 
+@pytest.mark.slow
 def test_workspace_and_home_are_writable_toolchain_is_not(sandbox_ok, tmp_path):
     code = r'''
 import os, sys, torch

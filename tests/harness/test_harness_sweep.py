@@ -56,6 +56,7 @@ def check_complete(runs: Path) -> None:
     assert not list(runs.glob(".tmp-*"))
 
 
+@pytest.mark.slow
 def test_interrupted_local_sweep_resumes_without_duplicates(pipeline, sandbox_setting, project):
     path = write_sweep(project, "local", sandbox_setting)
     runs = project / "runs-local"
@@ -79,6 +80,7 @@ def test_interrupted_local_sweep_resumes_without_duplicates(pipeline, sandbox_se
     assert done_before <= finished_keys(runs)
 
 
+@pytest.mark.slow
 def test_ray_sweep(pipeline, sandbox_setting, project, ray_local):
     path = write_sweep(project, "ray", sandbox_setting)
     finished = run_sweep(Sweep.load(path), backend="ray", progress=False)
@@ -86,6 +88,7 @@ def test_ray_sweep(pipeline, sandbox_setting, project, ray_local):
     check_complete(project / "runs-ray")
 
 
+@pytest.mark.slow
 def test_retryable_provider_error_is_retried_and_set_aside(pipeline, sandbox_setting, project, standins):
     standins.add("claude", exit_code=1, stderr="API Error: 529 overloaded_error: Overloaded\n")
     path = project / "sweeps" / "retry.yaml"

@@ -10,6 +10,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from kernelbench.eval.integrity.compiled import compiled_kernel_names
 
 REPO = Path(__file__).resolve().parents[2]
@@ -29,6 +31,7 @@ def test_kernel_names_are_read_from_inductor_output_modules(tmp_path):
     assert compiled_kernel_names(tmp_path / "missing") == [] and compiled_kernel_names(None) == []
 
 
+@pytest.mark.slow
 def test_compiled_kernels_are_named_after_the_torch_calls(tmp_path):
     code = textwrap.dedent("""
         import torch

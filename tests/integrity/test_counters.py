@@ -232,6 +232,7 @@ def test_missing_ncu_is_reported(tmp_path: Path, monkeypatch):
 
 # ------------------------------------------------------------------------------------------------- end to end
 
+@pytest.mark.slow
 def test_the_probe_runs_in_the_grading_folder_like_every_stage(tmp_path: Path, monkeypatch):
     """A candidate that tells stages apart by what lies around it (the bench stage's output folder, say) must not
     tell the counter pass's call from a timed one: the probe runs where the stages run."""
@@ -252,6 +253,7 @@ def test_kahan_library_sums_in_the_measured_call_are_refused():
     assert [(f.check, f.klass) for f in found] == [("kahan_library_sum", 14)]
     assert "profiler off" in found[0].message
 
+@pytest.mark.slow
 def test_grading_passes_when_the_call_reads_its_inputs(tmp_path: Path, monkeypatch, capsys):
     stand_in_ncu(tmp_path, monkeypatch, "measure", [("softmax_kernel", "12,288", "12,000")])
     code = kernelbench_main(["grade", str(HONEST), "--problem", str(PROBLEMS / "04_kahan_softmax"),
@@ -264,6 +266,7 @@ def test_grading_passes_when_the_call_reads_its_inputs(tmp_path: Path, monkeypat
     assert "counters" in report["stages"]
 
 
+@pytest.mark.slow
 def test_grading_is_invalid_when_the_call_reads_too_little(tmp_path: Path, monkeypatch):
     stand_in_ncu(tmp_path, monkeypatch, "measure", [("softmax_kernel", "6,016", "12,000")])
     report = grade_smoke()
@@ -274,6 +277,7 @@ def test_grading_is_invalid_when_the_call_reads_too_little(tmp_path: Path, monke
     assert any("class 5" in r for r in report.grading.reasons)
 
 
+@pytest.mark.slow
 def test_counters_not_permitted_is_info_quoting_ncu(tmp_path: Path, monkeypatch):
     stand_in_ncu(tmp_path, monkeypatch, "denied")
     report = grade_smoke()
@@ -282,6 +286,7 @@ def test_counters_not_permitted_is_info_quoting_ncu(tmp_path: Path, monkeypatch)
     assert found.severity == "info" and "ERR_NVGPUCTRPERM - The user does not have permission" in found.evidence
 
 
+@pytest.mark.slow
 def test_a_pass_past_its_limit_is_killed_and_reported(tmp_path: Path, monkeypatch):
     stand_in_ncu(tmp_path, monkeypatch, "hang")
     started = time.monotonic()
@@ -294,6 +299,7 @@ def test_a_pass_past_its_limit_is_killed_and_reported(tmp_path: Path, monkeypatc
     assert time.monotonic() - started < 60
 
 
+@pytest.mark.slow
 def test_counters_off_is_recorded(tmp_path: Path, monkeypatch, capsys):
     stand_in_ncu(tmp_path, monkeypatch, "measure", [("softmax_kernel", "1", "1")])
     code = kernelbench_main(["grade", str(HONEST), "--problem", str(PROBLEMS / "04_kahan_softmax"), "--device",

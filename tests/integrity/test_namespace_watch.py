@@ -72,6 +72,7 @@ def test_a_wrapper_that_only_claims_to_be_torch_s_is_reported(watch, monkeypatch
     assert [c for c in watch.changes() if c.startswith("torch.cuda.synchronize was replaced")]
 
 
+@pytest.mark.slow
 def test_torch_compile_changes_nothing_watched(watch):
     """torch.compile wraps torch.manual_seed in its own `disable` and patches Module's constructor: neither is a
     candidate's tampering, so an honest solution that compiles is not reported."""

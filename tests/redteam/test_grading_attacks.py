@@ -19,8 +19,9 @@ from kernelbench.eval.isolation import isolation_for
 HERE = Path(__file__).resolve().parent
 SOLUTIONS = HERE / "solutions"
 TOY = HERE.parent / "eval" / "problems" / "00_toy_gemm"
-pytestmark = pytest.mark.skipif(not isolation_for("cpu").sandboxed,
-                                reason=f"no sandbox here: {isolation_for('cpu').note}")
+# each attack is a grading end to end (5-60 s apiece on the CPU)
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not isolation_for("cpu").sandboxed,
+                                                   reason=f"no sandbox here: {isolation_for('cpu').note}")]
 
 
 def grade(name: str, **limits):

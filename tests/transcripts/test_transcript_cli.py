@@ -49,9 +49,9 @@ def test_show_json_on_one_file_per_folder(tx: Path, capsys) -> None:
 
 
 def test_show_end_to_end_in_a_fresh_process(tx: Path) -> None:
-    done = kernelbench("transcript", "show", str(tx / "kimi-wire" / "state.json"))
-    assert done.returncode == 0, done.stderr
-    assert "NO (incomplete session)" in done.stdout and "document 1" in done.stdout
+    done = kernelbench("transcript", "show", str(tx / "kimi-wire" / "state.json"))  # Kimi's state, no transcript
+    assert done.returncode == 2 and "no transcript format recognised" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
     done = kernelbench("transcript", "show", str(tx / "codex-exec" / "stream-output-5.jsonl"), "--json")
     assert done.returncode == 0 and json.loads(done.stdout)["tool_calls_by_name"] == {"shell": 1}
 
@@ -124,7 +124,7 @@ sys.exit(code)
 """
 
 
-@pytest.mark.parametrize("command", ["show --json", "show", "convert", "html"])
+@pytest.mark.parametrize("command", ["show --json", "show", "show --events", "convert", "html"])
 def test_a_transcript_command_loads_only_what_it_uses(tmp_path: Path, command: str) -> None:
     path = tmp_path / "t.jsonl"
     with NormalizedWriter(path, harness="scripted", model="none") as log:
@@ -140,3 +140,51 @@ def test_a_transcript_command_loads_only_what_it_uses(tmp_path: Path, command: s
     assert "kernelbench.transcripts.loader" in loaded     # the check sees the command's imports
     heavy = sorted(m for m in loaded if m.split(".")[0] in HEAVY)
     assert not heavy, heavy
+
+
+def write_scripted_events(path: Path, *, output: str = "PASS", done: bool = True) -> Path:
+    """A scripted agent's event stream, as `kernelbench/harness/scripted_program.py` writes it."""
+    records = [{"type": "start", "plan": "eager", "cwd": "/tmp/ws"}, {"type": "user", "text": "write solution.py"},
+               {"type": "assistant", "text": "Writing it."},
+               {"type": "tool_call", "id": "call-1", "name": "Bash", "input": {"command": "python check.py"}},
+               {"type": "tool_result", "id": "call-1", "output": output, "exit_code": 0, "is_error": False},
+               {"type": "file_edit", "path": "solution.py", "before": "", "after": "x = 1\n"}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records + ([{"type": "done"}] if done else [])))
+    return path
+
+
+def test_a_runs_scripted_events_are_recognised(tmp_path: Path, capsys) -> None:
+    code, out, err = run_main(capsys, "transcript", "show", str(write_scripted_events(tmp_path / "events.jsonl")),
+                              "--json")
+    summary = json.loads(out)
+    assert code == 0, err
+    assert summary["format"] == "scripted-events" and summary["complete"] and summary["unknown_records_total"] == 0
+    assert summary["tool_calls_by_name"] == {"Bash": 1}
+
+
+@pytest.mark.parametrize("content", ["# not a transcript\n", "", '{"some": "json"}\n'])
+def test_show_refuses_a_file_in_no_known_format(tmp_path: Path, capsys, content: str) -> None:
+    path = tmp_path / "notes.jsonl"
+    path.write_text(content)
+    code, out, err = run_main(capsys, "transcript", "show", str(path))
+    assert code == 2 and out == ""
+    assert str(path) in err and "claude-stream" in err and "scripted-events" in err and err.count("\n") == 1
+
+
+def test_show_events_prints_the_conversation(tmp_path: Path, capsys) -> None:
+    code, out, err = run_main(capsys, "transcript", "show", str(write_scripted_events(tmp_path / "events.jsonl")),
+                              "--events")
+    assert code == 0, err
+    for expected in ("user", "write solution.py", "assistant", "Writing it.", "Bash", "python check.py", "PASS",
+                     "exit 0", "solution.py", "+x = 1"):
+        assert expected in out, expected
+    assert out.index("write solution.py") < out.index("python check.py") < out.index("PASS")
+
+
+def test_show_events_escapes_terminal_control_characters(tmp_path: Path, capsys) -> None:
+    hostile = "\x1b]0;owned\x07\x1b[2J\x1b[31mred\u202eevil\x9b"
+    path = write_scripted_events(tmp_path / "events.jsonl", output=hostile)
+    code, out, _ = run_main(capsys, "transcript", "show", str(path), "--events")
+    assert code == 0
+    assert not any(c in out for c in "\x1b\x07\u202e\x9b")
+    assert "\\x1b]0;owned\\x07\\x1b[2J\\x1b[31mred\\u202eevil\\x9b" in out

@@ -59,12 +59,27 @@ def check(plan: GradingPlan, state: GradingState) -> bool:
     return not failed and checked.reply is not None
 
 
+# what torch says when code reaches for CUDA on a machine (or a torch build) without it
+CUDA_MISSING = ("Torch not compiled with CUDA enabled", "No CUDA GPUs are available", "Found no NVIDIA driver",
+                "CUDA driver initialization failed")
+
+
 def judge_reply(plan: GradingPlan, judged: StageRun) -> JudgeReply:
     reply = judged.reply_as(JudgeReply)
     if reply is None:
-        raise KernelBenchError(f"the reference failed to run: {judged.error}", path=plan.problem_dir,
-                               hint="run `kernelbench problem check` on this problem")
+        raise reference_failed(plan.problem_dir, judged.error)
     return reply
+
+
+def reference_failed(problem_dir, error: str) -> KernelBenchError:
+    """The reference's process gave no reply: its first line only (the traceback is in the stage log that --out
+    keeps). A reference that reached for CUDA where there is none needs a GPU; it is not broken."""
+    if any(marker in error for marker in CUDA_MISSING):
+        return KernelBenchError("this problem needs a CUDA GPU and this machine has none: grade it on a GPU machine",
+                                path=problem_dir)
+    first = next((line for line in error.strip().splitlines() if line.strip()), "it gave no reply")
+    return KernelBenchError(f"the reference failed to run: {first}", path=problem_dir,
+                            hint="run `kernelbench problem check` on this problem; --out DIR keeps the stage logs")
 
 
 def check_records(state: GradingState, checked: StageRun) -> dict[str, CaseRecord]:

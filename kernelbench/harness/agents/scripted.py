@@ -7,7 +7,6 @@ the sandbox and streams events on stdout, which the adapter writes as this proje
 
 from __future__ import annotations
 
-import difflib
 import json
 import shutil
 import sys
@@ -19,6 +18,7 @@ import orjson
 from kernelbench.harness.agents.base import TRANSCRIPT, AgentAdapter, AgentContext, AgentReport
 from kernelbench.harness.plans import find_plan, load_plan, resolve_plan
 from kernelbench.harness.process import ProcessResult
+from kernelbench.transcripts.formats.scripted_events import edit_diff
 from kernelbench.transcripts.normalized import NormalizedWriter
 
 PROGRAM = Path(__file__).resolve().parents[1] / "scripted_program.py"
@@ -152,10 +152,7 @@ def _write_event(writer: NormalizedWriter, event: dict, call_ids: dict[str, str]
         writer.tool_result(call_id, event.get("output", ""), is_error=bool(event.get("is_error")),
                            exit_code=event.get("exit_code"))
     elif kind == "file_edit":
-        path = event.get("path", "?")
-        diff = difflib.unified_diff(event.get("before", "").splitlines(keepends=True),
-                                    event.get("after", "").splitlines(keepends=True), f"a/{path}", f"b/{path}")
-        writer.file_edit(path, "".join(diff))
+        writer.file_edit(event.get("path", "?"), edit_diff(event))
     elif kind == "start":
         writer.system(f"scripted agent, plan '{event.get('plan')}', in {event.get('cwd')}")
 

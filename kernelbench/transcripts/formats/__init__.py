@@ -24,6 +24,7 @@ LINE_FORMATS = [
     "kernelbench.transcripts.formats.kimi_wire",
     "kernelbench.transcripts.formats.kimi_cli_wire",
     "kernelbench.transcripts.formats.cursor_stream",
+    "kernelbench.transcripts.formats.scripted_events",
 ]
 DOCUMENT_FORMATS = [
     "kernelbench.transcripts.formats.opencode_export",

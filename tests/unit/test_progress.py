@@ -1,0 +1,64 @@
+"""Progress of long commands: the grading's stages announced in order, shown on stderr (a bar on a terminal, one
+line per step in a log), never on stdout."""
+
+from __future__ import annotations
+
+import io
+from types import SimpleNamespace
+
+from rich.console import Console
+
+from kernelbench.eval.grade import STAGES, run_stages
+from kernelbench.eval.progress import StepProgress
+
+
+def stub_stages(monkeypatch, correct: bool) -> None:
+    from kernelbench.eval.stages import audits, correctness, timing
+
+    for module, names in ((audits, ("lint", "problem_copy", "launches", "counters", "speed_of_light")),
+                          (timing, ("bench", "baseline_medians"))):
+        for name in names:
+            monkeypatch.setattr(module, name, lambda plan, state: None)
+    monkeypatch.setattr(correctness, "check", lambda plan, state: correct)
+
+
+PLAN = SimpleNamespace(options=SimpleNamespace(timing=True), cases=[1, 2, 3], shapes=[1, 2])
+
+
+def test_run_stages_announces_every_stage_in_order_with_its_work(monkeypatch):
+    stub_stages(monkeypatch, correct=True)
+    announced = []
+    assert run_stages(PLAN, None, stage=lambda name, detail="": announced.append((name, detail)))
+    assert [name for name, _ in announced] == list(STAGES)
+    assert dict(announced)["correctness"] == "3 cases" and dict(announced)["timing"] == "2 shapes"
+
+
+def test_a_failed_check_ends_the_stages_after_the_launch_audit(monkeypatch):
+    stub_stages(monkeypatch, correct=False)
+    announced = []
+    assert not run_stages(PLAN, None, stage=lambda name, detail="": announced.append(name))
+    assert announced == ["lint", "correctness", "problem copy", "launch audit"]
+
+
+def test_a_log_gets_one_line_per_step(capsys):
+    log = io.StringIO()
+    with StepProgress("grading x", total=3, console=Console(file=log, force_terminal=False)) as progress:
+        progress.step("lint")
+        progress.step("correctness", "12 cases")
+        progress.step("timing")
+    lines = log.getvalue().splitlines()
+    assert [line.split("] ", 1)[1] for line in lines] == ["grading x 1/3: lint", "grading x 2/3: correctness (12 cases)",
+                                                          "grading x 3/3: timing"]
+    assert "\x1b" not in log.getvalue() and capsys.readouterr().out == ""
+
+
+def test_a_terminal_gets_a_bar_with_the_step_and_an_estimate(capsys):
+    screen = io.StringIO()
+    console = Console(file=screen, force_terminal=True, width=120)
+    with StepProgress("baselines", total=2, estimate=True, console=console) as progress:
+        progress.step("01_fp8_gemm")
+        progress._progress.refresh()
+        progress.note("01_fp8_gemm: done")
+    shown = screen.getvalue()
+    assert "baselines" in shown and "01_fp8_gemm" in shown and "0/2" in shown and "-:--:--" in shown
+    assert capsys.readouterr().out == ""
