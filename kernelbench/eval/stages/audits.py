@@ -4,6 +4,7 @@ speed-of-light gate."""
 
 from __future__ import annotations
 
+import shutil
 import time
 from pathlib import Path
 
@@ -45,6 +46,13 @@ def graded_copy(plan: GradingPlan, state: GradingState) -> None:
         plan.module.write_bytes(plan.graded_bytes)
     changed = [Path(p) for p, digest in file_hashes([Path(p) for p in plan.brought_hashes]).items()
                if digest != plan.brought_hashes[p]]
+    # compiled bytecode an earlier stage left beside the solution (its folder accepts new files) is removed, so the
+    # next stage imports the source the lint read, never a .pyc planted to stand in for it
+    for cache in [p for p in plan.module.parent.rglob("*") if p.name == "__pycache__" or p.suffix == ".pyc"]:
+        if cache.is_dir():
+            shutil.rmtree(cache, ignore_errors=True)
+        else:
+            cache.unlink(missing_ok=True)
     for path in changed:  # a file beside it: put back from the solution's own folder
         rel = path.relative_to(plan.module.parent)
         state.findings += verdict.rewritten_solution_findings(str(rel))

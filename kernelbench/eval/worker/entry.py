@@ -48,9 +48,6 @@ def main() -> int:
     job = stage_input.job
     del stage_input
     encoders, mac = dict(REPLY_ENCODERS), sign  # bound before any candidate code
-    # compiled bytecode is read and written in this stage's own folder only: a .pyc an earlier stage left beside
-    # the solution (its folder accepts new files) is never imported in place of the source the lint read
-    sys.pycache_prefix = str(Path(job.out_dir) / "pycache")
     reply = run_stage(job)
     data = encoders[type(reply)](reply, by_alias=True)
     out_dir = Path(job.out_dir)
