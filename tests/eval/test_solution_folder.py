@@ -74,3 +74,31 @@ def test_a_solution_that_loads_files_beside_it_passes(toy_problem, toy_solutions
                           capture_output=True, text=True, timeout=300)
     report = json.loads(proc.stdout)
     assert report["grading"]["outcome"] == "pass", report["grading"]["reasons"]
+
+
+def test_before_a_later_stage_the_copy_is_checked_and_planted_bytecode_removed(tmp_path):
+    """The grader's copy of the folder accepts new files (a build beside the solution): a .pyc planted to stand in
+    for solution.py is removed, a rewritten sidecar is put back and reported, a build folder stays."""
+    from types import SimpleNamespace
+
+    from kernelbench.eval.stages.audits import graded_copy
+    from kernelbench.problems.loader import file_hashes
+
+    src = _folder(tmp_path)
+    dest = tmp_path / "grading" / "solution"
+    dest.mkdir(parents=True)
+    copy = copy_solution_folder(src / "solution.py", dest)
+    module = dest / "solution.py"
+    plan = SimpleNamespace(module=module, graded_bytes=module.read_bytes(), solution=src / "solution.py",
+                           brought_hashes=file_hashes([dest / rel for rel in copy.files]))
+    (dest / "__pycache__").mkdir()
+    (dest / "__pycache__" / "solution.cpython-311.pyc").write_bytes(b"planted")
+    (dest / "_sol_ext").mkdir()
+    (dest / "_sol_ext" / "ext.so").write_bytes(b"built")
+    (dest / "kernels.cu").write_text("// rewritten\n")
+    state = SimpleNamespace(findings=[])
+    graded_copy(plan, state)
+    assert not (dest / "__pycache__").exists()
+    assert (dest / "_sol_ext" / "ext.so").read_bytes() == b"built"
+    assert (dest / "kernels.cu").read_text() == "__global__ void k() {}\n"
+    assert [f.evidence for f in state.findings] == ["kernels.cu"]

@@ -284,13 +284,19 @@ def test_run_page_shows_host_bound_samples_where_recorded(config_for, deck: Path
     recorded, older = results[0], results[1]
     data = json.loads(recorded.read_text())
     for shape in data["grading"]["shapes"]:
-        shape["samples_ms"], shape["host_bound_samples"] = [0.1] * 30, 7
+        shape["samples_ms"], shape["host_bound_samples"], shape["host_median_ms"] = [0.1] * 30, 7, 0.25
+        shape["protocol"] = "buffers"
+        shape["protocols"] = {"buffers": {"median_ms": 0.1, "host_median_ms": 0.25, "samples": 30},
+                              "tensors": {"median_ms": 1.75, "host_median_ms": 0.25, "samples": 20},
+                              "same": {"median_ms": 0.09, "host_median_ms": 0.2, "samples": 20}}
     recorded.write_text(json.dumps(data))
     out = tmp_path / "site"
     build_site(config_for(deck, out))
     html = (out / "runs" / recorded.parent.name / "index.html").read_text()
-    assert ">host-bound</th>" in html and ">7 of 30</td>" in html
-    assert "host-bound" not in (out / "runs" / older.parent.name / "index.html").read_text()
+    assert ">host-bound · host ms</th>" in html and ">7 of 30 · 0.25</td>" in html
+    assert ">new tensors ms</th>" in html and ">same inputs ms</th>" in html and ">1.75</td>" in html
+    older_html = (out / "runs" / older.parent.name / "index.html").read_text()
+    assert "host-bound" not in older_html and "new tensors" not in older_html
 
 
 def test_problem_page_shows_every_gpus_baseline_lines_and_their_notes(config_for, deck: Path, tmp_path: Path):
