@@ -90,14 +90,15 @@ def set_up(published: Path, folder: Path) -> tuple[Path, list[Adaptation], list[
         if tree is None:
             missing.append(f"the CUTLASS headers ({CUTLASS_PACKAGE} is not installed)")
         else:
-            for name in cutlass_folders(head):
+            folders = cutlass_folders(head)
+            for name in folders:
                 link = folder / name
                 link.parent.mkdir(parents=True, exist_ok=True)
                 for part in CUTLASS_PARTS:  # what solutions pass to the compiler
                     if (tree / part).is_dir():
                         shutil.copytree(tree / part, link / part, dirs_exist_ok=True)
             adaptations.append(Adaptation(f"CUTLASS headers from {CUTLASS_PACKAGE} at "
-                                          f"{', '.join(n + '/' for n in cutlass_folders(head))} beside solution.py "
+                                          f"{', '.join(n + '/' for n in folders)} beside solution.py "
                                           "(include/, tools/util/include/)"))
     return solution, adaptations, missing
 

@@ -52,6 +52,16 @@ def test_set_up_writes_the_files_and_says_what_it_did(tmp_path):
                                              "from the published bundle"] and missing == []
 
 
+def _set_up(tmp_path: Path, text: str):
+    """A published file holding `text`, set up in a fresh folder: (the folder, adaptations, what is missing)."""
+    published = tmp_path / "x_solution.py.txt"
+    published.write_text(text)
+    folder = tmp_path / "cell"
+    folder.mkdir()
+    _, adaptations, missing = rebuild.set_up(published, folder)
+    return folder, adaptations, missing
+
+
 def test_cutlass_is_put_where_the_solution_looks(tmp_path, monkeypatch):
     tree = tmp_path / "pkg" / "source"
     (tree / "include" / "cutlass").mkdir(parents=True)
@@ -59,11 +69,7 @@ def test_cutlass_is_put_where_the_solution_looks(tmp_path, monkeypatch):
     (tree / "tools" / "util" / "include" / "cutlass" / "util").mkdir(parents=True)
     (tree / "tools" / "util" / "include" / "cutlass" / "util" / "packed_stride.hpp").write_text("#pragma once\n")
     monkeypatch.setattr(rebuild, "cutlass_source", lambda: tree)
-    published = tmp_path / "x_solution.py.txt"
-    published.write_text('SRC = r"""\n#include "cutlass/cutlass.h"\n"""\nHERE = "cutlass_src"\n')
-    folder = tmp_path / "cell"
-    folder.mkdir()
-    _, adaptations, missing = rebuild.set_up(published, folder)
+    folder, adaptations, missing = _set_up(tmp_path, 'SRC = r"""\n#include "cutlass/cutlass.h"\n"""\nHERE = "cutlass_src"\n')
     for name in ("cutlass", "third_party/cutlass", "cutlass_src"):
         assert (folder / name / "include" / "cutlass" / "cutlass.h").is_file()
         assert (folder / name / "tools" / "util" / "include" / "cutlass" / "util" / "packed_stride.hpp").is_file()
@@ -73,11 +79,7 @@ def test_cutlass_is_put_where_the_solution_looks(tmp_path, monkeypatch):
 
 def test_cutlass_not_installed_is_said(tmp_path, monkeypatch):
     monkeypatch.setattr(rebuild, "cutlass_source", lambda: None)
-    published = tmp_path / "x_solution.py.txt"
-    published.write_text('SRC = "#include <cute/tensor.hpp>"\n')
-    folder = tmp_path / "cell"
-    folder.mkdir()
-    _, adaptations, missing = rebuild.set_up(published, folder)
+    _, adaptations, missing = _set_up(tmp_path, 'SRC = "#include <cute/tensor.hpp>"\n')
     assert adaptations == [] and missing == ["the CUTLASS headers (nvidia-cutlass==4.2.0.0 is not installed)"]
 
 
