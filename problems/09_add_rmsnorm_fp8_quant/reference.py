@@ -11,9 +11,11 @@ import torch
 FP8 = torch.float8_e4m3fn
 FP8_MAX = 448.0
 MAX_STEP_MISMATCH = 1e-3  # share of fp8 codes allowed to differ by one step (ties decided by summation order)
-# ...and never fewer than this many codes: on a few hundred codes (the stress shapes) the share allows none, and an
-# honest kernel whose mean square is summed in another order met one such tie among 360 codes
-MIN_STEP_MISMATCH_CODES = 2
+# ...and never fewer than this many codes: on the small shapes the share allows one or two. A row's values all move
+# together when its mean square or scale is computed in another order (a tree sum, 1/sqrt, y * (448 / amax)), so
+# ties flip in clusters: honest orders met up to 4 differing codes of 2048 (benchmarks/fp8_code_ties.py). Rounding
+# toward zero moves 40-50% of all codes (at least 142 of 360), far above this floor.
+MIN_STEP_MISMATCH_CODES = 16
 
 
 class Model(torch.nn.Module):

@@ -32,19 +32,20 @@ def _one_step_up(q: torch.Tensor, count: int) -> torch.Tensor:
     return bits.view(q.shape).view(torch.float8_e4m3fn)
 
 
-def test_one_or_two_tie_codes_on_a_stress_shape_pass():
+def test_up_to_the_floor_of_tie_codes_on_a_small_shape_pass():
     (q, scale, h), inputs = _expected()
-    for count in (1, 2):
+    for count in (1, 4, REF.MIN_STEP_MISMATCH_CODES):
         assert REF.compare((_one_step_up(q, count), scale, h), (q, scale, h), inputs, TOL) == [], count
 
 
-def test_three_differing_codes_of_360_fail_and_say_how_many():
+def test_one_code_beyond_the_floor_fails_and_says_how_many():
     (q, scale, h), inputs = _expected()
-    problems = REF.compare((_one_step_up(q, 3), scale, h), (q, scale, h), inputs, TOL)
-    assert any("3 of 360 fp8 codes" in p for p in problems), problems
+    beyond = REF.MIN_STEP_MISMATCH_CODES + 1
+    problems = REF.compare((_one_step_up(q, beyond), scale, h), (q, scale, h), inputs, TOL)
+    assert any(f"{beyond} of 360 fp8 codes" in p for p in problems), problems
 
 
 def test_the_share_still_rules_large_outputs():
-    (q, scale, h), inputs = _expected(tokens=64, hidden=256)  # 16384 codes: 0.1 % is 16
-    assert REF.compare((_one_step_up(q, 16), scale, h), (q, scale, h), inputs, TOL) == []
-    assert REF.compare((_one_step_up(q, 17), scale, h), (q, scale, h), inputs, TOL)
+    (q, scale, h), inputs = _expected(tokens=128, hidden=256)  # 32768 codes: 0.1 % is 32, above the floor
+    assert REF.compare((_one_step_up(q, 32), scale, h), (q, scale, h), inputs, TOL) == []
+    assert REF.compare((_one_step_up(q, 33), scale, h), (q, scale, h), inputs, TOL)
