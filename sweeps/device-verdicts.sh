@@ -12,7 +12,10 @@
 #   side by side in each regrade process, default 2), SUITE (0: no suite, every GPU regrades), OUT,
 #   SUITE_ARGS (more arguments for the suite, e.g. "--only 09_host_work.py --honest"),
 #   TIMERS (a file of published run ids: before regrading, each regrading GPU times its share of them with
-#   benchmarks/gpu_cell_timers.py for up to TIMERS_BUDGET seconds, default 300; figures in timers-gpuN.json)
+#   benchmarks/gpu_cell_timers.py for up to TIMERS_BUDGET seconds, default 300; figures in timers.tgz, one
+#   timers-gpuN.json per GPU),
+#   GPU0_FIRST (a command run alone on GPU 0 before the suite, e.g. a baseline measured again: its time is the
+#   suite's; output in gpu0-first.log)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 started=$(date +%s)
@@ -31,8 +34,15 @@ first_regrade_gpu=1
 pids=()
 if [ "${SUITE:-1}" != 0 ]; then
   suite_budget="${SUITE_BUDGET:-$((budget - 60))}"
+  (
+  if [ -n "${GPU0_FIRST:-}" ]; then
+    first_started=$(date +%s)
+    CUDA_VISIBLE_DEVICES=0 bash -c "$GPU0_FIRST" > "$out/gpu0-first.log" 2>&1
+    suite_budget=$(( suite_budget - ($(date +%s) - first_started) ))
+  fi
   CUDA_VISIBLE_DEVICES=0 python3 benchmarks/integrity_gpu.py --out "$out/integrity" --budget-s "$suite_budget" \
-    --parallel 8 ${SUITE_ARGS:-} > "$out/integrity.log" 2>&1 &
+    --parallel 8 ${SUITE_ARGS:-} > "$out/integrity.log" 2>&1
+  ) &
   pids+=($!)
 fi
 
@@ -69,5 +79,7 @@ for pid in "${pids[@]}"; do wait "$pid"; done
 
 tar czf "$out/runs.tgz" --transform 's,^runs-gpu[0-9]*,runs,' $(ls -d runs-gpu*/*_regraded 2>/dev/null) 2>/dev/null
 [ -d "$out/integrity" ] && tar czf "$out/integrity.tgz" -C "$out" integrity && rm -rf "$out/integrity"
+ls "$out"/timers-gpu*.json >/dev/null 2>&1 && tar czf "$out/timers.tgz" -C "$out" $(cd "$out" && ls timers-gpu*.json) \
+  && rm -f "$out"/timers-gpu*.json  # one file back for all GPUs: a call brings back at most 8
 cat "$out"/regrade-gpu*.log > "$out/regrade.log" 2>/dev/null && rm -f "$out"/regrade-gpu*.log
 echo "$(ls -d runs-gpu*/*_regraded 2>/dev/null | wc -l) regraded cells; $(( $(date +%s) - started )) s"
