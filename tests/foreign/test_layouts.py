@@ -108,6 +108,56 @@ def test_drawing_inputs_leaves_the_callers_generator_alone():
     assert torch.rand(3).equal(expected)
 
 
+def _module_drawing(draw) -> "ModuleType":
+    from types import ModuleType
+
+    module = ModuleType("toy_reference")
+    module.N = 4
+    module.Model = object
+    module.get_init_inputs = lambda: []
+    module.get_inputs = draw
+    return module
+
+
+def test_a_module_draws_on_the_gradings_device():
+    """A CPU draw of a GiB-sized input takes tens of seconds per input set; on the device, milliseconds."""
+    import torch
+
+    from kernelbench.problems.layouts.shim import make_reference
+
+    made_on = []
+
+    def draw():
+        x = torch.randn(4, 8)
+        made_on.append(x.device.type)
+        return [x]
+
+    ref = make_reference(_module_drawing(draw), [{"N": 4}], layout="kernelbench_hard")
+    (x,) = ref.get_inputs({"N": 4}, 7, "meta")
+    assert made_on == ["meta"] and x.device.type == "meta" and x.shape == (4, 8)
+    (x,) = ref.get_inputs({"N": 4}, 7, "cpu")
+    assert made_on[-1] == "cpu"
+    assert x.equal(ref.get_inputs({"N": 4}, 7, "cpu")[0])
+
+
+def test_a_module_whose_draw_needs_the_host_is_drawn_there():
+    import torch
+
+    from kernelbench.problems.layouts.shim import make_reference
+
+    made_on = []
+
+    def draw():  # numpy on a drawn tensor: a device tensor refuses it
+        order = torch.randperm(4).numpy()
+        x = torch.randn(4, 8)[torch.from_numpy(order)]
+        made_on.append(x.device.type)
+        return [x]
+
+    ref = make_reference(_module_drawing(draw), [{"N": 4}], layout="kernelbench_hard")
+    (x,) = ref.get_inputs({"N": 4}, 7, "meta")
+    assert made_on == ["cpu"] and x.device.type == "meta"
+
+
 def test_stanford_spec_has_one_shape_and_no_roofline():
     spec = load_problem_spec(LINEAR_RELU)
     assert spec.id == "1_Toy_Linear_ReLU" and spec.shapes == [{"batch_size": 8, "in_features": 32,

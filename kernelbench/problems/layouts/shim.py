@@ -8,6 +8,10 @@ contract 2): `get_init_args(shape)` and `get_inputs(shape, seed, device, case, s
   mixed with the grading's secret) before `get_inputs()`. A module that seeds the generator itself (a fixed
   `torch.manual_seed(0)` inside `get_inputs`) gets a seed derived from the case's seed and the value it asked for,
   so the secret still reaches its inputs. The caller's own generator state is left as it was.
+- Device: the module's factory calls run on the grading's device (`with torch.device(...)`), where its draws
+  take milliseconds instead of the CPU's tens of seconds for a GiB-sized tensor (KernelBench-Hard's 06 draws a
+  262144 x 4096 hidden state per input set). A module whose drawing needs the host (numpy, a CPU generator of
+  its own) fails there and is drawn on the CPU instead, as its authors ran it; either way one seed gives one draw.
 - Threads: globals and the global generator are one per process, so draws are serialised by a lock and the
   judge draws such inputs on its main thread (`THREAD_SAFE_INPUTS`).
 """
@@ -79,6 +83,20 @@ def seeded_draw(torch, seed: int, draw: Callable[[], list]) -> list:
             torch.manual_seed, torch.random.manual_seed = real, real
 
 
+def draw_on_device(torch, device, seed: int, draw: Callable[[], list]) -> list:
+    """`seeded_draw` with the module's factory calls made on `device`; on the CPU where that device cannot run
+    the module's drawing (numpy on a device tensor, a CPU generator passed to a device factory)."""
+    if device.type == "cpu":
+        return seeded_draw(torch, seed, draw)
+    if device.type == "cuda":
+        torch.cuda.init()  # so the draw's generator state is forked and restored like the CPU's
+    try:
+        with device:
+            return seeded_draw(torch, seed, draw)
+    except (RuntimeError, TypeError, ValueError, NotImplementedError):
+        return seeded_draw(torch, seed, draw)
+
+
 def scaled(torch, value: Any, scale: float) -> Any:
     if scale == 1.0 or not (isinstance(value, torch.Tensor) and value.is_floating_point()):
         return value
@@ -111,7 +129,7 @@ def make_reference(module: ModuleType, shapes: list[dict[str, Any]], *, layout: 
             raise ValueError(f"unknown case {case!r}: this layout defines no stress distributions")
         with _lock:
             bind_shape(module, shape)
-            drawn = seeded_draw(torch, seed, module.get_inputs)
+            drawn = draw_on_device(torch, torch.device(device), seed, module.get_inputs)
         return [scaled(torch, x, scale).to(device) if isinstance(x, torch.Tensor) else x for x in drawn]
 
     def bind(shape: dict[str, Any]) -> None:
