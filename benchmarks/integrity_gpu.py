@@ -163,8 +163,19 @@ def host_work_counted(result: dict[str, Any], host_ms: float = 2.0) -> dict[str,
     return {"median_ms": medians, "caught": bool(medians) and all(m is not None and m >= host_ms for m in medians)}
 
 
-def table(suite_cases: list[SuiteCase], results: dict[str, Any], cpu_results: dict[str, bool]) -> list[str]:
-    rows = ["| class | case | H100 outcome | H100 finding(s) | caught on H100 | caught on CPU (CI) |",
+def gpu_label() -> str:
+    """The name the tables give the GPU the suite ran on (short: 'H200', 'H100 80GB HBM3'), never a guess."""
+    try:
+        import torch
+
+        return torch.cuda.get_device_name(0).removeprefix("NVIDIA ").strip() or "GPU"
+    except Exception:  # noqa: BLE001 - no GPU: the table still prints
+        return "GPU"
+
+
+def table(suite_cases: list[SuiteCase], results: dict[str, Any], cpu_results: dict[str, bool],
+          gpu: str = "GPU") -> list[str]:
+    rows = [f"| class | case | {gpu} outcome | {gpu} finding(s) | caught on {gpu} | caught on CPU (CI) |",
             "| --- | --- | --- | --- | --- | --- |"]
     for case in sorted(suite_cases, key=lambda c: (c.klass or 99, c.file)):
         res = results.get(case.file)
@@ -235,7 +246,8 @@ def main() -> int:
     if results.get("09_host_work.py"):
         extra["host_work"] = host_work_counted(results["09_host_work.py"])
     cpu_results = json.loads(args.cpu_results.read_text()) if args.cpu_results and args.cpu_results.is_file() else {}
-    rows = table(cases, results, cpu_results)
+    gpu = gpu_label()
+    rows = table(cases, results, cpu_results, gpu)
     accepted_rows = [f"| {k[len('accepted:'):]} | {v['grading'].get('outcome')} | "
                      f"{', '.join(sorted({f['check'] + '/' + str(f['class']) for f in v.get('integrity', []) if f['severity'] == 'error'})) or '-'} | "
                      f"{'; '.join(n for s in v.get('grading', {}).get('shapes', []) for n in s.get('notes', []) if 'graph' in n)[:300] or '-'} |"
@@ -243,7 +255,7 @@ def main() -> int:
     honest_rows = [f"| {k} | {v['grading'].get('outcome')} | "
                    f"{', '.join(sorted({f['check'] + '/' + str(f['class']) + '/' + f['severity'] for f in v.get('integrity', [])})) or '-'} |"
                    for k, v in results.items() if k.startswith("honest:")]
-    text = "\n".join(rows + ["", "| honest solution | H100 outcome | findings |", "| --- | --- | --- |"] + honest_rows
+    text = "\n".join(rows + ["", f"| honest solution | {gpu} outcome | findings |", "| --- | --- | --- |"] + honest_rows
                      + ["", "| accepted route (must pass) | outcome | error findings | graph notes |",
                         "| --- | --- | --- | --- |"] + accepted_rows
                      + deck_line_rows(suite, results))
