@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Verdicts from evidence, checked on a lent multi-GPU machine in one call: GPU 0 grades the red-team suite, the
-# accepted routes and the deck's honest solutions (benchmarks/integrity_gpu.py); every other GPU regrades published
-# cells of the kernelbench.com H100 board, one `kernelbench regrade` process per GPU, the cells of CELLS dealt out
-# in turn (then those of MORE, while the call's time lasts). Everything comes back packed under $OUT:
-# integrity.tgz (the suite's table and reports) and runs.tgz (every regraded run directory; bring them home with
-# `bash sweeps/unpack-runs.sh runs.tgz`).
+# accepted routes and the deck's honest solutions (benchmarks/integrity_gpu.py); the other GPUs regrade published
+# cells of the kernelbench.com H100 board, one `kernelbench regrade --gpus` over all of them (a GPU that finishes a
+# cell takes the next one of CELLS, then of MORE, while the call's time lasts). Everything comes back packed under
+# $OUT: integrity.tgz (the suite's table and reports) and runs.tgz (the run directories finished in this call;
+# bring them home with `bash sweeps/unpack-runs.sh runs.tgz`).
 #
 #   carry: .foreign .whl .debs        command: CELLS=cells.txt bash sweeps/device-verdicts.sh
 #   CELLS (a file of published run ids, one per line), MORE (another, graded after them), BUDGET (seconds for the
 #   whole call, default 540), SUITE_BUDGET (seconds for the suite on GPU 0, default BUDGET - 60), JOBS (gradings
-#   side by side in each regrade process, default 2), SUITE (0: no suite, every GPU regrades), OUT,
+#   side by side on each regrading GPU, default 2), SUITE (0: no suite, every GPU regrades), OUT,
 #   SUITE_ARGS (more arguments for the suite, e.g. "--only 09_host_work.py --honest"),
 #   TIMERS (a file of published run ids: before regrading, each regrading GPU times its share of them with
 #   benchmarks/gpu_cell_timers.py for up to TIMERS_BUDGET seconds, default 300; figures in timers.tgz, one
@@ -46,40 +46,45 @@ if [ "${SUITE:-1}" != 0 ]; then
   pids+=($!)
 fi
 
-deal() {  # the cells of file $1 for regrade process $2 of $3
+deal() {  # the cells of file $1 for timer process $2 of $3
   [ -f "$1" ] || return 0
   grep -v '^\s*$' "$1" | awk -v k="$2" -v n="$3" '(NR - 1) % n == k'
 }
 n=$((gpus - first_regrade_gpu))
-for ((g = first_regrade_gpu; g < gpus; g++)); do
-  k=$((g - first_regrade_gpu))
-  (
-    if [ -n "${TIMERS:-}" ]; then
-      deal "$TIMERS" "$k" "$n" > "/tmp/timers-gpu$g.txt"
-      CUDA_VISIBLE_DEVICES=$g python3 benchmarks/gpu_cell_timers.py --cells "/tmp/timers-gpu$g.txt" \
-        --out "/tmp/timers-gpu$g" --budget-s "${TIMERS_BUDGET:-300}"
-      cp "/tmp/timers-gpu$g/cell_timers.json" "$out/timers-gpu$g.json" 2>/dev/null
-    fi
-    for list in "${CELLS:-}" "${MORE:-}"; do
-      [ -n "$list" ] || continue
-      only=()
-      while read -r id; do only+=(--only "$id"); done < <(deal "$list" "$k" "$n")
-      [ "${#only[@]}" -gt 0 ] || continue
-      left=$(( budget - ($(date +%s) - started) ))
-      [ "$left" -gt 90 ] || break
-      stop_after=$(( left - 120 > 20 ? left - 120 : 20 ))
-      CUDA_VISIBLE_DEVICES=$g timeout --signal=INT --kill-after=20 "$((left - 10))" \
-        python3 -m kernelbench regrade "$board" --solutions "$solutions" --deck "$deck" --runs "runs-gpu$g" \
-          --resume --jobs "$jobs" --stop-after "$stop_after" "${only[@]}"
+regrade_gpus=$(seq -s, "$first_regrade_gpu" "$((gpus - 1))")
+touch /tmp/regrade-call-started  # only cells finished in this call go back (a warm machine keeps runs-regraded/)
+(
+  if [ -n "${TIMERS:-}" ]; then  # one timing process per GPU, before the regrade uses them
+    timers=()
+    for ((g = first_regrade_gpu; g < gpus; g++)); do
+      deal "$TIMERS" "$((g - first_regrade_gpu))" "$n" > "/tmp/timers-gpu$g.txt"
+      ( CUDA_VISIBLE_DEVICES=$g python3 benchmarks/gpu_cell_timers.py --cells "/tmp/timers-gpu$g.txt" \
+          --out "/tmp/timers-gpu$g" --budget-s "${TIMERS_BUDGET:-300}"
+        cp "/tmp/timers-gpu$g/cell_timers.json" "$out/timers-gpu$g.json" 2>/dev/null ) &
+      timers+=($!)
     done
-  ) > "$out/regrade-gpu$g.log" 2>&1 &
-  pids+=($!)
-done
+    for pid in "${timers[@]}"; do wait "$pid"; done
+  fi
+  for list in "${CELLS:-}" "${MORE:-}"; do  # one regrade over all regrading GPUs: a free GPU takes the next cell
+    [ -n "$list" ] && [ -f "$list" ] || continue
+    only=()
+    while read -r id; do only+=(--only "$id"); done < <(grep -v '^\s*$' "$list")
+    [ "${#only[@]}" -gt 0 ] || continue
+    left=$(( budget - ($(date +%s) - started) ))
+    [ "$left" -gt 90 ] || break
+    stop_after=$(( left - 120 > 20 ? left - 120 : 20 ))
+    timeout --signal=INT --kill-after=30 "$((left - 10))" \
+      python3 -m kernelbench regrade "$board" --solutions "$solutions" --deck "$deck" --runs runs-regraded \
+        --gpus "$regrade_gpus" --resume --jobs "$jobs" --stop-after "$stop_after" "${only[@]}"
+  done
+) > "$out/regrade.log" 2>&1 &
+pids+=($!)
 for pid in "${pids[@]}"; do wait "$pid"; done
 
-tar czf "$out/runs.tgz" --transform 's,^runs-gpu[0-9]*,runs,' $(ls -d runs-gpu*/*_regraded 2>/dev/null) 2>/dev/null
+new_cells=$(find runs-regraded -mindepth 2 -maxdepth 2 -name result.json -newer /tmp/regrade-call-started \
+  2>/dev/null | xargs -r -n1 dirname)
+[ -n "$new_cells" ] && tar czf "$out/runs.tgz" --transform 's,^runs-regraded,runs,' $new_cells
 [ -d "$out/integrity" ] && tar czf "$out/integrity.tgz" -C "$out" integrity && rm -rf "$out/integrity"
 ls "$out"/timers-gpu*.json >/dev/null 2>&1 && tar czf "$out/timers.tgz" -C "$out" $(cd "$out" && ls timers-gpu*.json) \
   && rm -f "$out"/timers-gpu*.json  # one file back for all GPUs: a call brings back at most 8
-cat "$out"/regrade-gpu*.log > "$out/regrade.log" 2>/dev/null && rm -f "$out"/regrade-gpu*.log
-echo "$(ls -d runs-gpu*/*_regraded 2>/dev/null | wc -l) regraded cells; $(( $(date +%s) - started )) s"
+echo "$(echo "$new_cells" | grep -c _regraded) regraded cells; $(( $(date +%s) - started )) s"

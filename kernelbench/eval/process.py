@@ -5,6 +5,8 @@ stage beside the judge) is stopped soon after the partner ends."""
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hmac
 import os
 import secrets
@@ -86,6 +88,35 @@ class BoundedReader(threading.Thread):
                 + self.tail.decode(errors="replace"))
 
 
+# The GPU this thread's gradings run on (`on_gpu`): several gradings of one process (kernelbench regrade --gpus)
+# each keep to their own GPU, where the process's CUDA_VISIBLE_DEVICES would send them all to its first
+_assigned_gpu: contextvars.ContextVar[str | None] = contextvars.ContextVar("kernelbench_assigned_gpu", default=None)
+
+
+@contextlib.contextmanager
+def on_gpu(gpu: str | None):
+    """Stages started inside run on `gpu` (an entry of this process's CUDA_VISIBLE_DEVICES, or a device index
+    where that is unset); None leaves the process's own choice."""
+    token = _assigned_gpu.set(gpu)
+    try:
+        yield
+    finally:
+        _assigned_gpu.reset(token)
+
+
+def visible_gpus() -> list[str]:
+    """The GPUs this process may hand to its gradings, as CUDA_VISIBLE_DEVICES entries (nvidia-smi's count where
+    the variable is unset; empty without a GPU)."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        return [entry.strip() for entry in visible.split(",") if entry.strip() and entry.strip() != "-1"]
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return [str(i) for i in range(sum(1 for line in out.stdout.splitlines() if line.startswith("GPU ")))]
+
+
 def worker_env(device: str) -> dict[str, str]:
     """Every stage's environment: the allowlisted part of the grader's (no credential, no secret seed: the
     stages that need the seed get it in their job), and the settings below."""
@@ -100,6 +131,8 @@ def worker_env(device: str) -> dict[str, str]:
     if device == "cpu":
         env["TRITON_INTERPRET"] = "1"  # Triton kernels run in the interpreter on the CPU
         env["CUDA_VISIBLE_DEVICES"] = ""
+    elif _assigned_gpu.get() is not None:
+        env["CUDA_VISIBLE_DEVICES"] = _assigned_gpu.get()
     else:
         env["CUDA_VISIBLE_DEVICES"] = one_visible_gpu(env.get("CUDA_VISIBLE_DEVICES"))
     return env

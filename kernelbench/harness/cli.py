@@ -158,7 +158,8 @@ def standin_command(args: argparse.Namespace) -> int:
 REGRADE_EXAMPLES = """examples:
   F=.foreign/kernelbench.com
   kernelbench regrade $F/published-h100/leaderboard.json --solutions $F/public/runs/h100 \\
-      --deck $F/benchmarks/hard/problems-h100 --runs runs --jobs 3            # every cell, on this GPU
+      --deck $F/benchmarks/hard/problems-h100 --runs runs --jobs 2   # every cell, over every GPU, 2 per GPU
+  kernelbench regrade ... --gpus 1,2,3                                        # on these GPUs only
   kernelbench regrade ... --resume --stop-after 420                           # sessions of limited length
   kernelbench regrade ... --only 05_topk_bitonic --device cpu --shapes smoke  # one column, on the CPU
 the repository and commit the solutions come from are read from SOURCE and COMMIT files at the fetched copy's
@@ -177,7 +178,11 @@ def register_regrade(subparsers) -> None:
     p.add_argument("--runs", type=Path, default=Path("runs"), help="where the run directories go (default runs/)")
     add_device_options(p)
     p.add_argument("--jobs", type=int, default=1,
-                   help="gradings side by side (correctness in parallel; counters and timing take turns)")
+                   help="gradings side by side on each GPU (correctness and builds in parallel; one GPU's counters "
+                        "and timing take turns)")
+    p.add_argument("--gpus", type=gpu_list, metavar="0,1,...",
+                   help="the GPUs to spread the cells over, one grading's stages on one GPU (default: every GPU "
+                        "this process sees, from CUDA_VISIBLE_DEVICES or nvidia-smi)")
     p.add_argument("--resume", action="store_true", help="skip the cells already graded in --runs")
     p.add_argument("--stop-after", type=float, metavar="SECONDS", help="start no cell after this many seconds")
     p.add_argument("--only", action="append", default=[], metavar="RUN_ID|PROBLEM", help="grade only these cells")
@@ -188,6 +193,13 @@ def register_regrade(subparsers) -> None:
     p.add_argument("--repository", help="the solutions' repository URL (default: SOURCE beside them)")
     p.add_argument("--commit", help="the solutions' commit (default: COMMIT beside them)")
     p.set_defaults(func=regrade_command)
+
+
+def gpu_list(text: str) -> list[str]:
+    entries = [entry.strip() for entry in text.split(",")]
+    if not entries or any(not entry for entry in entries) or len(set(entries)) != len(entries):
+        raise argparse.ArgumentTypeError(f"{text!r}: give distinct GPUs separated by commas, e.g. 0,1,2,3")
+    return entries
 
 
 class RegradeProgress:
@@ -250,7 +262,8 @@ def regrade_command(args: argparse.Namespace) -> int:
     cells = plan_cells(load_published_board(args.leaderboard), args.solutions, args.deck)
     with RegradeProgress(total=sum(c.problem_dir is not None for c in cells)) as progress:
         report = regrade_board(args.leaderboard, args.solutions, args.deck, args.runs, device=args.device,
-                               shapes=args.shapes, resume=args.resume, jobs=args.jobs, stop_after=args.stop_after,
+                               shapes=args.shapes, resume=args.resume, jobs=args.jobs, gpus=args.gpus,
+                               stop_after=args.stop_after,
                                limits=dict(args.limit), only=args.only, repository=args.repository,
                                commit=args.commit, counters=args.counters == "on", progress=progress)
     for problem in report.no_problem:

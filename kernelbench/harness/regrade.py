@@ -10,7 +10,10 @@ into the run directory: the run page links to it upstream.
 A cell is written whole or not at all (a staging folder renamed into place), so Ctrl-C loses only the cell being
 graded and `--resume` carries on where the last call stopped. Whatever a solution does (fail to import, need a
 package this machine lacks, target another GPU, hang, exhaust memory) is that cell's outcome; the regrade goes on.
-Several gradings may check correctness side by side (`--jobs`); their measuring stages take turns on one lock.
+Cells are spread over every GPU this process sees (`--gpus`, default all): each grading keeps to one GPU, each GPU
+runs up to `--jobs` gradings side by side (their correctness checks and builds in parallel), and the measuring
+stages of one GPU's gradings take turns on that GPU's lock, so a 4-GPU machine measures four cells at once.
+A cell goes to the GPU with the fewest gradings under way: a long cell holds one GPU, not a share of the deck.
 """
 
 from __future__ import annotations
@@ -155,6 +158,14 @@ def provenance_of(job: CellJob, settings: CellSettings, layout: str, mapping: li
         published_hardware=settings.hardware, layout=layout, mapping=mapping)
 
 
+def grade_cell_on(gpu: str | None, job: CellJob, settings: CellSettings, runs_dir: Path, exclusive=None) -> RunResult:
+    """`grade_cell` with every stage of the grading on `gpu` (None: the process's own)."""
+    from kernelbench.eval.process import on_gpu
+
+    with on_gpu(gpu):
+        return grade_cell(job, settings, runs_dir, exclusive)
+
+
 def grade_cell(job: CellJob, settings: CellSettings, runs_dir: Path, exclusive=None) -> RunResult:
     """Grade one cell into a staging folder and publish it as `<runs>/<run id>_regraded`."""
     from kernelbench.eval.grade import grade_solution
@@ -229,7 +240,8 @@ def _grade_copy(job: CellJob, settings: CellSettings, staging: Path, exclusive, 
 # ------------------------------------------------------------------------------------------------ the board
 
 def regrade_board(leaderboard: Path, solutions_dir: Path, deck_dir: Path, runs_dir: Path, *, device: str = "cuda",
-                  shapes: str = "full", resume: bool = False, jobs: int = 1, stop_after: float | None = None,
+                  shapes: str = "full", resume: bool = False, jobs: int = 1, gpus: list[str] | None = None,
+                  stop_after: float | None = None,
                   limits: dict[str, float] | None = None, only: list[str] | None = None,
                   repository: str | None = None, commit: str | None = None, counters: bool = True,
                   progress=None) -> RegradeReport:
@@ -258,8 +270,21 @@ def regrade_board(leaderboard: Path, solutions_dir: Path, deck_dir: Path, runs_d
     todo = sorted((j for j in cells if j.run_id not in finished and j.problem_dir is not None),
                   key=lambda j: j.solution is None)
     report.total -= sum(1 for j in cells if j.problem_dir is None)
-    _run_all(todo, settings, runs_dir, report, jobs, stop_after, progress)
+    _run_all(todo, settings, runs_dir, report, gpu_slots(device, gpus), jobs, stop_after, progress)
     return report
+
+
+def gpu_slots(device: str, gpus: list[str] | None) -> list[str | None]:
+    """The GPUs the cells are spread over: `gpus` as given, else every GPU this process sees; on the CPU one slot."""
+    if device != "cuda":
+        return [None]
+    from kernelbench.eval.process import visible_gpus
+
+    chosen = list(gpus) if gpus else visible_gpus()
+    if not chosen:
+        raise KernelBenchError("no GPU to regrade on: CUDA_VISIBLE_DEVICES is empty or nvidia-smi lists none",
+                               hint="pass --gpus 0,1,... or --device cpu")
+    return chosen
 
 
 def _earlier_gpu(runs_dir: Path, finished: set[str]) -> str | None:
@@ -279,37 +304,46 @@ def _finished(runs_dir: Path, cells: list[CellJob]) -> set[str]:
     return {j.run_id for j in cells if (runs_dir / j.run_id / RESULT_FILE).is_file()}
 
 
-def _run_all(todo: list[CellJob], settings: CellSettings, runs_dir: Path, report: RegradeReport, jobs: int,
-             stop_after: float | None, progress) -> None:
-    started, measuring = time.monotonic(), threading.Lock()
-    pending: dict[Future, CellJob] = {}
+def _run_all(todo: list[CellJob], settings: CellSettings, runs_dir: Path, report: RegradeReport,
+             slots: list[str | None], jobs: int, stop_after: float | None, progress) -> None:
+    started = time.monotonic()
+    per_gpu = max(1, jobs)
+    measuring = {gpu: threading.Lock() for gpu in slots}  # one GPU's measurements take turns, GPUs do not
+    pending: dict[Future, tuple[CellJob, str | None]] = {}
     queue = list(todo)
-    with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="regrade") as pool:
+    with ThreadPoolExecutor(max_workers=per_gpu * len(slots), thread_name_prefix="regrade") as pool:
         try:
             while queue or pending:
-                while queue and len(pending) < max(1, jobs):
+                while queue and len(pending) < per_gpu * len(slots):
                     if stop_after is not None and time.monotonic() - started >= stop_after:
                         report.stopped = True
                         queue.clear()
                         break
+                    gpu = least_busy(slots, [g for _, g in pending.values()])
                     job = queue.pop(0)
                     if progress is not None:
                         progress.start(job)
-                    pending[pool.submit(grade_cell, job, settings, runs_dir, measuring)] = job
+                    future = pool.submit(grade_cell_on, gpu, job, settings, runs_dir, measuring[gpu])
+                    pending[future] = (job, gpu)
                 if not pending:
                     break
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in done:
-                    job = pending.pop(future)
+                    job, _gpu = pending.pop(future)
                     result = future.result()
                     report.graded.append(job.run_id)
                     report.statuses[job.run_id] = result.status.value
                     if progress is not None:
                         progress.done(job, result)
         except BaseException:
-            _cancel(settings, pending, runs_dir)
+            _cancel(settings, {f: job for f, (job, _) in pending.items()}, runs_dir)
             pool.shutdown(wait=True, cancel_futures=True)
             raise
+
+
+def least_busy(slots: list[str | None], busy: list[str | None]) -> str | None:
+    """The slot with the fewest gradings under way (the first of those tied)."""
+    return min(slots, key=lambda gpu: busy.count(gpu))
 
 
 # how long a Ctrl-C waits for the gradings under way to return once their stages are being killed
