@@ -153,9 +153,16 @@ def _static(inputs: dict):
 # ------------------------------------------------------------------------------------------------ leaderboard
 
 
+def board_order(board: Board, scripted: set[str]) -> tuple:
+    """The front page leads with the board where most real models ran (a first reader came to see models, not the
+    scripted lines); among boards equal in that, our own deck's, then the one with the most trials."""
+    real_cells = sum(1 for cell in board.cells if cell.agent not in scripted)
+    return (-real_cells, board.deck != MAIN_DECK, -sum(cell.n_trials for cell in board.cells))
+
+
 def leaderboard_pages(data: SiteData) -> list[Page]:
     diagnostics = [data.shown_diagnostic(d) for d in data.dataset.diagnostics]
-    boards = sorted(data.boards, key=lambda b: (b.deck != MAIN_DECK, -sum(c.n_trials for c in b.cells)))
+    boards = sorted(data.boards, key=lambda b: board_order(b, data.scripted))
     switcher = [
         {"gpu": b.gpu, "label": b.title, "url": urls.board_url(b.key, i == 0)}
         for i, b in enumerate(boards)
