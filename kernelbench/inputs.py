@@ -20,9 +20,9 @@ A folder read again by its path can be swapped between the check and the read. A
 once (`Folder`): one path component at a time without following a link, and every file in it is opened relative
 to that descriptor the same way, so nothing swapped in afterwards can be read; a link inside the folder that stays
 inside it is read and walked, never followed by the kernel. A reader that opens files itself (the transcript
-parser, which also lists the logs beside its file) is handed the folder through its descriptor and the checked
-name beneath it (`Folder.path_for_reader`): the folder cannot be swapped under it, though the file it opens by
-that name is not opened here. A single file read by path opens without following a link and without waiting, and
+parser, which also lists the logs beside its file) is handed the file's folder through a descriptor and the file's
+checked name in it (`Folder.path_for_reader`): no folder on the way can be swapped under it, and the reader opens
+that name without following a link. A single file read by path opens without following a link and without waiting, and
 checks its type again on the open descriptor.
 """
 
@@ -200,7 +200,8 @@ class Folder:
     def __init__(self, fd: int, path: Path, real: Path):
         self.fd, self.path, self.real = fd, Path(path), Path(real)
         self.identity = _identity(os.fstat(fd))
-        self._closer = weakref.finalize(self, os.close, fd)
+        self._held: list[int] = []  # subfolders opened for readers (path_for_reader), closed with the folder
+        self._closer = weakref.finalize(self, _close_all, [fd], self._held)
 
     @classmethod
     def open(cls, path: Path, root: Path) -> Folder | None:
@@ -309,13 +310,31 @@ class Folder:
 
     def path_for_reader(self, name: str) -> Path | None:
         """A path naming the file `name` through the opened folder, for a reader that opens files itself (the
-        transcript parser, which also looks for logs beside it): `/proc/self/fd/<fd>/<name>` reaches the folder
-        that was opened, whatever its path names now. None when nothing is there."""
+        transcript parser, which also looks for logs beside it): `/proc/self/fd/<fd>/<file>`, where `<fd>` is
+        the file's own folder, opened here one part at a time without following a link and held until this
+        folder is closed, so no folder on the way can be swapped for a link; the reader opens the file itself
+        without following a link (kernelbench.transcripts.reader). None when nothing is there."""
         found = self.resolve(name)
         if found is None:
             return None
-        via = Path(f"/proc/self/fd/{self.fd}")
-        return via / found if via.is_dir() else self.real / found
+        if not Path(f"/proc/self/fd/{self.fd}").is_dir():  # no /proc: the folder's path is all there is
+            return self.real / found
+        *folders, last = found.split("/")
+        parent = self.fd
+        if folders:
+            parent = _walk(self.fd, folders, self.shown(found))
+            self._held.append(parent)
+        return Path(f"/proc/self/fd/{parent}") / last
+
+
+def _close_all(*groups: list[int]) -> None:
+    for group in groups:
+        for fd in group:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        group.clear()
 
 
 def allow_open_folders(count: int) -> None:

@@ -64,7 +64,7 @@ def run_show(args: argparse.Namespace) -> int:
     from kernelbench.transcripts.loader import load
     from kernelbench.transcripts.summary import summarize
 
-    session = load(args.file)
+    session = load(args.file.resolve())  # the reader opens no link: a link the user names is followed here
     refuse_unknown(session, args.file)
     if args.events:
         from kernelbench.transcripts.terminal import print_events
@@ -99,7 +99,7 @@ def run_convert(args: argparse.Namespace) -> int:
     from kernelbench.transcripts.normalized import write_session
     from kernelbench.transcripts.redact import redact_session
 
-    session = load(args.file)
+    session = load(args.file.resolve())  # the reader opens no link: a link the user names is followed here
     if args.redact or args.redact_base64:
         redact_session(session, base64=args.redact_base64)
     write_session(session, args.output)
@@ -112,7 +112,7 @@ def run_html(args: argparse.Namespace) -> int:
     from kernelbench.transcripts.loader import load
     from kernelbench.transcripts.viewer import write_page
 
-    page = write_page(load(args.file), args.output, budget_s=args.budget)
+    page = write_page(load(args.file.resolve()), args.output, budget_s=args.budget)
     print(f"wrote {page}", file=sys.stderr)
     return 0
 

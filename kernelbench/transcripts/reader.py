@@ -43,11 +43,22 @@ def parse_json_bytes(raw: bytes) -> tuple[Any, str | None]:
     return None, "bad_json"
 
 
+# A transcript is opened without following a link: the site hands its parser a file's checked name inside a run
+# folder held open (kernelbench.inputs.Folder.path_for_reader), and a file swapped for a link after the check must
+# not lead it outside the data folder. A user's own path is resolved by the command before it gets here.
+OPEN_FLAGS = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW
+
+
+def open_transcript(path: Path) -> int:
+    """A descriptor of the transcript file at `path`, opened without following a link as its last part."""
+    return os.open(path, OPEN_FLAGS)
+
+
 def iter_lines(path: Path) -> Iterator[Line]:
     """Yield every non-blank line of a JSONL file, parsed where possible."""
     # a large buffer: lines of agent logs run to kilobytes, and a line longer than the default 8 KB buffer is
     # read in pieces and joined (measured: a 100 MB log read 3-5x faster with 1 MB)
-    with open(path, "rb", buffering=READ_BUFFER) as handle:
+    with os.fdopen(open_transcript(path), "rb", buffering=READ_BUFFER) as handle:
         previous: Line | None = None
         cut_off = False
         for number, chunk in enumerate(handle, start=1):
@@ -98,7 +109,7 @@ def _read_start(path: Path, size: int) -> tuple[bytes, bool]:
     A plain descriptor, asking for no more than the file holds: a read of `size` allocates that much first and
     then shrinks it, which for a file smaller than the head cost 15-80 µs of page faults (a read sized to the
     file costs 4-13 µs); one byte more than the size found sees a file still growing."""
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    fd = open_transcript(path)
     try:
         start = os.read(fd, min(size, os.fstat(fd).st_size + 1))
     finally:
@@ -205,6 +216,7 @@ def first_records(path: Path, limit: int = 10) -> list[dict]:
 
 def load_document(path: Path) -> tuple[Any, str | None]:
     """The whole file as one JSON document (opencode export, Gemini session JSON)."""
-    data = path.read_bytes()
+    with os.fdopen(open_transcript(path), "rb") as handle:
+        data = handle.read()
     data = data.removeprefix(BOM)
     return parse_json_bytes(data)

@@ -118,6 +118,40 @@ def test_a_file_swapped_for_a_link_inside_an_opened_folder_is_refused(root, tmp_
         folder.read_bytes("check.log", inputs.SHOWN)
 
 
+def test_a_transcript_swapped_for_a_link_after_its_check_is_not_read(root, tmp_path):
+    """The transcript parser opens the file itself, by the checked name through the held folder: a link put there
+    between the check and the parser's open leads nowhere (issue of the race on the reader's own open)."""
+    from kernelbench.transcripts import load
+
+    run = _run_folder(root)
+    (run / "transcript.jsonl").write_text('{"type": "user", "message": {"content": "inside"}}\n')
+    (tmp_path / "secret.jsonl").write_text('{"type": "user", "message": {"content": "SECRET"}}\n')
+    folder = inputs.Folder.open(run, root)
+    path = folder.path_for_reader("transcript.jsonl")
+    (run / "transcript.jsonl").unlink()
+    (run / "transcript.jsonl").symlink_to(tmp_path / "secret.jsonl")
+    with pytest.raises(OSError):
+        load(path)
+
+
+def test_a_folder_on_the_way_to_a_transcript_swapped_for_a_link_is_not_followed(root, tmp_path):
+    run = _run_folder(root)
+    (run / "logs").mkdir()
+    (run / "logs" / "t.jsonl").write_bytes(b"inside\n")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "t.jsonl").write_bytes(b"SECRET\n")
+    folder = inputs.Folder.open(run, root)
+    path = folder.path_for_reader("logs/t.jsonl")
+    (run / "logs").rename(run / "logs-aside")
+    (run / "logs").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    try:
+        assert os.read(fd, 100) == b"inside\n"  # the folder held when the name was checked, not the link
+    finally:
+        os.close(fd)
+    folder.close()
+
+
 def test_a_run_folder_linked_from_outside_is_not_opened(root, tmp_path):
     (tmp_path / "elsewhere").mkdir()
     (root / "runs").mkdir()
