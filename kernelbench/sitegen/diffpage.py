@@ -30,15 +30,15 @@ def _diff_page(data, board: Board) -> Page:
     rows = [_row(compare(result)) for result in results]
     hardware = sorted({r.provenance.published_hardware for r in results if r.provenance.published_hardware})
     inputs = {
-        "board": {"title": board.title, "url": urls.board_url(board.key, False), "gpu": board.gpu_name or board.gpu,
-                  "published_hardware": hardware, "boards": sorted({r.provenance.board for r in results})},
+        "board": {"title": board.title, "url": urls.board_url(board.deck, board.gpu, False),
+                  "gpu": board.gpu_name or board.gpu, "published_hardware": hardware, "boards": sorted({r.provenance.board for r in results})},
         "rows": rows,
         "agreement": _agreement(rows),
         "ratios": _ratios(rows),
         "disagreements": sum(not r["agrees"] for r in rows),
         "invalid_by_class": sorted(Counter(c for r in rows for c in r["classes"]).items()),
     }
-    return Page(urls.diff_url(board.key), "diff.html", f"Published against regraded — {board.title}", inputs,
+    return Page(urls.diff_url(board.deck, board.gpu), "diff.html", f"Published against regraded — {board.title}", inputs,
                 context=lambda page, extra: inputs, kind="index")
 
 

@@ -94,6 +94,7 @@ def plan_site(config, hasher: FileHasher, cache: ParseCache | None = None) -> Si
 def derive(dataset: Dataset) -> SiteData:
     dataset.diagnostics += claim_addresses(dataset)
     boards = build_boards(dataset)
+    dataset.diagnostics += claim_board_addresses(boards, dataset)
     shown = views.shown_runs(boards)
     runs = {run_id: views.run_view(record, dataset, shown) for run_id, record in sorted(dataset.runs.items())}
     return SiteData(
@@ -127,6 +128,30 @@ def claim_addresses(dataset: Dataset) -> list[Diagnostic]:
         clashes += urls.claim(kind, [name for k, name in where if k == kind],
                               reserved=("index",) if kind == "problem" else ())
     return [_clash_diagnostic(clash, where.get((clash.kind, clash.name))) for clash in clashes]
+
+
+def claim_board_addresses(boards: list[Board], dataset: Dataset) -> list[Diagnostic]:
+    """Every board page and diff page its own address (see urls.BOARD_PAGES), each clash reported at a result.json
+    of the board that moved."""
+    identities = [urls.board_identity(page, b.deck, b.gpu) for b in boards for page in ("board", "diff")]
+    clashes = urls.claim(urls.BOARD_PAGES, identities, wants=urls.board_address)
+    return [_board_clash_diagnostic(clash, dataset) for clash in clashes]
+
+
+def _board_clash_diagnostic(clash: urls.Clash, dataset: Dataset) -> Diagnostic:
+    page, deck, gpu = clash.name.split("\x00")
+    _, other_deck, other_gpu = clash.other.split("\x00") if "\x00" in clash.other else ("", "", clash.other)
+    where = next((r.result_path for r in dataset.runs.values() if r.result.deck == deck and r.result.gpu == gpu),
+                 None)
+    what = f"the {'diff page' if page == 'diff' else 'board'} of GPU '{gpu}' on deck '{deck}'"
+    other = f"that of GPU '{other_gpu}' on deck '{other_deck}'" if other_deck else clash.other
+    if clash.moved_to is None:
+        message = f"{what} reads the same as {other}; each is published at its own address"
+    else:
+        message = (f"{what} would be published at 'boards/{clash.address}.html', the address of {other}; it is "
+                   f"published at 'boards/{clash.moved_to}.html' instead")
+    return Diagnostic(path=where, message=message, severity="warning",
+                      hint="name the GPU in result.json by its profile key (h100_sxm, h200, ...), not a board's name")
 
 
 def _problem_kind(deck: str) -> str:
@@ -164,7 +189,7 @@ def leaderboard_pages(data: SiteData) -> list[Page]:
     diagnostics = [data.shown_diagnostic(d) for d in data.dataset.diagnostics]
     boards = sorted(data.boards, key=lambda b: board_order(b, data.scripted))
     switcher = [
-        {"gpu": b.gpu, "label": b.title, "url": urls.board_url(b.key, i == 0)}
+        {"gpu": b.gpu, "label": b.title, "url": urls.board_url(b.deck, b.gpu, i == 0)}
         for i, b in enumerate(boards)
     ]
     if not boards:
@@ -183,7 +208,7 @@ def _board_page(
         "gpu_name": board.gpu_name or board.gpu,
         "deck": board.deck,
         "title": board.title,
-        "diff_url": urls.diff_url(board.key) if any(r["provenance"] for r in runs) else None,
+        "diff_url": urls.diff_url(board.deck, board.gpu) if any(r["provenance"] for r in runs) else None,
         "problems": [{"id": p, "url": urls.problem_url(p, board.deck)} for p in board.problems],
         "rows": rows,
         "scripted_agents": sorted(a.agent for a in board.agents if a.agent in data.scripted),
@@ -209,7 +234,7 @@ def _board_page(
 
     title = f"Leaderboard — {board.title}"
     return Page(
-        urls.board_url(board.key, primary),
+        urls.board_url(board.deck, board.gpu, primary),
         "leaderboard.html",
         title,
         inputs,

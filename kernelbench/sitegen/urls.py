@@ -40,9 +40,10 @@ class Clash:
 _CLAIMED: dict[str, dict[str, str]] = {}  # kind -> name -> slug, for the build under way
 
 
-def claim(kind: str, names, reserved: tuple[str, ...] = ()) -> list[Clash]:
+def claim(kind: str, names, reserved: tuple[str, ...] = (), wants=slug) -> list[Clash]:
     """Give every name of `kind` its own slug, distinct from the others' and from `reserved` ones even with
-    letter case folded and Unicode normalised; the clashes found, for the build to report.
+    letter case folded and Unicode normalised; the clashes found, for the build to report. `wants(name)` is the
+    address a name asks for (its slug, unless the kind names its pages otherwise).
 
     A name whose slug carries its own hash proves its claim, so it goes first: a clean name equal to another
     name's hashed slug is the one that moves. Otherwise the order is the names' own, so a build is repeatable."""
@@ -50,8 +51,8 @@ def claim(kind: str, names, reserved: tuple[str, ...] = ()) -> list[Clash]:
     taken = {_folded(r): f"the page {r}" for r in reserved}
     seen: dict[str, str] = {}
     clashes: list[Clash] = []
-    for name in sorted(set(names), key=lambda n: (slug(n) == n, n)):
-        wanted = address = slug(name)
+    for name in sorted(set(names), key=lambda n: (wants(n) == n, n)):
+        wanted = address = wants(name)
         salt = 0
         while _folded(address) in taken:
             salt += 1
@@ -113,11 +114,35 @@ def writeup_url(writeup_slug: str) -> str:
     return f"writeups/{slug_of('writeup', writeup_slug)}.html"
 
 
-def board_url(key: str, primary: bool) -> str:
-    """A board by its key (`Board.key`: the GPU on our deck, `<deck>-<gpu>` on another)."""
-    return LEADERBOARD if primary else f"boards/{slug(key)}.html"
+# A board is named by its key (`Board.key`: the GPU on our deck, `<deck>-<gpu>` on another), and both parts come
+# from the data: a GPU named `kbh-h100-h200` on our deck has the key of the kbh-h100 deck's h200 board, and a board
+# keyed `x-diff` asks for board x's diff page. Boards and diff pages therefore claim their addresses together,
+# each by its own identity (`board_identity`), and a page that asks for a taken address is given its own.
+BOARD_PAGES = "board"
 
 
-def diff_url(key: str) -> str:
+def board_identity(page: str, deck: str, gpu: str) -> str:
+    """The claimed name of a board's page (`page`: "board" or "diff"), distinct for every (deck, GPU)."""
+    return f"{page}\x00{deck}\x00{gpu}"
+
+
+def board_address(identity: str) -> str:
+    """The address a board page asks for: its key's slug, with `-diff` for the comparison page."""
+    page, deck, gpu = identity.split("\x00")
+    key = gpu if deck == MAIN_DECK else f"{deck}-{gpu}"
+    return slug(key) + ("-diff" if page == "diff" else "")
+
+
+def board_url(deck: str, gpu: str, primary: bool) -> str:
+    """A board's page (the front page for the primary board)."""
+    return LEADERBOARD if primary else f"boards/{_board_slug('board', deck, gpu)}.html"
+
+
+def diff_url(deck: str, gpu: str) -> str:
     """The regraded board's comparison with the board it was regraded from."""
-    return f"boards/{slug(key)}-diff.html"
+    return f"boards/{_board_slug('diff', deck, gpu)}.html"
+
+
+def _board_slug(page: str, deck: str, gpu: str) -> str:
+    identity = board_identity(page, deck, gpu)
+    return _CLAIMED.get(BOARD_PAGES, {}).get(identity) or board_address(identity)

@@ -326,3 +326,21 @@ def test_a_bad_notes_file_is_reported_by_name_and_the_rest_loads(deck: Path):
     problems = [d for d in dataset.diagnostics if d.path == notes]
     assert problems and "sotta" in problems[0].message
     assert "01_fp8_gemm" not in dataset.baseline_notes and dataset.baselines["01_fp8_gemm"]
+
+
+def test_a_board_whose_name_asks_for_another_boards_address_gets_its_own(config_for, deck: Path, tmp_path: Path):
+    """GPU names come from result.json: `H200` beside `h200` (one address on a case-insensitive disk), and a GPU
+    named like another deck's board (`kbh-h100-h200`) must not take over that board's page."""
+    results = sorted((deck / "runs").glob("*/result.json"))
+    for result_path, gpu in zip(results, ["h200", "H200", "h200-diff"] * len(results)):
+        data = json.loads(result_path.read_text())
+        data["gpu"] = gpu
+        result_path.write_text(json.dumps(data))
+    out = tmp_path / "site"
+    report = build_site(config_for(deck, out))
+    pages = {p.name: p.read_text() for p in (out / "boards").glob("*.html")}
+    titled = [re.search(r"<h1>([^<]*)</h1>", text).group(1) for text in pages.values()]
+    titled.append(re.search(r"<h1>([^<]*)</h1>", (out / "index.html").read_text()).group(1))
+    assert sorted(t.rsplit("— ", 1)[-1] for t in titled) == ["H200", "h200", "h200-diff"]  # three boards, three pages
+    moved = [d for d in report.diagnostics if "would be published at" in d.message or "reads the same" in d.message]
+    assert moved and all(d.path is not None and d.hint for d in moved), report.diagnostics
