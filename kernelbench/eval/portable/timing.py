@@ -163,7 +163,12 @@ class LaunchCover:
     takes to launch the call. Without it the start event fires as soon as the flush ends, and whatever part of
     the host's launch work is still running lands inside the measured interval (tens of microseconds for a
     cuBLAS call, more for a Python model launching several kernels): an independent kernel-duration measurement
-    then disagrees by 10-20% on sub-millisecond kernels."""
+    then disagrees by 10-20% on sub-millisecond kernels.
+
+    A call that synchronises inside itself (an `.item()`, a host-side decision) makes the host wait for the
+    device, cover included: its host time is the cover plus the work before the wait, and a cover sized from it
+    grew call after call to its cap (2 ms of idle spin per call). So where the host was still in the call when the
+    cover ended (`outlasted`), only the host time beyond the cover counts as launch work to hide."""
 
     MAX_US = 2000.0
 
@@ -171,9 +176,11 @@ class LaunchCover:
         self.device = device
         self.host_launch_us: list[float] = []
         self.cycles_per_us = _spin_cycles_per_us(device) if device.type == "cuda" else 0.0
+        self.last_cover_us = 0.0  # the cover queued before the call being timed
 
-    def record_launch(self, host_ms: float) -> None:
-        self.host_launch_us.append(host_ms * 1e3)
+    def record_launch(self, host_ms: float, outlasted: bool = False) -> None:
+        host_us = host_ms * 1e3
+        self.host_launch_us.append(max(0.0, host_us - self.last_cover_us) if outlasted else host_us)
 
     @property
     def cover_us(self) -> float:
@@ -181,8 +188,9 @@ class LaunchCover:
         return min(self.MAX_US, 20.0 + 1.5 * statistics.median(recent)) if recent else 50.0
 
     def __call__(self) -> None:
+        self.last_cover_us = self.cover_us
         if self.cycles_per_us > 0:
-            torch.cuda._sleep(int(self.cover_us * self.cycles_per_us))
+            torch.cuda._sleep(int(self.last_cover_us * self.cycles_per_us))
 
 
 def _spin_cycles_per_us(device: torch.device) -> float:
@@ -251,7 +259,7 @@ def _measure(launch: Callable[[], Any], device: torch.device, flush: Callable[[]
     out = launch()
     host_ms = (_perf_counter() - began) * 1e3
     if cover is not None:
-        cover.record_launch(host_ms)
+        cover.record_launch(host_ms, outlasted=start.query())  # the device got past the cover before the host
     end.record()
     torch.cuda.synchronize(device)
     after.record()
