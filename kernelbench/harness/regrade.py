@@ -31,9 +31,11 @@ from pathlib import Path
 from kernelbench.errors import KernelBenchError
 from kernelbench.fileio import atomic_write_text
 from kernelbench.harness.rundir import STAGING_PREFIX, create_staging, publish, remove_stale_staging
+from kernelbench.base.models import Ceiling
 from kernelbench.results.published import (
     PublishedAgent,
     PublishedBoard,
+    PublishedHardware,
     PublishedResult,
     load_published_board,
 )
@@ -136,7 +138,7 @@ def sha256_of(path: Path) -> str:
 @dataclass
 class CellSettings:
     board_name: str
-    hardware: str
+    hardware: PublishedHardware
     upstream: Upstream
     device: str = "cuda"
     shapes: str = "full"
@@ -155,7 +157,20 @@ def provenance_of(job: CellJob, settings: CellSettings, layout: str, mapping: li
         sha256=sha256_of(job.solution) if job.solution else None, board=settings.board_name,
         published_run_id=cell.run_id, published_status=published_status(cell.correct, cell.has_solution).value,
         published_peak_fraction=cell.peak_fraction, published_verdict=cell.annotation_verdict,
-        published_hardware=settings.hardware, layout=layout, mapping=mapping)
+        published_hardware=settings.hardware.name, published_ceiling=published_ceiling(job, settings.hardware),
+        layout=layout, mapping=mapping)
+
+
+def published_ceiling(job: CellJob, hardware: PublishedHardware) -> Ceiling | None:
+    """The ceiling the published board scored this cell against (its problem's regime on the board's GPU)."""
+    from kernelbench.problems.loader import load_problem_spec
+
+    if job.problem_dir is None:
+        return None
+    spec = load_problem_spec(job.problem_dir)
+    if spec.regime is None or spec.ceiling is None:
+        return None
+    return hardware.ceiling(spec.regime, spec.ceiling)
 
 
 def grade_cell_on(gpu: str | None, job: CellJob, settings: CellSettings, runs_dir: Path, exclusive=None) -> RunResult:
@@ -250,7 +265,7 @@ def regrade_board(leaderboard: Path, solutions_dir: Path, deck_dir: Path, runs_d
     for folder, what in ((solutions_dir, "solutions folder"), (deck_dir, "deck folder")):
         if not Path(folder).is_dir():
             raise KernelBenchError(f"no {what} here", path=folder)
-    settings = CellSettings(board_name=Path(leaderboard).resolve().parent.name, hardware=board.hardware.name,
+    settings = CellSettings(board_name=Path(leaderboard).resolve().parent.name, hardware=board.hardware,
                             upstream=find_upstream(solutions_dir, repository, commit), device=device, shapes=shapes,
                             limits=dict(limits or {}), counters=counters)
     runs_dir = Path(runs_dir)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from kernelbench.base.models import Ceiling
 from kernelbench.errors import KernelBenchError
 from kernelbench.fileio import load_json_model, read_text
 
@@ -42,6 +43,24 @@ class PublishedHardware(Published):
     sm: str | None = None
     vram_gb: float | None = None
     peak_bandwidth_gb_s: float | None = None
+
+    def ceiling(self, regime: str, dtype: str) -> Ceiling | None:
+        """The ceiling the board divided a cell's speed by: its own bandwidth figure for a memory-bound problem;
+        for a compute-bound one, the dense datasheet throughput of the GPU it names (the board states no
+        throughput; kernelbench/hardware.py holds the same datasheet figures). None for a GPU or dtype unknown."""
+        from kernelbench.hardware import match_profile, normalize_dtype
+
+        profile = match_profile(self.name, None)
+        if regime == "memory":
+            value = self.peak_bandwidth_gb_s or (profile.dram_gbps if profile else None)
+            source = ("the board's own peak_bandwidth_gb_s" if self.peak_bandwidth_gb_s
+                      else f"{profile.name} datasheet" if profile else "")
+            return Ceiling(regime="memory", dtype="dram", value=value, unit="GB/s", source=source) if value else None
+        tflops = profile.peak_tflops.get(normalize_dtype(dtype)) if profile else None
+        if not tflops:
+            return None
+        return Ceiling(regime="compute", dtype=normalize_dtype(dtype), value=tflops, unit="TFLOP/s",
+                       source=f"{profile.name} datasheet, dense (the board names the GPU, not its throughput)")
 
 
 class PublishedResult(Published):

@@ -10,6 +10,7 @@ import math
 import re
 from dataclasses import dataclass
 
+from kernelbench.base.models import Ceiling
 from kernelbench.results.run import RunResult, Status
 
 # what stopped a solution from being graded at all, by the words its error is reported in (first match wins)
@@ -60,12 +61,42 @@ class Disagreement:
     peak_same_inputs: float | None = None
     peak_new_tensors: float | None = None
     adaptations: tuple[str, ...] = ()       # how the published file was set up (unpacked, CUTLASS provided)
+    # the roofs the two peak fractions are shares of (None where unknown, or where the two are of different kinds)
+    published_ceiling: Ceiling | None = None
+    our_ceiling: Ceiling | None = None
 
     @property
     def peak_ratio(self) -> float | None:
         if self.our_peak is None or not self.published_peak:
             return None
         return self.our_peak / self.published_peak
+
+    # A peak gap, ours / published, is the product of three parts a reader can check:
+    #   ceiling_factor  their roof / ours: the ratio the same absolute speed would give;
+    #   protocol_factor our peak / our peak on the same inputs every call (the published boards' protocol);
+    #   speed_factor    what is left: the kernel's absolute speed here against the published one under the same
+    #                   protocol (the two GPUs' real speeds, the two timers, the runs' noise).
+    @property
+    def ceiling_factor(self) -> float | None:
+        theirs, ours = self.published_ceiling, self.our_ceiling
+        if theirs is None or ours is None or theirs.unit != ours.unit:
+            return None
+        return theirs.value / ours.value
+
+    @property
+    def protocol_factor(self) -> float | None:
+        if self.our_peak is None or not self.peak_same_inputs:
+            return None
+        return self.our_peak / self.peak_same_inputs
+
+    @property
+    def speed_factor(self) -> float | None:
+        """The part left (see above); where the grading timed no same-inputs loop (older gradings), it holds the
+        input protocol's part too."""
+        ratio, ceiling = self.peak_ratio, self.ceiling_factor
+        if ratio is None or ratio <= 0 or ceiling is None:
+            return None
+        return ratio / (ceiling * (self.protocol_factor or 1.0))
 
 
 def compare(result: RunResult) -> Disagreement:
@@ -78,7 +109,8 @@ def compare(result: RunResult) -> Disagreement:
     fields = dict(run_id=result.run_id, agent=result.agent, problem=result.problem, published=published, ours=ours,
                   published_peak=provenance.published_peak_fraction, our_peak=result.grading.peak_fraction,
                   peak_same_inputs=peak_under(result, "same"), peak_new_tensors=peak_under(result, "tensors"),
-                  adaptations=tuple(provenance.adaptations))
+                  adaptations=tuple(provenance.adaptations), published_ceiling=provenance.published_ceiling,
+                  our_ceiling=result.grading.ceiling)
     if ours == published:
         return Disagreement(**fields, agrees=True, kind="agree", reason="")
     if ours == Status.INVALID.value and errors:

@@ -99,6 +99,9 @@ class Provenance(Model):
     published_peak_fraction: Fraction | None = None
     published_verdict: str | None = None  # the board's annotation verdict, where it gives one
     published_hardware: str = ""
+    # the ceiling the board divided this cell's speed by (its GPU's roof for the problem's regime), so a reader can
+    # tell how much of a peak gap is the two GPUs' ceilings and not the kernel
+    published_ceiling: Ceiling | None = None
     layout: str = ""                      # the problem's folder layout (kernelbench-hard, stanford-kernelbench)
     mapping: list[MappedConcept] = Field(default_factory=list)
     # how the published file was set up to run as its authors had it (kernelbench.harness.rebuild), and what it

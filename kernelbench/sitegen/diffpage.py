@@ -33,6 +33,7 @@ def _diff_page(data, board: Board) -> Page:
         "board": {"title": board.title, "url": urls.board_url(board.deck, board.gpu, False),
                   "gpu": board.gpu_name or board.gpu, "published_hardware": hardware, "boards": sorted({r.provenance.board for r in results})},
         "rows": rows,
+        "gaps": peak_gaps([compare(result) for result in results]),
         "agreement": _agreement(rows),
         "ratios": _ratios(rows),
         "disagreements": sum(not r["agrees"] for r in rows),
@@ -48,6 +49,26 @@ def _row(d) -> dict:
             "ratio": d.peak_ratio, "agrees": d.agrees, "kind": d.kind, "reason": d.reason, "evidence": d.evidence,
             "classes": list(d.classes), "peak_same_inputs": d.peak_same_inputs, "peak_new_tensors": d.peak_new_tensors,
             "adaptations": list(d.adaptations)}
+
+
+def peak_gaps(cells: list) -> list[dict]:
+    """Every cell scored on both boards, its peak gap split into ceilings, input protocol and absolute speed,
+    the largest gaps (either way) first."""
+    gaps = []
+    for d in cells:
+        if d.peak_ratio is None or d.peak_ratio <= 0:
+            continue
+        gaps.append({"run_id": d.run_id, "url": urls.run_url(d.run_id), "agent": d.agent, "problem": d.problem,
+                     "ratio": d.peak_ratio, "ceiling": d.ceiling_factor, "protocol": d.protocol_factor,
+                     "speed": d.speed_factor, "roofs": _roofs(d)})
+    return sorted(gaps, key=lambda g: -abs(math.log(g["ratio"])))
+
+
+def _roofs(d) -> str:
+    if d.published_ceiling is None or d.our_ceiling is None:
+        return ""
+    theirs, ours = d.published_ceiling, d.our_ceiling
+    return f"{theirs.value:g} {theirs.unit} {theirs.dtype} / {ours.value:g} {ours.unit} {ours.dtype}"
 
 
 def _agreement(rows: list[dict]) -> list[dict]:

@@ -102,6 +102,9 @@ def test_run_directories_keep_the_reference_not_the_text(regraded: Path):
         assert provenance.repository == "https://github.com/example/kbh-toy-board"
         assert provenance.commit == "0123456789abcdef0123456789abcdef01234567"
         assert {p.name for p in folder.iterdir()} <= {"result.json", "check.log", "benchmark.log"}
+        # the roof the board scored the cell against: its own bandwidth (row max), its GPU's fp32 throughput (gemm)
+        roof = provenance.published_ceiling
+        assert (roof.value, roof.unit) == ((2039.0, "GB/s") if "row_max" in result.problem else (51.0, "TFLOP/s"))
         published = provenance.published_run_id
         if provenance.sha256 is None:
             assert published == "20260101_000010_glm_5_02_toy_row_max" and result.status.value == "ERR"
@@ -163,6 +166,7 @@ def regraded_site(regraded: Path, tmp_path_factory) -> Path:
 def test_the_regraded_board_is_its_own_board_with_a_diff_page(regraded_site: Path):
     boards = {p.name for p in (regraded_site / "boards").iterdir()}
     assert "kbh-h100-cpu-diff.html" in boards
+    assert 'id="gaps"' in (regraded_site / "boards" / "kbh-h100-cpu-diff.html").read_text()
     # the board of real models is the front page; our deck's scripted lines are one click away
     assert "regraded here on" in (regraded_site / "index.html").read_text()
     assert not OUR_RUN.is_dir() or "h100_sxm.html" in boards

@@ -1,0 +1,62 @@
+"""A regraded cell's peak gap split into the parts a reader can check: the two boards' ceilings, the input
+protocol, and the speed left."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from kernelbench.base.models import Ceiling
+from kernelbench.results.published import PublishedHardware
+from kernelbench.results.regraded import Disagreement
+from kernelbench.sitegen.diffpage import peak_gaps
+
+H100_PCIE = PublishedHardware(name="NVIDIA H100 PCIe", peak_bandwidth_gb_s=2039.0)
+
+
+def test_the_published_ceiling_is_the_boards_bandwidth_or_its_gpus_datasheet_throughput():
+    memory = H100_PCIE.ceiling("memory", "dram")
+    assert (memory.value, memory.unit) == (2039.0, "GB/s") and "peak_bandwidth_gb_s" in memory.source
+    compute = H100_PCIE.ceiling("compute", "bf16")
+    assert (compute.value, compute.unit, compute.dtype) == (756.0, "TFLOP/s", "bf16")
+    assert H100_PCIE.ceiling("compute", "torch.float8_e4m3fn").value == 1513.0
+    assert PublishedHardware(name="Some Accelerator 9000").ceiling("compute", "bf16") is None
+
+
+def _cell(ratio_parts: dict, **extra) -> Disagreement:
+    base = dict(run_id="r", agent="a", problem="p", published="PASS", ours="PASS", agrees=True, kind="agree",
+                reason="")
+    return Disagreement(**base, **ratio_parts, **extra)
+
+
+def _roof(value: float, unit: str = "GB/s") -> Ceiling:
+    return Ceiling(regime="memory" if unit == "GB/s" else "compute", dtype="dram" if unit == "GB/s" else "bf16",
+                   value=value, unit=unit)
+
+
+def test_the_three_parts_multiply_to_the_gap():
+    cell = _cell(dict(published_peak=0.5, our_peak=0.3), peak_same_inputs=0.4, published_ceiling=_roof(2000.0),
+                 our_ceiling=_roof(4000.0))
+    assert cell.ceiling_factor == pytest.approx(0.5)  # the same speed would give half the fraction here
+    assert cell.protocol_factor == pytest.approx(0.75)
+    assert cell.speed_factor == pytest.approx(1.6)   # the kernel ran 1.6x as fast here as published
+    assert cell.ceiling_factor * cell.protocol_factor * cell.speed_factor == pytest.approx(cell.peak_ratio)
+
+
+def test_roofs_of_different_kinds_are_not_divided():
+    cell = _cell(dict(published_peak=0.5, our_peak=0.3), published_ceiling=_roof(2000.0),
+                 our_ceiling=_roof(989.0, "TFLOP/s"))
+    assert cell.ceiling_factor is None and cell.speed_factor is None
+
+
+def test_without_a_same_inputs_loop_the_speed_holds_the_protocol_too():
+    cell = _cell(dict(published_peak=0.5, our_peak=0.3), published_ceiling=_roof(2000.0), our_ceiling=_roof(4000.0))
+    assert cell.protocol_factor is None and cell.speed_factor == pytest.approx(1.2)
+
+
+def test_the_largest_gaps_either_way_come_first():
+    roofs = dict(published_ceiling=_roof(2000.0), our_ceiling=_roof(2000.0))
+    cells = [_cell(dict(published_peak=0.5, our_peak=peak), **roofs) for peak in (0.45, 0.05, 2.5)]
+    ratios = [g["ratio"] for g in peak_gaps(cells)]
+    assert ratios == sorted(ratios, key=lambda r: -abs(math.log(r))) and ratios[0] == pytest.approx(0.1)  # 10x slower outranks 5x faster
