@@ -14,6 +14,8 @@
 #   TIMERS (a file of published run ids: before regrading, each regrading GPU times its share of them with
 #   benchmarks/gpu_cell_timers.py for up to TIMERS_BUDGET seconds, default 300; figures in timers.tgz, one
 #   timers-gpuN.json per GPU),
+#   OWN_CHECKER (1: each regraded cell also gets kernelbench.com's own check.py run over it, confined: the carried
+#   .foreign copy then needs their harness package, benchmarks/hard/src, beside the deck),
 #   GPU0_FIRST (a command run alone on GPU 0 before the suite, e.g. a baseline measured again: its time is the
 #   suite's; output in gpu0-first.log)
 set -uo pipefail
@@ -75,7 +77,8 @@ touch /tmp/regrade-call-started  # only cells finished in this call go back (a w
     stop_after=$(( left - 120 > 20 ? left - 120 : 20 ))
     timeout --signal=INT --kill-after=30 "$((left - 10))" \
       python3 -m kernelbench regrade "$board" --solutions "$solutions" --deck "$deck" --runs runs-regraded \
-        --gpus "$regrade_gpus" --resume --jobs "$jobs" --stop-after "$stop_after" "${only[@]}"
+        --gpus "$regrade_gpus" --resume --jobs "$jobs" --stop-after "$stop_after" \
+        ${OWN_CHECKER:+--own-checker} "${only[@]}"
   done
 ) > "$out/regrade.log" 2>&1 &
 pids+=($!)

@@ -190,6 +190,9 @@ def register_regrade(subparsers) -> None:
                    help="a stage's time limit, as for kernelbench grade")
     p.add_argument("--counters", choices=("on", "off"), default="on",
                    help="the hardware-counter pass, as for kernelbench grade")
+    p.add_argument("--own-checker", action="store_true",
+                   help="also run the published benchmark's own checker (its problems' check.py) over each cell, "
+                        "confined, and show its verdict here beside the board's and ours")
     p.add_argument("--repository", help="the solutions' repository URL (default: SOURCE beside them)")
     p.add_argument("--commit", help="the solutions' commit (default: COMMIT beside them)")
     p.set_defaults(func=regrade_command)
@@ -265,7 +268,8 @@ def regrade_command(args: argparse.Namespace) -> int:
                                shapes=args.shapes, resume=args.resume, jobs=args.jobs, gpus=args.gpus,
                                stop_after=args.stop_after,
                                limits=dict(args.limit), only=args.only, repository=args.repository,
-                               commit=args.commit, counters=args.counters == "on", progress=progress)
+                               commit=args.commit, counters=args.counters == "on",
+                               own_checker=args.own_checker, progress=progress)
     for problem in report.no_problem:
         console.print(f"[yellow]no problem folder[/yellow] for column {problem} in {args.deck}: its cells are skipped")
     for run_id in report.no_solution:

@@ -144,6 +144,7 @@ class CellSettings:
     shapes: str = "full"
     limits: dict[str, float] = field(default_factory=dict)
     counters: bool = True
+    own_checker: bool = False  # also run the published benchmark's own checker over each cell (own_checker.py)
     # set on Ctrl-C: the grading under way was cut short by it, so its result is thrown away, never published
     cancelled: threading.Event = field(default_factory=threading.Event)
     gpu: str | None = None  # the profile key the gradings found (a cell without a solution is filed under it)
@@ -247,9 +248,29 @@ def _grade_copy(job: CellJob, settings: CellSettings, staging: Path, exclusive, 
         solution, adaptations, missing = set_up(job.solution, Path(tmp))
         provenance.adaptations = [a.what for a in adaptations]
         provenance.not_provided = missing
-        return grade_solution(solution, job.problem_dir, device=settings.device, shapes=settings.shapes,
-                              out_dir=staging, limits=settings.limits, counters=settings.counters,
-                              exclusive=exclusive)
+        report = grade_solution(solution, job.problem_dir, device=settings.device, shapes=settings.shapes,
+                                out_dir=staging, limits=settings.limits, counters=settings.counters,
+                                exclusive=exclusive)
+        if settings.own_checker and not settings.cancelled.is_set():
+            provenance.own_checker = _own_checker(job, settings, Path(tmp), exclusive)
+        return report
+
+
+def _own_checker(job: CellJob, settings: CellSettings, solution_folder: Path, exclusive):
+    """Their checker over the same set-up, with the GPU's measuring lock held (it must not run beside another
+    grading's timed loop); None where the problem's layout ships no checker."""
+    import tempfile
+    from contextlib import nullcontext
+
+    from kernelbench.eval.grading import scratch_dir
+    from kernelbench.harness.own_checker import checker_of, run_own_checker
+
+    checker = checker_of(job.problem_dir)
+    if checker is None:
+        return None
+    with tempfile.TemporaryDirectory(prefix="kb-own-checker-", dir=scratch_dir()) as tmp, \
+            (exclusive or nullcontext()):
+        return run_own_checker(job.problem_dir, checker, solution_folder, settings.device, Path(tmp))
 
 
 # ------------------------------------------------------------------------------------------------ the board
@@ -259,7 +280,7 @@ def regrade_board(leaderboard: Path, solutions_dir: Path, deck_dir: Path, runs_d
                   stop_after: float | None = None,
                   limits: dict[str, float] | None = None, only: list[str] | None = None,
                   repository: str | None = None, commit: str | None = None, counters: bool = True,
-                  progress=None) -> RegradeReport:
+                  own_checker: bool = False, progress=None) -> RegradeReport:
     """Grade every cell not yet graded; see the module docstring."""
     board = load_published_board(Path(leaderboard))
     for folder, what in ((solutions_dir, "solutions folder"), (deck_dir, "deck folder")):
@@ -267,7 +288,7 @@ def regrade_board(leaderboard: Path, solutions_dir: Path, deck_dir: Path, runs_d
             raise KernelBenchError(f"no {what} here", path=folder)
     settings = CellSettings(board_name=Path(leaderboard).resolve().parent.name, hardware=board.hardware,
                             upstream=find_upstream(solutions_dir, repository, commit), device=device, shapes=shapes,
-                            limits=dict(limits or {}), counters=counters)
+                            limits=dict(limits or {}), counters=counters, own_checker=own_checker)
     runs_dir = Path(runs_dir)
     cells = [j for j in plan_cells(board, solutions_dir, deck_dir) if not only or j.cell.run_id in only
              or j.problem in only]

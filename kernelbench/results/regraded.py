@@ -64,6 +64,7 @@ class Disagreement:
     # the roofs the two peak fractions are shares of (None where unknown, or where the two are of different kinds)
     published_ceiling: Ceiling | None = None
     our_ceiling: Ceiling | None = None
+    own_checker: str | None = None  # their own checker's verdict here (PASS | FAIL | error), where it was run
 
     @property
     def peak_ratio(self) -> float | None:
@@ -110,7 +111,8 @@ def compare(result: RunResult) -> Disagreement:
                   published_peak=provenance.published_peak_fraction, our_peak=result.grading.peak_fraction,
                   peak_same_inputs=peak_under(result, "same"), peak_new_tensors=peak_under(result, "tensors"),
                   adaptations=tuple(provenance.adaptations), published_ceiling=provenance.published_ceiling,
-                  our_ceiling=result.grading.ceiling)
+                  our_ceiling=result.grading.ceiling,
+                  own_checker=provenance.own_checker.outcome if provenance.own_checker else None)
     if ours == published:
         return Disagreement(**fields, agrees=True, kind="agree", reason="")
     if ours == Status.INVALID.value and errors:

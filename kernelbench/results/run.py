@@ -11,7 +11,7 @@ import re
 from datetime import datetime
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
@@ -85,6 +85,18 @@ class MappedConcept(Model):
     lost: str = ""
 
 
+class OwnCheckerRun(Model):
+    """The published benchmark's own checker run on this machine over the same solution, set up the same way:
+    what their harness says of the cell here (beside the board's verdict and ours)."""
+
+    outcome: Literal["PASS", "FAIL", "error"]  # error: the checker did not finish (timed out, crashed at start)
+    exit_code: int | None = None
+    seconds: float = 0.0
+    script: str = ""                            # the checker, inside the problem folder (check.py)
+    output_tail: str = ""                        # the checker's last lines, as it printed them
+    isolation: str = ""                          # how it was confined (as a grading's stages are, or not)
+
+
 class Provenance(Model):
     """Where a regraded solution comes from and what its own benchmark published about it. The solution's text is
     not kept (it is another project's code): its repository, commit, path and hash name it exactly."""
@@ -108,6 +120,7 @@ class Provenance(Model):
     # needs that could not be provided
     adaptations: list[str] = Field(default_factory=list)
     not_provided: list[str] = Field(default_factory=list)
+    own_checker: OwnCheckerRun | None = None  # their own checker's verdict here (kernelbench regrade --own-checker)
 
     @property
     def upstream_url(self) -> str | None:

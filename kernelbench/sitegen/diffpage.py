@@ -35,6 +35,7 @@ def _diff_page(data, board: Board) -> Page:
         "rows": rows,
         "gaps": peak_gaps([compare(result) for result in results]),
         "agreement": _agreement(rows),
+        "three_way": three_way(rows),
         "ratios": _ratios(rows),
         "disagreements": sum(not r["agrees"] for r in rows),
         "invalid_by_class": sorted(Counter(c for r in rows for c in r["classes"]).items()),
@@ -48,7 +49,7 @@ def _row(d) -> dict:
             "published": d.published, "ours": d.ours, "published_peak": d.published_peak, "our_peak": d.our_peak,
             "ratio": d.peak_ratio, "agrees": d.agrees, "kind": d.kind, "reason": d.reason, "evidence": d.evidence,
             "classes": list(d.classes), "peak_same_inputs": d.peak_same_inputs, "peak_new_tensors": d.peak_new_tensors,
-            "adaptations": list(d.adaptations)}
+            "adaptations": list(d.adaptations), "own_checker": d.own_checker}
 
 
 def peak_gaps(cells: list) -> list[dict]:
@@ -69,6 +70,13 @@ def _roofs(d) -> str:
         return ""
     theirs, ours = d.published_ceiling, d.our_ceiling
     return f"{theirs.value:g} {theirs.unit} {theirs.dtype} / {ours.value:g} {ours.unit} {ours.dtype}"
+
+
+def three_way(rows: list[dict]) -> list[dict]:
+    """(published, their own checker here, ours) with the number of cells, for the cells their checker ran on:
+    where their checker here agrees with ours, the board's verdict changed with the machine, not the grader."""
+    counts = Counter((r["published"], r["own_checker"], r["ours"]) for r in rows if r["own_checker"])
+    return [{"published": p, "theirs_here": t, "ours": o, "cells": n} for (p, t, o), n in sorted(counts.items())]
 
 
 def _agreement(rows: list[dict]) -> list[dict]:

@@ -60,3 +60,14 @@ def test_the_largest_gaps_either_way_come_first():
     cells = [_cell(dict(published_peak=0.5, our_peak=peak), **roofs) for peak in (0.45, 0.05, 2.5)]
     ratios = [g["ratio"] for g in peak_gaps(cells)]
     assert ratios == sorted(ratios, key=lambda r: -abs(math.log(r))) and ratios[0] == pytest.approx(0.1)  # 10x slower outranks 5x faster
+
+
+def test_their_checker_here_is_counted_beside_the_board_and_ours():
+    from kernelbench.sitegen.diffpage import three_way
+
+    rows = [{"published": "PASS", "own_checker": "FAIL", "ours": "FAIL"},
+            {"published": "PASS", "own_checker": "FAIL", "ours": "FAIL"},
+            {"published": "PASS", "own_checker": "PASS", "ours": "INVALID"},
+            {"published": "PASS", "own_checker": None, "ours": "PASS"}]  # not run there: left out
+    assert three_way(rows) == [{"published": "PASS", "theirs_here": "FAIL", "ours": "FAIL", "cells": 2},
+                               {"published": "PASS", "theirs_here": "PASS", "ours": "INVALID", "cells": 1}]

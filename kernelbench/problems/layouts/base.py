@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -71,6 +72,10 @@ class Layout:
     def mapping(self, path: Path) -> list[ConceptMapping]:
         return []
 
+    def own_checker(self, path: Path) -> OwnChecker | None:
+        """The benchmark's own correctness checker for this problem, where its layout ships one (None: ours only)."""
+        return None
+
     def content_hash(self, path: Path) -> str:
         """sha256 over the graded files, names included (a result names exactly the problem it was graded on)."""
         digest = hashlib.sha256()
@@ -78,6 +83,17 @@ class Layout:
             if file.is_file():
                 digest.update(file.name.encode() + b"\0" + file.read_bytes() + b"\0")
         return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class OwnChecker:
+    """A benchmark's own checker: `script`, run with the problem folder as working directory, next to the
+    solution, with `harness` (a folder of that benchmark the script imports from) at `harness_at`, a path
+    relative to the problem folder (their check.py finds its package two folders up)."""
+
+    script: str
+    harness: Path
+    harness_at: str
 
 
 def spec_or_error(path: Path, fields: dict[str, Any]) -> ProblemSpec:

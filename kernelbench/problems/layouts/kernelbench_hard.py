@@ -25,6 +25,7 @@ from kernelbench.fileio import LineMap, load_yaml
 from kernelbench.problems.layouts.base import (
     ConceptMapping,
     Layout,
+    OwnChecker,
     first_paragraph,
     parse_source,
     spec_or_error,
@@ -109,6 +110,15 @@ class KernelBenchHardLayout(Layout):
         return make_reference(module, shapes, layout=NAME)
 
     # ---------------------------------------------------------------------------------------------- mapping
+
+    def own_checker(self, path: Path) -> OwnChecker | None:
+        """Their problems' check.py (all shapes, their seeds, their stress cases, their tolerance); it imports
+        `src.eval` from their benchmark's root, two folders above the problem (`benchmarks/hard/src`)."""
+        path = Path(path)
+        harness = path.parent.parent / "src"
+        if not ((path / "check.py").is_file() and (harness / "eval").is_dir()):
+            return None
+        return OwnChecker(script="check.py", harness=harness, harness_at="../../src")
 
     def mapping(self, path: Path) -> list[ConceptMapping]:
         path = Path(path)

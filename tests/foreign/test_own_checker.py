@@ -1,0 +1,102 @@
+"""`kernelbench regrade --own-checker`: the published benchmark's own check.py run over each cell, confined, its
+verdict kept beside the board's and ours. A deck laid out as kernelbench.com's (problems two folders below the
+harness package their check.py imports), with a check.py written here that runs on the CPU."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from kernelbench.harness.own_checker import verdict_of
+from kernelbench.results.run import load_result
+
+HERE = Path(__file__).resolve().parent
+BOARD = HERE / "boards" / "kbh-toy"
+DECK = HERE / "decks" / "kbh-toy"
+PASSING = "20260101_000001_claude_opus_01_toy_scaled_gemm"
+WRONG = "20260101_000002_codex_gpt_01_toy_scaled_gemm"
+
+CHECK = textwrap.dedent('''\
+    """A check.py as their problems ship one: their harness package from two folders up, then every shape."""
+    import sys
+    from pathlib import Path
+
+    import torch
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from src.eval.verdict import close  # noqa: E402
+
+    import reference  # noqa: E402
+    import shapes  # noqa: E402
+    import solution  # noqa: E402
+
+    for shape in shapes.SHAPES:
+        for key, value in shape.items():
+            setattr(reference, key, value)
+        torch.manual_seed(42)
+        ref = reference.Model(*reference.get_init_inputs())
+        sol = solution.Model(*reference.get_init_inputs())
+        sol.load_state_dict(ref.state_dict(), strict=True)
+        x = reference.get_inputs()
+        if not close(sol(*x), ref(*x)):
+            print(f"FAIL: shape {shape} differs")
+            sys.exit(1)
+    print("PASS")
+''')
+
+
+@pytest.fixture(scope="module")
+def their_tree(tmp_path_factory) -> Path:
+    """kernelbench.com's layout: hard/problems-toy/<problem>/check.py and hard/src/eval/."""
+    hard = tmp_path_factory.mktemp("hard")
+    deck = hard / "problems-toy"
+    shutil.copytree(DECK, deck)
+    for problem in deck.iterdir():
+        (problem / "check.py").write_text(CHECK)
+    (hard / "src" / "eval").mkdir(parents=True)
+    (hard / "src" / "__init__.py").write_text("")
+    (hard / "src" / "eval" / "__init__.py").write_text("")
+    (hard / "src" / "eval" / "verdict.py").write_text(
+        "import torch\n\ndef close(a, b):\n    return torch.allclose(a, b, atol=1e-4, rtol=1e-4)\n")
+    return deck
+
+
+@pytest.mark.slow
+def test_their_checker_gives_its_verdict_beside_ours(their_tree: Path, tmp_path: Path):
+    runs = tmp_path / "runs"
+    proc = subprocess.run([sys.executable, "-m", "kernelbench", "regrade", str(BOARD / "leaderboard.json"),
+                           "--solutions", str(BOARD / "solutions"), "--deck", str(their_tree), "--runs", str(runs),
+                           "--device", "cpu", "--shapes", "smoke", "--own-checker", "--only", PASSING,
+                           "--only", WRONG], capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    passing, wrong = (load_result(runs / f"{run_id}_regraded") for run_id in (PASSING, WRONG))
+    assert passing.provenance.own_checker.outcome == "PASS", passing.provenance.own_checker
+    assert wrong.provenance.own_checker.outcome == "FAIL", wrong.provenance.own_checker
+    assert "differs" in wrong.provenance.own_checker.output_tail
+    assert passing.provenance.own_checker.script == "check.py"
+    document = json.loads((runs / f"{PASSING}_regraded" / "result.json").read_text())
+    assert document["provenance"]["own_checker"]["outcome"] == "PASS"
+
+
+def test_a_problem_without_their_harness_has_no_checker(tmp_path: Path):
+    from kernelbench.harness.own_checker import checker_of
+
+    copy = tmp_path / "problems-toy" / "01_toy_scaled_gemm"
+    shutil.copytree(DECK / "01_toy_scaled_gemm", copy)
+    (copy / "check.py").write_text(CHECK)
+    assert checker_of(copy) is None  # no src/eval two folders up: their check.py could not import it
+    (tmp_path / "src" / "eval").mkdir(parents=True)
+    assert checker_of(copy).script == "check.py"
+
+
+def test_the_verdict_is_what_the_checker_said_and_how_it_ended():
+    assert verdict_of(0, b"shape 0 ok\nPASS\n") == "PASS"
+    assert verdict_of(1, b"FAIL: forbidden op used: torch.matmul\n") == "FAIL"
+    assert verdict_of(1, b"Traceback (most recent call last):\n") == "error"
+    assert verdict_of(0, b"") == "error"
