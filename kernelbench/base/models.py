@@ -80,6 +80,14 @@ class ProtocolTiming(Model):
     method: str = "events"                # events | cuda_graph
 
 
+class Interval(Model):
+    """A bootstrap confidence interval (percentiles of the statistic over resamples of the timed samples)."""
+
+    low: NonNegative
+    high: NonNegative
+    confidence: float = 0.95
+
+
 class ShapeResult(Model):
     index: Index
     shape: dict[str, ShapeValue]
@@ -87,6 +95,7 @@ class ShapeResult(Model):
     bytes: NonNegative | None = None
     median_ms: NonNegative | None = None
     spread_ms: NonNegative | None = None  # interquartile range of the samples
+    median_interval_ms: Interval | None = None  # the median's 95% bootstrap interval over the samples
     samples_ms: list[NonNegative] = Field(default_factory=list)
     timing_method: str = ""               # events | cuda_graph
     # samples whose call the host took longer to issue than the device to run (a launch-bound call: in an eager
@@ -128,6 +137,8 @@ class Grading(Model):
     checks: list[SeedResult] = Field(default_factory=list)
     shapes: list[ShapeResult] = Field(default_factory=list)
     peak_fraction: Fraction | None = None
+    # the score's 95% bootstrap interval: every shape's samples resampled together, the geometric mean recomputed
+    peak_fraction_interval: Interval | None = None
     baselines: dict[str, Fraction | None] = Field(default_factory=dict)  # peak_fraction of eager/compiled/sota
     elapsed_s: Seconds | None = None
 

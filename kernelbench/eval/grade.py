@@ -136,10 +136,13 @@ def run_stages(plan: GradingPlan, state: GradingState, exclusive: AbstractContex
 
 def conclude(plan: GradingPlan, state: GradingState, correct: bool) -> None:
     """The score (geometric mean of the shapes' fractions of the ceiling) and the outcome."""
-    from kernelbench.eval.roofline import ceiling_of, geometric_mean
+    from kernelbench.eval.roofline import bootstrap_intervals, ceiling_of, geometric_mean
 
     grading = state.grading
     grading.peak_fraction = geometric_mean([s.fraction for s in grading.shapes]) if grading.shapes else None
+    per_shape, grading.peak_fraction_interval = bootstrap_intervals(grading.shapes)
+    for shape, interval in zip(grading.shapes, per_shape):
+        shape.median_interval_ms = interval
     if state.profile is not None:
         grading.ceiling = ceiling_of(plan.spec, state.profile)
     verdict.decide(grading, state.findings, correct=correct, timed=state.timed, shapes_expected=len(plan.shapes),

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+import random
+import statistics
 
-from kernelbench.base.models import Ceiling, ShapeResult
+from kernelbench.base.models import Ceiling, Interval, ShapeResult
 from kernelbench.hardware import GpuProfile, ceiling_for
 from kernelbench.problems.spec import ProblemSpec
 
@@ -68,3 +70,38 @@ def geometric_mean(values: list[float]) -> float | None:
     if not values or any(v <= 0 for v in values):
         return None
     return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+BOOTSTRAP_RESAMPLES = 1000
+CONFIDENCE = 0.95
+
+
+def bootstrap_intervals(shapes: list[ShapeResult], resamples: int = BOOTSTRAP_RESAMPLES,
+                        seed: int = 0) -> tuple[list[Interval | None], Interval | None]:
+    """The noise behind the numbers, from the timed samples alone: each shape's median and the score (the
+    geometric mean of the shapes' fractions, each fraction scaling with 1 / its median) recomputed over
+    `resamples` resamplings of every shape's samples with replacement; the central 95% of each. A fixed seed:
+    the same samples give the same interval. None where a shape has fewer than 5 samples or no fraction."""
+    rng = random.Random(seed)
+    timed = [s for s in shapes if len(s.samples_ms) >= 5 and s.median_ms]
+    medians: dict[int, list[float]] = {s.index: [] for s in timed}
+    scores: list[float] = []
+    scored = bool(timed) and all(s.fraction for s in shapes) and len(timed) == len(shapes)
+    for _ in range(resamples):
+        fractions = []
+        for s in timed:
+            median = statistics.median(rng.choices(s.samples_ms, k=len(s.samples_ms)))
+            medians[s.index].append(median)
+            if scored and median > 0:
+                fractions.append(s.fraction * s.median_ms / median)
+        if scored and len(fractions) == len(shapes):
+            scores.append(geometric_mean(fractions))
+    per_shape = [_percentiles(medians[s.index]) if s.index in medians else None for s in shapes]
+    return per_shape, _percentiles(scores) if scores else None
+
+
+def _percentiles(values: list[float]) -> Interval:
+    ordered = sorted(values)
+    tail = (1.0 - CONFIDENCE) / 2
+    pick = lambda q: ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]  # noqa: E731
+    return Interval(low=pick(tail), high=pick(1.0 - tail), confidence=CONFIDENCE)

@@ -89,6 +89,7 @@ class Trial(Frozen):
     trial: int = 1
     status: Status
     peak_fraction: float | None = None
+    peak_interval: tuple[float, float] | None = None  # the score's 95% bootstrap interval over its samples
     verdict: Verdict | None = None
     valid: bool = True
     integrity_classes: tuple[int, ...] = ()
@@ -111,6 +112,7 @@ class Cell(Frozen):
       else FAIL if any trial left a wrong solution, else ERR (no solution in any trial).
     scored: False for "PASS without score" (correct, but peak_fraction is null), as the published board has.
     peak_fraction: score of the shown trial (`run_id`): the best valid scored pass when there is one.
+    peak_interval: that trial's 95% bootstrap interval of the score over its timed samples (None: not measured).
     median_peak_fraction / spread: median and max-min of the valid scored passes (None without any).
     n_trials / n_passed / n_invalid: trials in total, valid passes, INVALID trials.
     run_id: the trial shown and linked (best valid pass, else the most informative trial).
@@ -131,6 +133,7 @@ class Cell(Frozen):
     status: Status
     scored: bool = False
     peak_fraction: float | None = None
+    peak_interval: tuple[float, float] | None = None  # the shown trial's 95% bootstrap interval
     median_peak_fraction: float | None = None
     spread: float | None = None
     n_trials: int
@@ -328,6 +331,10 @@ def _geomean(values: list[float]) -> float:
 NOT_COUNTED_VERDICTS = frozenset({Verdict.REWARD_HACK, Verdict.RUBRIC_LEAK})
 
 
+def _interval(interval) -> tuple[float, float] | None:
+    return None if interval is None else (interval.low, interval.high)
+
+
 def make_trial(result: RunResult, annotation: Annotation | None = None,
                baselines: ProblemBaselines | None = None) -> Trial:
     """The board's view of one run (pure)."""
@@ -336,6 +343,7 @@ def make_trial(result: RunResult, annotation: Annotation | None = None,
     return Trial(run_id=result.run_id, harness=result.harness, model=result.model, effort=result.effort or None,
                  deck=result.deck, problem=result.problem, gpu=result.gpu, trial=result.trial, status=status,
                  peak_fraction=result.grading.peak_fraction, verdict=verdict,
+                 peak_interval=_interval(result.grading.peak_fraction_interval),
                  valid=status is not Status.INVALID and verdict not in NOT_COUNTED_VERDICTS,
                  integrity_classes=tuple(sorted({f.klass for f in result.integrity
                                                  if f.severity == "error" and f.klass is not None})),
@@ -388,7 +396,7 @@ def aggregate_cell(trials: Iterable[Trial], unaudited_threshold: float = UNAUDIT
         agent=shown.agent, harness=shown.harness, model=shown.model, effort=shown.effort, deck=shown.deck,
         problem=shown.problem,
         gpu=shown.gpu, status=shown.status, scored=shown.peak_fraction is not None,
-        peak_fraction=shown.peak_fraction,
+        peak_fraction=shown.peak_fraction, peak_interval=shown.peak_interval,
         median_peak_fraction=statistics.median(scores) if scores else None,
         spread=(max(scores) - min(scores)) if scores else None,
         n_trials=len(trials), n_passed=sum(t.valid_pass for t in trials),

@@ -26,6 +26,7 @@ def cell_view(cell: Cell) -> dict:
         "status": cell.status.value,
         "label": cell.label,
         "peak_fraction": cell.peak_fraction,
+        "peak_interval": cell.peak_interval,
         "median": cell.median_peak_fraction,
         "spread": cell.spread,
         "n_trials": cell.n_trials,
@@ -68,6 +69,8 @@ def run_view(record: RunRecord, dataset: Dataset, shown: dict[str, Cell]) -> dic
         "outcome": grading.outcome.value,
         "reasons": list(grading.reasons),
         "peak_fraction": grading.peak_fraction,
+        "peak_interval": (None if grading.peak_fraction_interval is None else
+                          [grading.peak_fraction_interval.low, grading.peak_fraction_interval.high]),
         "scripted": result.scripted,
         "source": result.source,
         "imported": record.imported,
@@ -106,6 +109,8 @@ def _shape_view(shape) -> dict:
         "label": shape_label(shape.shape),
         "shape": shape.shape,
         "median_ms": shape.median_ms,
+        "median_interval_ms": (None if shape.median_interval_ms is None else
+                               [shape.median_interval_ms.low, shape.median_interval_ms.high]),
         "tflops": shape.tflops,
         "gbps": shape.gbps,
         "fraction": shape.fraction,

@@ -1,0 +1,40 @@
+"""The noise behind a score: bootstrap intervals of each shape's median and of the geometric-mean score, from the
+timed samples alone, the same every time for the same samples."""
+
+from __future__ import annotations
+
+import random
+
+from kernelbench.base.models import ShapeResult
+from kernelbench.eval.roofline import bootstrap_intervals
+
+
+def _shape(index: int, samples: list[float], fraction: float | None = 0.5) -> ShapeResult:
+    ordered = sorted(samples)
+    return ShapeResult(index=index, shape={"n": index}, median_ms=ordered[len(ordered) // 2], samples_ms=samples,
+                       fraction=fraction)
+
+
+def _noisy(center: float, relative: float, n: int = 30, seed: int = 1) -> list[float]:
+    rng = random.Random(seed)
+    return [center * (1 + rng.uniform(-relative, relative)) for _ in range(n)]
+
+
+def test_the_interval_holds_the_median_and_widens_with_the_noise():
+    quiet, loud = _shape(0, _noisy(1.0, 0.01)), _shape(1, _noisy(1.0, 0.2))
+    (q, l), score = bootstrap_intervals([quiet, loud])
+    assert q.low <= quiet.median_ms <= q.high and l.low <= loud.median_ms <= l.high
+    assert (l.high - l.low) > 5 * (q.high - q.low)
+    assert score.low <= 0.5 <= score.high and score.confidence == 0.95
+
+
+def test_the_same_samples_give_the_same_interval():
+    shapes = [_shape(0, _noisy(2.0, 0.1)), _shape(1, _noisy(0.3, 0.05, seed=2))]
+    assert bootstrap_intervals(shapes) == bootstrap_intervals(shapes)
+
+
+def test_too_few_samples_or_no_fraction_give_no_interval():
+    (few,), score = bootstrap_intervals([_shape(0, [1.0, 1.1, 0.9])])
+    assert few is None and score is None
+    (timed,), unscored = bootstrap_intervals([_shape(0, _noisy(1.0, 0.1), fraction=None)])
+    assert timed is not None and unscored is None  # the median's interval, but no score to bound
