@@ -44,6 +44,7 @@ OPEN_FIELDS = {("Case", "shape"), ("ProbeJob", "shape")}
 KEYED_READS = {
     "state.stages": "the grading's clock: seconds per stage name, reported as one open table",
     "env": "a process environment",
+    "os.environ": "this process's environment (the GPUs it was given)",
     "self.options.limits": "the stage limits the user gave, by stage name",
     "build_env": "the compile caches' environment variables",
     "row": "a row of ncu's CSV report",
