@@ -14,8 +14,8 @@ import pytest
 import kernelbench
 
 PACKAGE = Path(kernelbench.__file__).resolve().parent
-# which top-level parts of the package each part may import (the data flow of DESIGN: problems -> harness -> runs
-# -> results -> site, the grader beside the harness); the foundation (`FOUNDATION`) is open to all
+# which top-level parts of the package each part may import (the data flow of the README's Layout: problems ->
+# harness -> runs -> results -> site, the grader beside the harness); the foundation (`FOUNDATION`) is open to all
 FOUNDATION = {"kernelbench", "errors", "fileio", "inputs", "text", "hardware", "base", "confinement"}
 ALLOWED = {
     "base": set(),
