@@ -135,3 +135,15 @@ def test_the_grader_does_not_import_its_worker_for_constants():
               and m != "kernelbench.eval.integrity.counter_probe"]
     wrong = sorted(f"{m} -> {t}" for m in parent for t in GRAPH[m] if t.startswith("kernelbench.eval.worker"))
     assert not wrong, "\n".join(wrong)
+
+
+def test_the_package_imports_nothing_from_the_tests_or_the_benchmarks():
+    """Code only tests and benchmarks use lives beside them (tests/support): an installed package has neither."""
+    outside = {"tests", "benchmarks"}
+    wrong = []
+    for module, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+            wrong += [f"{module} -> {name}" for name in names if name.split(".")[0] in outside]
+    assert not wrong, "\n".join(wrong)

@@ -851,7 +851,7 @@ def apply(case_: Case, pristine: Path, root: Path) -> Applied:
 
 
 def write_pristine(root: Path) -> Path:
-    from kernelbench.sitegen.synthetic import write_deck
+    from tests.support.synthetic import write_deck
 
     write_deck(root, n_runs=DECK_RUNS, transcript_bytes=3000)
     return root
