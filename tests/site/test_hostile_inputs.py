@@ -154,18 +154,18 @@ def test_refusal_is_exit_code_2_with_a_message(pristine, tmp_path, capsys):
 
 @pytest.mark.parametrize("out", ["site", "docs/site", "../elsewhere-site"])
 def test_the_repository_may_hold_its_own_site(out, tmp_path):
-    from kernelbench.sitegen.pipeline import BuildConfig, _refuse_output_inside_inputs
+    from kernelbench.sitegen.pipeline import BuildConfig, refuse_output_inside_inputs
 
-    _refuse_output_inside_inputs(BuildConfig(), (REPO / out).resolve())
+    refuse_output_inside_inputs(BuildConfig(), (REPO / out).resolve())
 
 
 @pytest.mark.parametrize("out", [".", "runs", "runs/x", "annotations", "problems/01_fp8_gemm", "templates",
                                  "static", "kernelbench", "kernelbench/sitegen", ".."])
 def test_the_repository_inputs_and_code_are_guarded(out):
-    from kernelbench.sitegen.pipeline import BuildConfig, _refuse_output_inside_inputs
+    from kernelbench.sitegen.pipeline import BuildConfig, refuse_output_inside_inputs
 
     with pytest.raises(KernelBenchError, match="input folder"):
-        _refuse_output_inside_inputs(BuildConfig(), (REPO / out).resolve())
+        refuse_output_inside_inputs(BuildConfig(), (REPO / out).resolve())
 
 
 def test_site_is_world_readable_whatever_the_umask(pristine, tmp_path, config_for):

@@ -626,14 +626,14 @@ def mid_build(applied: Applied, after: Callable[[], None] = lambda: None):
 
     from kernelbench.sitegen import pipeline
 
-    render = pipeline._render_changed
+    render = pipeline.render_changed_pages
 
     def attack_then_render(*args, **kwargs):
         applied.case.during(applied.data, applied.scratch)
         after()
         return render(*args, **kwargs)
 
-    return mock.patch.object(pipeline, "_render_changed", attack_then_render)
+    return mock.patch.object(pipeline, "render_changed_pages", attack_then_render)
 
 
 # ------------------------------------------------------------------------------------------------ addresses
