@@ -32,7 +32,7 @@ sys.path.insert(0, str(REPO))
 
 
 def generate(deck: Path, runs: int, transcript_kb: int) -> None:
-    from kernelbench.sitegen.synthetic import write_deck
+    from tests.support.synthetic import write_deck
 
     marker = deck / f".complete-{runs}-{transcript_kb}"
     if marker.exists():

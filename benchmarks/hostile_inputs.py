@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Build the site from every hostile input of the catalogue (kernelbench/sitegen/hostile.py) and record what
+"""Build the site from every hostile input of the catalogue (tests/support/hostile.py) and record what
 the build did: exit code, the exception of a traceback, wall time, peak memory, pages written, whether the data
 folder changed, whether a secret from outside reached the site, and whether --strict failed.
 
@@ -38,7 +38,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from kernelbench.sitegen import hostile  # noqa: E402
+from tests.support import hostile  # noqa: E402
 
 
 @dataclass
@@ -304,7 +304,7 @@ def worst_cases(pristine: Path, workdir: Path, mem_cap: int, time_cap: float) ->
 
 def check_workers_die(workdir: Path, time_cap: float) -> dict:
     """SIGKILL a build while its worker pool renders, and see whether the workers outlive it."""
-    from kernelbench.sitegen.synthetic import write_deck
+    from tests.support.synthetic import write_deck
 
     deck = workdir / "kill" / "data"
     write_deck(deck, n_runs=48, transcript_bytes=400_000)

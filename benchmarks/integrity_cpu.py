@@ -24,7 +24,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from kernelbench.eval.integrity.suite import SuiteCase, judge, load_suite  # noqa: E402
+from tests.support.integrity_suite import SuiteCase, judge, load_suite  # noqa: E402
 
 SUITE_DIR = REPO / "tests" / "integrity"
 ACCEPTED = {"14_pairwise_fp32_tree.py": "04_kahan_softmax"}

@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from kernelbench.base.catalogue import CLASS_NAMES
-from kernelbench.eval.integrity.suite import (
+from tests.support.integrity_suite import (
     Suite,
     SuiteCase,
     deck_line_files,

@@ -8,7 +8,7 @@ script measures the build before and after a change:
   while a racer watches for the staging folder's `runs/` (the build is rendering pages) and then swaps the last
   run folder for a link to a folder outside the data folder whose check.log holds a secret. A try counts as an
   effect when the secret reaches the site, as reported when the build names the swapped folder.
-- The catalogue: every case of kernelbench/sitegen/hostile.py that carries a `check` of the built site (charts,
+- The catalogue: every case of tests/support/hostile.py that carries a `check` of the built site (charts,
   names, addresses, images, terminal escapes) is built and checked; an effect is a check that fails, reported
   means the build named the case's file.
 
@@ -31,8 +31,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from kernelbench.sitegen import hostile
 from kernelbench.sitegen.output import STAGING_PREFIX
+from tests.support import hostile
 
 
 def build(code: Path, data: Path, out: Path, timeout: float = 600) -> subprocess.CompletedProcess:
@@ -81,7 +81,7 @@ def race_once(code: Path, data: Path, out: Path, victim: Path, outside: Path, as
 
 
 def race(code: Path, root: Path, runs: int, tries: int) -> list[dict]:
-    from kernelbench.sitegen.synthetic import write_deck
+    from tests.support.synthetic import write_deck
 
     data = root / "data"
     write_deck(data, n_runs=hostile.DECK_RUNS + runs, transcript_bytes=2000)

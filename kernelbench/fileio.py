@@ -219,6 +219,7 @@ def line_of(data: Any, loc: Iterable[Any]) -> int | None:
     return line
 
 
+FIELDS_DOC = "docs/data.md"  # says which model (and so which fields) each file of ours is
 MAX_SCHEMA_ERRORS = 20  # reported per file (a file can hold a million bad values; each costs a scan for its line)
 
 
@@ -233,13 +234,13 @@ def validation_diagnostics(path: Path, data: Any, error: Any, source: str | None
         message = item.get("msg", "invalid value").removeprefix("Value error, ")
         if item.get("type") == "extra_forbidden":
             message = f"unknown key '{loc[-1]}'" if loc else "unknown key"
-            hint = "remove it or check its spelling against the documented fields"
+            hint = f"remove it or check its spelling against the fields of the model {FIELDS_DOC} names"
         elif item.get("type") == "missing":
             hint = f"add '{loc[-1]}'" if loc else "add the missing field"
             message = f"missing required key '{where}'"
         else:
-            hint = (f"correct '{where}'; the file is left out until it validates (DESIGN.md lists every field)"
-                    if loc else "see DESIGN.md for what this file holds")
+            hint = (f"correct '{where}'; the file is left out until it validates ({FIELDS_DOC} names the model "
+                    "that lists every field)" if loc else f"see {FIELDS_DOC} for what this file holds")
             message = f"{where}: {message}"
         line = json_line_of(source, loc) if source is not None else line_of(data, loc)
         diags.append(Diagnostic(path=path, line=line, message=message, hint=hint))
@@ -396,5 +397,5 @@ def load_yaml_model(path: Path, model_cls: type):
     data = load_yaml(path)
     if not isinstance(data, dict):
         raise KernelBenchError("expected a mapping of keys to values at the top level", path=path, line=1,
-                               hint="see the documented fields for this file")
+                               hint=f"see {FIELDS_DOC} for what this file holds")
     return parse_model(path, model_cls, data)

@@ -76,7 +76,7 @@ def isolation_for(device: str) -> Isolation:
                                hint=f"use one of {', '.join(MODES)}")
     if mode == "none":
         return Isolation(None, f"none: {ISOLATION_ENV}=none")
-    isolation = _probed(device)
+    isolation = probe_sandbox(device)
     if mode == "bwrap" and not isolation.sandboxed:
         raise KernelBenchError(f"the candidate's stages cannot be sandboxed here ({isolation.note})",
                                hint="install bubblewrap and allow it to create namespaces, or set "
@@ -85,7 +85,7 @@ def isolation_for(device: str) -> Isolation:
 
 
 @functools.lru_cache(maxsize=4)
-def _probed(device: str) -> Isolation:
+def probe_sandbox(device: str) -> Isolation:
     """Once per process and device: does a sandboxed process start here, and reach the GPU?"""
     path = shutil.which("bwrap")
     if not path:

@@ -52,7 +52,8 @@ class StepProgress:
         """`name` starts now (`detail`: how much work it holds); the step before it (if any) is done."""
         text = f"{name} ({detail})" if detail else name
         if self._progress is not None:
-            self._progress.update(self._task, completed=self.done, description=text)
+            # drawn at once rather than at the bar's next tick, so the step under way is the one shown
+            self._progress.update(self._task, completed=self.done, description=text, refresh=True)
         else:
             elapsed = time.monotonic() - self.started
             self.console.print(f"[{elapsed:7.1f} s] {self.what} {self.done + 1}/{self.total}: {text}",

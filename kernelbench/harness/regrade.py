@@ -306,7 +306,7 @@ def regrade_board(leaderboard: Path, solutions_dir: Path, deck_dir: Path, runs_d
     todo = sorted((j for j in cells if j.run_id not in finished and j.problem_dir is not None),
                   key=lambda j: j.solution is None)
     report.total -= sum(1 for j in cells if j.problem_dir is None)
-    _run_all(todo, settings, runs_dir, report, gpu_slots(device, gpus), jobs, stop_after, progress)
+    grade_cells(todo, settings, runs_dir, report, gpu_slots(device, gpus), jobs, stop_after, progress)
     return report
 
 
@@ -340,8 +340,11 @@ def _finished(runs_dir: Path, cells: list[CellJob]) -> set[str]:
     return {j.run_id for j in cells if (runs_dir / j.run_id / RESULT_FILE).is_file()}
 
 
-def _run_all(todo: list[CellJob], settings: CellSettings, runs_dir: Path, report: RegradeReport,
-             slots: list[str | None], jobs: int, stop_after: float | None, progress) -> None:
+def grade_cells(todo: list[CellJob], settings: CellSettings, runs_dir: Path, report: RegradeReport,
+                slots: list[str | None], jobs: int, stop_after: float | None, progress) -> None:
+    """Grade every cell of `todo` into `report`: `jobs` at a time on each GPU of `slots`, the next cell to the GPU
+    with the fewest under way; none is started once `stop_after` seconds have passed. On any interruption the
+    gradings under way are cancelled (`cancel_gradings`)."""
     started = time.monotonic()
     per_gpu = max(1, jobs)
     measuring = {gpu: threading.Lock() for gpu in slots}  # one GPU's measurements take turns, GPUs do not
@@ -372,7 +375,7 @@ def _run_all(todo: list[CellJob], settings: CellSettings, runs_dir: Path, report
                     if progress is not None:
                         progress.done(job, result)
         except BaseException:
-            _cancel(settings, {f: job for f, (job, _) in pending.items()}, runs_dir)
+            cancel_gradings(settings, {f: job for f, (job, _) in pending.items()}, runs_dir)
             pool.shutdown(wait=True, cancel_futures=True)
             raise
 
@@ -386,7 +389,7 @@ def least_busy(slots: list[str | None], busy: list[str | None]) -> str | None:
 CANCEL_GRACE_S = 20.0
 
 
-def _cancel(settings: CellSettings, pending: dict[Future, CellJob], runs_dir: Path) -> None:
+def cancel_gradings(settings: CellSettings, pending: dict[Future, CellJob], runs_dir: Path) -> None:
     """Stop the gradings under way: their stage processes are killed (a signal reaches this thread only) until each
     grading has returned; each then throws its result away (settings.cancelled)."""
     from kernelbench.eval.process import kill_live_stages

@@ -383,7 +383,7 @@ def _load_problem_spec(dataset: Dataset, entry: Path, folder: Path, root: Path, 
         data = load_yaml(path, decode_text(path, raw))
         if not isinstance(data, dict):
             raise KernelBenchError("expected a mapping at the top level", path=path, line=1,
-                                   hint="see the problem.yaml fields in DESIGN.md")
+                                   hint="see the problem.yaml fields in docs/grading.md, contract 1")
         return data, parse_model(path, ProblemSpec, data)
 
     data, spec = cache.parse(path, raw, parse)

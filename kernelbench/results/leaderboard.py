@@ -559,7 +559,7 @@ def unaudited_cells(boards: Iterable[Board]) -> list[Cell]:
 # --------------------------------------------------------------------------------------------- exports
 
 def export_rows(boards: Iterable[Board]) -> list[dict]:
-    """The cells of every board as DESIGN.md's leaderboard.json cell objects (exactly EXPORT_FIELDS)."""
+    """The cells of every board as the leaderboard.json cell objects of docs/data.md (exactly EXPORT_FIELDS)."""
     rows = []
     for board in boards:
         for cell in board.cells:

@@ -85,7 +85,7 @@ def build_site(config: BuildConfig, warm: WarmState | None = None) -> BuildRepor
     it the parsed inputs come from the previous build's cache in the output folder.
     """
     out_dir = Path(os.path.realpath(config.out_dir))
-    _refuse_output_inside_inputs(config, out_dir)
+    refuse_output_inside_inputs(config, out_dir)
     with _site_umask():
         return _build(config, out_dir, warm)
 
@@ -127,10 +127,10 @@ def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildR
         manifest.static, copied = copy_assets(
             asset_sources(config.static_dir), staging, previous.static, hasher
         )
-        render_diags = _render_changed(site.pages, env, tpl_hash, staging, previous, manifest, config)
+        render_diags = render_changed_pages(site.pages, env, tpl_hash, staging, previous, manifest, config)
         render_diags += site.changed_inputs()
         clock.lap("render")
-        _prune(staging, site.pages, previous)
+        prune_stale_pages(staging, site.pages, previous)
         site.write_exports(staging)
         manifest.file_hashes = hasher.seen
         atomic_write_bytes(staging / MANIFEST_NAME, manifest.dump())
@@ -184,7 +184,7 @@ class Stopwatch:
         return time.perf_counter() - self.start
 
 
-def _refuse_output_inside_inputs(config: BuildConfig, out_dir: Path) -> None:
+def refuse_output_inside_inputs(config: BuildConfig, out_dir: Path) -> None:
     """The build replaces its output folder whole, so an output folder that is, contains or lies inside an input
     folder would delete the inputs (or mix pages into them): refuse it before anything is read or written.
 
@@ -224,7 +224,7 @@ def _overlap(out: Path, folder: Path) -> str:
 # ------------------------------------------------------------------------------------------------ rendering
 
 
-def _render_changed(
+def render_changed_pages(
     pages: list[Page],
     env,
     tpl_hash: str,
@@ -339,7 +339,7 @@ def _degraded_page(page: Page, exc: BaseException) -> str:
             f"<p><a href='{home}'>Back to the leaderboard</a></p></body></html>\n")
 
 
-def _prune(staging: Path, pages: list[Page], previous: Manifest) -> None:
+def prune_stale_pages(staging: Path, pages: list[Page], previous: Manifest) -> None:
     """Delete pages of the previous site that no longer exist (a run removed, a problem renamed).
 
     The previous manifest says what the previous build wrote, so nothing needs walking.

@@ -189,7 +189,8 @@ def _transcript_tab(
     if path is None or opened is None:
         return _tab("transcript", "transcript", note="No transcript was recorded for this run."), none
     found: list[Diagnostic] = []
-    html = _viewer_html(opened, run_dir, static_prefix, found, record.result.session.budget_s, shown=path)
+    html = transcript_viewer_html(opened, run_dir, static_prefix, found, record.result.session.budget_s,
+                                  shown=path)
     diagnostics.extend(found)
     if html is not None:
         if reuse is not None:
@@ -208,7 +209,7 @@ def transcript_path(record: RunRecord) -> Path | None:
     return record.file(transcript_name(record))
 
 
-def _viewer_html(
+def transcript_viewer_html(
     path: Path,
     run_dir: Path,
     static_prefix: str,

@@ -221,6 +221,18 @@ class SessionBuilder:
         self.current = None
         yield from self._last_held(held)
 
+    def read_records(self, path: Path, handle: Callable[[Any, int], object],
+                     decode: Callable[[bytes], Any] | None = None) -> None:
+        """The parse loop of every JSON Lines format: each record of the file, in order, handed to
+        `handle(record, line number)` (records as `lines` reads them, or as `typed_lines` does with `decode`). A
+        record its handler trips over (one of `RECORD_ERRORS`) is kept raw (`unreadable`) and the next is read."""
+        records = self.lines(path) if decode is None else self.typed_lines(path, decode)
+        for number, record in records:
+            try:
+                handle(record, number)
+            except RECORD_ERRORS as exc:
+                self.unreadable(record, number, exc)
+
     def raw_record(self) -> Any:
         """The line `typed_lines` handed over last, decoded in full (every field, as plain JSON values). The
         typed decoding checks only the fields it reads: bytes it skipped are checked here. Invalid UTF-8 is

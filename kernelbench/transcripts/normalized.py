@@ -19,7 +19,7 @@ from typing import IO, Any, Self
 
 import orjson
 
-from kernelbench.transcripts.builder import RECORD_ERRORS, SessionBuilder, to_epoch
+from kernelbench.transcripts.builder import SessionBuilder, to_epoch
 from kernelbench.transcripts.model import SCHEMA_VERSION, Event, Kind, Session, Usage
 
 HEADER_TYPE = "kernelbench-session"
@@ -143,25 +143,25 @@ def parse(path: Path) -> Session:
     builder = SessionBuilder(path, FORMAT)
     session = builder.session
     usage_seen = Usage()
-    ended = False
-    for number, record in builder.lines(path):
-        try:
-            rtype = record.get("type")
-            if rtype == HEADER_TYPE:
-                _read_header(builder, record)
-            elif rtype == "event":
-                _read_event(builder, record, number)
-            elif rtype == "usage":
-                _read_usage(builder, record, usage_seen, number)
-            elif rtype == "end":
-                ended = _read_end(builder, record, number) or ended
-            else:
-                builder.unknown(record, number)
-        except RECORD_ERRORS as exc:
-            builder.unreadable(record, number, exc)
+    ended = [False]      # the closing record was read (in a list: the handler below sets it)
+
+    def read(record: dict, number: int) -> None:
+        rtype = record.get("type")
+        if rtype == HEADER_TYPE:
+            _read_header(builder, record)
+        elif rtype == "event":
+            _read_event(builder, record, number)
+        elif rtype == "usage":
+            _read_usage(builder, record, usage_seen, number)
+        elif rtype == "end":
+            ended[0] = _read_end(builder, record, number) or ended[0]
+        else:
+            builder.unknown(record, number)
+
+    builder.read_records(path, read)
     if session.tokens.is_zero() and not usage_seen.is_zero():
         session.tokens = usage_seen
-    if not ended:
+    if not ended[0]:
         session.complete = False
     return builder.finish()
 

@@ -143,7 +143,7 @@ def test_the_replay_probe_of_graphed_fresh_calls_sees_the_base_sets_again():
     """Graphed calls copy fresh values into the graphs' fixed buffers; the replay probe afterwards copies base set 1
     into set 0 and expects set 1's output, so the buffers must hold the base sets' own values by then (an honest
     kernel timed by graph replay was reported as a class 7 memo when they still held the last permutations)."""
-    from kernelbench.eval.portable.timing import Rotation, Sample, _Calls, _memo_probe
+    from kernelbench.eval.portable.timing import Rotation, Sample, TimedCalls, probe_memoisation
 
     def fn(x):
         return x.cumsum(-1)
@@ -155,11 +155,11 @@ def test_the_replay_probe_of_graphed_fresh_calls_sees_the_base_sets_again():
     def validate(out, k):
         return [] if torch.allclose(out, expected[k]) else [f"set {k} differs"]
 
-    calls = _Calls(fn, sets, Rotation(2), Reservoir(0, lambda out: out), validate)
+    calls = TimedCalls(fn, sets, Rotation(2), Reservoir(0, lambda out: out), validate)
     graphs = [(g, g.out) for g in (_ReplayedGraph(fn, s) for s in sets)]
     calls.use_graphs(graphs)
     for k in (0, 1, 0, 1):
         calls.run(k, lambda launch: (Sample(0.0, 0.0), launch()))
     assert not torch.equal(sets[1][0], calls.pristine[1][0])  # the buffers hold a permutation now
     calls.restore_base_sets()
-    assert _memo_probe(fn, sets, graphs, CPU, validate) == "ok"
+    assert probe_memoisation(fn, sets, graphs, CPU, validate) == "ok"

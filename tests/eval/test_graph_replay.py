@@ -1,13 +1,13 @@
 """Measuring must not change what the candidate does: the grader's CUDA graphs of a call are used only when
-replaying them is what calling the candidate does (portable.timing._faithful), and the memoisation probe is an
-eager call. The graphs here are stand-ins (replay() is a Python callable), so the rule is checked on the CPU; the
+replaying them is what calling the candidate does (portable.timing.faithful_graphs), and the memoisation probe is
+an eager call. The graphs here are stand-ins (replay() is a Python callable), so the rule is checked on the CPU; the
 real capture of a stateful candidate is graded on the GPU (tests/integrity/accepted/04_own_graph_per_pointer.py)."""
 
 from __future__ import annotations
 
 import torch
 
-from kernelbench.eval.portable.timing import Timing, _faithful, _memo_probe
+from kernelbench.eval.portable.timing import Timing, faithful_graphs, probe_memoisation
 
 CPU = torch.device("cpu")
 
@@ -37,7 +37,7 @@ def test_graphs_that_replay_the_call_are_kept():
     outs = [torch.empty(4), torch.empty(4)]
     graphs = [(Replay(lambda k=k: outs[k].copy_(sets[k][0] * 2)), outs[k]) for k in range(2)]
     timing = Timing(method="cuda_graph")
-    assert _faithful(graphs, sets, 2, CPU, validate, timing) is graphs
+    assert faithful_graphs(graphs, sets, 2, CPU, validate, timing) is graphs
     assert timing.method == "cuda_graph" and not timing.notes
     assert torch.equal(sets[0][0], torch.arange(4.0))  # the in-place probe put the base values back
 
@@ -50,7 +50,7 @@ def test_a_stale_graph_of_a_stateful_candidate_is_dropped_with_a_note():
     kept = [sets[k][0] * 2 for k in range(2)]  # what its own eager warm-up calls left in its buffers
     graphs = [(Replay(lambda: None), kept[k]) for k in range(2)]
     timing = Timing(method="cuda_graph")
-    assert _faithful(graphs, sets, 2, CPU, validate, timing) is None
+    assert faithful_graphs(graphs, sets, 2, CPU, validate, timing) is None
     assert timing.method == "events" and "timed eagerly" in timing.notes[0] and "in place" in timing.notes[0]
 
 
@@ -58,9 +58,9 @@ def test_the_memo_probe_is_eager_whatever_was_replayed():
     sets = _sets()
     validate = _validate([[s[0].clone()] for s in sets])
     stale = [(Replay(lambda: None), sets[0][0] * 2)]
-    assert _memo_probe(lambda x: x * 2, sets, stale, CPU, validate) == "ok"
+    assert probe_memoisation(lambda x: x * 2, sets, stale, CPU, validate) == "ok"
     sets = _sets()
     cache = {}
     memo = lambda x: cache.setdefault(x.data_ptr(), x * 2)  # noqa: E731  (a cache keyed by pointer)
     memo(sets[0][0])
-    assert _memo_probe(memo, sets, None, CPU, validate).startswith("failed")
+    assert probe_memoisation(memo, sets, None, CPU, validate).startswith("failed")

@@ -170,9 +170,9 @@ def test_a_sandbox_that_keeps_root_s_privileges_is_refused(monkeypatch):
     from kernelbench.eval import isolation
 
     monkeypatch.setattr(confinement, "command_prefix", lambda: [])
-    isolation._probed.cache_clear()
+    isolation.probe_sandbox.cache_clear()
     try:
-        note = isolation._probed("cpu").note
+        note = isolation.probe_sandbox("cpu").note
     finally:
-        isolation._probed.cache_clear()
+        isolation.probe_sandbox.cache_clear()
     assert note.startswith("none:") and "kept a privilege" in note and "runs as root" in note, note

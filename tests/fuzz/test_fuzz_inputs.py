@@ -22,12 +22,12 @@ from kernelbench.errors import KernelBenchError
 from kernelbench.fileio import load_yaml
 from kernelbench.results.dataset import load_dataset
 from kernelbench.results.leaderboard import build_boards, export_rows
-from kernelbench.sitegen import hostile
 from kernelbench.sitegen.manifest import hash_data
 from kernelbench.sitegen.pipeline import BuildConfig, build_site
-from kernelbench.sitegen.synthetic import AGENTS, make_result
 from kernelbench.sitegen.views import run_view, shown_runs
 from kernelbench.sitegen.writeups import render_markdown
+from tests.support import hostile
+from tests.support.synthetic import AGENTS, make_result
 
 RUN_ID = "20260501_000000_claude_claude-opus-4-7_01_fp8_gemm"
 INT64 = 2**63 - 1
@@ -182,7 +182,7 @@ def test_writeup_loads_or_is_reported(body, front, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def pristine(tmp_path_factory) -> Path:
-    from kernelbench.sitegen.synthetic import write_deck
+    from tests.support.synthetic import write_deck
 
     return write_deck(tmp_path_factory.mktemp("deck") / "data", n_runs=2, transcript_bytes=2000).root
 

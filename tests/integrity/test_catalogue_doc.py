@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from kernelbench.base.catalogue import CLASS_NAMES
-from kernelbench.eval.integrity.suite import load_suite
+from tests.support.integrity_suite import load_suite
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = (REPO / "docs" / "integrity.md").read_text()

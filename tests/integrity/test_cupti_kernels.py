@@ -36,7 +36,7 @@ def test_other_records_and_plain_names():
 
 
 def test_demangle_matches_what_the_launch_audit_reads():
-    if cupti_kernels._CXA is None:
+    if cupti_kernels.CXA_DEMANGLE is None:
         pytest.skip("no libstdc++ __cxa_demangle in this process")
     assert demangle(b"_ZN2at6native13reduce_kernelILi512ELi1EEEvv") == "void at::native::reduce_kernel<512, 1>()"
     assert demangle(b"_Znot_a_symbol") == "_Znot_a_symbol"
@@ -65,11 +65,11 @@ def test_grader_work_inside_a_recording_pauses_the_cupti_recorder(monkeypatch):
             yield
             events.append("resumed")
 
-    monkeypatch.setattr(cupti_kernels, "_ACTIVE", Recorder())
+    monkeypatch.setattr(cupti_kernels, "active_recorder", Recorder())
     with unrecorded():
         events.append("grader work")
     assert events == ["paused", "grader work", "resumed"]
-    monkeypatch.setattr(cupti_kernels, "_ACTIVE", None)
+    monkeypatch.setattr(cupti_kernels, "active_recorder", None)
     with unrecorded():
         events.append("no recording")
     assert events[-1] == "no recording"

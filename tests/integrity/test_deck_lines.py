@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from test_suite import PARALLEL, REPO, grade  # the suite's grading call (tests/integrity is on sys.path)
 
-from kernelbench.eval.integrity.suite import deck_line_files, judge_deck_line, load_suite
+from tests.support.integrity_suite import deck_line_files, judge_deck_line, load_suite
 
 pytestmark = pytest.mark.slow
 

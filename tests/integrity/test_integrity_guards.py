@@ -124,16 +124,16 @@ def test_the_fp8_rule_is_one_share_per_shape():
     assert not _errors(reported) and [f.severity for f in reported] == ["warning", "info"]
 
 
-def test_kernels_the_solution_compiled_are_its_work_whatever_their_name(tmp_path):
+def test_kernels_the_solution_compiled_are_its_work_whatever_their_name():
     """A kernel compiled from the solution's sources while grading may be named like a library's (`flash_fwd`, a
     CUTLASS template instance); one it brought prebuilt, or one named by NVIDIA's libraries, is not its work."""
     from kernelbench.eval.integrity.machine_code import MachineCode
 
-    code = MachineCode([tmp_path / "built"], [tmp_path / "brought"])
-    code._kernels = []
-    for name, built in (("_Z16flash_fwd_kernelv", True), ("_Z15gatherTopK_copyv", False),
-                        ("nvjet_tst_128x256_64x4", True)):
-        code._index(split_functions(f"Function : {name}\n HMMA.16816.F32 R0, R2, R4, R0 ;\n", "x.cubin")[0], built)
+    def kernel(name):
+        return split_functions(f"Function : {name}\n HMMA.16816.F32 R0, R2, R4, R0 ;\n", "x.cubin")[0]
+
+    code = MachineCode.of_kernels([kernel("_Z16flash_fwd_kernelv"), kernel("nvjet_tst_128x256_64x4")],
+                                  brought=[kernel("_Z15gatherTopK_copyv")])
     attention = SimpleNamespace(forbidden=["torch.nn.functional.scaled_dot_product_attention"], forbidden_kernels=[])
     assert code.own("flash_fwd_kernel()") and not launch_audit(["flash_fwd_kernel()"], attention, code.own)
     assert launch_audit(["flash_fwd_kernel()"], attention)          # without the machine code: a library's
@@ -217,14 +217,13 @@ def test_the_reference_s_code_is_recognised_wherever_it_was_loaded_from(tmp_path
     assert not ran
 
 
-def test_a_deck_that_asks_for_a_custom_kernel_refuses_only_a_solution_that_compiled_none(tmp_path):
+def test_a_deck_that_asks_for_a_custom_kernel_refuses_only_a_solution_that_compiled_none():
     """KernelBench-Hard's prompts ask for "a real custom kernel": a solution whose every kernel on every shape is a
     prebuilt library's (batched torch ops on cuBLAS) is INVALID; one that runs its own on some shapes is not."""
     from kernelbench.eval.integrity.machine_code import MachineCode, custom_kernel_findings
 
-    code = MachineCode([tmp_path / "built"])
-    code._kernels = []
-    code._index(split_functions("Function : my_topk_kernel\n HMMA.16816.F32 R0, R2, R4, R0 ;\n", "t.cubin")[0], True)
+    code = MachineCode.of_kernels(split_functions("Function : my_topk_kernel\n HMMA.16816.F32 R0, R2, R4, R0 ;\n",
+                                                  "t.cubin"))
     cublas = "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT"
     fill = "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, std::array<char*, 1ul> >"
     library_only = {0: {cublas: 80.0, "void at::native::reduce_kernel<512, 1>": 20.0, fill: 5.0}, 1: {cublas: 50.0}}

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from kernelbench.eval.integrity.suite import SuiteCase, judge, load_suite
+from tests.support.integrity_suite import SuiteCase, judge, load_suite
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]

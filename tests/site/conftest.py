@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kernelbench.sitegen.pipeline import BuildConfig, build_site
-from kernelbench.sitegen.synthetic import write_deck
+from tests.support.synthetic import write_deck
 
 
 def make_config(data: Path, out: Path, **kw) -> BuildConfig:

@@ -183,7 +183,7 @@ def test_interrupted_build_leaves_the_previous_site(config_for, deck: Path, tmp_
     def explode(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(pipeline, "_prune", explode)
+    monkeypatch.setattr(pipeline, "prune_stale_pages", explode)
     with pytest.raises(KeyboardInterrupt):
         build_site(config_for(deck, out))
     assert _tree_digest(out) == before

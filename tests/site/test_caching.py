@@ -98,7 +98,7 @@ def test_annotation_edit_reuses_the_transcript_viewer_output(config_for, deck: P
     def no_viewer(*args, **kwargs):
         raise AssertionError("the transcript did not change: the viewer must not run again")
 
-    monkeypatch.setattr(runpage, "_viewer_html", no_viewer)
+    monkeypatch.setattr(runpage, "transcript_viewer_html", no_viewer)
     path.write_text(path.read_text().replace("Upcasts to fp32", "Upcasts (edited)"))
     build_site(config_for(deck, out))
     after = page.read_text()

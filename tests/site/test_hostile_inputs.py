@@ -1,4 +1,4 @@
-"""Every case of the hostile-input catalogue (kernelbench/sitegen/hostile.py), built for real.
+"""Every case of the hostile-input catalogue (tests/support/hostile.py), built for real.
 
 An input case must build the rest of the site (every other run's page), name the bad file in the report with a
 hint, fail --strict, leave the data folder exactly as it was and keep any secret from outside it off the site.
@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 
 from kernelbench.errors import KernelBenchError
-from kernelbench.sitegen import hostile
 from kernelbench.sitegen.main import config_from, parse_args
 from kernelbench.sitegen.pipeline import REPO, build_site
+from tests.support import hostile
 
 INPUT_CASES = [c for c in hostile.CASES if not c.refused]
 LIGHT = [c for c in INPUT_CASES if not c.heavy]
@@ -154,18 +154,18 @@ def test_refusal_is_exit_code_2_with_a_message(pristine, tmp_path, capsys):
 
 @pytest.mark.parametrize("out", ["site", "docs/site", "../elsewhere-site"])
 def test_the_repository_may_hold_its_own_site(out, tmp_path):
-    from kernelbench.sitegen.pipeline import BuildConfig, _refuse_output_inside_inputs
+    from kernelbench.sitegen.pipeline import BuildConfig, refuse_output_inside_inputs
 
-    _refuse_output_inside_inputs(BuildConfig(), (REPO / out).resolve())
+    refuse_output_inside_inputs(BuildConfig(), (REPO / out).resolve())
 
 
 @pytest.mark.parametrize("out", [".", "runs", "runs/x", "annotations", "problems/01_fp8_gemm", "templates",
                                  "static", "kernelbench", "kernelbench/sitegen", ".."])
 def test_the_repository_inputs_and_code_are_guarded(out):
-    from kernelbench.sitegen.pipeline import BuildConfig, _refuse_output_inside_inputs
+    from kernelbench.sitegen.pipeline import BuildConfig, refuse_output_inside_inputs
 
     with pytest.raises(KernelBenchError, match="input folder"):
-        _refuse_output_inside_inputs(BuildConfig(), (REPO / out).resolve())
+        refuse_output_inside_inputs(BuildConfig(), (REPO / out).resolve())
 
 
 def test_site_is_world_readable_whatever_the_umask(pristine, tmp_path, config_for):
@@ -209,7 +209,7 @@ def _alive(pid: int) -> bool:
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc (Linux)")
 def test_render_workers_die_with_a_build_killed_by_sigkill(tmp_path):
-    from kernelbench.sitegen.synthetic import write_deck
+    from tests.support.synthetic import write_deck
 
     write_deck(tmp_path / "data", n_runs=24, transcript_bytes=300_000)
     build = subprocess.Popen([sys.executable, str(REPO / "build.py"), "--quiet", "--jobs", "2", "--data",

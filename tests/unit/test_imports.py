@@ -14,8 +14,8 @@ import pytest
 import kernelbench
 
 PACKAGE = Path(kernelbench.__file__).resolve().parent
-# which top-level parts of the package each part may import (the data flow of DESIGN: problems -> harness -> runs
-# -> results -> site, the grader beside the harness); the foundation (`FOUNDATION`) is open to all
+# which top-level parts of the package each part may import (the data flow of the README's Layout: problems ->
+# harness -> runs -> results -> site, the grader beside the harness); the foundation (`FOUNDATION`) is open to all
 FOUNDATION = {"kernelbench", "errors", "fileio", "inputs", "text", "hardware", "base", "confinement"}
 ALLOWED = {
     "base": set(),
@@ -134,4 +134,16 @@ def test_the_grader_does_not_import_its_worker_for_constants():
     parent = [m for m in GRAPH if m.startswith("kernelbench.eval") and not m.startswith("kernelbench.eval.worker")
               and m != "kernelbench.eval.integrity.counter_probe"]
     wrong = sorted(f"{m} -> {t}" for m in parent for t in GRAPH[m] if t.startswith("kernelbench.eval.worker"))
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_package_imports_nothing_from_the_tests_or_the_benchmarks():
+    """Code only tests and benchmarks use lives beside them (tests/support): an installed package has neither."""
+    outside = {"tests", "benchmarks"}
+    wrong = []
+    for module, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+            wrong += [f"{module} -> {name}" for name in names if name.split(".")[0] in outside]
     assert not wrong, "\n".join(wrong)

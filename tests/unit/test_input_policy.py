@@ -18,7 +18,7 @@ from kernelbench.fileio import MAX_ALIAS_NODES, MAX_DEPTH, json_line_of, load_js
 from kernelbench.inputs import InputRefused
 from kernelbench.base import numbers
 from kernelbench.results.dataset import RunRecord, count_lines, file_lines
-from kernelbench.sitegen.hostile import laughs, make_fifo, make_socket
+from tests.support.hostile import laughs, make_fifo, make_socket
 
 
 @pytest.fixture

@@ -38,7 +38,7 @@ def test_cells_are_spread_over_the_gpus_and_each_stage_sees_its_own(monkeypatch)
     monkeypatch.setattr(regrade, "grade_cell", fake_grade_cell)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1,3")
     report = regrade.RegradeReport(board="toy", total=8)
-    regrade._run_all(_cells(8), SimpleNamespace(), None, report, regrade.gpu_slots("cuda", None), 2, None, None)
+    regrade.grade_cells(_cells(8), SimpleNamespace(), None, report, regrade.gpu_slots("cuda", None), 2, None, None)
     assert len(report.graded) == 8
     assert {gpu for _, gpu, _ in seen} == {"1", "3"}
     assert most == {"1": 2, "3": 2}  # --jobs 2: two at a time on each GPU, never three

@@ -41,10 +41,10 @@ class CuptiUnavailable(RuntimeError):
 def demangle(name: bytes) -> str:
     """A C++ symbol as torch's profiler shows it; other names (Triton's kernels) as they are."""
     text = name.decode("utf-8", "replace")
-    if not text.startswith("_Z") or _CXA is None:
+    if not text.startswith("_Z") or CXA_DEMANGLE is None:
         return text
     status = ctypes.c_int(1)
-    out = _CXA(name, None, None, ctypes.byref(status))
+    out = CXA_DEMANGLE(name, None, None, ctypes.byref(status))
     if status.value != 0 or not out:
         return text
     try:
@@ -104,16 +104,16 @@ class KernelRecorder:
     def recording(self) -> Iterator[dict[str, float]]:
         import torch
 
-        global _ACTIVE
+        global active_recorder
         names: dict[str, float] = {}
         with self.lock:
             self.current = names
         self._check(self.lib.cuptiActivityEnable(KIND_CONCURRENT_KERNEL), "enable kernel records")
-        _ACTIVE = self
+        active_recorder = self
         try:
             yield names
         finally:
-            _ACTIVE = None
+            active_recorder = None
             torch.cuda.synchronize()
             self.lib.cuptiActivityFlushAll(FLUSH_FORCED)
             self.lib.cuptiActivityDisable(KIND_CONCURRENT_KERNEL)
@@ -146,16 +146,16 @@ class KernelRecorder:
 
 
 _RECORDER: KernelRecorder | None = None
-_ACTIVE: KernelRecorder | None = None  # the recorder while a recording is open
+active_recorder: KernelRecorder | None = None  # the recorder while a recording is open
 
 
 @contextmanager
 def paused_if_recording() -> Iterator[None]:
     """KernelRecorder.paused() of the open recording, if any (profiling.unrecorded calls it)."""
-    if _ACTIVE is None:
+    if active_recorder is None:
         yield
         return
-    with _ACTIVE.paused():
+    with active_recorder.paused():
         yield
 
 
@@ -190,5 +190,5 @@ def _cxa_demangle():
     return fn
 
 
-_CXA = _cxa_demangle()
+CXA_DEMANGLE = _cxa_demangle()  # libstdc++'s demangler; None in a process without one (names are kept as they are)
 _LIBC = ctypes.CDLL(None)

@@ -52,23 +52,32 @@ class MachineCode:
         self._built_names: set[str] = set()
         self.errors: list[str] = []
 
+    @classmethod
+    def of_kernels(cls, built: Iterable[KernelCode], brought: Iterable[KernelCode] = ()) -> MachineCode:
+        """The machine code of kernels already disassembled: `built` compiled while grading, `brought` prebuilt."""
+        code = cls([])
+        code._kernels = []
+        code._add(list(built), built=True)
+        code._add(list(brought), built=False)
+        return code
+
     @property
     def kernels(self) -> list[KernelCode]:
         if self._kernels is None:
             self._kernels = []
             for roots, built in ((self.built, True), (self.brought, False)):
                 found, errors = collect_sass(roots, skip=self.skip if built else ())
-                self._kernels += found
                 self.errors += errors
-                for kernel in found:
-                    self._index(kernel, built)
+                self._add(found, built)
         return self._kernels
 
-    def _index(self, kernel: KernelCode, built: bool) -> None:
-        name = normalise(_demangled(kernel.name))
-        self._names.setdefault(name, []).append(kernel)
-        if built:
-            self._built_names.add(name)
+    def _add(self, kernels: list[KernelCode], built: bool) -> None:
+        self._kernels += kernels
+        for kernel in kernels:
+            name = normalise(_demangled(kernel.name))
+            self._names.setdefault(name, []).append(kernel)
+            if built:
+                self._built_names.add(name)
 
     def exact(self, launched: str) -> list[KernelCode]:
         """The functions whose demangled name is the launched kernel's."""

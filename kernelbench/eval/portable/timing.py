@@ -22,7 +22,7 @@ other protocol (every output validated, as in the scored loop), so a call whose 
 identity (a plan or a CUDA graph keyed on pointers) shows it. Stress input sets, when
 given, are mixed into the rotation at seeded positions (`Rotation`): validated like every call, left out of the
 samples. Kernels faster than `graph_below_ms` (0 by default: never) are timed by replaying a CUDA graph captured per
-input set, where the replay is faithful (`_faithful`).
+input set, where the replay is faithful (`faithful_graphs`).
 """
 
 from __future__ import annotations
@@ -383,7 +383,7 @@ def time_function(fn: Callable, input_sets: list[list], device: torch.device, *,
                     persisting_l2_reset=persisting_l2_reset_found() if device.type == "cuda" else None)
     cover = LaunchCover(device) if device.type == "cuda" else None
     overhead, warm = timing.sync_overhead_ms, []
-    calls = _Calls(fn, sets, rotation, fresh, validate, protocol)
+    calls = TimedCalls(fn, sets, rotation, fresh, validate, protocol)
 
     def measure(launch: Callable[[], Any]) -> tuple[Sample, Any]:
         return _measure(launch, device, flush, overhead, cover)
@@ -397,8 +397,8 @@ def time_function(fn: Callable, input_sets: list[list], device: torch.device, *,
         if max_seconds is not None and len(warm) >= 3 and _perf_counter() - began > max_seconds / 4:
             break  # a slow call is warm after a few: keep the time for the timed trials
     if device.type == "cuda" and statistics.median(s.ms for s in warm[-3:]) < graph_below_ms:
-        calls.use_graphs(_faithful(_try_capture(fn, sets, device, timing), sets, len(input_sets), device,
-                                   validate, timing))
+        calls.use_graphs(faithful_graphs(_try_capture(fn, sets, device, timing), sets, len(input_sets), device,
+                                         validate, timing))
 
     if audit is not None:
         audit.learn_grader_launches(lambda: calls.grader_work(flush, cover, device))
@@ -433,7 +433,7 @@ def time_function(fn: Callable, input_sets: list[list], device: torch.device, *,
     if compare_trials > 0:
         _compare_protocols(calls, measure, timing, compare_trials, max_seconds)
     calls.restore_base_sets()
-    timing.memo_probe = _memo_probe(fn, input_sets, calls.graphs, device, validate)
+    timing.memo_probe = probe_memoisation(fn, input_sets, calls.graphs, device, validate)
     return timing
 
 
@@ -448,7 +448,7 @@ def _summary(samples: list[Sample], method: str) -> ProtocolTiming:
                           method=method)
 
 
-def _compare_protocols(calls: _Calls, measure: Callable, timing: Timing, trials: int,
+def _compare_protocols(calls: TimedCalls, measure: Callable, timing: Timing, trials: int,
                        max_seconds: float | None) -> None:
     """A short eager loop under each protocol the score does not use (the base sets in turn, a warm-up round
     first), every output validated like the scored loop's: the same tensors are judged here, fresh ones kept for
@@ -525,7 +525,7 @@ class TimedAudit:
                 self.launches[name] = self.launches.get(name, 0.0) + t
 
 
-class _Calls:
+class TimedCalls:
     """One call of the rotation, eager or replayed from its CUDA graph, on fresh inputs where asked: written into
     one set of tensors ("buffers"), into new tensors ("tensors"), or none ("same": the first set as it is)."""
 
@@ -613,8 +613,8 @@ def _try_capture(fn: Callable, input_sets: list[list], device: torch.device, tim
     return graphs
 
 
-def _faithful(graphs: list[tuple[Any, Any]] | None, sets: list[list], n_base: int, device: torch.device,
-              validate: Validate | None, timing: Timing) -> list[tuple[Any, Any]] | None:
+def faithful_graphs(graphs: list[tuple[Any, Any]] | None, sets: list[list], n_base: int, device: torch.device,
+                    validate: Validate | None, timing: Timing) -> list[tuple[Any, Any]] | None:
     """The captured graphs, if replaying them does what calling the candidate does; None (time eagerly, with a
     note) otherwise. Capture records one call's launches with their arguments fixed: a candidate that keeps state
     of its own (its own CUDA graphs, launch plans bound to its inputs' pointers, a persistent output buffer, a
@@ -656,12 +656,12 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def _memo_probe(fn: Callable, input_sets: list[list], graphs: Any, device: torch.device,
-                validate: Validate | None) -> str:
+def probe_memoisation(fn: Callable, input_sets: list[list], graphs: Any, device: torch.device,
+                      validate: Validate | None) -> str:
     """Overwrite set 0's tensors in place (same pointer, same version counter) with set 1's values: a call
     must now produce set 1's output. A cache keyed by pointer, id or version returns set 0's instead. The probe
     is an eager call whatever the timing replayed: memoisation is the candidate's, a stale graph is the
-    grader's (graphs are kept only when they follow such a change, `_faithful`)."""
+    grader's (graphs are kept only when they follow such a change, `faithful_graphs`)."""
     if validate is None or len(input_sets) < 2 or not _same_layout(input_sets[0], input_sets[1]):
         return "skipped"
     _copy_into(input_sets[0], input_sets[1])

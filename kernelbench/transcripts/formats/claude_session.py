@@ -6,7 +6,7 @@ from itertools import islice
 from pathlib import Path
 
 from kernelbench import inputs
-from kernelbench.transcripts.builder import RECORD_ERRORS, SessionBuilder, to_epoch
+from kernelbench.transcripts.builder import SessionBuilder, to_epoch
 from kernelbench.transcripts.formats.claude_common import ClaudeMessages, record_time
 from kernelbench.transcripts.formats.records import ClaudeRecord, DictLike, claude_decode
 from kernelbench.transcripts.model import Event, Kind, Session
@@ -29,48 +29,50 @@ def parse(path: Path, *, with_subagents: bool = True) -> Session:
     builder = SessionBuilder(path, NAME, harness="claude")
     messages = ClaudeMessages(builder)
     state = _State()
-    session = builder.session
-    for number, record in builder.typed_lines(path, claude_decode):
-        try:
-            if type(record) is ClaudeRecord:        # attributes: an absent field reads as UNSET, which is falsy
-                rtype, session_id, version, cwd = record.type, record.sessionId, record.version, record.cwd
-                sidechain, stamp = record.isSidechain, record.timestamp     # (to_epoch reads UNSET as no time)
-            else:                                   # a line of another shape, decoded in full
-                get = record.get
-                rtype, session_id, version, cwd = get("type"), get("sessionId"), get("version"), get("cwd")
-                sidechain, stamp = get("isSidechain"), get("timestamp")
-            # session facts: the last one wins, since a resumed session starts with records carried over from the
-            # one before it (compared first: the same values repeat on every record)
-            if session_id and session_id != session.session_id and rtype in ("user", "assistant", "system"):
-                session.session_id = session_id
-            if version != session.format_version and isinstance(version, str):
-                session.format_version = version
-            if session.cwd is None and isinstance(cwd, str):
-                session.cwd = cwd
-            if rtype == "assistant" or rtype == "user":
-                sidechain = bool(sidechain)
-                if state.first:
-                    state.first = False
-                    state.is_agent_file = sidechain or "agentId" in record
-                ts = to_epoch(stamp)
-                if not state.is_agent_file and sidechain != state.in_sidechain:
-                    _toggle_sidechain(builder, state, ts)
-                if rtype == "assistant":
-                    messages.assistant(record, number, ts)
-                else:
-                    messages.user(record, number, ts)
-            elif rtype in IGNORED:
-                builder.ignore(rtype)
-            else:
-                _other_record(builder, record, rtype, number)
-        except RECORD_ERRORS as exc:
-            builder.unreadable(record, number, exc)
+    builder.read_records(path, lambda record, number: _record(builder, messages, state, record, number),
+                         claude_decode)
     builder.close_subagent()
     messages.finish()
     if with_subagents and not state.is_agent_file:
         attach_subagent_files(builder, path, messages.agent_results)
     builder.session.complete = ends_with_answer(builder.session.events)
     return builder.finish()
+
+
+def _record(builder: SessionBuilder, messages: ClaudeMessages, state: _State, record: ClaudeRecord | dict,
+            number: int) -> None:
+    session = builder.session
+    if type(record) is ClaudeRecord:        # attributes: an absent field reads as UNSET, which is falsy
+        rtype, session_id, version, cwd = record.type, record.sessionId, record.version, record.cwd
+        sidechain, stamp = record.isSidechain, record.timestamp     # (to_epoch reads UNSET as no time)
+    else:                                   # a line of another shape, decoded in full
+        get = record.get
+        rtype, session_id, version, cwd = get("type"), get("sessionId"), get("version"), get("cwd")
+        sidechain, stamp = get("isSidechain"), get("timestamp")
+    # session facts: the last one wins, since a resumed session starts with records carried over from the
+    # one before it (compared first: the same values repeat on every record)
+    if session_id and session_id != session.session_id and rtype in ("user", "assistant", "system"):
+        session.session_id = session_id
+    if version != session.format_version and isinstance(version, str):
+        session.format_version = version
+    if session.cwd is None and isinstance(cwd, str):
+        session.cwd = cwd
+    if rtype == "assistant" or rtype == "user":
+        sidechain = bool(sidechain)
+        if state.first:
+            state.first = False
+            state.is_agent_file = sidechain or "agentId" in record
+        ts = to_epoch(stamp)
+        if not state.is_agent_file and sidechain != state.in_sidechain:
+            _toggle_sidechain(builder, state, ts)
+        if rtype == "assistant":
+            messages.assistant(record, number, ts)
+        else:
+            messages.user(record, number, ts)
+    elif rtype in IGNORED:
+        builder.ignore(rtype)
+    else:
+        _other_record(builder, record, rtype, number)
 
 
 class _State:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from itertools import islice
 from pathlib import Path
 
-from kernelbench.transcripts.builder import RECORD_ERRORS, SessionBuilder, amount, http_status, token_count
+from kernelbench.transcripts.builder import SessionBuilder, amount, http_status, token_count
 from kernelbench.transcripts.formats.claude_common import ClaudeMessages, counted_usage
 from kernelbench.transcripts.formats.claude_session import system_record
 from kernelbench.transcripts.model import Kind, Session, Usage
@@ -28,11 +28,7 @@ def parse(path: Path) -> Session:
     builder = SessionBuilder(path, NAME, harness="claude")
     messages = ClaudeMessages(builder)
     parent: list[str | None] = [None]
-    for number, record in builder.lines(path):
-        try:
-            _dispatch(builder, messages, record, number, parent)
-        except RECORD_ERRORS as exc:
-            builder.unreadable(record, number, exc)
+    builder.read_records(path, lambda record, number: _dispatch(builder, messages, record, number, parent))
     builder.close_subagent()
     messages.finish()
     return builder.finish()

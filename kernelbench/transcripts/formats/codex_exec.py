@@ -6,10 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from kernelbench.transcripts import diffs
-from kernelbench.transcripts.builder import RECORD_ERRORS, SessionBuilder, http_status, is_retry_notice
+from kernelbench.transcripts.builder import SessionBuilder, http_status, is_retry_notice
 from kernelbench.transcripts.formats.codex_rollout import openai_usage
 from kernelbench.transcripts.model import Kind, Session
-from kernelbench.transcripts.reader import iter_lines
 
 NAME = "codex-exec"
 EXEC_TYPES = {"thread.started", "turn.started", "turn.completed", "turn.failed", "item.started", "item.updated",
@@ -24,13 +23,7 @@ def detect(records: list[dict], head: bytes) -> bool:
 def parse(path: Path) -> Session:
     builder = SessionBuilder(path, NAME, harness="codex")
     status = {"turn": None}
-    for line in iter_lines(path):
-        record = builder.accept(line)
-        if record is not None:
-            try:
-                _dispatch(builder, record, line.number, status)
-            except RECORD_ERRORS as exc:
-                builder.unreadable(record, line.number, exc)
+    builder.read_records(path, lambda record, number: _dispatch(builder, record, number, status))
     builder.session.complete = status["turn"] == "completed"
     return builder.finish()
 

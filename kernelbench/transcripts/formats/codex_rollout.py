@@ -18,7 +18,6 @@ import orjson
 
 from kernelbench.transcripts import diffs
 from kernelbench.transcripts.builder import (
-    RECORD_ERRORS,
     SessionBuilder,
     http_status,
     is_retry_notice,
@@ -91,11 +90,7 @@ def _is_early_rollout(records: list[dict]) -> bool:
 def parse(path: Path) -> Session:
     builder = SessionBuilder(path, NAME, harness="codex")
     state = _State()
-    for number, record in builder.typed_lines(path, codex_decode):
-        try:
-            _record(builder, state, record, number)
-        except RECORD_ERRORS as exc:
-            builder.unreadable(record, number, exc)
+    builder.read_records(path, lambda record, number: _record(builder, state, record, number), codex_decode)
     _finish(builder, state)
     return builder.finish()
 

@@ -7,10 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from kernelbench.transcripts import diffs
-from kernelbench.transcripts.builder import RECORD_ERRORS, SessionBuilder, to_epoch, token_count
+from kernelbench.transcripts.builder import SessionBuilder, to_epoch, token_count
 from kernelbench.transcripts.formats.claude_common import flatten_content
 from kernelbench.transcripts.model import Event, Kind, Session, Usage
-from kernelbench.transcripts.reader import iter_lines
 
 NAME = "cursor-stream"
 
@@ -27,13 +26,7 @@ def detect(records: list[dict], head: bytes) -> bool:
 def parse(path: Path) -> Session:
     builder = SessionBuilder(path, NAME, harness="cursor")
     last: list[Event | None] = [None]
-    for line in iter_lines(path):
-        record = builder.accept(line)
-        if record is not None:
-            try:
-                _record(builder, record, line.number, last)
-            except RECORD_ERRORS as exc:
-                builder.unreadable(record, line.number, exc)
+    builder.read_records(path, lambda record, number: _record(builder, record, number, last))
     return builder.finish()
 
 

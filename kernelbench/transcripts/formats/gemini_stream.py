@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kernelbench.transcripts.builder import RECORD_ERRORS, SessionBuilder, http_status, to_epoch, token_count
+from kernelbench.transcripts.builder import SessionBuilder, http_status, to_epoch, token_count
 from kernelbench.transcripts.model import Event, Kind, Session, Usage
-from kernelbench.transcripts.reader import iter_lines
 
 NAME = "gemini-stream"
 
@@ -20,13 +19,7 @@ def detect(records: list[dict], head: bytes) -> bool:
 def parse(path: Path) -> Session:
     builder = SessionBuilder(path, NAME, harness="gemini")
     last: list[Event | None] = [None]
-    for line in iter_lines(path):
-        record = builder.accept(line)
-        if record is not None:
-            try:
-                _record(builder, record, line.number, last)
-            except RECORD_ERRORS as exc:
-                builder.unreadable(record, line.number, exc)
+    builder.read_records(path, lambda record, number: _record(builder, record, number, last))
     return builder.finish()
 
 

@@ -8,10 +8,9 @@ from typing import Any
 
 import orjson
 
-from kernelbench.transcripts.builder import RECORD_ERRORS, SessionBuilder, to_epoch
+from kernelbench.transcripts.builder import SessionBuilder, to_epoch
 from kernelbench.transcripts.formats.kimi_wire import kimi_usage
 from kernelbench.transcripts.model import Event, Kind, Session
-from kernelbench.transcripts.reader import iter_lines
 
 NAME = "kimi-cli-wire"
 
@@ -24,14 +23,7 @@ def detect(records: list[dict], head: bytes) -> bool:
 def parse(path: Path) -> Session:
     builder = SessionBuilder(path, NAME, harness="kimi")
     state = {"open_turn": False, "turns": 0}
-    for line in iter_lines(path):
-        record = builder.accept(line)
-        if record is None:
-            continue
-        try:
-            _record(builder, record, line.number, state)
-        except RECORD_ERRORS as exc:
-            builder.unreadable(record, line.number, exc)
+    builder.read_records(path, lambda record, number: _record(builder, record, number, state))
     builder.session.complete = state["turns"] > 0 and not state["open_turn"]
     return builder.finish()
 

@@ -11,9 +11,9 @@ from typing import Any
 import orjson
 
 from kernelbench import inputs
-from kernelbench.transcripts.builder import RECORD_ERRORS, SessionBuilder, to_epoch, token_count
+from kernelbench.transcripts.builder import SessionBuilder, to_epoch, token_count
 from kernelbench.transcripts.model import Event, Kind, Session, Usage
-from kernelbench.transcripts.reader import head_records, iter_lines
+from kernelbench.transcripts.reader import head_records
 
 NAME = "kimi-wire"
 IGNORED = {"metadata", "tools.set_active_tools", "llm.tools_snapshot", "profile.bind", "permission.set_mode",
@@ -34,13 +34,7 @@ def detect(records: list[dict], head: bytes) -> bool:
 def parse(path: Path, *, with_subagents: bool = True) -> Session:
     builder = SessionBuilder(path, NAME, harness="kimi")
     state = {"ended": None, "step_usage": Usage(), "record_usage": Usage(), "told": {}}
-    for line in iter_lines(path):
-        record = builder.accept(line)
-        if record is not None:
-            try:
-                _dispatch(builder, record, line.number, state)
-            except RECORD_ERRORS as exc:
-                builder.unreadable(record, line.number, exc)
+    builder.read_records(path, lambda record, number: _dispatch(builder, record, number, state))
     session = builder.session
     session.tokens = state["step_usage"] if not state["step_usage"].is_zero() else state["record_usage"]
     session.complete = state["ended"] == "completed"

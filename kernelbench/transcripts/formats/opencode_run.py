@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kernelbench.transcripts.builder import RECORD_ERRORS, SessionBuilder, amount, to_epoch
+from kernelbench.transcripts.builder import SessionBuilder, amount, to_epoch
 from kernelbench.transcripts.formats.opencode_common import add_part, note_opencode_error, opencode_usage
 from kernelbench.transcripts.model import Kind, Session
-from kernelbench.transcripts.reader import iter_lines
 
 NAME = "opencode-run"
 RUN_TYPES = {"step_start", "step_finish", "text", "tool_use", "reasoning", "error"}
@@ -23,14 +22,7 @@ def parse(path: Path) -> Session:
     builder = SessionBuilder(path, NAME, harness="opencode")
     session = builder.session
     finish = {"reason": None, "cost": 0.0}
-    for line in iter_lines(path):
-        record = builder.accept(line)
-        if record is None:
-            continue
-        try:
-            _record(builder, record, line.number, finish)
-        except RECORD_ERRORS as exc:
-            builder.unreadable(record, line.number, exc)
+    builder.read_records(path, lambda record, number: _record(builder, record, number, finish))
     session.complete = finish["reason"] == "stop"
     if finish["cost"] > 0:
         session.cost_usd = finish["cost"]

@@ -7,9 +7,8 @@ from __future__ import annotations
 import difflib
 from pathlib import Path
 
-from kernelbench.transcripts.builder import RECORD_ERRORS, SessionBuilder
+from kernelbench.transcripts.builder import SessionBuilder
 from kernelbench.transcripts.model import Kind, Session
-from kernelbench.transcripts.reader import iter_lines
 
 NAME = "scripted-events"
 TEXT_KINDS = {"user": Kind.USER, "assistant": Kind.ASSISTANT, "thinking": Kind.THINKING}
@@ -30,13 +29,7 @@ def edit_diff(record: dict) -> str:
 
 def parse(path: Path) -> Session:
     builder = SessionBuilder(path, NAME, harness="scripted")
-    for line in iter_lines(path):
-        record = builder.accept(line)
-        if record is not None:
-            try:
-                _record(builder, record, line.number)
-            except RECORD_ERRORS as exc:
-                builder.unreadable(record, line.number, exc)
+    builder.read_records(path, lambda record, number: _record(builder, record, number))
     return builder.finish()
 
 

@@ -626,14 +626,14 @@ def mid_build(applied: Applied, after: Callable[[], None] = lambda: None):
 
     from kernelbench.sitegen import pipeline
 
-    render = pipeline._render_changed
+    render = pipeline.render_changed_pages
 
     def attack_then_render(*args, **kwargs):
         applied.case.during(applied.data, applied.scratch)
         after()
         return render(*args, **kwargs)
 
-    return mock.patch.object(pipeline, "_render_changed", attack_then_render)
+    return mock.patch.object(pipeline, "render_changed_pages", attack_then_render)
 
 
 # ------------------------------------------------------------------------------------------------ addresses
@@ -851,7 +851,7 @@ def apply(case_: Case, pristine: Path, root: Path) -> Applied:
 
 
 def write_pristine(root: Path) -> Path:
-    from kernelbench.sitegen.synthetic import write_deck
+    from tests.support.synthetic import write_deck
 
     write_deck(root, n_runs=DECK_RUNS, transcript_bytes=3000)
     return root

@@ -60,7 +60,7 @@ class DeckLineAllowance(Strict):
 
 class AcceptedRoute(Strict):
     """A solution under tests/integrity/accepted/ that looks like a trick but meets what its problem asks: it must
-    PASS with no error finding (accepted/README.md says why each is accepted)."""
+    PASS with no error finding (tests/integrity/accepted/README.md says why each is accepted)."""
     file: str
     problem: str
     cpu: bool = True                     # graded in CI (CPU smoke shapes)
