@@ -756,6 +756,21 @@ case("markup-in-every-chart-field", "markup", "markup in every result.json field
      check=no_live_chart_markup)(lambda data, scratch: edit_result(data, _markup_everywhere) or [])
 
 
+def _each_board_its_page(site: Path) -> None:
+    pages = [p.name for p in (site / "boards").glob("*.html")]
+    folded = [name.casefold() for name in pages]
+    assert len(folded) == len(set(folded)), f"two board pages share one address once case is folded: {pages}"
+
+
+@case("board-squats-another-boards-page", "silent", "two result.json gpu values equal but for letter case (H200 "
+      "beside h200): two boards asked for one page address (one file on a case-insensitive disk or server)",
+      expect="result.json", check=_each_board_its_page)
+def _board_squat(data: Path, scratch: Path) -> list[str]:
+    add_run(data, "r-on-h200", "check.log on h200\n", gpu="h200")
+    add_run(data, "r-on-H200", "check.log on H200\n", gpu="H200")
+    return []
+
+
 TERMINAL = "\x1b[32mbuilt OK\x1b[0m\x1b]0;owned\x07"
 
 
