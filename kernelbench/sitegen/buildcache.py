@@ -35,10 +35,10 @@ class WarmState:
     builds: int = 0
 
 
-def _new_parse_cache(entries: dict | None = None) -> ParseCache:
+def _new_parse_cache(entries: dict | None = None, statuses: dict | None = None) -> ParseCache:
     from kernelbench.results.dataset import ParseCache
 
-    return ParseCache(entries)
+    return ParseCache(entries, statuses)
 
 
 def viewer_cache_file(site_dir: Path, run_id: str) -> Path:
@@ -68,19 +68,22 @@ def load_parse_cache(out_dir: Path, version: str) -> ParseCache:
     afresh). The file is the build's own output; it is never read from the input folders."""
     try:
         saved = pickle.loads(parse_cache_path(out_dir).read_bytes())  # our own output folder
-        entries = saved["entries"] if saved.get("version") == version else None
+        if saved.get("version") == version:
+            return _new_parse_cache(saved["entries"], saved.get("statuses"))
     except Exception:  # noqa: BLE001 - a cache that cannot be read is simply not used
-        entries = None
-    return _new_parse_cache(entries)
+        pass
+    return _new_parse_cache()
 
 
 def save_parse_cache(cache: ParseCache, staging: Path, version: str) -> None:
     """Write what this build used, unless it is exactly what the previous build saved (then the hard link
     seeded from the previous site is already right)."""
     target = parse_cache_path(staging)
-    if target.exists() and not cache.misses and len(cache.used) == len(cache.entries):
+    if (target.exists() and not cache.misses and len(cache.used) == len(cache.entries)
+            and cache.statuses_used == cache.statuses):
         return
     target.parent.mkdir(parents=True, exist_ok=True)
-    blob = pickle.dumps({"version": version, "entries": cache.used}, protocol=pickle.HIGHEST_PROTOCOL)
+    blob = pickle.dumps({"version": version, "entries": cache.used, "statuses": cache.statuses_used},
+                        protocol=pickle.HIGHEST_PROTOCOL)
     target.unlink(missing_ok=True)  # a hard link into the previous site: replace it, never write through it
     target.write_bytes(blob)  # inside the staging folder, which is swapped in whole: no atomic write needed
