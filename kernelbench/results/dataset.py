@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import pickle
 import re
 import stat
 import time
@@ -57,11 +58,17 @@ class ParseCache:
     load that read it began (a file written within one clock tick of being read could change again within that
     tick and keep its status). Only successful parses are kept (a broken file reports its diagnostics on every
     load). Values are shared between loads and must not be mutated by their users.
+
+    A cache kept between commands comes back as pickled values (`stored`), each unpickled when a load first asks
+    for it and saved again as the same bytes (`pickled`): a rebuild after one edit pickles one value, not ten
+    thousand.
     """
 
     def __init__(self, entries: dict[tuple[str, bytes], Any] | None = None,
-                 statuses: dict[str, tuple[tuple, bytes, int]] | None = None):
+                 statuses: dict[str, tuple[tuple, bytes, int]] | None = None,
+                 stored: dict[tuple[str, bytes], bytes] | None = None):
         self.entries = dict(entries or {})
+        self.stored = dict(stored or {})  # values pickled by an earlier command, by key
         self.used: dict[tuple[str, bytes], Any] = {}  # the entries the latest load needed (what to keep)
         # path -> (status, hash of the bytes read, when the load that read them began)
         self.statuses = dict(statuses or {})
@@ -75,9 +82,9 @@ class ParseCache:
         `status`: the status of the open file the bytes were read from, kept for `unchanged`."""
         digest = hashlib.blake2b(data, digest_size=16).digest()
         key = (str(path), digest)
-        if key in self.entries:
+        value = self._known(key)
+        if value is not MISSING:
             self.hits += 1
-            value = self.entries[key]
         else:
             self.misses += 1
             value = self.entries[key] = parse(data)
@@ -95,18 +102,35 @@ class ParseCache:
         kept, digest, read_from_ns = known
         if kept != file_status(status) or max(status.st_mtime_ns, status.st_ctime_ns) >= read_from_ns - RACY_MARGIN_NS:
             return MISSING
-        value = self.entries.get((path, digest), MISSING)
+        value = self._known((path, digest))
         if value is not MISSING:
             self.hits += 1
             self.used[(path, digest)] = value
             self.statuses_used[path] = known
         return value
 
+    def _known(self, key: tuple[str, bytes]) -> Any:
+        value = self.entries.get(key, MISSING)
+        if value is MISSING and key in self.stored:
+            value = self.entries[key] = pickle.loads(self.stored[key])  # the build's own cache, not an input
+        return value
+
+    def pickled(self, key: tuple[str, bytes]) -> bytes:
+        """A used value as bytes to keep: the bytes it came back as, or the value pickled now."""
+        stored = self.stored.get(key)
+        return stored if stored is not None else pickle.dumps(self.used[key], protocol=pickle.HIGHEST_PROTOCOL)
+
+    def unchanged_since_loaded(self) -> bool:
+        """Whether the latest load used exactly the values and statuses this cache came back with."""
+        return (not self.misses and self.used.keys() == self.stored.keys()
+                and self.statuses_used == self.statuses)
+
     def start_load(self) -> None:
         """Forget the previous load's bookkeeping, keeping only what it used (deleted files drop out)."""
         if self.used:
             self.entries = self.used
             self.statuses = self.statuses_used
+            self.stored = {key: blob for key, blob in self.stored.items() if key in self.used}
         self.used, self.statuses_used, self.hits, self.misses = {}, {}, 0, 0
         self.load_started_ns = time.time_ns()
 
