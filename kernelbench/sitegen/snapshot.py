@@ -91,9 +91,7 @@ def _record(snapshot: Snapshot, path: str, info: os.stat_result | None) -> None:
         return
     mode = info.st_mode
     snapshot.entries[path] = (mode, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-    newest = max(info.st_mtime_ns, info.st_ctime_ns)
-    if newest > snapshot.newest_ns:
-        snapshot.newest_ns = newest
+    snapshot.newest_ns = max(snapshot.newest_ns, info.st_mtime_ns, info.st_ctime_ns)
     if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
         snapshot.certain = False
 

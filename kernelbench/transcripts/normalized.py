@@ -20,7 +20,15 @@ from typing import IO, Any, Self
 import orjson
 
 from kernelbench.transcripts.builder import RECORD_ERRORS, SessionBuilder, to_epoch
-from kernelbench.transcripts.model import EVENT_FIELDS, SCHEMA_VERSION, Event, Kind, Session, Usage, plain_event
+from kernelbench.transcripts.model import (
+    EVENT_FIELDS,
+    SCHEMA_VERSION,
+    Event,
+    Kind,
+    Session,
+    Usage,
+    plain_event,
+)
 
 HEADER_TYPE = "kernelbench-session"
 FORMAT = "normalized"

@@ -112,7 +112,7 @@ def test_rebuilds_through_the_fast_paths_build_what_a_build_from_scratch_builds(
     runs = sorted(p for p in (repo_data / "runs").iterdir() if (p / "solution.py").is_file())
     edited, old, new = next((p, *_longer_session(p)) for p in runs if _longer_session(p))
     solution_edited = next(p for p in runs if p != edited)
-    annotation = sorted((repo_data / "annotations").glob("*.yaml"))[0]
+    annotation = min((repo_data / "annotations").glob("*.yaml"))
     _same_size_edit(edited / "result.json", old, new)
     _same_size_edit(solution_edited / "solution.py", "import", "IMPORT")
     summary = annotation.read_text().split("summary:", 1)[1].split()[0]
@@ -158,7 +158,7 @@ def test_a_same_size_edit_with_its_mtime_put_back_is_seen(config_for, deck: Path
     out = tmp_path / "site"
     build_site(config_for(deck, out))
     assert build_site(config_for(deck, out)).rendered == 0
-    run = sorted(p for p in (deck / "runs").iterdir() if (p / "solution.py").is_file())[0]
+    run = min(p for p in (deck / "runs").iterdir() if (p / "solution.py").is_file())
     _same_size_edit(run / "solution.py", "tiled kernel launch", "TILED KERNEL LAUNCH")
     text = (run / "result.json").read_text()
     model = json.loads(text)["model"]
@@ -175,7 +175,7 @@ def test_a_run_folder_swapped_for_a_copy_is_read_again(config_for, deck: Path, t
     and inode): nothing of it is taken from the cache."""
     out = tmp_path / "site"
     build_site(config_for(deck, out))
-    run = sorted(p for p in (deck / "runs").iterdir() if (p / "solution.py").is_file())[0]
+    run = min(p for p in (deck / "runs").iterdir() if (p / "solution.py").is_file())
     copy = tmp_path / "copy"
     shutil.copytree(run, copy)  # copy2: sizes and mtimes kept
     _same_size_edit(copy / "solution.py", "tiled kernel launch", "SWAPPED IN FOLDER!!")
