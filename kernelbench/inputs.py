@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 import weakref
 from dataclasses import dataclass
@@ -199,6 +200,7 @@ class Folder:
 
     def __init__(self, fd: int, path: Path, real: Path):
         self.fd, self.path, self.real = fd, Path(path), Path(real)
+        self.real_text = str(self.real)
         self.identity = _identity(os.fstat(fd))
         self._held: list[int] = []  # subfolders opened for readers (path_for_reader), closed with the folder
         self._closer = weakref.finalize(self, _close_all, [fd], self._held)
@@ -212,6 +214,18 @@ class Folder:
         if real is None:
             return None
         return cls(_open_beneath(Path(root), real, path), path, real)
+
+    @classmethod
+    def open_child(cls, parent: Folder, name: str, root: Path) -> Folder | None:
+        """The subfolder `name` of an opened folder, opened relative to its descriptor without following a link
+        (no path is resolved again: a folder of ten thousand runs opens each run with one system call). A name
+        that is a link, or that changed since it was listed, is opened as `open` does, with its checks and
+        reports."""
+        try:
+            fd = os.open(name, _DIR_FLAGS, dir_fd=parent.fd)
+        except OSError:
+            return cls.open(parent.path / name, root)
+        return cls(fd, parent.path / name, parent.real / name)
 
     @classmethod
     def open_path(cls, path: Path) -> Folder:
@@ -293,15 +307,39 @@ class Folder:
 
     def read_bytes(self, name: str, kind: Kind) -> bytes | None:
         """The whole file, refused when over `kind`'s cap; None when it is not there."""
+        found = self.read_with_status(name, kind)
+        return None if found is None else found[0]
+
+    def read_with_status(self, name: str, kind: Kind) -> tuple[bytes, os.stat_result] | None:
+        """`read_bytes`, and the status of the open file taken before it was read: what a cache records, so that
+        a later write (which changes the file's ctime) is seen."""
         opened = self.open_file(name)
         if opened is None:
             return None
-        data, size = _read_fd(opened[0], opened[1], kind.max_bytes, whole=True)
+        data, size, info = _read_fd_status(opened[0], opened[1], kind.max_bytes, whole=True)
         if size > kind.max_bytes:
             raise _refused(opened[1], f"is {_mib(size)}, over the {_mib(kind.max_bytes)} a {kind.name} may hold; "
                            "not read", f"a {kind.name} this large is not one the project writes: check how it "
                            "was made")
-        return data
+        return data, info
+
+    def plain_status(self, name: str) -> os.stat_result | None | NotPlain:
+        """The status of `name`, a plain file name of this folder (no '/'), taken relative to the opened folder
+        without following a link; None when nothing is there. NOT_PLAIN for any other name, and for a name whose
+        status cannot be taken: its callers then go through `resolve` and `open_file`, which check and report.
+        A status read here is evidence that a file is unchanged, never a licence to read it by its path."""
+        if not _PLAIN_NAME(name):
+            return NOT_PLAIN
+        try:
+            return os.stat(name, dir_fd=self.fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError):
+            return NOT_PLAIN
+
+    def plain_shown(self, name: str) -> str:
+        """`str(self.shown(name))` for a plain name (one `plain_status` took), without building a Path."""
+        return os.path.join(self.real_text, name)
 
     def read_head(self, name: str, kind: Kind = SHOWN) -> tuple[bytes, int] | None:
         """The file's first `kind.max_bytes` bytes and its whole size; None when it is not there."""
@@ -352,6 +390,18 @@ def allow_open_folders(count: int) -> None:
 
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
+
+
+class NotPlain:
+    """What `Folder.plain_status` answers for a name it does not take: go the checked way."""
+
+    def __repr__(self) -> str:
+        return "NOT_PLAIN"
+
+
+NOT_PLAIN = NotPlain()
+# a file name of the folder itself: no separator, no NUL, not '.' or '..'
+_PLAIN_NAME = re.compile(r"(?!\.\.?\Z)[^/\x00]+\Z").match
 
 
 def _identity(info: os.stat_result) -> tuple[int, int]:
@@ -419,6 +469,12 @@ def _swapped(path: Path, exc: OSError) -> InputRefused:
 
 def _read_fd(fd: int, path: Path, cap: int, whole: bool = False) -> tuple[bytes, int]:
     """The first `cap` bytes of the open file `fd` (closed here) and its size; `path` names it in reports."""
+    data, size, _ = _read_fd_status(fd, path, cap, whole)
+    return data, size
+
+
+def _read_fd_status(fd: int, path: Path, cap: int, whole: bool = False) -> tuple[bytes, int, os.stat_result]:
+    """`_read_fd`, and the file's status taken on the open descriptor before reading."""
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
@@ -436,4 +492,4 @@ def _read_fd(fd: int, path: Path, cap: int, whole: bool = False) -> tuple[bytes,
         data = b"".join(chunks)
     finally:
         os.close(fd)
-    return data[:cap], max(info.st_size, len(data))
+    return data[:cap], max(info.st_size, len(data)), info

@@ -38,4 +38,6 @@ def visible(text: str, *, lines: bool = False) -> str:
 
 def without_invisibles(text: str) -> str:
     """`text` without the characters `visible` escapes (what a reader sees when they are not escaped)."""
+    if text.isascii() and text.isprintable():  # the common case: nothing to remove (as in `visible`)
+        return text
     return "".join(c for c in text if not _acts(c))

@@ -19,7 +19,10 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import pickle
 import re
+import stat
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
@@ -45,35 +48,100 @@ T = TypeVar("T")
 class ParseCache:
     """Validated inputs kept from one load to the next, keyed by each file's path and the hash of its bytes.
 
-    Every load still reads and hashes every file (microseconds for a result.json or an annotation); only the
-    parse and validation (a millisecond or more each) are skipped, and only when the bytes are exactly those
-    parsed before. So an edit is always seen, even one that keeps the file's size and modification time: the
-    cache never consults file metadata. Only successful parses are kept (a broken file reports its diagnostics
-    on every load). Values are shared between loads and must not be mutated by their users.
+    Files are read and hashed on every load (microseconds for an annotation), and only the parse and validation
+    (a millisecond or more each) are skipped, and only when the bytes are exactly those parsed before; so an edit
+    is always seen. The one exception is a file read through a run folder's descriptor with its status
+    (`parse(..., status=)`): its status is kept beside its hash, and the next load takes its value without
+    reading it when the status taken through the folder is the same (`unchanged`). A status is the file's
+    device, inode, size, mtime and ctime; an edit that keeps size and mtime still moves the ctime, which no
+    system call sets back. As in git's index, a status is trusted only for a file last changed well before the
+    load that read it began (a file written within one clock tick of being read could change again within that
+    tick and keep its status). Only successful parses are kept (a broken file reports its diagnostics on every
+    load). Values are shared between loads and must not be mutated by their users.
+
+    A cache kept between commands comes back as pickled values (`stored`), each unpickled when a load first asks
+    for it and saved again as the same bytes (`pickled`): a rebuild after one edit pickles one value, not ten
+    thousand.
     """
 
-    def __init__(self, entries: dict[tuple[str, bytes], Any] | None = None):
+    def __init__(self, entries: dict[tuple[str, bytes], Any] | None = None,
+                 statuses: dict[str, tuple[tuple, bytes, int]] | None = None,
+                 stored: dict[tuple[str, bytes], bytes] | None = None):
         self.entries = dict(entries or {})
+        self.stored = dict(stored or {})  # values pickled by an earlier command, by key
         self.used: dict[tuple[str, bytes], Any] = {}  # the entries the latest load needed (what to keep)
+        # path -> (status, hash of the bytes read, when the load that read them began)
+        self.statuses = dict(statuses or {})
+        self.statuses_used: dict[str, tuple[tuple, bytes, int]] = {}
         self.hits = self.misses = 0
+        self.load_started_ns = time.time_ns()
 
-    def parse(self, path: Path, data: bytes, parse: Callable[[bytes], T]) -> T:
-        """`parse(data)` (the bytes of the file at `path`), or the value parsed before from the same bytes."""
-        key = (str(path), hashlib.blake2b(data, digest_size=16).digest())
-        if key in self.entries:
+    def parse(self, path: Path, data: bytes, parse: Callable[[bytes], T],
+              status: os.stat_result | None = None) -> T:
+        """`parse(data)` (the bytes of the file at `path`), or the value parsed before from the same bytes.
+        `status`: the status of the open file the bytes were read from, kept for `unchanged`."""
+        digest = hashlib.blake2b(data, digest_size=16).digest()
+        key = (str(path), digest)
+        value = self._known(key)
+        if value is not MISSING:
             self.hits += 1
-            value = self.entries[key]
         else:
             self.misses += 1
             value = self.entries[key] = parse(data)
         self.used[key] = value
+        if status is not None:
+            self.statuses_used[key[0]] = (file_status(status), digest, self.load_started_ns)
         return value
+
+    def unchanged(self, path: str, status: os.stat_result | None) -> Any:
+        """The value parsed before from the file at `path` when `status` (taken now, through its folder) shows
+        it unchanged since it was read; MISSING when it must be read."""
+        known = self.statuses.get(path) if status is not None else None
+        if known is None:
+            return MISSING
+        kept, digest, read_from_ns = known
+        if kept != file_status(status) or max(status.st_mtime_ns, status.st_ctime_ns) >= read_from_ns - RACY_MARGIN_NS:
+            return MISSING
+        value = self._known((path, digest))
+        if value is not MISSING:
+            self.hits += 1
+            self.used[(path, digest)] = value
+            self.statuses_used[path] = known
+        return value
+
+    def _known(self, key: tuple[str, bytes]) -> Any:
+        value = self.entries.get(key, MISSING)
+        if value is MISSING and key in self.stored:
+            value = self.entries[key] = pickle.loads(self.stored[key])  # the build's own cache, not an input
+        return value
+
+    def pickled(self, key: tuple[str, bytes]) -> bytes:
+        """A used value as bytes to keep: the bytes it came back as, or the value pickled now."""
+        stored = self.stored.get(key)
+        return stored if stored is not None else pickle.dumps(self.used[key], protocol=pickle.HIGHEST_PROTOCOL)
+
+    def unchanged_since_loaded(self) -> bool:
+        """Whether the latest load used exactly the values and statuses this cache came back with."""
+        return (not self.misses and self.used.keys() == self.stored.keys()
+                and self.statuses_used == self.statuses)
 
     def start_load(self) -> None:
         """Forget the previous load's bookkeeping, keeping only what it used (deleted files drop out)."""
         if self.used:
             self.entries = self.used
-        self.used, self.hits, self.misses = {}, 0, 0
+            self.statuses = self.statuses_used
+            self.stored = {key: blob for key, blob in self.stored.items() if key in self.used}
+        self.used, self.statuses_used, self.hits, self.misses = {}, {}, 0, 0
+        self.load_started_ns = time.time_ns()
+
+
+MISSING = object()  # what `ParseCache.unchanged` answers for a file it cannot vouch for
+RACY_MARGIN_NS = 2_000_000_000  # file systems whose timestamps lag the wall clock (coarse ticks, network mounts)
+
+
+def file_status(info: os.stat_result) -> tuple[int, int, int, int, int, int]:
+    """What tells a file apart from its earlier self without reading it."""
+    return (info.st_mode, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
 def _no_cache() -> ParseCache:
@@ -427,26 +495,44 @@ def _load_baseline_notes(dataset: Dataset, problem_id: str, path: Path, root: Pa
 # --------------------------------------------------------------------------------------------- runs
 
 def _load_runs(dataset: Dataset, runs_dir: Path, root: Path, cache: ParseCache) -> None:
-    with os.scandir(runs_dir) as scan:  # the entries' types come with the listing: no stat per folder
-        entries = sorted((e for e in scan if not e.name.startswith(".") and (e.is_symlink() or e.is_dir())),
-                         key=lambda e: e.name)
-    inputs.allow_open_folders(len(entries))
-    for entry in entries:
-        folder = _opened_folder(dataset, runs_dir / entry.name, root)
-        if folder is None:
-            continue
-        record = _guarded(dataset, runs_dir / entry.name / RESULT_FILE, lambda: _load_run(dataset, folder, cache))
-        if record is None:
-            folder.close()
-            continue
-        if record.run_id in dataset.runs:
-            first = dataset.runs[record.run_id].path
-            dataset.diagnostics.append(Diagnostic(
-                path=record.result_path, message=f"duplicate run id '{record.run_id}' (also in {first})",
-                hint="each run directory needs its own run id; remove or rename the copy"))
-            folder.close()
-            continue
-        dataset.runs[record.run_id] = record
+    runs = _opened_folder(dataset, runs_dir, root)
+    if runs is None:
+        return
+    try:
+        with os.scandir(runs.fd) as scan:  # the entries' types come with the listing: no stat per folder
+            entries = sorted((e for e in scan if not e.name.startswith(".") and (e.is_symlink() or e.is_dir())),
+                             key=lambda e: e.name)
+        inputs.allow_open_folders(len(entries))
+        for entry in entries:
+            _load_run_folder(dataset, runs, entry, root, cache)
+    finally:
+        runs.close()
+
+
+def _load_run_folder(dataset: Dataset, runs: inputs.Folder, entry: os.DirEntry, root: Path,
+                     cache: ParseCache) -> None:
+    """One entry of runs/: its folder opened (relative to runs/ unless it is a link) and its run loaded."""
+    runs_dir = runs.path
+    try:
+        folder = (inputs.Folder.open(runs_dir / entry.name, root) if entry.is_symlink()
+                  else inputs.Folder.open_child(runs, entry.name, root))
+    except InputRefused as exc:
+        dataset.diagnostics.append(exc.diagnostic)
+        return
+    if folder is None:
+        return
+    record = _guarded(dataset, runs_dir / entry.name / RESULT_FILE, lambda: _load_run(dataset, folder, cache))
+    if record is None:
+        folder.close()
+        return
+    if record.run_id in dataset.runs:
+        first = dataset.runs[record.run_id].path
+        dataset.diagnostics.append(Diagnostic(
+            path=record.result_path, message=f"duplicate run id '{record.run_id}' (also in {first})",
+            hint="each run directory needs its own run id; remove or rename the copy"))
+        folder.close()
+        return
+    dataset.runs[record.run_id] = record
 
 
 def _opened_folder(dataset: Dataset, path: Path, root: Path) -> inputs.Folder | None:
@@ -461,14 +547,21 @@ def _load_run(dataset: Dataset, opened: inputs.Folder, cache: ParseCache) -> Run
     """The run in the opened folder: result.json and every file after it are read through its descriptor."""
     folder = opened.path
     path = folder / RESULT_FILE
-    raw = opened.read_bytes(RESULT_FILE, inputs.RESULT)
-    if raw is None:
-        dataset.diagnostics.append(Diagnostic(
-            path=folder, message="run directory without result.json; left out",
-            hint="grade the run again (kernelbench grade ... --out) or remove the folder"))
-        return None
-    result = cache.parse(path, raw, lambda raw: load_json_model(path, RunResult, decode_text(path, raw)))
+    raw = None
+    result = _unchanged_result(opened, path, cache)
+    if result is MISSING:
+        read = opened.read_with_status(RESULT_FILE, inputs.RESULT)
+        if read is None:
+            dataset.diagnostics.append(Diagnostic(
+                path=folder, message="run directory without result.json; left out",
+                hint="grade the run again (kernelbench grade ... --out) or remove the folder"))
+            return None
+        raw, status = read
+        result = cache.parse(path, raw, lambda raw: load_json_model(path, RunResult, decode_text(path, raw)),
+                             status=status)
     if result.run_id != folder.name:
+        if raw is None:  # taken from the cache unread: read for the line the report names
+            raw = opened.read_bytes(RESULT_FILE, inputs.RESULT) or b""
         original = folder.parent / result.run_id
         is_copy = "/" not in result.run_id and "\x00" not in result.run_id and original.is_dir()
         message = (f"duplicate run id '{result.run_id}' (also in {original}); left out" if is_copy
@@ -479,6 +572,15 @@ def _load_run(dataset: Dataset, opened: inputs.Folder, cache: ParseCache) -> Run
         return None
     return RunRecord(run_id=result.run_id, path=folder, result=result, result_path=path,
                      resolved_path=opened.real, opened=opened)
+
+
+def _unchanged_result(opened: inputs.Folder, path: Path, cache: ParseCache) -> RunResult | Any:
+    """The run's result as parsed before, when result.json is a plain file whose status (taken through the
+    opened folder) shows it unchanged; MISSING otherwise (it is read)."""
+    status = opened.plain_status(RESULT_FILE)
+    if status is None or status is inputs.NOT_PLAIN or not stat.S_ISREG(status.st_mode):
+        return MISSING
+    return cache.unchanged(str(path), status)
 
 
 def _json_key_line(raw: bytes, key: str) -> int | None:

@@ -35,10 +35,10 @@ class WarmState:
     builds: int = 0
 
 
-def _new_parse_cache(entries: dict | None = None) -> ParseCache:
+def _new_parse_cache(statuses: dict | None = None, stored: dict | None = None) -> ParseCache:
     from kernelbench.results.dataset import ParseCache
 
-    return ParseCache(entries)
+    return ParseCache(statuses=statuses, stored=stored)
 
 
 def viewer_cache_file(site_dir: Path, run_id: str) -> Path:
@@ -65,22 +65,26 @@ def cache_version() -> str:
 
 def load_parse_cache(out_dir: Path, version: str) -> ParseCache:
     """The previous build's parsed inputs, or an empty cache (anything unreadable or from other code: start
-    afresh). The file is the build's own output; it is never read from the input folders."""
+    afresh). The file is the build's own output; it is never read from the input folders. Each value stays
+    pickled until a load asks for it (ParseCache.stored)."""
     try:
         saved = pickle.loads(parse_cache_path(out_dir).read_bytes())  # our own output folder
-        entries = saved["entries"] if saved.get("version") == version else None
+        kept = (saved["statuses"], saved["stored"]) if saved.get("version") == version else (None, None)
     except Exception:  # noqa: BLE001 - a cache that cannot be read is simply not used
-        entries = None
-    return _new_parse_cache(entries)
+        kept = (None, None)
+    return _new_parse_cache(*kept)
 
 
 def save_parse_cache(cache: ParseCache, staging: Path, version: str) -> None:
     """Write what this build used, unless it is exactly what the previous build saved (then the hard link
-    seeded from the previous site is already right)."""
+    seeded from the previous site is already right). Values that came back pickled are written as the same
+    bytes: only what this build parsed is pickled."""
     target = parse_cache_path(staging)
-    if target.exists() and not cache.misses and len(cache.used) == len(cache.entries):
+    if target.exists() and cache.unchanged_since_loaded():
         return
     target.parent.mkdir(parents=True, exist_ok=True)
-    blob = pickle.dumps({"version": version, "entries": cache.used}, protocol=pickle.HIGHEST_PROTOCOL)
+    stored = {key: cache.pickled(key) for key in cache.used}
+    blob = pickle.dumps({"version": version, "statuses": cache.statuses_used, "stored": stored},
+                        protocol=pickle.HIGHEST_PROTOCOL)
     target.unlink(missing_ok=True)  # a hard link into the previous site: replace it, never write through it
     target.write_bytes(blob)  # inside the staging folder, which is swapped in whole: no atomic write needed

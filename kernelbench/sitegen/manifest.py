@@ -1,13 +1,14 @@
 """The build manifest: which page was rendered from which inputs, kept in the output directory.
 
 A page is re-rendered only when the content hash of its inputs changed (never by modification time). File
-contents are hashed once and cached under their (size, mtime, inode) like git's index does, so an unchanged
-200 KB transcript is not re-read on every rebuild. As in git, a signature is trusted only for files last
-modified before the previous build began ("racily clean" files are hashed again): a file rewritten within the
-file system's timestamp granularity of being hashed keeps size and mtime, and would otherwise be missed. What
-remains undetected is an edit that deliberately restores an older mtime (to the nanosecond) at equal size and
-inode; delete the output folder to rebuild from scratch after such tampering. Results, annotations, writeups
-and problem files do not depend on this: they are always hashed by content (results.dataset.ParseCache).
+contents are hashed once and cached under their (size, mtime, ctime, inode, device) like git's index does, so an
+unchanged 200 KB transcript is not re-read on every rebuild; a run's files are looked at through the run
+folder's descriptor (`FileHasher.unchanged_in`), without being opened. As in git, a signature is trusted only
+for files last changed before the previous build began ("racily clean" files are hashed again): a file rewritten
+within the file system's timestamp granularity of being hashed keeps size and mtime, and would otherwise be
+missed. An edit that deliberately restores an older mtime (to the nanosecond) at equal size and inode is still
+seen: it moves the ctime, which no system call sets back. Annotations, writeups and problem files are always
+hashed by content (results.dataset.ParseCache), result.json by the same status rule.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from kernelbench.errors import KernelBenchError
 
 MANIFEST_NAME = ".kernelbench-manifest.json"
 MAX_HASHED_BYTES = max(kind.max_bytes for kind in inputs.CAPS)  # a larger input is refused, never read whole
-MANIFEST_VERSION = 1
+MANIFEST_VERSION = 2  # 2: file signatures hold the ctime and the device
 
 
 def hash_data(data: Any) -> str:
@@ -55,7 +56,7 @@ def _fallback(value: Any) -> Any:
 class Manifest:
     pages: dict[str, list] = field(default_factory=dict)  # url -> [inputs hash, diagnostics]
     static: dict[str, str] = field(default_factory=dict)  # url -> content hash
-    file_hashes: dict[str, list] = field(default_factory=dict)  # path -> [size, mtime_ns, inode, hash]
+    file_hashes: dict[str, list] = field(default_factory=dict)  # path -> [*signature, hash]
     started_ns: int = 0  # wall clock when that build began hashing (signatures are trusted before it)
     rendered: int = 0  # pages rendered by this build (not stored)
 
@@ -107,7 +108,7 @@ class FileHasher:
             return None
         key = str(path)
         if key in self.seen:
-            return self.seen[key][3]
+            return self.seen[key][-1]
         if opener is not None:
             return self._hash_opened(key, opener)
         try:
@@ -131,17 +132,51 @@ class FileHasher:
         finally:
             os.close(fd)
 
-    def _digest(self, key: str, st: os.stat_result, read: Callable[[], str]) -> str:
-        signature = [st.st_size, st.st_mtime_ns, st.st_ino]
+    def unchanged_in(self, folder: inputs.Folder, name: str) -> str | None | Unknown:
+        """The hash of the file `name` of an opened run folder, taken from the previous build when its status,
+        read relative to the folder's descriptor, is the one recorded then (nothing is opened); None when nothing
+        is there; UNKNOWN when the file must be opened and hashed (a changed or racily clean file, a link, a name
+        with a folder in it)."""
+        st = folder.plain_status(name)
+        if st is None:
+            return None
+        if st is inputs.NOT_PLAIN or not stat.S_ISREG(st.st_mode):
+            return UNKNOWN
+        key = folder.plain_shown(name)
+        if key in self.seen:
+            return self.seen[key][-1]
         cached = self.previous.get(key)
-        if cached and cached[:3] == signature and st.st_mtime_ns < self.trusted_before_ns:
-            digest = cached[3]
+        signature = _signature(st)
+        if cached and cached[:-1] == signature and self._trusted(st):
+            self.seen[key] = cached
+            return cached[-1]
+        return UNKNOWN
+
+    def _trusted(self, st: os.stat_result) -> bool:
+        return max(st.st_mtime_ns, st.st_ctime_ns) < self.trusted_before_ns
+
+    def _digest(self, key: str, st: os.stat_result, read: Callable[[], str]) -> str:
+        signature = _signature(st)
+        cached = self.previous.get(key)
+        if cached and cached[:-1] == signature and self._trusted(st):
+            digest = cached[-1]
         elif st.st_size > MAX_HASHED_BYTES:  # refused by its reader anyway: not worth minutes of reading
             digest = "over-cap:" + ":".join(map(str, signature))
         else:
             digest = read()
         self.seen[key] = [*signature, digest]
         return digest
+
+
+class Unknown:
+    """What `FileHasher.unchanged_in` answers for a file it cannot vouch for without opening it."""
+
+
+UNKNOWN = Unknown()
+
+
+def _signature(st: os.stat_result) -> list[int]:
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
 
 
 def hash_fd(fd: int) -> str:

@@ -9,18 +9,15 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import html
-import multiprocessing
 import os
 import signal
 import shutil
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kernelbench.errors import Diagnostic, KernelBenchError
-from kernelbench.fileio import atomic_write_bytes
-from kernelbench.sitegen import output
+from kernelbench.sitegen import output, snapshot
 from kernelbench.sitegen.assets import asset_sources, copy_assets
 from kernelbench.sitegen.buildcache import (
     CACHE_DIR,
@@ -32,8 +29,10 @@ from kernelbench.sitegen.buildcache import (
 )
 from kernelbench.sitegen.manifest import MANIFEST_NAME, FileHasher, Manifest
 from kernelbench.sitegen.pages import Page
-from kernelbench.sitegen.render import make_environment, render_page, templates_hash
 
+# A rebuild whose inputs did not change ends after looking at them (snapshot.py), in a fraction of a second: what
+# only loading, rendering and writing need (jinja2, the data models, the worker pool, YAML) is imported when a
+# build gets that far.
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = Path(__file__).resolve().parents[1]
 PARALLEL_THRESHOLD = 8  # below this many heavy pages a worker pool costs more than it saves
@@ -102,9 +101,16 @@ def _site_umask():
 
 
 def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildReport:
-    from kernelbench.sitegen.plan import plan_site
-
     clock = Stopwatch()
+    inputs_now = snapshot.take(*snapshot.input_roots(config), snapshot.build_context(config))
+    unchanged = snapshot.unchanged_outcome(out_dir, snapshot_path(out_dir), inputs_now)
+    clock.lap("look at the inputs")
+    if unchanged is not None:
+        return _unchanged_report(unchanged, out_dir, clock)
+    from kernelbench.fileio import atomic_write_bytes
+    from kernelbench.sitegen.plan import plan_site
+    from kernelbench.sitegen.render import templates_hash
+
     previous = Manifest.load(out_dir)
     hasher = FileHasher(previous.file_hashes, previous.started_ns)
     staging = output.new_staging_dir(out_dir)
@@ -134,6 +140,8 @@ def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildR
         site.write_exports(staging)
         manifest.file_hashes = hasher.seen
         atomic_write_bytes(staging / MANIFEST_NAME, manifest.dump())
+        outcome = _outcome(site.pages, manifest, site.diagnostics + render_diags)
+        snapshot.save(snapshot_path(staging), inputs_now, outcome)
         output.swap_in(staging, out_dir)
         clock.lap("exports and swap")
         if warm is not None:
@@ -156,10 +164,31 @@ def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildR
     )
 
 
+def snapshot_path(site_dir: Path) -> Path:
+    """Where a site keeps the record of the inputs it was built from (see snapshot.py)."""
+    return Path(site_dir) / CACHE_DIR / snapshot.SNAPSHOT_FILE
+
+
+def _outcome(pages: list[Page], manifest: Manifest, diagnostics: list[Diagnostic]) -> snapshot.Outcome:
+    files = [MANIFEST_NAME, *(page.url for page in pages), *manifest.static]
+    found = [(None if d.path is None else str(d.path), d.message, d.line, d.hint, d.severity) for d in diagnostics]
+    return snapshot.Outcome(pages=len(pages), diagnostics=found, files=files)
+
+
+def _unchanged_report(outcome: snapshot.Outcome, out_dir: Path, clock: Stopwatch) -> BuildReport:
+    """The report of a build whose inputs are those of the site in place: that build's report, nothing rendered."""
+    diagnostics = [Diagnostic(path, message, line, hint, severity)
+                   for path, message, line, hint, severity in outcome.diagnostics]
+    return BuildReport(diagnostics, outcome.pages, 0, clock.total(), out_dir, timings=clock.laps,
+                       cpu_s=time.process_time() - clock.cpu_start)
+
+
 def _environment(config: BuildConfig, tpl_hash: str, warm: WarmState | None, staging: Path):
     """A jinja2 environment; the warm one is reused while no template (by content hash) changed, since jinja's
     own reload check trusts modification times. A command takes compiled templates from the previous site's
     cache (seeded into the staging folder before the first template is loaded)."""
+    from kernelbench.sitegen.render import make_environment
+
     if warm is None:
         return make_environment(config.templates_dir, staging / CACHE_DIR / "jinja")
     if warm.env is None or warm.env_key != tpl_hash:
@@ -270,6 +299,9 @@ _POOL_STATE: dict = {}
 
 def _render_in_pool(pages: list[Page], env, staging: Path, jobs: int, progress: "_Progress"):
     # Workers are forked after the plan exists, so each inherits the pages (closures included) for free.
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     _POOL_STATE.update(pages=pages, env=env, staging=staging)
     context = multiprocessing.get_context("fork")
     try:
@@ -302,6 +334,8 @@ def _render_indexed(index: int):
 
 
 def _render_one(page: Page, env, staging: Path) -> tuple[str, str, list[Diagnostic]]:
+    from kernelbench.sitegen.render import render_page
+
     target = staging / page.url
     # a run folder also holds the viewer's chunks: the run page's transcript tab clears it or keeps it
     target.parent.mkdir(parents=True, exist_ok=True)

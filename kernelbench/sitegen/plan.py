@@ -7,22 +7,24 @@ arranges their output into pages. Nothing here writes a file.
 from __future__ import annotations
 
 import dataclasses
+import stat
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kernelbench.base.decks import MAIN_DECK
 from kernelbench.errors import Diagnostic
+from kernelbench.inputs import NOT_PLAIN
 from kernelbench.results.dataset import Dataset, ParseCache, RunRecord, load_dataset
 from kernelbench.results.leaderboard import Board, build_boards, export_csv, export_json
 from kernelbench.sitegen import charts, urls, views
 from kernelbench.sitegen.buildcache import viewer_cache_file
-from kernelbench.sitegen.manifest import FileHasher, hash_data
+from kernelbench.sitegen.manifest import UNKNOWN, FileHasher, hash_data
 from kernelbench.sitegen.pages import Page
 from kernelbench.sitegen.diffpage import diff_pages
 from kernelbench.sitegen.problems import problem_pages
 from kernelbench.sitegen.render import code_hash
-from kernelbench.sitegen.runpage import ViewerReuse, quote_excerpts, run_tabs, transcript_name, transcript_path
+from kernelbench.sitegen.runpage import ViewerReuse, quote_excerpts, run_tabs, transcript_name
 from kernelbench.sitegen.writeups import writeup_pages
 
 
@@ -355,7 +357,7 @@ def _run_page(data: SiteData, record: RunRecord, hasher: FileHasher) -> Page:
     # only files the input policy lets the page show are hashed (and so read)
     files = {name: _hash_run_file(hasher, record, name)
              for name in ("solution.py", "check.log", "benchmark.log", "result.json")}
-    transcript = None if record.imported else transcript_path(record)
+    transcript = None if record.imported else _shown_run_file(record, transcript_name(record))
     files["transcript"] = None if transcript is None else _hash_run_file(hasher, record, transcript_name(record))
     inputs = {"run": view, "annotation": annotation, "files": files, "viewer": data.viewer_version}
     sources = tuple(
@@ -386,8 +388,23 @@ def _run_page(data: SiteData, record: RunRecord, hasher: FileHasher) -> Page:
     )
 
 
+def _shown_run_file(record: RunRecord, name: str) -> str | None:
+    """Where a run's file is shown (`str(record.file(name))`), without resolving a plain file name again."""
+    status = record.folder.plain_status(name)
+    if status is None:
+        return None
+    if status is not NOT_PLAIN and stat.S_ISREG(status.st_mode):
+        return record.folder.plain_shown(name)
+    found = record.file(name)
+    return None if found is None else str(found)
+
+
 def _hash_run_file(hasher: FileHasher, record: RunRecord, name: str) -> str | None:
-    """The hash of a run's file as read through its folder's descriptor (the bytes its page will show)."""
+    """The hash of a run's file as read through its folder's descriptor (the bytes its page will show); a file
+    whose status through that descriptor is the one the previous build hashed is not opened."""
+    known = hasher.unchanged_in(record.folder, name)
+    if known is not UNKNOWN:
+        return known
     return hasher(record.file(name), lambda: record.folder.open_file(name))
 
 

@@ -57,12 +57,13 @@ def claim(kind: str, names, reserved: tuple[str, ...] = (), wants=slug) -> list[
         while _folded(address) in taken:
             salt += 1
             address = f"{wanted}-{_hash(name, salt)}"
+        looks = _lookalike(name)
         if address != wanted:
             clashes.append(Clash(kind, name, taken[_folded(wanted)], wanted, address))
-        elif _lookalike(name) in seen:
-            clashes.append(Clash(kind, name, seen[_lookalike(name)], wanted, None))
+        elif looks in seen:
+            clashes.append(Clash(kind, name, seen[looks], wanted, None))
         taken[_folded(address)] = name
-        seen.setdefault(_lookalike(name), name)
+        seen.setdefault(looks, name)
         given[name] = address
     _CLAIMED[kind] = given
     return clashes

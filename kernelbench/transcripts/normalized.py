@@ -20,7 +20,15 @@ from typing import IO, Any, Self
 import orjson
 
 from kernelbench.transcripts.builder import SessionBuilder, to_epoch
-from kernelbench.transcripts.model import SCHEMA_VERSION, Event, Kind, Session, Usage
+from kernelbench.transcripts.model import (
+    EVENT_FIELDS,
+    SCHEMA_VERSION,
+    Event,
+    Kind,
+    Session,
+    Usage,
+    plain_event,
+)
 
 HEADER_TYPE = "kernelbench-session"
 FORMAT = "normalized"
@@ -183,12 +191,17 @@ def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
+# an event record's fields: not its type, nor an id (events are numbered as they are read)
+_RECORD_FIELDS = EVENT_FIELDS - {"id"}
+
+
 def _read_event(builder: SessionBuilder, record: dict, number: int) -> None:
-    fields = {k: v for k, v in record.items() if k != "type"}
+    fields = {k: v for k, v in record.items() if k in _RECORD_FIELDS}
     fields.setdefault("line", number)
-    fields.pop("id", None)
     try:
-        event = Event.model_validate(fields)
+        event = plain_event(fields)
+        if event is None:
+            event = Event.model_validate(fields)
     except ValueError:
         builder.unknown(record, number, record_type=f"event:{record.get('kind')}")
         return

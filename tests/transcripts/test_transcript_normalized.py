@@ -139,3 +139,61 @@ def test_parsers_build_events_of_the_declared_types(tx: Path) -> None:
             assert event.events is None or isinstance(event.events, list)
             checked += 1
     assert checked > 3_000
+
+
+PLAIN_RECORDS = [
+    {"kind": "user", "text": "go", "ts": 1767225600.5, "line": 2},
+    {"kind": "tool_call", "name": "Bash", "call_id": "c1", "input": {"command": "ls", "n": [1, 2.5, None]}},
+    {"kind": "tool_result", "call_id": "c1", "output": "ok", "is_error": False, "exit_code": 0, "duration_s": 0.25},
+    {"kind": "file_edit", "path": "a.py", "diff": "-x\n+y\n", "model": "m", "source": "sub.jsonl"},
+    {"kind": "unknown", "record_type": "x", "raw": "{}", "text": None, "line": None},
+    {"kind": "tool_call", "input": "a string", "exit_code": 2**64 - 1},
+    {"kind": "assistant", "ts": float("nan")},
+]
+CONVERTED_RECORDS = [  # a value msgspec converts (an integer time) or refuses, a field it builds (usage, events)
+    {"kind": "user", "ts": 1767225600},
+    {"kind": "tool_result", "duration_s": 2},
+    {"kind": "tool_result", "exit_code": True},
+    {"kind": "tool_result", "exit_code": 1.0},
+    {"kind": "tool_result", "is_error": 1},
+    {"kind": "user", "text": 5},
+    {"kind": "bogus"},
+    {"kind": ["user"]},
+    {"text": "no kind"},
+    {"kind": "assistant", "usage": {"input": 3}},
+    {"kind": "subagent", "events": [{"kind": "user", "text": "hi"}]},
+]
+
+
+@pytest.mark.parametrize("record", PLAIN_RECORDS)
+def test_plain_event_is_the_event_msgspec_builds(record: dict) -> None:
+    """Records of the declared types are built by slot stores (the fast path of the normalized reader): field for
+    field the event msgspec's strict conversion makes."""
+    import msgspec
+
+    from kernelbench.transcripts.model import Event, plain_event
+
+    built = plain_event(record)
+    assert built is not None
+    assert repr(built) == repr(msgspec.convert(record, Event))
+
+
+@pytest.mark.parametrize("record", CONVERTED_RECORDS)
+def test_plain_event_leaves_any_other_record_to_msgspec(record: dict) -> None:
+    from kernelbench.transcripts.model import plain_event
+
+    assert plain_event(record) is None
+
+
+def test_normalized_log_reads_the_same_without_the_plain_event_path(tmp_path: Path, monkeypatch) -> None:
+    from kernelbench.transcripts import normalized
+
+    path = tmp_path / "t.jsonl"
+    records = [{"type": "kernelbench-session", "version": 1, "harness": "scripted"},
+               *({"type": "event", **r} for r in PLAIN_RECORDS + CONVERTED_RECORDS),
+               {"type": "end", "complete": True}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    fast = load(path)
+    monkeypatch.setattr(normalized, "plain_event", lambda record: None)
+    slow = load(path)
+    assert repr(fast.events) == repr(slow.events) and fast.issue_counts == slow.issue_counts

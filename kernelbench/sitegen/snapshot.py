@@ -1,0 +1,197 @@
+"""The inputs of a build as the file system describes them, without opening a file: what lets a rebuild whose inputs
+did not change end before it reads anything.
+
+Before it reads an input, a build records the `lstat` of every entry under the folders it reads from (the data's
+runs/, annotations/ and problems/, the templates, the static files, kernelbench's own code) and of the folders its
+libraries are installed in, and keeps that record in the site it builds. The next build takes the same record; when
+it equals the one kept, entry for entry, the site in place is what a full build would write again, and the build
+stops there: no run file is opened, nothing is rendered, nothing is swapped (the previous build's report is given
+again).
+
+An entry is its type, device, inode, size, modification time and status-change time (ctime). The ctime is the
+safety net: every write, rename, chmod or link count change sets it to the current time, and no system call sets it
+back, so an edit that keeps the size and puts the old mtime back to the nanosecond is still seen. As in git's index,
+a record is trusted only when every entry in it last changed well before the record was taken: a file written in the
+same clock tick as the record could change again within that tick and keep every field. Anything the record cannot
+vouch for ends the short cut and the build runs in full (which has its own, per-file checks): a symbolic link
+anywhere (its target may lie outside the folders recorded), an entry that is neither a file nor a folder, a folder
+that cannot be listed.
+
+Not seen: a library file edited in place inside an installed package (installing, upgrading or removing a package
+changes its site-packages folder, which is recorded), and a change made while the system clock was set back.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import site
+import stat
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SNAPSHOT_FILE = "inputs.snapshot"  # in the build cache folder of the site (buildcache.CACHE_DIR)
+SNAPSHOT_VERSION = 1
+RACY_MARGIN_NS = 2_000_000_000  # file systems whose clocks lag the wall clock (coarse ticks, network mounts)
+_PACKAGE = Path(__file__).resolve().parents[1]
+_SKIPPED_IN_CODE = frozenset({"__pycache__"})  # compiled code changes whenever Python compiles; its source is recorded
+
+Entry = tuple[int, int, int, int, int, int]  # st_mode, st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns
+
+
+@dataclass
+class Snapshot:
+    """What the build's input folders held when it began (`take`), and whether that can vouch for them."""
+
+    taken_ns: int
+    context: tuple  # what else the site depends on: the folders given and the Python running the build
+    entries: dict[str, Entry | None] = field(default_factory=dict)  # path -> entry; None: nothing there
+    certain: bool = True  # False: something here cannot vouch for its contents (a link, a FIFO, an unlistable folder)
+    newest_ns: int = 0  # the latest mtime or ctime of any entry
+
+    def trusted(self) -> bool:
+        """Whether every entry changed last before the record was taken, by more than the clock's tick."""
+        return self.certain and self.newest_ns < self.taken_ns - RACY_MARGIN_NS
+
+    def same_inputs(self, other: Snapshot) -> bool:
+        return self.context == other.context and self.entries == other.entries
+
+
+def take(data_roots: list[Path], code_roots: list[Path], context: tuple) -> Snapshot:
+    """Record every entry under `data_roots` and `code_roots` (compiled code skipped in the latter), the roots
+    themselves and the library folders of this Python."""
+    snapshot = Snapshot(taken_ns=time.time_ns(), context=context)
+    for root in data_roots:
+        _record_tree(snapshot, str(root), frozenset())
+    for root in code_roots:
+        _record_tree(snapshot, str(root), _SKIPPED_IN_CODE)
+    for folder in library_folders():
+        _record(snapshot, folder, _lstat(folder))
+    return snapshot
+
+
+def library_folders() -> list[str]:
+    """Where this Python's libraries are installed: installing, upgrading or removing one changes its folder."""
+    folders = [*site.getsitepackages(), site.getusersitepackages()]
+    return sorted({folder for folder in folders if os.path.isdir(folder)})
+
+
+def _lstat(path: str) -> os.stat_result | None:
+    try:
+        return os.lstat(path)
+    except FileNotFoundError:
+        return None
+
+
+def _record(snapshot: Snapshot, path: str, info: os.stat_result | None) -> None:
+    if info is None:
+        snapshot.entries[path] = None
+        return
+    mode = info.st_mode
+    snapshot.entries[path] = (mode, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    snapshot.newest_ns = max(snapshot.newest_ns, info.st_mtime_ns, info.st_ctime_ns)
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        snapshot.certain = False
+
+
+def _record_tree(snapshot: Snapshot, root: str, skipped: frozenset[str]) -> None:
+    """The root and everything below it, walked without following a link."""
+    try:
+        info = os.lstat(root)
+    except FileNotFoundError:
+        info = None
+    except OSError:
+        snapshot.certain = False
+        return
+    _record(snapshot, root, info)
+    if info is None or not stat.S_ISDIR(info.st_mode):
+        return
+    folders = [root]
+    while folders:
+        folder = folders.pop()
+        try:
+            with os.scandir(folder) as listing:
+                for entry in listing:
+                    if entry.name in skipped:
+                        continue
+                    _record(snapshot, entry.path, entry.stat(follow_symlinks=False))
+                    if entry.is_dir(follow_symlinks=False):
+                        folders.append(entry.path)
+        except OSError:  # a folder that cannot be listed (or vanished while listed): its contents are unknown
+            snapshot.certain = False
+
+
+def build_context(config) -> tuple:
+    """The folders a build is given and the Python it runs on: the same inputs under another of them is another
+    site."""
+    folders = (config.data_dir, config.resolved_problems_dir(), config.templates_dir, config.static_dir)
+    return (SNAPSHOT_VERSION, sys.version, sys.executable, *(str(f) if f else None for f in folders))
+
+
+def input_roots(config) -> tuple[list[Path], list[Path]]:
+    """(data roots, code roots) of a build: every folder it reads a file from."""
+    data = Path(config.data_dir)
+    problems = config.resolved_problems_dir()
+    data_roots = [data / "runs", data / "annotations", data / "problems"]
+    if problems is not None and Path(problems) not in data_roots:
+        data_roots.append(Path(problems))
+    return data_roots, [Path(config.templates_dir), Path(config.static_dir), _PACKAGE]
+
+
+# ------------------------------------------------------------------------------------------------ kept in the site
+
+
+@dataclass
+class Outcome:
+    """What a build reported, kept with its record so that a build that stops early reports the same."""
+
+    pages: int
+    diagnostics: list[tuple]  # (path, message, line, hint, severity)
+    files: list[str]  # the site's pages and assets: the site in place must still hold every one
+
+
+def save(path: Path, snapshot: Snapshot, outcome: Outcome) -> None:
+    """Write the record into the staging folder (swapped in whole with the site, so no atomic write is needed)."""
+    blob = marshal.dumps({
+        "version": SNAPSHOT_VERSION,
+        "taken_ns": snapshot.taken_ns,
+        "context": snapshot.context,
+        "entries": snapshot.entries,
+        "certain": snapshot.certain,
+        "newest_ns": snapshot.newest_ns,
+        "pages": outcome.pages,
+        "diagnostics": outcome.diagnostics,
+        "files": outcome.files,
+    })
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.unlink(missing_ok=True)  # a hard link into the previous site: replace it, never write through it
+    path.write_bytes(blob)
+
+
+def load(path: Path) -> tuple[Snapshot, Outcome] | None:
+    """The record kept in a site, or None when there is none or it cannot be read (then the build runs in full)."""
+    try:
+        saved = marshal.loads(path.read_bytes())  # the build's own output, never an input file
+        if saved["version"] != SNAPSHOT_VERSION:
+            return None
+        snapshot = Snapshot(saved["taken_ns"], saved["context"], saved["entries"], saved["certain"],
+                            saved["newest_ns"])
+        return snapshot, Outcome(saved["pages"], saved["diagnostics"], saved["files"])
+    except (OSError, EOFError, ValueError, TypeError, KeyError):
+        return None
+
+
+def unchanged_outcome(site_dir: Path, record_path: Path, now: Snapshot) -> Outcome | None:
+    """The previous build's outcome when the site in `site_dir` is what a build from the inputs `now` would write:
+    the kept record vouches for its inputs, `now` equals it, and every page and asset is still in place."""
+    kept = load(record_path)
+    if kept is None or not now.certain:
+        return None
+    previous, outcome = kept
+    if not previous.trusted() or not previous.same_inputs(now):
+        return None
+    if not all(os.path.lexists(os.path.join(site_dir, name)) for name in outcome.files):
+        return None
+    return outcome

@@ -1,0 +1,203 @@
+"""A rebuild decides what to read again from the file system's own evidence (the status of each file and folder,
+kept in the build cache): it must build byte for byte the site a build from scratch builds, and see every change,
+an edit that keeps a file's size and puts its mtime back included."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from kernelbench import inputs
+from kernelbench.results import dataset
+from kernelbench.sitegen import snapshot
+from kernelbench.sitegen.buildcache import CACHE_DIR
+from kernelbench.sitegen.manifest import MANIFEST_NAME, FileHasher
+from kernelbench.sitegen.pipeline import REPO, build_site
+
+
+@pytest.fixture
+def trust_at_once(monkeypatch):
+    """Trust a status as soon as it was recorded: a build trusts only files last changed more than two seconds
+    before the build that recorded them began, and these tests' files are a moment old."""
+    monkeypatch.setattr(snapshot, "RACY_MARGIN_NS", 0)
+    monkeypatch.setattr(dataset, "RACY_MARGIN_NS", 0)
+    monkeypatch.setattr(FileHasher, "RACY_MARGIN_NS", 0)
+    time.sleep(0.02)  # past the file system's clock tick: every input was written before the next build begins
+
+
+def _same_size_edit(path: Path, old: str, new: str) -> None:
+    """Rewrite a file with different bytes of the same length and put its mtime back, to the nanosecond."""
+    assert len(old) == len(new)
+    st = path.stat()
+    text = path.read_text()
+    assert old in text, (path, old)
+    path.write_text(text.replace(old, new, 1))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    after = path.stat()
+    assert (after.st_size, after.st_mtime_ns, after.st_ino) == (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def _published(site: Path) -> dict[str, str]:
+    """The site as published: every file but the build's own bookkeeping, leaderboard.json without its build
+    time."""
+    found = {}
+    for path in sorted(site.rglob("*")):
+        name = str(path.relative_to(site))
+        if not path.is_file() or name == MANIFEST_NAME or name.startswith(CACHE_DIR + "/"):
+            continue
+        data = path.read_bytes()
+        if name == "data/leaderboard.json":
+            payload = json.loads(data)
+            payload.pop("generated", None)
+            data = json.dumps(payload, sort_keys=True).encode()
+        found[name] = hashlib.sha1(data).hexdigest()
+    return found
+
+
+def _inodes(site: Path) -> dict[str, int]:
+    return {str(p.relative_to(site)): p.stat().st_ino for p in site.rglob("*") if p.is_file()}
+
+
+class _Reads:
+    """Counts the run files a build reads through their folders, and the run folders it opens."""
+
+    def __init__(self, monkeypatch):
+        self.results: list[str] = []  # run/file read through a run folder
+        self.hashed: list[str] = []  # run files opened to be hashed
+        self.folders = 0
+        read, opened, child = inputs.Folder.read_with_status, inputs.Folder.open, inputs.Folder.open_child
+        hashed = FileHasher._hash_opened
+
+        def read_with_status(folder, name, kind):
+            self.results.append(f"{folder.path.name}/{name}")
+            return read(folder, name, kind)
+
+        def open_folder(cls, *args, **kwargs):
+            self.folders += 1
+            return opened.__func__(cls, *args, **kwargs)
+
+        def open_child(cls, *args, **kwargs):
+            self.folders += 1
+            return child.__func__(cls, *args, **kwargs)
+
+        def hash_opened(hasher, key, opener):
+            self.hashed.append("/".join(Path(key).parts[-2:]))
+            return hashed(hasher, key, opener)
+
+        monkeypatch.setattr(inputs.Folder, "read_with_status", read_with_status)
+        monkeypatch.setattr(inputs.Folder, "open", classmethod(open_folder))
+        monkeypatch.setattr(inputs.Folder, "open_child", classmethod(open_child))
+        monkeypatch.setattr(FileHasher, "_hash_opened", hash_opened)
+
+
+@pytest.fixture
+def repo_data(tmp_path: Path) -> Path:
+    """A copy of this repository's own runs, annotations and problems, to edit."""
+    data = tmp_path / "repo-data"
+    for name in ("runs", "annotations", "problems"):
+        shutil.copytree(REPO / name, data / name, symlinks=True)
+    return data
+
+
+def test_rebuilds_through_the_fast_paths_build_what_a_build_from_scratch_builds(
+        config_for, repo_data: Path, tmp_path: Path, trust_at_once, monkeypatch):
+    out = tmp_path / "site"
+    build_site(config_for(repo_data, out))
+    runs = sorted(p for p in (repo_data / "runs").iterdir() if (p / "solution.py").is_file())
+    edited, old, new = next((p, *_longer_session(p)) for p in runs if _longer_session(p))
+    solution_edited = next(p for p in runs if p != edited)
+    annotation = min((repo_data / "annotations").glob("*.yaml"))
+    _same_size_edit(edited / "result.json", old, new)
+    _same_size_edit(solution_edited / "solution.py", "import", "IMPORT")
+    summary = annotation.read_text().split("summary:", 1)[1].split()[0]
+    _same_size_edit(annotation, "summary: " + summary, "summary: " + summary.swapcase())
+    time.sleep(0.02)
+    reads = _Reads(monkeypatch)
+    report = build_site(config_for(repo_data, out))
+    results = [name for name in reads.results if name.endswith("/result.json")]
+    assert results == [f"{edited.name}/result.json"], "only the edited result.json is read again"
+    assert sorted(reads.hashed) == sorted([f"{edited.name}/result.json", f"{solution_edited.name}/solution.py"])
+    assert report.rendered >= 3
+    assert "IMPORT" in (out / "runs" / solution_edited.name / "index.html").read_text()
+
+    scratch = tmp_path / "scratch"
+    monkeypatch.undo()
+    build_site(config_for(repo_data, scratch))
+    assert _published(out) == _published(scratch)
+
+
+def _longer_session(run: Path) -> tuple[str, str] | None:
+    """A same-size edit of the run's session time (a second longer), if it keeps the number's length."""
+    elapsed = json.loads((run / "result.json").read_text())["session"]["elapsed_s"]
+    if not isinstance(elapsed, float):
+        return None
+    old, new = f'"elapsed_s": {elapsed!r}', f'"elapsed_s": {elapsed + 1!r}'
+    return (old, new) if len(old) == len(new) else None
+
+
+def test_unchanged_inputs_end_the_build_before_any_run_folder_is_opened(config_for, deck: Path, tmp_path: Path,
+                                                                        trust_at_once, monkeypatch):
+    out = tmp_path / "site"
+    first = build_site(config_for(deck, out))
+    before, published = _inodes(out), _published(out)
+    reads = _Reads(monkeypatch)
+    again = build_site(config_for(deck, out))
+    assert reads.folders == 0 and reads.results == [] and reads.hashed == []
+    assert again.rendered == 0 and again.pages == first.pages
+    assert [str(d) for d in again.diagnostics] == [str(d) for d in first.diagnostics]
+    assert _inodes(out) == before and _published(out) == published  # the same site, not even swapped
+
+
+def test_a_same_size_edit_with_its_mtime_put_back_is_seen(config_for, deck: Path, tmp_path: Path, trust_at_once):
+    out = tmp_path / "site"
+    build_site(config_for(deck, out))
+    assert build_site(config_for(deck, out)).rendered == 0
+    run = min(p for p in (deck / "runs").iterdir() if (p / "solution.py").is_file())
+    _same_size_edit(run / "solution.py", "tiled kernel launch", "TILED KERNEL LAUNCH")
+    text = (run / "result.json").read_text()
+    model = json.loads(text)["model"]
+    _same_size_edit(run / "result.json", f'"model": "{model}"', f'"model": "{model.upper()}"')
+    time.sleep(0.02)
+    report = build_site(config_for(deck, out))
+    assert report.rendered >= 1
+    page = (out / "runs" / run.name / "index.html").read_text()
+    assert "TILED KERNEL LAUNCH" in page and model.upper() in page
+
+
+def test_a_run_folder_swapped_for_a_copy_is_read_again(config_for, deck: Path, tmp_path: Path, trust_at_once):
+    """A folder put in another's place, its files copied with their sizes and mtimes, is another folder (device
+    and inode): nothing of it is taken from the cache."""
+    out = tmp_path / "site"
+    build_site(config_for(deck, out))
+    run = min(p for p in (deck / "runs").iterdir() if (p / "solution.py").is_file())
+    copy = tmp_path / "copy"
+    shutil.copytree(run, copy)  # copy2: sizes and mtimes kept
+    _same_size_edit(copy / "solution.py", "tiled kernel launch", "SWAPPED IN FOLDER!!")
+    shutil.rmtree(run)
+    os.rename(copy, run)
+    time.sleep(0.02)
+    build_site(config_for(deck, out))
+    assert "SWAPPED IN FOLDER!!" in (out / "runs" / run.name / "index.html").read_text()
+
+
+def test_the_record_vouches_only_for_plain_files_and_folders_changed_before_it(tmp_path: Path, monkeypatch):
+    root = tmp_path / "inputs"
+    (root / "a").mkdir(parents=True)
+    (root / "a" / "f.txt").write_text("one")
+    context = ("test",)
+    fresh = snapshot.take([root], [], context)
+    assert fresh.certain and not fresh.trusted()  # written a moment ago: within the margin
+    monkeypatch.setattr(snapshot, "RACY_MARGIN_NS", 0)
+    time.sleep(0.02)
+    record = snapshot.take([root], [], context)
+    assert record.trusted() and record.same_inputs(snapshot.take([root], [], context))
+    _same_size_edit(root / "a" / "f.txt", "one", "two")
+    assert not record.same_inputs(snapshot.take([root], [], context))  # the ctime moved
+    (root / "link").symlink_to(root / "a")
+    assert not snapshot.take([root], [], context).certain
