@@ -102,8 +102,10 @@ def _site_umask():
 
 def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildReport:
     clock = Stopwatch()
-    inputs_now = snapshot.take(*snapshot.input_roots(config), snapshot.build_context(config))
-    unchanged = snapshot.unchanged_outcome(out_dir, snapshot_path(out_dir), inputs_now)
+    kept = snapshot.load(snapshot_path(out_dir))
+    inputs_now = snapshot.take(*snapshot.input_roots(config), snapshot.build_context(config),
+                               previous=kept[0] if kept else None)
+    unchanged = snapshot.unchanged_outcome(out_dir, kept, inputs_now)
     clock.lap("look at the inputs")
     if unchanged is not None:
         return _unchanged_report(unchanged, out_dir, clock)

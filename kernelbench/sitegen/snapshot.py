@@ -39,6 +39,8 @@ _PACKAGE = Path(__file__).resolve().parents[1]
 _SKIPPED_IN_CODE = frozenset({"__pycache__"})  # compiled code changes whenever Python compiles; its source is recorded
 
 Entry = tuple[int, int, int, int, int, int]  # st_mode, st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns
+_CTIME = 5
+_S_IFMT, _S_IFDIR, _S_IFREG = 0o170000, stat.S_IFDIR, stat.S_IFREG
 
 
 @dataclass
@@ -47,28 +49,41 @@ class Snapshot:
 
     taken_ns: int
     context: tuple  # what else the site depends on: the folders given and the Python running the build
-    entries: dict[str, Entry | None] = field(default_factory=dict)  # path -> entry; None: nothing there
+    tops: dict[str, Entry | None] = field(default_factory=dict)  # each root and library folder; None: not there
+    # each folder walked: (its entry, the names in it, sorted, and their entries in the same order)
+    folders: dict[str, tuple[Entry, tuple[str, ...], tuple[Entry | None, ...]]] = field(default_factory=dict)
     certain: bool = True  # False: something here cannot vouch for its contents (a link, a FIFO, an unlistable folder)
-    newest_ns: int = 0  # the latest mtime or ctime of any entry
+    newest_ns: int = 0  # the latest ctime of any entry (every change of a file or folder moves its ctime)
 
     def trusted(self) -> bool:
         """Whether every entry changed last before the record was taken, by more than the clock's tick."""
         return self.certain and self.newest_ns < self.taken_ns - RACY_MARGIN_NS
 
     def same_inputs(self, other: Snapshot) -> bool:
-        return self.context == other.context and self.entries == other.entries
+        return self.context == other.context and self.tops == other.tops and self.folders == other.folders
+
+    def listing(self, folder: str, entry: Entry) -> tuple[str, ...] | None:
+        """The names this record holds for `folder` when the folder's entry now is the one recorded and it
+        changed last well before the record was taken: a folder's mtime and ctime move whenever a name is
+        added to it, removed or renamed, so its names are the same and it need not be listed again."""
+        kept = self.folders.get(folder)
+        if kept is None or kept[0] != entry or entry[_CTIME] >= self.taken_ns - RACY_MARGIN_NS:
+            return None
+        return kept[1]
 
 
-def take(data_roots: list[Path], code_roots: list[Path], context: tuple) -> Snapshot:
+def take(data_roots: list[Path], code_roots: list[Path], context: tuple,
+         previous: Snapshot | None = None) -> Snapshot:
     """Record every entry under `data_roots` and `code_roots` (compiled code skipped in the latter), the roots
-    themselves and the library folders of this Python."""
+    themselves and the library folders of this Python. A folder `previous` vouches for is not listed again:
+    only its entries' status is taken."""
     snapshot = Snapshot(taken_ns=time.time_ns(), context=context)
     for root in data_roots:
-        _record_tree(snapshot, str(root), frozenset())
+        _record_tree(snapshot, str(root), frozenset(), previous)
     for root in code_roots:
-        _record_tree(snapshot, str(root), _SKIPPED_IN_CODE)
+        _record_tree(snapshot, str(root), _SKIPPED_IN_CODE, previous)
     for folder in library_folders():
-        _record(snapshot, folder, _lstat(folder))
+        snapshot.tops[folder] = _entry(snapshot, folder)
     return snapshot
 
 
@@ -78,49 +93,76 @@ def library_folders() -> list[str]:
     return sorted({folder for folder in folders if os.path.isdir(folder)})
 
 
-def _lstat(path: str) -> os.stat_result | None:
+def _entry(snapshot: Snapshot, path: str) -> Entry | None:
+    """The lstat of `path` as an entry (None when nothing is there), noting what the snapshot cannot vouch for."""
     try:
-        return os.lstat(path)
+        info = os.lstat(path)
     except FileNotFoundError:
         return None
-
-
-def _record(snapshot: Snapshot, path: str, info: os.stat_result | None) -> None:
-    if info is None:
-        snapshot.entries[path] = None
-        return
-    mode = info.st_mode
-    snapshot.entries[path] = (mode, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-    snapshot.newest_ns = max(snapshot.newest_ns, info.st_mtime_ns, info.st_ctime_ns)
-    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-        snapshot.certain = False
-
-
-def _record_tree(snapshot: Snapshot, root: str, skipped: frozenset[str]) -> None:
-    """The root and everything below it, walked without following a link."""
-    try:
-        info = os.lstat(root)
-    except FileNotFoundError:
-        info = None
     except OSError:
         snapshot.certain = False
-        return
-    _record(snapshot, root, info)
-    if info is None or not stat.S_ISDIR(info.st_mode):
-        return
-    folders = [root]
+        return None
+    return _noted(snapshot, info)
+
+
+def _noted(snapshot: Snapshot, info: os.stat_result) -> Entry:
+    entry = (info.st_mode, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    snapshot.newest_ns = max(snapshot.newest_ns, info.st_ctime_ns)
+    kind = info.st_mode & _S_IFMT
+    if kind != _S_IFREG and kind != _S_IFDIR:
+        snapshot.certain = False
+    return entry
+
+
+def _record_tree(snapshot: Snapshot, root: str, skipped: frozenset[str], previous: Snapshot | None) -> None:
+    """The root and everything below it, walked without following a link."""
+    top = snapshot.tops[root] = _entry(snapshot, root)
+    folders = [(root, top)] if top is not None and top[0] & _S_IFMT == _S_IFDIR else []
     while folders:
-        folder = folders.pop()
+        folder, entry = folders.pop()
+        known = previous.listing(folder, entry) if previous is not None else None
+        listed = _listed(snapshot, folder, skipped) if known is None else (known, _statuses(snapshot, folder, known))
+        if listed is None:  # not listed: not recorded either, so that no later build takes its names from here
+            continue
+        names, entries = listed
+        snapshot.folders[folder] = (entry, names, entries)
+        for name, child in zip(names, entries):
+            if child is not None and child[0] & _S_IFMT == _S_IFDIR:
+                folders.append((f"{folder}/{name}", child))
+
+
+def _listed(snapshot: Snapshot, folder: str, skipped: frozenset[str]) -> tuple[tuple, tuple] | None:
+    """The names in `folder`, sorted, and their entries; None when it cannot be listed."""
+    try:
+        with os.scandir(folder) as listing:
+            found = sorted((entry.name, _noted(snapshot, entry.stat(follow_symlinks=False)))
+                           for entry in listing if entry.name not in skipped)
+    except OSError:  # a folder that cannot be listed (or vanished while listed): its contents are unknown
+        snapshot.certain = False
+        return None
+    return tuple(name for name, _ in found), tuple(entry for _, entry in found)
+
+
+def _statuses(snapshot: Snapshot, folder: str, names: tuple[str, ...]) -> tuple[Entry | None, ...]:
+    """The entries of names known to be in `folder`; one gone since (a race with a removal) is uncertain. The
+    loop most of a walk of ten thousand runs spends its time in, so it is written out (one lstat per name)."""
+    entries: list[Entry | None] = []
+    newest, lstat = snapshot.newest_ns, os.lstat
+    for name in names:
         try:
-            with os.scandir(folder) as listing:
-                for entry in listing:
-                    if entry.name in skipped:
-                        continue
-                    _record(snapshot, entry.path, entry.stat(follow_symlinks=False))
-                    if entry.is_dir(follow_symlinks=False):
-                        folders.append(entry.path)
-        except OSError:  # a folder that cannot be listed (or vanished while listed): its contents are unknown
+            info = lstat(f"{folder}/{name}")
+        except OSError:
             snapshot.certain = False
+            entries.append(None)
+            continue
+        ctime = info.st_ctime_ns
+        entries.append((info.st_mode, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, ctime))
+        if ctime > newest:  # noqa: PLR1730 - a call to max() per entry costs more than the comparison
+            newest = ctime
+        if info.st_mode & _S_IFMT not in (_S_IFREG, _S_IFDIR):
+            snapshot.certain = False
+    snapshot.newest_ns = newest
+    return tuple(entries)
 
 
 def build_context(config) -> tuple:
@@ -158,7 +200,8 @@ def save(path: Path, snapshot: Snapshot, outcome: Outcome) -> None:
         "version": SNAPSHOT_VERSION,
         "taken_ns": snapshot.taken_ns,
         "context": snapshot.context,
-        "entries": snapshot.entries,
+        "tops": snapshot.tops,
+        "folders": snapshot.folders,
         "certain": snapshot.certain,
         "newest_ns": snapshot.newest_ns,
         "pages": outcome.pages,
@@ -176,17 +219,17 @@ def load(path: Path) -> tuple[Snapshot, Outcome] | None:
         saved = marshal.loads(path.read_bytes())  # the build's own output, never an input file
         if saved["version"] != SNAPSHOT_VERSION:
             return None
-        snapshot = Snapshot(saved["taken_ns"], saved["context"], saved["entries"], saved["certain"],
+        snapshot = Snapshot(saved["taken_ns"], saved["context"], saved["tops"], saved["folders"], saved["certain"],
                             saved["newest_ns"])
         return snapshot, Outcome(saved["pages"], saved["diagnostics"], saved["files"])
     except (OSError, EOFError, ValueError, TypeError, KeyError):
         return None
 
 
-def unchanged_outcome(site_dir: Path, record_path: Path, now: Snapshot) -> Outcome | None:
+def unchanged_outcome(site_dir: Path, kept: tuple[Snapshot, Outcome] | None, now: Snapshot) -> Outcome | None:
     """The previous build's outcome when the site in `site_dir` is what a build from the inputs `now` would write:
-    the kept record vouches for its inputs, `now` equals it, and every page and asset is still in place."""
-    kept = load(record_path)
+    the record kept in it (`load`) vouches for its inputs, `now` equals it, and every page and asset is still in
+    place."""
     if kept is None or not now.certain:
         return None
     previous, outcome = kept
