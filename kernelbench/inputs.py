@@ -481,7 +481,7 @@ def _read_fd_status(fd: int, path: Path, cap: int, whole: bool = False) -> tuple
             raise _refused(path, f"is {type_name(info.st_mode)}, not a regular file; refused",
                            "replace it with a regular file, or remove it")
         if whole and info.st_size > cap:
-            return b"", info.st_size
+            return b"", info.st_size, info
         chunks, left = [], min(info.st_size, cap) + 1
         while left > 0:
             chunk = os.read(fd, min(left, 1 << 22))
