@@ -112,6 +112,7 @@ def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildR
     from kernelbench.fileio import atomic_write_bytes
     from kernelbench.sitegen.plan import plan_site
     from kernelbench.sitegen.render import templates_hash
+    from kernelbench.transcripts.gcpause import gc_paused
 
     previous = Manifest.load(out_dir)
     hasher = FileHasher(previous.file_hashes, previous.started_ns)
@@ -122,7 +123,8 @@ def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildR
         seeding = output.Seeding(out_dir, staging)  # runs while the inputs are read
         version = cache_version()
         parse_cache = warm.parse_cache if warm else load_parse_cache(out_dir, version)
-        site = plan_site(config, hasher, parse_cache)  # gather + validate + derive, all in memory
+        with gc_paused():  # tens of thousands of long-lived objects, no cycle among them (see gcpause.py)
+            site = plan_site(config, hasher, parse_cache)  # gather + validate + derive, all in memory
         clock.lap("load and plan")
         tpl_hash = templates_hash(config.templates_dir)
         env = _environment(config, tpl_hash, warm, staging)
