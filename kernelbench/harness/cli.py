@@ -234,6 +234,14 @@ class RegradeProgress:
     def start(self, job) -> None:
         self.progress.update(self.task, description=f"grading {job.cell.run_id}")
 
+    def stage(self, line: str) -> None:
+        """A grading's step (kernelbench.harness.regrade.CellTimeline): a line of its own into a log; on a terminal
+        the bar's description, which the next step replaces."""
+        if self.progress.console.is_terminal:
+            self.progress.update(self.task, description=line.split("] ", 1)[-1])
+        else:
+            self.progress.console.print(line, markup=False, highlight=False, soft_wrap=True)
+
     def done(self, job, result) -> None:
         peak = result.grading.peak_fraction
         self.progress.console.print(f"{result.status.value:7} {job.cell.run_id}"
@@ -256,7 +264,7 @@ def regrade_command(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from kernelbench.eval.cli import resolve_device_options
-    from kernelbench.harness.regrade import plan_cells, regrade_board
+    from kernelbench.harness.regrade import CellTimeline, plan_cells, regrade_board
     from kernelbench.results.published import load_published_board
 
     resolve_device_options(args)
@@ -269,7 +277,8 @@ def regrade_command(args: argparse.Namespace) -> int:
                                stop_after=args.stop_after,
                                limits=dict(args.limit), only=args.only, repository=args.repository,
                                commit=args.commit, counters=args.counters == "on",
-                               own_checker=args.own_checker, progress=progress)
+                               own_checker=args.own_checker, progress=progress,
+                               timeline=CellTimeline(progress.stage))
     for problem in report.no_problem:
         console.print(f"[yellow]no problem folder[/yellow] for column {problem} in {args.deck}: its cells are skipped")
     for run_id in report.no_solution:

@@ -24,6 +24,7 @@ import shutil
 import sys
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -135,6 +136,75 @@ def sha256_of(path: Path) -> str:
 
 # ------------------------------------------------------------------------------------------------ one cell
 
+class CellTimeline:
+    """Where each grading under way stands: its GPU, when it began, the stage it is in and since when. It feeds the
+    regrade's progress (one line per stage into a log) and says what a cell cut short by the end of a call was
+    doing, so the time a slow cell takes can be read from the log of the call that lost it."""
+
+    def __init__(self, listener: Callable[[str], None] | None = None):
+        self.began = time.monotonic()
+        self.listener = listener
+        self._lock = threading.Lock()
+        self._cells: dict[str, tuple[str | None, float, str, float]] = {}  # run id -> gpu, start, stage, since
+
+    def start(self, job: CellJob, gpu: str | None) -> None:
+        now = time.monotonic()
+        with self._lock:
+            self._cells[job.run_id] = (gpu, now, "queued", now)
+        self._tell(job.run_id, "started")
+
+    def stage(self, job: CellJob, name: str, detail: str = "") -> None:
+        now = time.monotonic()
+        with self._lock:
+            if job.run_id not in self._cells:
+                return
+            gpu, began, _, _ = self._cells[job.run_id]
+            self._cells[job.run_id] = (gpu, began, name, now)
+        self._tell(job.run_id, f"{name} ({detail})" if detail else name)
+
+    def finish(self, job: CellJob, status: str) -> None:
+        """The cell's grading is over, with `status`: said with the time it took."""
+        with self._lock:
+            entry = self._cells.get(job.run_id)
+        if entry is not None:
+            self._tell(job.run_id, f"{status} after {time.monotonic() - entry[1]:.0f} s")
+        with self._lock:
+            self._cells.pop(job.run_id, None)
+
+    def under_way(self) -> list[str]:
+        now = time.monotonic()
+        with self._lock:
+            return [f"{run_id}{_on(gpu)}: {now - began:.0f} s in, {now - since:.0f} s of them in {stage}"
+                    for run_id, (gpu, began, stage, since) in sorted(self._cells.items())]
+
+    def _tell(self, run_id: str, what: str) -> None:
+        if self.listener is not None:
+            with self._lock:
+                gpu = self._cells.get(run_id, (None,))[0]
+            self.listener(f"[{time.monotonic() - self.began:7.1f} s]{_on(gpu)} {run_id}: {what}")
+
+
+def _on(gpu: str | None) -> str:
+    return f" gpu {gpu}" if gpu is not None else ""
+
+
+class MeasuringTurn:
+    """One GPU's measuring lock, telling the timeline when a grading has to wait for its turn (another grading of
+    that GPU is measuring) - the wait is part of a cell's time that no stage of its own accounts for."""
+
+    def __init__(self, lock: threading.Lock, waiting: Callable[[], None]):
+        self.lock, self.waiting = lock, waiting
+
+    def __enter__(self):
+        if not self.lock.acquire(blocking=False):
+            self.waiting()
+            self.lock.acquire()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.lock.release()
+
+
 @dataclass
 class CellSettings:
     board_name: str
@@ -148,6 +218,7 @@ class CellSettings:
     # set on Ctrl-C: the grading under way was cut short by it, so its result is thrown away, never published
     cancelled: threading.Event = field(default_factory=threading.Event)
     gpu: str | None = None  # the profile key the gradings found (a cell without a solution is filed under it)
+    timeline: CellTimeline = field(default_factory=CellTimeline)
 
 
 def provenance_of(job: CellJob, settings: CellSettings, layout: str, mapping: list[MappedConcept]) -> Provenance:
@@ -179,6 +250,9 @@ def grade_cell_on(gpu: str | None, job: CellJob, settings: CellSettings, runs_di
     from kernelbench.eval.process import on_gpu
 
     with on_gpu(gpu):
+        if exclusive is not None:
+            exclusive = MeasuringTurn(exclusive, lambda: settings.timeline.stage(job, "waiting for the GPU's "
+                                                                                     "measuring turn"))
         return grade_cell(job, settings, runs_dir, exclusive)
 
 
@@ -244,14 +318,17 @@ def _grade_copy(job: CellJob, settings: CellSettings, staging: Path, exclusive, 
     from kernelbench.eval.grading import scratch_dir
     from kernelbench.harness.rebuild import set_up
 
+    timeline = settings.timeline
     with tempfile.TemporaryDirectory(prefix="kb-regrade-", dir=scratch_dir()) as tmp:
+        timeline.stage(job, "set up as its authors had it")
         solution, adaptations, missing = set_up(job.solution, Path(tmp))
         provenance.adaptations = [a.what for a in adaptations]
         provenance.not_provided = missing
         report = grade_solution(solution, job.problem_dir, device=settings.device, shapes=settings.shapes,
                                 out_dir=staging, limits=settings.limits, counters=settings.counters,
-                                exclusive=exclusive)
+                                exclusive=exclusive, stage=lambda name, detail="": timeline.stage(job, name, detail))
         if settings.own_checker and not settings.cancelled.is_set():
+            timeline.stage(job, "their own checker")
             provenance.own_checker = _own_checker(job, settings, Path(tmp), exclusive)
         return report
 
@@ -280,7 +357,7 @@ def regrade_board(leaderboard: Path, solutions_dir: Path, deck_dir: Path, runs_d
                   stop_after: float | None = None,
                   limits: dict[str, float] | None = None, only: list[str] | None = None,
                   repository: str | None = None, commit: str | None = None, counters: bool = True,
-                  own_checker: bool = False, progress=None) -> RegradeReport:
+                  own_checker: bool = False, progress=None, timeline: CellTimeline | None = None) -> RegradeReport:
     """Grade every cell not yet graded; see the module docstring."""
     board = load_published_board(Path(leaderboard))
     for folder, what in ((solutions_dir, "solutions folder"), (deck_dir, "deck folder")):
@@ -288,7 +365,8 @@ def regrade_board(leaderboard: Path, solutions_dir: Path, deck_dir: Path, runs_d
             raise KernelBenchError(f"no {what} here", path=folder)
     settings = CellSettings(board_name=Path(leaderboard).resolve().parent.name, hardware=board.hardware,
                             upstream=find_upstream(solutions_dir, repository, commit), device=device, shapes=shapes,
-                            limits=dict(limits or {}), counters=counters, own_checker=own_checker)
+                            limits=dict(limits or {}), counters=counters, own_checker=own_checker,
+                            timeline=timeline or CellTimeline())
     runs_dir = Path(runs_dir)
     cells = [j for j in plan_cells(board, solutions_dir, deck_dir) if not only or j.cell.run_id in only
              or j.problem in only]
@@ -360,6 +438,7 @@ def grade_cells(todo: list[CellJob], settings: CellSettings, runs_dir: Path, rep
                         break
                     gpu = least_busy(slots, [g for _, g in pending.values()])
                     job = queue.pop(0)
+                    settings.timeline.start(job, gpu)
                     if progress is not None:
                         progress.start(job)
                     future = pool.submit(grade_cell_on, gpu, job, settings, runs_dir, measuring[gpu])
@@ -370,6 +449,7 @@ def grade_cells(todo: list[CellJob], settings: CellSettings, runs_dir: Path, rep
                 for future in done:
                     job, _gpu = pending.pop(future)
                     result = future.result()
+                    settings.timeline.finish(job, result.status.value)
                     report.graded.append(job.run_id)
                     report.statuses[job.run_id] = result.status.value
                     if progress is not None:
@@ -394,6 +474,8 @@ def cancel_gradings(settings: CellSettings, pending: dict[Future, CellJob], runs
     grading has returned; each then throws its result away (settings.cancelled)."""
     from kernelbench.eval.process import kill_live_stages
 
+    for line in settings.timeline.under_way():
+        sys.stderr.write(f"cut short: {line}\n")
     settings.cancelled.set()
     for future in pending:
         future.cancel()

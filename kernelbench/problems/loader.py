@@ -173,6 +173,15 @@ def inputs_thread_safe(reference: ModuleType) -> bool:
     return bool(vars(reference).get("THREAD_SAFE_INPUTS", True))
 
 
+def inputs_device(reference: ModuleType, device: Any) -> str:
+    """Where the judge and the fresh stage draw a case's inputs. This deck's references draw on the CPU (contract 2:
+    the values are the same wherever they are drawn, and the CPU draws in threads ahead of the reference). A
+    layout that marks its module `DRAWS_ON_DEVICE` (another benchmark's, drawing from torch's global generator) is
+    drawn on the grading's device: there its GiB-sized draws take milliseconds instead of minutes. Every stage of
+    a grading draws in the same place, so one seed gives one set of values."""
+    return str(device) if vars(reference).get("DRAWS_ON_DEVICE", False) else "cpu"
+
+
 def model_class(candidate: ModuleType, reference: ModuleType) -> type:
     """The candidate's model class: the problem layout's solution class (ModelNew for Stanford KernelBench) where the
     module defines it, else Model."""

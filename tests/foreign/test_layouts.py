@@ -270,3 +270,32 @@ def test_problem_check_and_baselines_on_both_layouts(tmp_path):
     assert proc.returncode == 0, proc.stderr
     written = json.loads((deck / "baselines" / SOFTMAX.stem / "cpu.json").read_text())
     assert written["problem"] == SOFTMAX.stem and written["lines"]["eager"]["shapes"][0]["median_ms"] > 0
+
+
+def test_every_stage_asks_a_foreign_module_for_its_draws_on_the_gradings_device():
+    """The shim can draw on the device only if the stages ask it to: the judge (and the fresh stage, through the
+    same rule) ask another benchmark's module for the grading's device, this deck's references for the CPU
+    (contract 2), and the judge still publishes host tensors."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from kernelbench.eval.worker.judge import InputPrefetcher
+    from kernelbench.problems.layouts.shim import make_reference
+    from kernelbench.problems.loader import inputs_device
+
+    foreign = make_reference(_module_drawing(lambda: [torch.randn(4, 8)]), [{"N": 4}], layout="kernelbench_hard")
+    assert inputs_device(foreign, "cuda:1") == "cuda:1"
+    assert inputs_device(load_problem(Path("problems/04_kahan_softmax")).reference, "cuda:1") == "cpu"
+
+    asked = []
+
+    def get_inputs(shape, seed, device, case="base", scale=1.0):
+        asked.append(device)
+        return [torch.ones(2)]
+
+    recorder = SimpleNamespace(get_inputs=get_inputs, THREAD_SAFE_INPUTS=False, DRAWS_ON_DEVICE=True)
+    case = SimpleNamespace(shape={"N": 4}, seed=7, case="base", scale=1.0)
+    prefetch = InputPrefetcher(recorder, [case], 1, "meta")
+    (x,) = prefetch.take(0)
+    assert asked == ["meta"] and x.device.type == "cpu"

@@ -243,6 +243,7 @@ def test_a_grading_that_does_not_stop_after_ctrl_c_is_thrown_away(tmp_path: Path
 
     monkeypatch.setattr(regrade.os, "_exit", exit_now)
     with pytest.raises(SystemExit) as ended:
-        regrade.cancel_gradings(SimpleNamespace(cancelled=threading.Event()), {stuck: job}, tmp_path)
+        regrade.cancel_gradings(SimpleNamespace(cancelled=threading.Event(), timeline=regrade.CellTimeline()),
+                                {stuck: job}, tmp_path)
     assert ended.value.code == 130
     assert not staging.exists() and (tmp_path / "other_regraded").is_dir()

@@ -29,7 +29,7 @@ def test_cells_are_spread_over_the_gpus_and_each_stage_sees_its_own(monkeypatch)
         with guard:
             running[gpu] = running.get(gpu, 0) + 1
             most[gpu] = max(most.get(gpu, 0), running[gpu])
-            seen.append((job.run_id, gpu, id(exclusive)))
+            seen.append((job.run_id, gpu, id(exclusive.lock)))  # each grading's turn on its GPU's lock
         time.sleep(0.05)
         with guard:
             running[gpu] -= 1
@@ -38,7 +38,8 @@ def test_cells_are_spread_over_the_gpus_and_each_stage_sees_its_own(monkeypatch)
     monkeypatch.setattr(regrade, "grade_cell", fake_grade_cell)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1,3")
     report = regrade.RegradeReport(board="toy", total=8)
-    regrade.grade_cells(_cells(8), SimpleNamespace(), None, report, regrade.gpu_slots("cuda", None), 2, None, None)
+    settings = SimpleNamespace(timeline=regrade.CellTimeline())
+    regrade.grade_cells(_cells(8), settings, None, report, regrade.gpu_slots("cuda", None), 2, None, None)
     assert len(report.graded) == 8
     assert {gpu for _, gpu, _ in seen} == {"1", "3"}
     assert most == {"1": 2, "3": 2}  # --jobs 2: two at a time on each GPU, never three
@@ -75,3 +76,35 @@ def test_the_gpus_option_wants_distinct_entries():
     for bad in ("0,0", "1,,2", ""):
         with pytest.raises(Exception, match="distinct GPUs"):
             gpu_list(bad)
+
+
+def test_the_log_follows_each_cell_through_its_stages_and_names_what_a_cut_short_cell_was_doing():
+    """A cell that a call's end cuts short is thrown away: its log lines (and the cut-short line) are all that say
+    where its time went, so the next call can be planned."""
+    lines = []
+    timeline = regrade.CellTimeline(lines.append)
+    slow, quick = (SimpleNamespace(run_id=name) for name in ("slow_06", "quick_05"))
+    timeline.start(slow, "1")
+    timeline.start(quick, "2")
+    timeline.stage(slow, "correctness", "12 cases")
+    timeline.stage(quick, "timing")
+    timeline.finish(quick, "PASS")
+    assert any(line.endswith("gpu 1 slow_06: correctness (12 cases)") for line in lines)
+    assert any(" gpu 2 quick_05: PASS after " in line for line in lines)
+    (under_way,) = timeline.under_way()
+    assert under_way.startswith("slow_06 gpu 1: ") and under_way.endswith("in correctness")
+
+
+def test_a_wait_for_the_gpus_measuring_turn_is_told():
+    told = []
+    lock = threading.Lock()
+    turn = regrade.MeasuringTurn(lock, lambda: told.append("waiting"))
+    with turn:
+        assert told == []  # free: no wait to tell
+    lock.acquire()
+    releaser = threading.Timer(0.1, lock.release)
+    releaser.start()
+    with turn:
+        assert told == ["waiting"]
+    releaser.join()
+    assert not lock.locked()

@@ -9,6 +9,7 @@ from kernelbench.eval.failures import GuardFailed, describe
 from kernelbench.eval.protocol import CaseVerdict, FreshJob, FreshReply, KeptCall
 from kernelbench.eval.worker.context import StageContext
 from kernelbench.eval.worker.judge import Expected, Judge, add_oracle, judge_output, to_device
+from kernelbench.problems.loader import inputs_device
 
 
 def kept_fingerprint(ctx: StageContext, path: Path, weight: int) -> int:
@@ -45,7 +46,8 @@ def run_fresh(ctx: StageContext) -> FreshReply:
             with judge.clock.step("inputs"):
                 if drawn[0] != case.id:  # records of one base set come together often: draw it once
                     drawn = (None, None)
-                    base = ctx.reference.get_inputs(case.shape, case.seed, "cpu", case=case.case, scale=case.scale)
+                    base = ctx.reference.get_inputs(case.shape, case.seed, inputs_device(ctx.reference, ctx.device),
+                                                    case=case.case, scale=case.scale)
                     drawn = (case.id, [to_device(x, ctx.device) for x in base])
                 inputs = freshen(drawn[1], record.seed)
             kept = Expected(inputs=inputs)
@@ -96,7 +98,8 @@ def calibrate_shape(ctx: StageContext, pacer, flush, index: int, case, calls: in
     torch, device = ctx.torch, ctx.device
     model = ctx.build_model(case.shape_index, case.shape)
     base = [to_device(x, device) for x in
-            ctx.reference.get_inputs(case.shape, case.seed, "cpu", case=case.case, scale=case.scale)]
+            ctx.reference.get_inputs(case.shape, case.seed, inputs_device(ctx.reference, device), case=case.case,
+                                     scale=case.scale)]
     with torch.no_grad():
         output = model(*base)
     for _ in range(calls):

@@ -8,7 +8,8 @@ contract 2): `get_init_args(shape)` and `get_inputs(shape, seed, device, case, s
   mixed with the grading's secret) before `get_inputs()`. A module that seeds the generator itself (a fixed
   `torch.manual_seed(0)` inside `get_inputs`) gets a seed derived from the case's seed and the value it asked for,
   so the secret still reaches its inputs. The caller's own generator state is left as it was.
-- Device: the module's factory calls run on the grading's device (`with torch.device(...)`), where its draws
+- Device: the module's factory calls run on the grading's device (`with torch.device(...)`; every stage asks for
+  its draws there, `DRAWS_ON_DEVICE`), where its draws
   take milliseconds instead of the CPU's tens of seconds for a GiB-sized tensor (KernelBench-Hard's 06 draws a
   262144 x 4096 hidden state per input set). A module whose drawing needs the host (numpy, a CPU generator of
   its own) fails there and is drawn on the CPU instead, as its authors ran it; either way one seed gives one draw.
@@ -113,6 +114,7 @@ def make_reference(module: ModuleType, shapes: list[dict[str, Any]], *, layout: 
     wrapper.SHAPES = shapes
     wrapper.LAYOUT = layout
     wrapper.THREAD_SAFE_INPUTS = False
+    wrapper.DRAWS_ON_DEVICE = True  # the grading's stages ask for the draw on their device (loader.inputs_device)
     # Stanford KernelBench builds Model and ModelNew under the same seed and compares them; where the names of
     # their parameters differ, the candidate is built under the reference's seed instead of loading its weights
     wrapper.WEIGHTS_BY_SEED = weights_by_seed
