@@ -14,7 +14,9 @@
 #   TIMERS (a file of published run ids: before regrading, each regrading GPU times its share of them with
 #   benchmarks/gpu_cell_timers.py for up to TIMERS_BUDGET seconds, default 300; figures in timers.tgz, one
 #   timers-gpuN.json per GPU),
-#   OWN_CHECKER (1: each regraded cell also gets kernelbench.com's own check.py run over it, confined: the carried
+#   OWN_CHECKER (1: each cell also gets kernelbench.com's own check.py run over it, confined, in a pass of its own
+#   before and after the gradings: the cells of CELLS and MORE already graded in runs/ are copied in first and get
+#   their checker's verdict, which `sweeps/unpack-runs.sh` brings home into their result.json; the carried
 #   .foreign copy then needs their harness package, benchmarks/hard/src, beside the deck),
 #   GPU0_FIRST (a command run alone on GPU 0 before the suite, e.g. a baseline measured again: its time is the
 #   suite's; output in gpu0-first.log)
@@ -54,6 +56,10 @@ deal() {  # the cells of file $1 for timer process $2 of $3
 }
 n=$((gpus - first_regrade_gpu))
 regrade_gpus=$(seq -s, "$first_regrade_gpu" "$((gpus - 1))")
+if [ -n "${OWN_CHECKER:-}" ]; then  # cells graded by earlier calls: --resume skips their grading, not their checker
+  mkdir -p runs-regraded
+  for dir in runs/*_regraded; do [ -e "runs-regraded/${dir#runs/}" ] || cp -rp "$dir" runs-regraded/; done
+fi
 touch /tmp/regrade-call-started  # only cells finished in this call go back (a warm machine keeps runs-regraded/)
 (
   if [ -n "${TIMERS:-}" ]; then  # one timing process per GPU, before the regrade uses them

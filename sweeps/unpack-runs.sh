@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Bring the runs of a device call home: unpack runs.tgz (written by sweeps/device-demo.sh) and copy into RUNS only
 # the run directories it does not hold yet, leaving out harness errors (an interrupted grading: the next
-# `--resume` redoes it). Existing run directories are never touched.
+# `--resume` redoes it). An existing run directory is left as it is, with one exception: where the call added the
+# published benchmark's own checker's verdict (`regrade --own-checker`) to a cell that had none, and nothing else
+# in its result.json differs, that result.json is replaced (whole, by a rename).
 #
 #   bash sweeps/unpack-runs.sh /path/to/runs.tgz [RUNS]        (RUNS defaults to runs)
 set -euo pipefail
@@ -11,11 +13,28 @@ scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 tar xzf "$tgz" -C "$scratch"
 mkdir -p "$runs"
-added=0 skipped=0
+added=0 skipped=0 checked=0
 for dir in "$scratch"/*/*/; do
   name="$(basename "$dir")"
   [ -f "$dir/result.json" ] || continue
-  [ -e "$runs/$name" ] && continue
+  if [ -e "$runs/$name" ]; then
+    if python3 - "$runs/$name/result.json" "$dir/result.json" <<'PY'
+import json, sys
+home, came = (json.load(open(path)) for path in sys.argv[1:3])
+checker = (came.get("provenance") or {}).get("own_checker")
+had = (home.get("provenance") or {}).get("own_checker")
+if checker is None or had is not None:
+    sys.exit(1)
+came["provenance"]["own_checker"] = None
+(home.get("provenance") or {}).setdefault("own_checker", None)
+sys.exit(0 if came == home else 1)
+PY
+    then
+      cp "$dir/result.json" "$runs/$name/.result.json.partial" && mv "$runs/$name/.result.json.partial" "$runs/$name/result.json"
+      echo "their checker's verdict added: $name"; checked=$((checked + 1))
+    fi
+    continue
+  fi
   if grep -q '"outcome": "harness_error"' "$dir/result.json"; then
     echo "left out (harness error, redone by --resume): $name"; skipped=$((skipped + 1)); continue
   fi
@@ -23,4 +42,4 @@ for dir in "$scratch"/*/*/; do
   cp -r "$dir" "$runs/.$name.partial" && mv "$runs/.$name.partial" "$runs/$name"
   echo "added: $name"; added=$((added + 1))
 done
-echo "$added run directories added to $runs, $skipped harness errors left out"
+echo "$added run directories added to $runs, $skipped harness errors left out, $checked given their checker's verdict"

@@ -192,7 +192,9 @@ def register_regrade(subparsers) -> None:
                    help="the hardware-counter pass, as for kernelbench grade")
     p.add_argument("--own-checker", action="store_true",
                    help="also run the published benchmark's own checker (its problems' check.py) over each cell, "
-                        "confined, and show its verdict here beside the board's and ours")
+                        "confined, and show its verdict here beside the board's and ours: a pass of its own over "
+                        "the cells graded earlier that lack it, then over those graded now (never beside a "
+                        "measurement)")
     p.add_argument("--repository", help="the solutions' repository URL (default: SOURCE beside them)")
     p.add_argument("--commit", help="the solutions' commit (default: COMMIT beside them)")
     p.set_defaults(func=regrade_command)

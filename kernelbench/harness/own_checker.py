@@ -6,8 +6,8 @@ checker agrees with ours, the cell changed with the machine or the environment, 
 
 The checker is another project's code running an untrusted solution: it runs confined as a grading's candidate
 stages are (kernelbench.eval.isolation), in a copy of the problem folder with the solution's files beside it and
-their harness package where the checker looks for it, and with the grading's GPU to itself (the caller holds the
-GPU's measuring lock: their checker must not run beside another grading's timed loop).
+their harness package where the checker looks for it, and in a pass of its own after the gradings
+(kernelbench.harness.regrade.check_with_their_checker): their checker must not run beside a grading's timed loop.
 """
 
 from __future__ import annotations

@@ -214,7 +214,6 @@ class CellSettings:
     shapes: str = "full"
     limits: dict[str, float] = field(default_factory=dict)
     counters: bool = True
-    own_checker: bool = False  # also run the published benchmark's own checker over each cell (own_checker.py)
     # set on Ctrl-C: the grading under way was cut short by it, so its result is thrown away, never published
     cancelled: threading.Event = field(default_factory=threading.Event)
     gpu: str | None = None  # the profile key the gradings found (a cell without a solution is filed under it)
@@ -324,30 +323,91 @@ def _grade_copy(job: CellJob, settings: CellSettings, staging: Path, exclusive, 
         solution, adaptations, missing = set_up(job.solution, Path(tmp))
         provenance.adaptations = [a.what for a in adaptations]
         provenance.not_provided = missing
-        report = grade_solution(solution, job.problem_dir, device=settings.device, shapes=settings.shapes,
-                                out_dir=staging, limits=settings.limits, counters=settings.counters,
-                                exclusive=exclusive, stage=lambda name, detail="": timeline.stage(job, name, detail))
-        if settings.own_checker and not settings.cancelled.is_set():
-            timeline.stage(job, "their own checker")
-            provenance.own_checker = _own_checker(job, settings, Path(tmp), exclusive)
-        return report
+        return grade_solution(solution, job.problem_dir, device=settings.device, shapes=settings.shapes,
+                              out_dir=staging, limits=settings.limits, counters=settings.counters,
+                              exclusive=exclusive, stage=lambda name, detail="": timeline.stage(job, name, detail))
 
 
-def _own_checker(job: CellJob, settings: CellSettings, solution_folder: Path, exclusive):
-    """Their checker over the same set-up, with the GPU's measuring lock held (it must not run beside another
-    grading's timed loop); None where the problem's layout ships no checker."""
+# ------------------------------------------------------------------------------------------------ their checker
+
+def wants_their_checker(job: CellJob, runs_dir: Path) -> bool:
+    """A graded cell with a solution, of a problem whose layout ships a checker, that has no verdict of it yet."""
+    from kernelbench.harness.own_checker import checker_of
+    from kernelbench.results.run import load_result
+
+    if job.solution is None or job.problem_dir is None or not (runs_dir / job.run_id / RESULT_FILE).is_file():
+        return False
+    if checker_of(job.problem_dir) is None:
+        return False
+    try:
+        result = load_result(runs_dir / job.run_id)
+    except (KernelBenchError, ValueError):
+        return False
+    return result.provenance is not None and result.provenance.own_checker is None
+
+
+def run_their_checker(job: CellJob, settings: CellSettings, runs_dir: Path) -> str:
+    """Their checker over the cell's solution, set up as for the grading, its verdict recorded in the cell's
+    result.json (the one field this pass writes, in a file replaced whole). Returns that verdict."""
     import tempfile
-    from contextlib import nullcontext
 
     from kernelbench.eval.grading import scratch_dir
     from kernelbench.harness.own_checker import checker_of, run_own_checker
+    from kernelbench.harness.rebuild import set_up
+    from kernelbench.results.run import load_result
 
     checker = checker_of(job.problem_dir)
-    if checker is None:
-        return None
-    with tempfile.TemporaryDirectory(prefix="kb-own-checker-", dir=scratch_dir()) as tmp, \
-            (exclusive or nullcontext()):
-        return run_own_checker(job.problem_dir, checker, solution_folder, settings.device, Path(tmp))
+    with tempfile.TemporaryDirectory(prefix="kb-own-checker-", dir=scratch_dir()) as tmp:
+        solution_folder, scratch = Path(tmp) / "solution", Path(tmp) / "checker"
+        solution_folder.mkdir()
+        scratch.mkdir()
+        set_up(job.solution, solution_folder)
+        settings.timeline.stage(job, "their own checker")
+        run = run_own_checker(job.problem_dir, checker, solution_folder, settings.device, scratch)
+    if settings.cancelled.is_set():
+        raise KeyboardInterrupt
+    result = load_result(runs_dir / job.run_id)
+    result.provenance.own_checker = run
+    atomic_write_text(runs_dir / job.run_id / RESULT_FILE, result.dump_json())
+    return run.outcome
+
+
+def check_with_their_checker(cells: list[CellJob], settings: CellSettings, runs_dir: Path,
+                             slots: list[str | None], deadline: float | None) -> None:
+    """Their checker over each of `cells` that wants it (`wants_their_checker`), one at a time on each GPU, none
+    started after `deadline` (time.monotonic()). It runs in a pass of its own, never beside our measurements:
+    inside a grading it held the GPU's measuring lock for minutes (their 06 checker draws its inputs on the host)
+    and the GPU's other grading waited."""
+    from kernelbench.eval.process import on_gpu
+
+    queue = [job for job in cells if wants_their_checker(job, runs_dir)]
+
+    def one(job: CellJob, gpu: str | None) -> str:
+        with on_gpu(gpu):
+            return run_their_checker(job, settings, runs_dir)
+
+    pending: dict[Future, tuple[CellJob, str | None]] = {}
+    with ThreadPoolExecutor(max_workers=len(slots), thread_name_prefix="their-checker") as pool:
+        try:
+            while queue or pending:
+                while queue and len(pending) < len(slots) and (deadline is None or time.monotonic() < deadline):
+                    job, gpu = queue.pop(0), least_busy(slots, [g for _, g in pending.values()])
+                    settings.timeline.start(job, gpu)
+                    pending[pool.submit(one, job, gpu)] = (job, gpu)
+                if not pending:
+                    break
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    job, _gpu = pending.pop(future)
+                    try:
+                        outcome = future.result()
+                    except KernelBenchError as exc:  # a cell's files, not the pass: the next cell goes on
+                        outcome = f"their checker could not run: {exc}"
+                    settings.timeline.finish(job, f"their checker: {outcome}")
+        except BaseException:
+            cancel_gradings(settings, {f: job for f, (job, _) in pending.items()}, runs_dir)
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
 
 
 # ------------------------------------------------------------------------------------------------ the board
@@ -365,7 +425,7 @@ def regrade_board(leaderboard: Path, solutions_dir: Path, deck_dir: Path, runs_d
             raise KernelBenchError(f"no {what} here", path=folder)
     settings = CellSettings(board_name=Path(leaderboard).resolve().parent.name, hardware=board.hardware,
                             upstream=find_upstream(solutions_dir, repository, commit), device=device, shapes=shapes,
-                            limits=dict(limits or {}), counters=counters, own_checker=own_checker,
+                            limits=dict(limits or {}), counters=counters,
                             timeline=timeline or CellTimeline())
     runs_dir = Path(runs_dir)
     cells = [j for j in plan_cells(board, solutions_dir, deck_dir) if not only or j.cell.run_id in only
@@ -384,7 +444,14 @@ def regrade_board(leaderboard: Path, solutions_dir: Path, deck_dir: Path, runs_d
     todo = sorted((j for j in cells if j.run_id not in finished and j.problem_dir is not None),
                   key=lambda j: j.solution is None)
     report.total -= sum(1 for j in cells if j.problem_dir is None)
-    grade_cells(todo, settings, runs_dir, report, gpu_slots(device, gpus), jobs, stop_after, progress)
+    slots = gpu_slots(device, gpus)
+    deadline = None if stop_after is None else time.monotonic() + stop_after
+    if own_checker:  # the cells an earlier call graded first, then the ones graded now
+        check_with_their_checker(cells, settings, runs_dir, slots, deadline)
+    left = None if deadline is None else max(0.0, deadline - time.monotonic())
+    grade_cells(todo, settings, runs_dir, report, slots, jobs, left, progress)
+    if own_checker:
+        check_with_their_checker(todo, settings, runs_dir, slots, deadline)
     return report
 
 

@@ -69,13 +69,22 @@ def their_tree(tmp_path_factory) -> Path:
 
 @pytest.mark.slow
 def test_their_checker_gives_its_verdict_beside_ours(their_tree: Path, tmp_path: Path):
+    """A cell graded by an earlier call without their checker gets its verdict from the next call's pass (our
+    grading of it untouched), and a cell graded in that call gets it after its grading."""
     runs = tmp_path / "runs"
-    proc = subprocess.run([sys.executable, "-m", "kernelbench", "regrade", str(BOARD / "leaderboard.json"),
-                           "--solutions", str(BOARD / "solutions"), "--deck", str(their_tree), "--runs", str(runs),
-                           "--device", "cpu", "--shapes", "smoke", "--own-checker", "--only", PASSING,
-                           "--only", WRONG], capture_output=True, text=True, timeout=900)
+    regrade = [sys.executable, "-m", "kernelbench", "regrade", str(BOARD / "leaderboard.json"),
+               "--solutions", str(BOARD / "solutions"), "--deck", str(their_tree), "--runs", str(runs),
+               "--device", "cpu", "--shapes", "smoke", "--only", PASSING]
+    proc = subprocess.run(regrade, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr
+    earlier = load_result(runs / f"{PASSING}_regraded")
+    assert earlier.provenance.own_checker is None
+    proc = subprocess.run(regrade + ["--resume", "--own-checker", "--only", WRONG], capture_output=True, text=True,
+                          timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    assert "their checker: PASS" in proc.stderr and "their checker: FAIL" in proc.stderr
     passing, wrong = (load_result(runs / f"{run_id}_regraded") for run_id in (PASSING, WRONG))
+    assert passing.grading == earlier.grading
     assert passing.provenance.own_checker.outcome == "PASS", passing.provenance.own_checker
     assert wrong.provenance.own_checker.outcome == "FAIL", wrong.provenance.own_checker
     assert "differs" in wrong.provenance.own_checker.output_tail

@@ -39,3 +39,36 @@ def test_new_runs_are_added_and_harness_errors_and_existing_runs_left_alone(tmp_
 def test_a_missing_archive_is_named(tmp_path: Path):
     done = subprocess.run(["bash", str(SCRIPT), str(tmp_path / "nope.tgz")], capture_output=True, text=True)
     assert done.returncode == 2 and "no such file" in done.stderr and "nope.tgz" in done.stderr
+
+
+def test_their_checkers_verdict_reaches_a_cell_graded_earlier_and_nothing_else_does(tmp_path: Path):
+    """`regrade --own-checker` amends cells graded by an earlier call: that verdict comes home; a result.json that
+    differs in anything else (a regrading) never replaces the one at home."""
+    def cell(root: Path, name: str, checker, outcome: str = "pass") -> None:
+        run = root / "runs" / name
+        run.mkdir(parents=True)
+        (run / "result.json").write_text(json.dumps({"run_id": name, "grading": {"outcome": outcome},
+                                                     "provenance": {"own_checker": checker}}))
+
+    device, home = tmp_path / "device", tmp_path / "home"
+    verdict = {"outcome": "FAIL", "output_tail": "FAIL: shape 0"}
+    cell(device, "amended", verdict)
+    cell(home, "amended", None)
+    cell(device, "regraded", verdict, outcome="invalid")
+    cell(home, "regraded", None)
+    cell(device, "had_one", verdict)
+    cell(home, "had_one", {"outcome": "PASS"})
+    tgz = tmp_path / "runs.tgz"
+    with tarfile.open(tgz, "w:gz") as tar:
+        tar.add(device / "runs", arcname="runs")
+
+    done = subprocess.run(["bash", str(SCRIPT), str(tgz), str(home / "runs")], capture_output=True, text=True,
+                          check=True)
+
+    def checker_of(name: str):
+        return json.loads((home / "runs" / name / "result.json").read_text())["provenance"]["own_checker"]
+
+    assert checker_of("amended") == verdict
+    assert checker_of("regraded") is None and checker_of("had_one") == {"outcome": "PASS"}
+    assert "1 given their checker's verdict" in done.stdout
+    assert not list((home / "runs").rglob("*.partial"))
