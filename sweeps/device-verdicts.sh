@@ -16,7 +16,8 @@
 #   timers-gpuN.json per GPU),
 #   OWN_CHECKER (1: each cell also gets kernelbench.com's own check.py run over it, confined, in a pass of its own
 #   before and after the gradings: the cells of CELLS and MORE already graded in runs/ are copied in first and get
-#   their checker's verdict, which `sweeps/unpack-runs.sh` brings home into their result.json; the carried
+#   their checker's verdict, which `sweeps/unpack-runs.sh` brings home into their result.json, and are not graded
+#   again, so leave it off for a call that regrades superseded cells such as kbh-h100-next-rest.txt; the carried
 #   .foreign copy then needs their harness package, benchmarks/hard/src, beside the deck),
 #   GPU0_FIRST (a command run alone on GPU 0 before the suite, e.g. a baseline measured again: its time is the
 #   suite's; output in gpu0-first.log)
