@@ -114,7 +114,7 @@ def run_stages(plan: GradingPlan, state: GradingState, exclusive: AbstractContex
     announce("lint")
     audits.lint(plan, state)
     announce("correctness", f"{len(plan.cases)} cases")
-    correct = correctness.check(plan, state)
+    correct = correctness.check(plan, state, stage)
     announce("problem copy")
     audits.problem_copy(plan, state)
     announce("launch audit")

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -260,10 +261,12 @@ def finish_stage(handle: StageHandle, timeout_s: float) -> StageRun:
     return run
 
 
-def finish_beside(handle: StageHandle, partner: StageHandle, limit_s: float) -> StageRun:
+def finish_beside(handle: StageHandle, partner: StageHandle, limit_s: float,
+                  waiting: Callable[[], None] | None = None) -> StageRun:
     """End a stage run beside a partner (the check stage beside the judge): a partner that ends first stops the
-    stage after a short grace instead of leaving it to its full limit."""
-    stopped = wait_either(handle, partner, limit_s)
+    stage after a short grace instead of leaving it to its full limit. `waiting` is called about once a second
+    while both run (progress)."""
+    stopped = wait_either(handle, partner, limit_s, waiting)
     run = finish_stage(handle, limit_s if not stopped else time.monotonic() - handle.started + PARTNER_GRACE_S)
     if stopped and run.timed_out:
         run.error = (f"{run.role} stage stopped {PARTNER_GRACE_S:g} s after the judge had finished (it was "
@@ -271,10 +274,15 @@ def finish_beside(handle: StageHandle, partner: StageHandle, limit_s: float) -> 
     return run
 
 
-def wait_either(handle: StageHandle, partner: StageHandle, limit_s: float) -> bool:
+def wait_either(handle: StageHandle, partner: StageHandle, limit_s: float,
+                waiting: Callable[[], None] | None = None) -> bool:
     """Wait until `handle` ends, its limit passes or it writes past its sandbox's bound (False), or until
     `partner` ends first (True)."""
+    told = time.monotonic()
     while time.monotonic() - handle.started < limit_s:
+        if waiting is not None and time.monotonic() - told >= 1.0:
+            waiting()
+            told = time.monotonic()
         if handle.proc.poll() is not None:
             return False
         if handle.watch is not None and handle.watch.check():

@@ -30,6 +30,7 @@ class StepProgress:
         self.console = console or Console(stderr=True)
         self.started = time.monotonic()
         self.done = 0
+        self._current: str | None = None
         self._progress: Progress | None = None
         if self.console.is_terminal:
             columns = [SpinnerColumn(), TextColumn(f"{what}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
@@ -49,16 +50,20 @@ class StepProgress:
             self._progress.__exit__(*exc)
 
     def step(self, name: str, detail: str = "") -> None:
-        """`name` starts now (`detail`: how much work it holds); the step before it (if any) is done."""
+        """`name` starts now (`detail`: how much work it holds); the step before it (if any) is done. The name of
+        the step under way again only updates its detail (how far it has got: "case 4 of 15")."""
         text = f"{name} ({detail})" if detail else name
+        again = name == self._current
+        self._current = name
         if self._progress is not None:
             # drawn at once rather than at the bar's next tick, so the step under way is the one shown
-            self._progress.update(self._task, completed=self.done, description=text, refresh=True)
+            self._progress.update(self._task, completed=self.done - again, description=text, refresh=True)
         else:
             elapsed = time.monotonic() - self.started
-            self.console.print(f"[{elapsed:7.1f} s] {self.what} {self.done + 1}/{self.total}: {text}",
+            self.console.print(f"[{elapsed:7.1f} s] {self.what} {self.done + (not again)}/{self.total}: {text}",
                                markup=False, highlight=False, soft_wrap=True)
-        self.done += 1
+        if not again:
+            self.done += 1
 
     def note(self, text: str) -> None:
         """A line that stays above the bar (an item's outcome)."""

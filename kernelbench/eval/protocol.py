@@ -27,6 +27,7 @@ from kernelbench.problems.spec import IndexOutput, Tolerance
 RESULT = "worker_result.json"
 SIGNATURE = "worker_result.sig"
 DONE_MARKER = "check.done"  # written by the grader once the check stage has ended, whatever its end
+PROGRESS_FILE = "progress"  # "<cases judged> <cases>", in the judge's out folder: shown while it runs, never judged
 POLL_S = 0.02
 Role = Literal["judge", "check", "bench", "fresh"]
 CANDIDATE_ROLES: tuple[Role, ...] = ("check", "bench")  # the stages that import the solution (sandboxed, watched)

@@ -29,10 +29,10 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kernelbench.base.models import Ceiling
 from kernelbench.errors import KernelBenchError
 from kernelbench.fileio import atomic_write_text
 from kernelbench.harness.rundir import STAGING_PREFIX, create_staging, publish, remove_stale_staging
-from kernelbench.base.models import Ceiling
 from kernelbench.results.published import (
     PublishedAgent,
     PublishedBoard,
@@ -154,13 +154,18 @@ class CellTimeline:
         self._tell(job.run_id, "started")
 
     def stage(self, job: CellJob, name: str, detail: str = "") -> None:
+        """The cell's grading entered stage `name`; the stage under way named again only updates how far it has
+        got (kept for the cut-short line, not logged: a line per case of every cell would bury the stages)."""
         now = time.monotonic()
+        label = f"{name} ({detail})" if detail else name
         with self._lock:
             if job.run_id not in self._cells:
                 return
-            gpu, began, _, _ = self._cells[job.run_id]
-            self._cells[job.run_id] = (gpu, began, name, now)
-        self._tell(job.run_id, f"{name} ({detail})" if detail else name)
+            gpu, began, was, since = self._cells[job.run_id]
+            again = was.split(" (", 1)[0] == name
+            self._cells[job.run_id] = (gpu, began, label, since if again else now)
+        if not again:
+            self._tell(job.run_id, label)
 
     def finish(self, job: CellJob, status: str) -> None:
         """The cell's grading is over, with `status`: said with the time it took."""

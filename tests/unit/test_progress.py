@@ -19,7 +19,7 @@ def stub_stages(monkeypatch, correct: bool) -> None:
                           (timing, ("bench", "baseline_medians"))):
         for name in names:
             monkeypatch.setattr(module, name, lambda plan, state: None)
-    monkeypatch.setattr(correctness, "check", lambda plan, state: correct)
+    monkeypatch.setattr(correctness, "check", lambda plan, state, announce=None: correct)
 
 
 PLAN = SimpleNamespace(options=SimpleNamespace(timing=True), cases=[1, 2, 3], shapes=[1, 2])
@@ -61,3 +61,31 @@ def test_a_terminal_gets_a_bar_with_the_step_and_an_estimate(capsys):
     shown = screen.getvalue()
     assert "baselines" in shown and "01_fp8_gemm" in shown and "0/2" in shown and "-:--:--" in shown
     assert capsys.readouterr().out == ""
+
+
+def test_a_step_named_again_says_how_far_it_has_got_without_counting_a_new_step():
+    log = io.StringIO()
+    with StepProgress("grading x", total=3, console=Console(file=log, force_terminal=False)) as progress:
+        progress.step("correctness", "12 cases")
+        progress.step("correctness", "case 4 of 12 judged")
+        progress.step("timing")
+    lines = [line.split("] ", 1)[1] for line in log.getvalue().splitlines()]
+    assert lines == ["grading x 1/3: correctness (12 cases)", "grading x 1/3: correctness (case 4 of 12 judged)",
+                     "grading x 2/3: timing"]
+
+
+def test_the_judges_count_of_settled_cases_is_announced_once_per_change(tmp_path):
+    from kernelbench.eval.protocol import PROGRESS_FILE
+    from kernelbench.eval.stages.correctness import cases_judged
+
+    announced = []
+    poll = cases_judged(tmp_path, lambda name, detail: announced.append((name, detail)))
+    poll()  # nothing written yet: nothing shown
+    (tmp_path / PROGRESS_FILE).write_text("3 15\n")
+    poll()
+    poll()
+    (tmp_path / PROGRESS_FILE).write_text("not a count")
+    poll()  # display only: a file that does not parse is not shown, and never raises
+    (tmp_path / PROGRESS_FILE).write_text("4 15\n")
+    poll()
+    assert announced == [("correctness", "case 3 of 15 judged"), ("correctness", "case 4 of 15 judged")]

@@ -87,12 +87,14 @@ def test_the_log_follows_each_cell_through_its_stages_and_names_what_a_cut_short
     timeline.start(slow, "1")
     timeline.start(quick, "2")
     timeline.stage(slow, "correctness", "12 cases")
+    timeline.stage(slow, "correctness", "case 5 of 12 judged")  # how far: kept, not logged
     timeline.stage(quick, "timing")
     timeline.finish(quick, "PASS")
     assert any(line.endswith("gpu 1 slow_06: correctness (12 cases)") for line in lines)
     assert any(" gpu 2 quick_05: PASS after " in line for line in lines)
     (under_way,) = timeline.under_way()
-    assert under_way.startswith("slow_06 gpu 1: ") and under_way.endswith("in correctness")
+    assert under_way.startswith("slow_06 gpu 1: ") and under_way.endswith("in correctness (case 5 of 12 judged)")
+    assert not any("case 5" in line for line in lines)
 
 
 def test_a_wait_for_the_gpus_measuring_turn_is_told():

@@ -5,6 +5,8 @@ verdicts and the check stage's guard records become one SeedResult per case."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from pathlib import Path
 
 from kernelbench.errors import KernelBenchError
 from kernelbench.eval import verdict
@@ -12,18 +14,20 @@ from kernelbench.eval.failures import GraderFault
 from kernelbench.eval.gradelog import case_line
 from kernelbench.eval.grading import GradingPlan, GradingState
 from kernelbench.eval.process import StageRun, finish_beside, finish_stage
-from kernelbench.eval.protocol import DONE_MARKER, CaseRecord, CheckReply, JudgeReply
+from kernelbench.eval.protocol import DONE_MARKER, PROGRESS_FILE, CaseRecord, CheckReply, JudgeReply
 from kernelbench.problems.loader import reference_file
 
 
-def check(plan: GradingPlan, state: GradingState) -> bool:
-    """True when every case passed and the check stage returned its records."""
+def check(plan: GradingPlan, state: GradingState, announce: Callable[[str, str], None] | None = None) -> bool:
+    """True when every case passed and the check stage returned its records. `announce` is told how many cases
+    the judge has settled as it goes ("correctness", "case 4 of 15")."""
     started = time.monotonic()
     check_dir = plan.workdir / "check"
     keep = [c.id for c in plan.timing_cases() + plan.timed_stress] if plan.options.timing or plan.options.counters \
         else []
     judge = plan.start(plan.judge_job(plan.cases, check_dir=str(check_dir), keep_ids=keep))
-    checked = finish_beside(plan.start(plan.check_job()), judge, plan.options.limit("check"))
+    checked = finish_beside(plan.start(plan.check_job()), judge, plan.options.limit("check"),
+                            cases_judged(judge.out_dir, announce) if announce is not None else None)
     state.log.stage(checked)
     check_dir.mkdir(exist_ok=True)
     (check_dir / DONE_MARKER).touch()
@@ -62,6 +66,22 @@ def check(plan: GradingPlan, state: GradingState) -> bool:
 # what torch says when code reaches for CUDA on a machine (or a torch build) without it
 CUDA_MISSING = ("Torch not compiled with CUDA enabled", "No CUDA GPUs are available", "Found no NVIDIA driver",
                 "CUDA driver initialization failed")
+
+
+def cases_judged(judge_dir: Path, announce: Callable[[str, str], None]) -> Callable[[], None]:
+    """A poll of the judge's progress file that tells `announce` each new count (display only: a judge that wrote
+    nothing, or a count that does not parse, is simply not shown)."""
+    shown = [""]
+
+    def poll() -> None:
+        try:
+            judged, total = (Path(judge_dir) / PROGRESS_FILE).read_text().split()
+        except (OSError, ValueError):
+            return
+        if judged != shown[0]:
+            shown[0] = judged
+            announce("correctness", f"case {int(judged)} of {int(total)} judged")
+    return poll
 
 
 def judge_reply(plan: GradingPlan, judged: StageRun) -> JudgeReply:

@@ -22,6 +22,7 @@ from kernelbench.eval.failures import GuardFailed, describe
 from kernelbench.eval.protocol import (
     DONE_MARKER,
     POLL_S,
+    PROGRESS_FILE,
     CaseVerdict,
     InputLayout,
     JudgeJob,
@@ -220,12 +221,23 @@ def run_judge(ctx: StageContext) -> JudgeReply:
             kept = Expected(reference_error=describe(exc))
         if pending is not None:
             verdicts[pending[0].id] = settle_case(judge, *pending)
+            tell_progress(job, len(verdicts))
         pending = (case, kept)
     if pending is not None:
         verdicts[pending[0].id] = settle_case(judge, *pending)
+        tell_progress(job, len(verdicts))
     prefetch.close()
     return JudgeReply(cases=verdicts, clock=judge.clock.totals, republished=judge.republished,
                       device_info=device_info(ctx.torch, ctx.device))
+
+
+def tell_progress(job: JudgeJob, judged: int) -> None:
+    """How many cases the judge has settled, for the grader's progress display (PROGRESS_FILE in the judge's own
+    out folder, replaced whole); nothing is decided from it."""
+    path = Path(job.out_dir) / PROGRESS_FILE
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(f"{judged} {len(job.cases)}\n")
+    os.replace(partial, path)
 
 
 def settle_case(judge: Judge, case: Case, kept: Expected) -> CaseVerdict:
