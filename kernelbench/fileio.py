@@ -7,12 +7,17 @@ import os
 import re
 import tempfile
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, TypeVar
 
 import orjson
 import yaml
 
 from kernelbench.errors import Diagnostic, KernelBenchError
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+ModelT = TypeVar("ModelT", bound="BaseModel")
 
 
 # --------------------------------------------------------------------------------------------- atomic writes
@@ -84,7 +89,7 @@ class _BeyondLimits(yaml.composer.ComposerError):
 
 
 class _LineLoader(yaml.SafeLoader):
-    def __init__(self, stream):
+    def __init__(self, stream: str) -> None:
         super().__init__(stream)
         self._depth = 0  # of the node being composed
         self._deepest = 0  # the deepest level reached under it, an alias reaching as deep as its anchor's node
@@ -340,6 +345,7 @@ def nesting_depth(data: Any) -> int:
     deepest, stack = 0, [(data, 1)]
     while stack:
         node, depth = stack.pop()
+        children: Iterable[Any]
         if isinstance(node, dict):
             children = node.values()
         elif isinstance(node, list):
@@ -374,7 +380,7 @@ class ModelLoadError(KernelBenchError):
         return self.args[0]
 
 
-def parse_model(path: Path, model_cls: type, data: Any, source: str | None = None):
+def parse_model(path: Path, model_cls: type[ModelT], data: Any, source: str | None = None) -> ModelT:
     """Validate already-parsed data against a pydantic model; errors carry file, line and hint (`source`: the
     JSON text `data` came from, for the lines of a JSON file)."""
     from pydantic import ValidationError
@@ -385,14 +391,14 @@ def parse_model(path: Path, model_cls: type, data: Any, source: str | None = Non
         raise ModelLoadError(validation_diagnostics(Path(path), data, exc, source)) from None
 
 
-def load_json_model(path: Path, model_cls: type, text: str | None = None):
+def load_json_model(path: Path, model_cls: type[ModelT], text: str | None = None) -> ModelT:
     """A JSON file (or its `text`) validated against a pydantic model; every error names file and line."""
     if text is None:
         text = read_text(path)
     return parse_model(path, model_cls, load_json(path, text), source=text)
 
 
-def load_yaml_model(path: Path, model_cls: type):
+def load_yaml_model(path: Path, model_cls: type[ModelT]) -> ModelT:
     """Load a YAML file into a pydantic model, reporting every schema problem with its line."""
     data = load_yaml(path)
     if not isinstance(data, dict):

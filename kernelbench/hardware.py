@@ -7,6 +7,8 @@ hand and prints them beside these, so a wrong datasheet entry shows up as a rati
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from kernelbench.errors import KernelBenchError
@@ -131,7 +133,7 @@ def detect_profile(device_index: int = 0) -> GpuProfile | None:
     return profile.model_copy(update={"l2_bytes": l2}) if l2 > 0 else profile
 
 
-def ceiling_for(profile: GpuProfile, regime: str, dtype: str) -> tuple[float, str]:
+def ceiling_for(profile: GpuProfile, regime: str, dtype: str) -> tuple[float, Literal["TFLOP/s", "GB/s"]]:
     """The governing ceiling: (TFLOP/s, "TFLOP/s") for compute-bound work, (GB/s, "GB/s") for memory-bound."""
     if regime == "memory":
         return profile.dram_gbps, "GB/s"

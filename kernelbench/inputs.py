@@ -261,7 +261,8 @@ class Folder:
         Raises InputRefused for a name or link leading outside the folder, a loop of links, or a type other
         than a regular file."""
         shown = self.shown(name)
-        parts, done, hops = _relative_parts(name, self), [], 0
+        done: list[str] = []
+        parts, hops = _relative_parts(name, self), 0
         while parts:
             part = parts.pop(0)
             parent = _walk(self.fd, done, shown)

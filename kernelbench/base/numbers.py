@@ -69,10 +69,12 @@ Version = Annotated[int, _Whole, Field(ge=1, le=INT64_MAX)]
 def _scalar(value: Any) -> Any:
     if value is None or isinstance(value, (bool, str)):
         return value
-    if isinstance(value, numbers.Integral) and INT64_MIN <= value <= INT64_MAX:
+    if isinstance(value, numbers.Integral) and INT64_MIN <= int(value) <= INT64_MAX:
         return int(value)
     # a float beyond 64 bits is most likely an integer too large for them, turned into a float by the JSON reader
-    if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral) and abs(value) < 2.0**63:
+    # (typeshed's numbers.Real declares no comparison with a float, which every Real supports)
+    if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral) and \
+            abs(value) < 2.0**63:  # type: ignore[operator]
         return float(value)
     raise ValueError(f"must be text, true/false, a finite number or a whole number within 64 bits, "
                      f"not {value!r:.40}")

@@ -13,6 +13,7 @@ from kernelbench.errors import KernelBenchError
 from kernelbench.eval.environment import collect_environment
 from kernelbench.eval.grading import GradingOptions, GradingPlan, GradingState, run_stage, scratch_dir
 from kernelbench.eval.protocol import BenchJob, BenchLine, JudgeReply, ShapeTiming
+from kernelbench.eval.protocol import Line as LineName
 from kernelbench.eval.roofline import geometric_mean
 from kernelbench.eval.stages.correctness import reference_failed
 from kernelbench.eval.stages.timing import shape_result
@@ -50,7 +51,7 @@ def line_from_timings(plan: GradingPlan, state: GradingState, timings: dict[int,
     return Line(shapes=shapes, peak_fraction=geometric_mean([s.fraction for s in shapes]))
 
 
-def line_job(plan: GradingPlan, name: str, module: Path, expected_dir: Path) -> BenchJob:
+def line_job(plan: GradingPlan, name: LineName, module: Path, expected_dir: Path) -> BenchJob:
     """The bench stage's job for one library line: the candidate's bench code, the reference's outputs as the
     expected values, the plain tolerance (the judge's checks are the candidate's)."""
     line = BenchLine(line=name, module=str(module))
@@ -58,27 +59,31 @@ def line_job(plan: GradingPlan, name: str, module: Path, expected_dir: Path) -> 
                           expected_dir=str(expected_dir), expected_prefix="expected")
 
 
-def measure_lines(plan: GradingPlan, state: GradingState, lines: dict[str, Path], expected_dir: Path) -> dict[str, Line]:
+def measure_lines(plan: GradingPlan, state: GradingState, lines: dict[LineName, Path],
+                  expected_dir: Path) -> dict[LineName, Line]:
     """Each line timed in its own bench process under the bench limit: a slow line (a Python-loop eager
     reference, a library autotuning on its first calls) runs out of time alone instead of taking the lines
     measured beside it down with it."""
     from kernelbench.eval.protocol import BenchReply
 
-    measured = {}
+    measured: dict[LineName, Line] = {}
     for name, module in lines.items():
         bench = run_stage(plan, state, line_job(plan, name, module, expected_dir))
         reply = bench.reply_as(BenchReply)
         timing = reply.lines.get(name) if reply is not None else None
         if reply is None:
             measured[name] = Line(available=False, reason=bench.error[:2000])
-        elif timing is None or timing.error is not None:
-            measured[name] = Line(available=False, reason=(timing.error if timing else "not timed")[:2000])
+        elif timing is None:
+            measured[name] = Line(available=False, reason="not timed")
+        elif timing.error is not None:
+            measured[name] = Line(available=False, reason=timing.error[:2000])
         else:
             measured[name] = line_from_timings(plan, state, timing.shapes)
     return measured
 
 
-def measure_baselines(problem_dir: Path, device: str = "cuda", lines: tuple[str, ...] = ("eager", "compiled", "sota"),
+def measure_baselines(problem_dir: Path, device: str = "cuda",
+                      lines: tuple[LineName, ...] = ("eager", "compiled", "sota"),
                       shapes: str = "full", limits: dict[str, float] | None = None) -> ProblemBaselines:
     from kernelbench.eval.integrity.hooks import load_guards
 
@@ -104,20 +109,23 @@ def measure_baselines(problem_dir: Path, device: str = "cuda", lines: tuple[str,
     return result
 
 
-def _measure_all(plan: GradingPlan, state: GradingState, lines: tuple[str, ...], expected_dir: Path,
+def _measure_all(plan: GradingPlan, state: GradingState, lines: tuple[LineName, ...], expected_dir: Path,
                  torch_version: str) -> dict[str, Line]:
-    modules, unavailable, sources = {}, {}, {}
+    modules: dict[LineName, Path] = {}
+    unavailable: dict[LineName, Line] = {}
+    sources: dict[LineName, str] = {}
     for line in lines:
         if line != "sota":
             modules[line] = reference_file(plan.pristine)
             sources[line] = _line_source(line, torch_version, "")
             continue
         entry = plan.spec.sota[0] if plan.spec.sota else None
-        module = plan.pristine / entry.module if entry else None
-        missing = _missing_requirements(entry.requires) if entry else []
         if entry is None:
             unavailable[line] = Line(available=False, reason="the problem names no SOTA implementation")
-        elif missing or not module.is_file():
+            continue
+        module = plan.pristine / entry.module
+        missing = _missing_requirements(entry.requires)
+        if missing or not module.is_file():
             unavailable[line] = Line(available=False, source=entry.source,
                                      reason=f"not available here: missing {', '.join(missing) or entry.module}")
         else:

@@ -92,9 +92,10 @@ def smallest_shape_indices(spec: ProblemSpec, shapes: list[dict], n: int) -> lis
     case; the base cases still cover every shape with every seed."""
     def size(i: int) -> float:
         try:
-            return spec.bytes_of(shapes[i])
+            nbytes = spec.bytes_of(shapes[i])
         except Exception:  # a formula that cannot be evaluated on this shape: order by position
             return float(i)
+        return float(i) if nbytes is None else nbytes  # no bytes formula: by position too
     return sorted(sorted(range(len(shapes)), key=lambda i: (size(i), i))[:n])
 
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import tempfile
 import time
-from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
+from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -30,10 +30,17 @@ from kernelbench.eval.grading import (
     scratch_dir,
 )
 from kernelbench.eval.integrity.templates import Snapshot
+from kernelbench.eval.protocol import Line
 from kernelbench.fileio import atomic_write_text
 from kernelbench.problems.loader import problem_files, problem_hash
 
 __all__ = ["STAGE_LIMITS_S", "GradeReport", "grade_solution", "template_paths"]
+
+
+class StageAnnouncer(Protocol):
+    """Told each stage's name as it starts, and how much work it holds where that is known."""
+
+    def __call__(self, name: str, detail: str = "") -> None: ...
 
 
 class GradeReport(BaseModel):
@@ -57,10 +64,10 @@ def template_paths(solution: Path, problem_dir: Path) -> list[Path]:
 
 
 def grade_solution(solution: Path, problem_dir: Path, *, device: str = "cuda", shapes: str = "full",
-                   out_dir: Path | None = None, line: str = "candidate", lint: bool = True,
+                   out_dir: Path | None = None, line: Line = "candidate", lint: bool = True,
                    limits: dict[str, float] | None = None, timing: bool = True,
                    counters: bool = True, exclusive: AbstractContextManager | None = None,
-                   stage: Callable[[str, str], None] | None = None) -> GradeReport:
+                   stage: StageAnnouncer | None = None) -> GradeReport:
     """Grade one solution file against one problem; see kernelbench.eval.stages for the order of stages.
 
     `exclusive` is held around the stages that measure (counters, timing): gradings that share a GPU may check
@@ -104,13 +111,13 @@ STAGES = ("lint", "correctness", "problem copy", "launch audit", "counters", "ti
 
 
 def run_stages(plan: GradingPlan, state: GradingState, exclusive: AbstractContextManager | None = None,
-               stage: Callable[[str, str], None] | None = None) -> bool:
+               stage: StageAnnouncer | None = None) -> bool:
     """Every stage in order (kernelbench.eval.stages); True when the solution passed every check. The measuring
     stages run inside `exclusive`; `stage` is told the name (one of STAGES) of each as it starts, and how much
     work it holds (cases, shapes) where that is known."""
     from kernelbench.eval.stages import audits, correctness, timing
 
-    announce = stage or (lambda name, detail="": None)
+    announce: StageAnnouncer = stage or (lambda name, detail="": None)
     announce("lint")
     audits.lint(plan, state)
     announce("correctness", f"{len(plan.cases)} cases")

@@ -24,6 +24,7 @@ from kernelbench.eval.isolation import SOLUTION_FOLDER, Isolation, isolation_for
 from kernelbench.eval.process import StageHandle, StageRun, finish_stage, start_stage
 from kernelbench.eval.protocol import (
     CANDIDATE_ROLES,
+    AnyJob,
     BenchJob,
     CheckJob,
     DeviceInfo,
@@ -31,7 +32,6 @@ from kernelbench.eval.protocol import (
     FreshJob,
     JudgeJob,
     Line,
-    StageJob,
     TimingSettings,
 )
 from kernelbench.eval.solution_folder import SolutionCopy, copy_solution_folder
@@ -173,7 +173,7 @@ class GradingPlan:
     def fresh_job(self, **extra: Any) -> FreshJob:
         return FreshJob(**{**self.job_fields("fresh", self.timing_cases()), **extra})
 
-    def start(self, job: StageJob) -> StageHandle:
+    def start(self, job: AnyJob) -> StageHandle:
         sandbox = self.isolation if job.role in CANDIDATE_ROLES else None
         # a candidate's timed calls on fresh inputs are paced by the grader's own process (eval.pacing)
         pace = (isinstance(job, BenchJob) and job.fresh_kept > 0 and job.line == "candidate") or (
@@ -217,7 +217,7 @@ class GradingState:
             self.log.check.append(f"[hardware] {info.name} matches no profile: no roofline")
 
 
-def run_stage(plan: GradingPlan, state: GradingState, job: StageJob, name: str | None = None) -> StageRun:
+def run_stage(plan: GradingPlan, state: GradingState, job: AnyJob, name: str | None = None) -> StageRun:
     """One stage from start to end under its limit, logged and clocked under `name` (default: its role)."""
     name = name or job.role
     run = finish_stage(plan.start(job), plan.options.limit(name))

@@ -30,6 +30,8 @@ def perturbations(expected: Any, tolerances: dict[str, Any]) -> dict[str, Any]:
     from kernelbench.eval.portable.compare import as_tuple, tolerance_for
 
     items = as_tuple(expected)
+    if items is None:
+        raise TypeError(f"the reference returned a {type(expected).__name__}, not tensors")
     single = isinstance(expected, torch.Tensor)
 
     def pack(values):

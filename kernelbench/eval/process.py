@@ -132,8 +132,8 @@ def worker_env(device: str) -> dict[str, str]:
     if device == "cpu":
         env["TRITON_INTERPRET"] = "1"  # Triton kernels run in the interpreter on the CPU
         env["CUDA_VISIBLE_DEVICES"] = ""
-    elif _assigned_gpu.get() is not None:
-        env["CUDA_VISIBLE_DEVICES"] = _assigned_gpu.get()
+    elif (assigned := _assigned_gpu.get()) is not None:
+        env["CUDA_VISIBLE_DEVICES"] = assigned
     else:
         env["CUDA_VISIBLE_DEVICES"] = one_visible_gpu(env.get("CUDA_VISIBLE_DEVICES"))
     return env
@@ -216,6 +216,7 @@ def start_stage(job: AnyJob, *, cwd: Path, extra_env: dict[str, str] | None = No
             theirs.close()
     with _live_lock:
         _live.add(proc)
+    assert proc.stdin is not None  # opened with stdin=PIPE
     reader = BoundedReader(proc.stdout)
     reader.start()
     try:

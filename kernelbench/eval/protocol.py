@@ -281,13 +281,14 @@ class StageFailure(CandidateReport):
     before_candidate: bool
 
 
-AnyReply = Annotated[JudgeReply | CheckReply | BenchReply | FreshReply | StageFailure, Field(discriminator="kind")]
-REPLY = TypeAdapter(AnyReply)
+Reply = JudgeReply | CheckReply | BenchReply | FreshReply | StageFailure
+AnyReply = Annotated[Reply, Field(discriminator="kind")]
+REPLY: TypeAdapter[Reply] = TypeAdapter(AnyReply)
 REPLY_TYPES: dict[str, type[Message]] = {"judge": JudgeReply, "check": CheckReply, "bench": BenchReply,
                                           "fresh": FreshReply}
 
 
-def parse_reply(data: bytes) -> JudgeReply | CheckReply | BenchReply | FreshReply | StageFailure:
+def parse_reply(data: bytes) -> Reply:
     return REPLY.validate_json(data)
 
 

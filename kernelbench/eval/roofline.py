@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import random
 import statistics
+from collections.abc import Sequence
 
 from kernelbench.base.models import Ceiling, Interval, ShapeResult
 from kernelbench.hardware import GpuProfile, ceiling_for
@@ -18,6 +19,7 @@ def ceiling_of(spec: ProblemSpec, profile: GpuProfile) -> Ceiling | None:
     """The ceiling a problem's score is a fraction of on this GPU; None for a problem without a roofline."""
     if not spec.has_roofline:
         return None
+    assert spec.regime is not None and spec.ceiling is not None  # has_roofline
     value, unit = ceiling_for(profile, spec.regime, spec.ceiling)
     peak = profile.peak_tflops.get(_compute_key(spec, profile))
     return Ceiling(regime=spec.regime, dtype=spec.ceiling, value=value, unit=unit, peak_tflops=peak,
@@ -30,7 +32,8 @@ def _compute_key(spec: ProblemSpec, profile: GpuProfile) -> str:
     key = normalize_dtype(spec.ceiling or "")
     if key in profile.peak_tflops:
         return key
-    return max(profile.peak_tflops, key=profile.peak_tflops.get)  # memory-bound: the most generous compute roof
+    # memory-bound: the most generous compute roof
+    return max(profile.peak_tflops, key=profile.peak_tflops.__getitem__)
 
 
 def score_shape(result: ShapeResult, spec: ProblemSpec, profile: GpuProfile | None) -> ShapeResult:
@@ -41,6 +44,7 @@ def score_shape(result: ShapeResult, spec: ProblemSpec, profile: GpuProfile | No
     result.tflops = result.flops / seconds / 1e12 if result.flops else None
     result.gbps = result.bytes / seconds / 1e9 if result.bytes else None
     if profile is not None and spec.has_roofline:
+        assert spec.regime is not None and spec.ceiling is not None  # has_roofline
         achieved = result.tflops if spec.regime == "compute" else result.gbps
         value, _ = ceiling_for(profile, spec.regime, spec.ceiling)
         result.fraction = achieved / value if achieved is not None else None
@@ -65,11 +69,11 @@ def faster_than_light(result: ShapeResult, spec: ProblemSpec, profile: GpuProfil
     return None
 
 
-def geometric_mean(values: list[float]) -> float | None:
-    values = [v for v in values if v is not None]
-    if not values or any(v <= 0 for v in values):
+def geometric_mean(values: Sequence[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    if not known or any(v <= 0 for v in known):
         return None
-    return math.exp(sum(math.log(v) for v in values) / len(values))
+    return math.exp(sum(math.log(v) for v in known) / len(known))
 
 
 BOOTSTRAP_RESAMPLES = 1000
@@ -93,9 +97,13 @@ def bootstrap_intervals(shapes: list[ShapeResult], resamples: int = BOOTSTRAP_RE
             median = statistics.median(rng.choices(s.samples_ms, k=len(s.samples_ms)))
             medians[s.index].append(median)
             if scored and median > 0:
+                # `scored`: every shape has a fraction; `timed` holds shapes with a median
+                assert s.fraction is not None and s.median_ms is not None
                 fractions.append(s.fraction * s.median_ms / median)
         if scored and len(fractions) == len(shapes):
-            scores.append(geometric_mean(fractions))
+            score = geometric_mean(fractions)
+            if score is not None:  # positive fractions always have one
+                scores.append(score)
     per_shape = [_percentiles(medians[s.index]) if s.index in medians else None for s in shapes]
     return per_shape, _percentiles(scores) if scores else None
 

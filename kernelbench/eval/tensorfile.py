@@ -46,8 +46,8 @@ def _padding(offset: int) -> int:
 
 def save_tensors(path: Path, tensors: list[torch.Tensor], *, single: bool) -> None:
     path = Path(path)
-    header = TensorHeader(single=single, align=ALIGN, tensors=[tensor_meta(t) for t in tensors]).model_dump_json()
-    header = header.encode()
+    header = TensorHeader(single=single, align=ALIGN,
+                          tensors=[tensor_meta(t) for t in tensors]).model_dump_json().encode()
     header += b" " * _padding(12 + len(header))  # JSON allows trailing blanks: the data starts aligned
     tmp = path.with_name(f".{path.name}.tmp")
     with open(tmp, "wb") as handle:
@@ -56,7 +56,8 @@ def save_tensors(path: Path, tensors: list[torch.Tensor], *, single: bool) -> No
             data = t.detach().contiguous().cpu()
             if data.numel():  # the buffer itself, not a bytes copy of it (gigabytes on full shapes)
                 raw = data.reshape(-1).view(torch.uint8)
-                handle.write(memoryview(raw.numpy()))
+                # numpy's stubs give ndarray its buffer protocol (__buffer__) on Python 3.12 and later only
+                handle.write(memoryview(raw.numpy()))  # type: ignore[arg-type]
                 handle.write(b"\0" * _padding(raw.numel()))
     os.replace(tmp, path)
 
@@ -65,7 +66,7 @@ def _read_aligned(path: Path) -> torch.Tensor:
     """The whole file in a fresh uint8 tensor (torch's CPU allocator aligns it to at least ALIGN bytes)."""
     buffer = torch.empty(os.path.getsize(path), dtype=torch.uint8)
     with open(path, "rb") as handle:
-        handle.readinto(memoryview(buffer.numpy()))
+        handle.readinto(memoryview(buffer.numpy()))  # type: ignore[arg-type]  # as in save_tensors
     return buffer
 
 

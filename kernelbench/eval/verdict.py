@@ -7,6 +7,7 @@ Every function here is pure: protocol records in, findings or results out (the g
 from __future__ import annotations
 
 import math
+from functools import partial
 
 from kernelbench.base.catalogue import finding
 from kernelbench.base.models import Finding, Grading, Outcome, SeedResult
@@ -32,19 +33,19 @@ class ReferenceFailed(Exception):
 # ------------------------------------------------------------------------------------------------- checked cases
 
 def judge_case(case: Case, record: CaseRecord | None, judged: CaseVerdict | None) -> tuple[SeedResult, list[Finding]]:
-    base = {"shape_index": case.shape_index, "seed": case.public_seed, "case": case.label}
+    seed_result = partial(SeedResult, shape_index=case.shape_index, seed=case.public_seed, case=case.label)
     if judged is not None and judged.reference_error is not None:
         raise ReferenceFailed(f"case {case.id}: {judged.reference_error}")
     if judged is not None and judged.guard_error is not None:
         raise GuardFailed("judge's", f"case {case.id}: {judged.guard_error}")
     problems, findings = guard_problems(case, record)
     if problems:
-        return SeedResult(**base, passed=False, message="; ".join(problems)), findings
+        return seed_result(passed=False, message="; ".join(problems)), findings
     if judged is None or judged.missing:
-        return SeedResult(**base, passed=False, message="no output was saved for this case"), findings
-    result = SeedResult(**base, passed=judged.passed, max_abs_err=_finite(judged.max_abs_err),
-                        max_rel_err=_finite(judged.max_rel_err), worst_index=judged.worst_index,
-                        message="; ".join(judged.messages))
+        return seed_result(passed=False, message="no output was saved for this case"), findings
+    result = seed_result(passed=judged.passed, max_abs_err=_finite(judged.max_abs_err),
+                         max_rel_err=_finite(judged.max_rel_err), worst_index=judged.worst_index,
+                         message="; ".join(judged.messages))
     findings += judged.integrity
     for size in judged.error_size:
         findings += error_size_findings(case.id, size)

@@ -18,7 +18,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Protocol
 
 from kernelbench.errors import KernelBenchError
 from kernelbench.harness.jobs import Job, JobSummary
@@ -26,6 +26,13 @@ from kernelbench.harness.rundir import create_staging, publish
 
 OnStart = Callable[[Job], None]
 OnDone = Callable[[Job, JobSummary], None]
+
+
+class Backend(Protocol):
+    """Where a sweep's jobs run (LocalPool, RayBackend): `run` takes jobs off the queue until it is empty,
+    telling `on_start` and `on_done` of each."""
+
+    def run(self, jobs: queue.Queue, on_start: OnStart, on_done: OnDone) -> None: ...
 
 
 # ---------------------------------------------------------------------------------------------- local pool
@@ -169,8 +176,11 @@ class RayBackend:
             except (ConnectionError, RuntimeError, ValueError) as exc:
                 raise KernelBenchError(f"no Ray cluster at '{target}': {exc}",
                                        hint="start one (ray start --head) or pass --address HOST:PORT") from None
-        resources = {"num_gpus": 1} if device == "cuda" else {"num_cpus": 1}
-        self.task = ray.remote(max_retries=0, **resources)(_ray_job)
+        if device == "cuda":
+            remote = ray.remote(max_retries=0, num_gpus=1)
+        else:
+            remote = ray.remote(max_retries=0, num_cpus=1)
+        self.task = remote(_ray_job)
 
     def run(self, jobs: queue.Queue, on_start: OnStart, on_done: OnDone) -> None:
         in_flight: dict = {}
@@ -219,6 +229,7 @@ def unpack_run(summary: JobSummary, archive: bytes, runs_dir: Path) -> JobSummar
     try:
         with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
             tar.extractall(staging, filter="data")
+        assert summary.run_id is not None  # the summary of a packed run is read from the run's result
         inner = staging / summary.run_id
         for item in inner.iterdir():
             item.rename(staging / item.name)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from kernelbench import confinement
 from kernelbench.problems.layouts.base import OwnChecker
-from kernelbench.results.run import OwnCheckerRun
+from kernelbench.results.run import CheckerOutcome, OwnCheckerRun
 
 TIMEOUT_S = 1200.0
 TAIL_LINES = 15
@@ -68,7 +68,7 @@ def lay_out(problem_dir: Path, checker: OwnChecker, solution_folder: Path, scrat
     return problem_copy
 
 
-def verdict_of(exit_code: int, stdout: bytes) -> str:
+def verdict_of(exit_code: int, stdout: bytes) -> CheckerOutcome:
     """PASS when the checker exits 0 having said PASS; FAIL when it exits non-zero having said FAIL (their
     check.py prints one of the two); anything else (a crash, silence) is an error of the run, not a verdict."""
     text = stdout.decode(errors="replace")
@@ -102,6 +102,7 @@ def _command(checker: OwnChecker, problem_copy: Path, scratch: Path, device: str
     argv = [sys.executable, checker.script]
     isolation = isolation_for(device)
     if isolation.sandboxed:
+        assert isolation.bwrap is not None  # what sandboxed means
         command = sandboxed(argv, isolation.bwrap, workdir=scratch, device=device, env=env,
                             writable=(scratch / "bench",), cwd=problem_copy)
         return command, "bwrap"

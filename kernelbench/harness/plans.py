@@ -120,6 +120,7 @@ def _resolve(step: Step, plan_path: Path, problem_id: str, root: Path, shapes: s
 def _content(write: WriteStep, plan_path: Path, problem_id: str, root: Path) -> str:
     if write.text is not None:
         return write.text.replace("{problem}", problem_id)
+    assert write.source is not None  # a write step holds exactly one of text and 'from' (_one_source)
     sources = [write.source] if isinstance(write.source, str) else write.source
     for source in sources:
         path = Path(source.replace("{problem}", problem_id))

@@ -265,6 +265,7 @@ def grade_cell(job: CellJob, settings: CellSettings, runs_dir: Path, exclusive=N
     from kernelbench.eval.grade import grade_solution
     from kernelbench.problems.layouts import layout_of
 
+    assert job.problem_dir is not None  # a cell with no problem folder is listed (no_problem), never graded
     layout = layout_of(job.problem_dir)
     mapping = [MappedConcept(**row.model_dump()) for row in layout.mapping(job.problem_dir)]
     staging = create_staging(runs_dir, job.run_id)
@@ -281,8 +282,10 @@ def grade_cell(job: CellJob, settings: CellSettings, runs_dir: Path, exclusive=N
                                      reasons=[f"no solution file for {job.cell.run_id} in the solutions folder"])
             result.gpu = settings.gpu or this_gpu(settings.device)
         else:
+            provenance = result.provenance
+            assert provenance is not None  # given above
             try:
-                report = _grade_copy(job, settings, staging, exclusive, grade_solution, result.provenance)
+                report = _grade_copy(job, settings, staging, exclusive, grade_solution, provenance)
             except Exception as exc:  # noqa: BLE001 - the grader could not grade this cell: its outcome, not fatal
                 result.grading = Grading(has_solution=True, outcome=Outcome.HARNESS_ERROR,
                                          reasons=[f"grading aborted: {type(exc).__name__}: {exc}"[:2000]])
@@ -322,6 +325,7 @@ def _grade_copy(job: CellJob, settings: CellSettings, staging: Path, exclusive, 
     from kernelbench.eval.grading import scratch_dir
     from kernelbench.harness.rebuild import set_up
 
+    assert job.solution is not None and job.problem_dir is not None  # grade_cell grades a cell with both here
     timeline = settings.timeline
     with tempfile.TemporaryDirectory(prefix="kb-regrade-", dir=scratch_dir()) as tmp:
         timeline.stage(job, "set up as its authors had it")
@@ -361,7 +365,11 @@ def run_their_checker(job: CellJob, settings: CellSettings, runs_dir: Path) -> s
     from kernelbench.harness.rebuild import set_up
     from kernelbench.results.run import load_result
 
+    # wants_their_checker chose the cell: a solution, a problem folder whose layout ships a checker, a result
+    # with provenance
+    assert job.solution is not None and job.problem_dir is not None
     checker = checker_of(job.problem_dir)
+    assert checker is not None
     with tempfile.TemporaryDirectory(prefix="kb-own-checker-", dir=scratch_dir()) as tmp:
         solution_folder, scratch = Path(tmp) / "solution", Path(tmp) / "checker"
         solution_folder.mkdir()
@@ -372,6 +380,7 @@ def run_their_checker(job: CellJob, settings: CellSettings, runs_dir: Path) -> s
     if settings.cancelled.is_set():
         raise KeyboardInterrupt
     result = load_result(runs_dir / job.run_id)
+    assert result.provenance is not None
     result.provenance.own_checker = run
     atomic_write_text(runs_dir / job.run_id / RESULT_FILE, result.dump_json())
     return run.outcome
@@ -466,7 +475,7 @@ def gpu_slots(device: str, gpus: list[str] | None) -> list[str | None]:
         return [None]
     from kernelbench.eval.process import visible_gpus
 
-    chosen = list(gpus) if gpus else visible_gpus()
+    chosen: list[str | None] = list(gpus) if gpus else list(visible_gpus())
     if not chosen:
         raise KernelBenchError("no GPU to regrade on: CUDA_VISIBLE_DEVICES is empty or nvidia-smi lists none",
                                hint="pass --gpus 0,1,... or --device cpu")

@@ -198,6 +198,7 @@ def _check_stand_in(sweep: Sweep, entry: AgentEntry, problems: list[Path]) -> No
     from kernelbench.harness.standin.policy import load_policy
 
     policy = sweep.stand_in(entry)
+    assert policy is not None  # check_sweep asks this of an entry with a stand-in only
     if not policy.is_file():
         raise KernelBenchError(f"{entry.agent}: no stand-in policy file at {policy}", path=sweep.path,
                                hint="`stand_in:` is relative to the sweep file (see tests/harness/standin/ for "
@@ -216,7 +217,7 @@ def run_sweep(sweep: Sweep, *, backend: str = "local", resume: bool = False, add
     import queue
     import time
 
-    from kernelbench.harness.backends import LocalPool, RayBackend, local_slots
+    from kernelbench.harness.backends import Backend, LocalPool, RayBackend, local_slots
     from kernelbench.harness.progress import SweepProgress
 
     check_sweep(sweep)
@@ -238,6 +239,7 @@ def run_sweep(sweep: Sweep, *, backend: str = "local", resume: bool = False, add
         view.done(job, summary, retrying=bool(retry))
 
     deadline = time.monotonic() + stop_after if stop_after else None
+    runner: Backend
     if backend == "ray":
         runner = RayBackend(address, sweep.spec.device, deadline)
     else:

@@ -21,6 +21,8 @@ def load_module(path: Path, label: str) -> ModuleType:
         raise KernelBenchError(f"{label} not found", path=path)
     name = f"_kb_{label}_{next(_counter)}"
     spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:  # a .py file always has a spec with a loader
+        raise KernelBenchError(f"{label} cannot be imported", path=path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:

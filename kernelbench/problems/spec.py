@@ -6,6 +6,7 @@ import ast
 import math
 import operator
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -22,7 +23,8 @@ class Strict(BaseModel):
 
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
            ast.FloorDiv: operator.floordiv, ast.Pow: operator.pow, ast.Mod: operator.mod}
-_FUNCS = {"min": min, "max": max, "ceil": math.ceil, "floor": math.floor, "log2": math.log2, "sqrt": math.sqrt}
+_FUNCS: dict[str, Callable[..., float]] = {"min": min, "max": max, "ceil": math.ceil, "floor": math.floor,
+                                           "log2": math.log2, "sqrt": math.sqrt}
 
 
 def _formula_names(tree: ast.AST) -> set[str]:

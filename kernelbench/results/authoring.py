@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,7 +51,8 @@ def quote_from_run(run_dir: Path, spec: str) -> Quote:
 
 
 def new_annotation(run_id: str, verdict: Verdict | str, runs_dir: Path, annotations_dir: Path,
-                   quotes: list[str] = (), summary: str | None = None, implication: str | None = None) -> Path:
+                   quotes: Sequence[str] = (), summary: str | None = None,
+                   implication: str | None = None) -> Path:
     """Write `annotations/<run_id>.yaml` as a skeleton filled from the run; never overwrites."""
     run_dir = Path(runs_dir) / run_id
     if not (run_dir / RESULT_FILE).is_file():

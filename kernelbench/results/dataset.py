@@ -96,7 +96,9 @@ class ParseCache:
     def unchanged(self, path: str, status: os.stat_result | None) -> Any:
         """The value parsed before from the file at `path` when `status` (taken now, through its folder) shows
         it unchanged since it was read; MISSING when it must be read."""
-        known = self.statuses.get(path) if status is not None else None
+        if status is None:
+            return MISSING
+        known = self.statuses.get(path)
         if known is None:
             return MISSING
         kept, digest, read_from_ns = known
@@ -370,8 +372,8 @@ def _top_folder(dataset: Dataset, given: Path | None, name: str) -> tuple[Path, 
     if given is not None:
         folder = _real(given)
         return (folder, folder) if folder.is_dir() else None
-    folder = _located_folder(dataset, dataset.data_dir / name, dataset.data_dir)
-    return (folder, dataset.data_dir) if folder is not None else None
+    located = _located_folder(dataset, dataset.data_dir / name, dataset.data_dir)
+    return (located, dataset.data_dir) if located is not None else None
 
 
 def _located_folder(dataset: Dataset, path: Path, root: Path) -> Path | None:
@@ -435,7 +437,8 @@ def _load_problem_folder(dataset: Dataset, entry: Path, folder: Path, root: Path
     _guarded(dataset, entry / "problem.yaml", lambda: _load_problem_spec(dataset, entry, folder, root, cache))
     baselines = _located_folder(dataset, folder / "baselines", root)
     for path in sorted(baselines.glob("*.json")) if baselines is not None else ():
-        _guarded(dataset, path, lambda path=path: _load_baselines_file(dataset, entry.name, path, root, cache))
+        _guarded(dataset, path,
+                 functools.partial(_load_baselines_file, dataset, entry.name, path, root, cache))
     if baselines is not None:
         notes = baselines / NOTES_FILE
         _guarded(dataset, notes, lambda: _load_baseline_notes(dataset, entry.name, notes, root, cache))
@@ -578,7 +581,7 @@ def _unchanged_result(opened: inputs.Folder, path: Path, cache: ParseCache) -> R
     """The run's result as parsed before, when result.json is a plain file whose status (taken through the
     opened folder) shows it unchanged; MISSING otherwise (it is read)."""
     status = opened.plain_status(RESULT_FILE)
-    if status is None or status is inputs.NOT_PLAIN or not stat.S_ISREG(status.st_mode):
+    if status is None or isinstance(status, inputs.NotPlain) or not stat.S_ISREG(status.st_mode):
         return MISSING
     return cache.unchanged(str(path), status)
 
@@ -592,7 +595,7 @@ def _json_key_line(raw: bytes, key: str) -> int | None:
 
 def _load_annotations(dataset: Dataset, folder: Path, root: Path, cache: ParseCache) -> None:
     for path in sorted(folder.glob("*.yaml")) + sorted(folder.glob("*.yml")):
-        record = _guarded(dataset, path, lambda path=path: load_annotation_file(path, dataset, cache, root))
+        record = _guarded(dataset, path, functools.partial(load_annotation_file, path, dataset, cache, root))
         if record is None:
             continue
         if record.run_id in dataset.annotations:
@@ -774,7 +777,7 @@ _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*\r?\n?", re.DOTALL |
 
 def _load_writeups(dataset: Dataset, folder: Path, root: Path, cache: ParseCache) -> None:
     for path in sorted(folder.glob("*.md")):
-        writeup = _guarded(dataset, path, lambda path=path: load_writeup(path, dataset, cache, root))
+        writeup = _guarded(dataset, path, functools.partial(load_writeup, path, dataset, cache, root))
         if writeup is not None:
             dataset.writeups.append(writeup)
 

@@ -182,7 +182,9 @@ def inline_annotation(result: RunResult, verdict: str, board: PublishedBoard,
     """An annotation for a verdict the board published inline, with no written text."""
     try:
         return Annotation(run_id=result.run_id, model=result.model, harness=result.harness, effort=result.effort,
-                          problem=result.problem, peak_fraction=result.grading.peak_fraction, verdict=verdict,
+                          problem=result.problem, peak_fraction=result.grading.peak_fraction,
+                          # the board's text: the model takes a known verdict's, refuses any other (below)
+                          verdict=verdict,  # type: ignore[arg-type]
                           summary=INLINE_SUMMARY,
                           implication=None if verdict == "clean" else "Not published; see the KernelBench-Hard board.",
                           auditor="KernelBench-Hard (published verdict)")

@@ -56,7 +56,9 @@ class PublishedHardware(Published):
             source = ("the board's own peak_bandwidth_gb_s" if self.peak_bandwidth_gb_s
                       else f"{profile.name} datasheet" if profile else "")
             return Ceiling(regime="memory", dtype="dram", value=value, unit="GB/s", source=source) if value else None
-        tflops = profile.peak_tflops.get(normalize_dtype(dtype)) if profile else None
+        if profile is None:
+            return None
+        tflops = profile.peak_tflops.get(normalize_dtype(dtype))
         if not tflops:
             return None
         return Ceiling(regime="compute", dtype=normalize_dtype(dtype), value=tflops, unit="TFLOP/s",

@@ -9,8 +9,9 @@ import math
 
 import re
 from dataclasses import dataclass
+from functools import partial
 
-from kernelbench.base.models import Ceiling
+from kernelbench.base.models import Ceiling, InputProtocol
 from kernelbench.results.run import RunResult, Status
 
 # what stopped a solution from being graded at all, by the words its error is reported in (first match wins)
@@ -107,30 +108,31 @@ def compare(result: RunResult) -> Disagreement:
         raise ValueError(f"{result.run_id} was not regraded from a published board (no provenance)")
     ours, published = result.status.value, provenance.published_status
     errors = [f for f in result.integrity if f.severity == "error"]
-    fields = dict(run_id=result.run_id, agent=result.agent, problem=result.problem, published=published, ours=ours,
-                  published_peak=provenance.published_peak_fraction, our_peak=result.grading.peak_fraction,
-                  peak_same_inputs=peak_under(result, "same"), peak_new_tensors=peak_under(result, "tensors"),
-                  adaptations=tuple(provenance.adaptations), published_ceiling=provenance.published_ceiling,
-                  our_ceiling=result.grading.ceiling,
-                  own_checker=provenance.own_checker.outcome if provenance.own_checker else None)
+    disagreement = partial(
+        Disagreement, run_id=result.run_id, agent=result.agent, problem=result.problem, published=published,
+        ours=ours, published_peak=provenance.published_peak_fraction, our_peak=result.grading.peak_fraction,
+        peak_same_inputs=peak_under(result, "same"), peak_new_tensors=peak_under(result, "tensors"),
+        adaptations=tuple(provenance.adaptations), published_ceiling=provenance.published_ceiling,
+        our_ceiling=result.grading.ceiling,
+        own_checker=provenance.own_checker.outcome if provenance.own_checker else None)
     if ours == published:
-        return Disagreement(**fields, agrees=True, kind="agree", reason="")
+        return disagreement(agrees=True, kind="agree", reason="")
     if ours == Status.INVALID.value and errors:
         first = errors[0]
-        return Disagreement(**fields, agrees=False, kind="integrity",
+        return disagreement(agrees=False, kind="integrity",
                             reason=f"class {first.klass} ({first.class_name}): {first.message}",
                             evidence=first.evidence, classes=tuple(sorted({f.klass for f in errors if f.klass})))
     kind = failure_kind(result)
     reason = "; ".join(result.grading.reasons) or result.grading.outcome.value
     if kind is not None:
-        return Disagreement(**fields, agrees=False, kind="failure", reason=f"{kind}: {reason}")
+        return disagreement(agrees=False, kind="failure", reason=f"{kind}: {reason}")
     if ours == Status.PASS.value:
-        return Disagreement(**fields, agrees=False, kind="fixed",
+        return disagreement(agrees=False, kind="fixed",
                             reason=f"passes every check here; published {published}")
-    return Disagreement(**fields, agrees=False, kind="correctness", reason=reason)
+    return disagreement(agrees=False, kind="correctness", reason=reason)
 
 
-def peak_under(result: RunResult, protocol: str) -> float | None:
+def peak_under(result: RunResult, protocol: InputProtocol) -> float | None:
     """The grading's peak fraction with each shape's median taken under another input protocol: a shape's
     fraction scales with 1 / its median (the roofline's work and bytes are fixed per shape); geometric mean over
     the shapes, as the score is. None unless every scored shape was timed under it."""

@@ -85,11 +85,14 @@ class MappedConcept(Model):
     lost: str = ""
 
 
+CheckerOutcome = Literal["PASS", "FAIL", "error"]
+
+
 class OwnCheckerRun(Model):
     """The published benchmark's own checker run on this machine over the same solution, set up the same way:
     what their harness says of the cell here (beside the board's verdict and ours)."""
 
-    outcome: Literal["PASS", "FAIL", "error"]  # error: the checker did not finish (timed out, crashed at start)
+    outcome: CheckerOutcome  # error: the checker did not finish (timed out, crashed at start)
     exit_code: int | None = None
     seconds: float = 0.0
     script: str = ""                            # the checker, inside the problem folder (check.py)

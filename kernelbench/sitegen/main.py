@@ -109,10 +109,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.serve is not None or args.watch:
             from kernelbench.sitegen.server import run_dev_loop
 
-            def report(result: BuildReport, strict: bool) -> None:
+            def show(result: BuildReport, strict: bool) -> None:
                 print_report(result, strict, args.timings)
 
-            return run_dev_loop(config, port=args.serve, print_report=report)
+            return run_dev_loop(config, port=args.serve, print_report=show)
         report = build_site(config)
     except KernelBenchError as exc:
         print(f"error: {exc}", file=sys.stderr)

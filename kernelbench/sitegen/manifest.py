@@ -140,7 +140,7 @@ class FileHasher:
         st = folder.plain_status(name)
         if st is None:
             return None
-        if st is inputs.NOT_PLAIN or not stat.S_ISREG(st.st_mode):
+        if isinstance(st, inputs.NotPlain) or not stat.S_ISREG(st.st_mode):
             return UNKNOWN
         key = folder.plain_shown(name)
         if key in self.seen:

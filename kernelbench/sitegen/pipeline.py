@@ -203,7 +203,7 @@ def _environment(config: BuildConfig, tpl_hash: str, warm: WarmState | None, sta
 class Stopwatch:
     """Wall time of each stage of a build (printed with --timings, read by the benchmark)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.start = self.last = time.perf_counter()
         self.cpu_start = time.process_time()
         self.laps: dict[str, float] = {}

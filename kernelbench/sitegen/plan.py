@@ -14,12 +14,12 @@ from pathlib import Path
 
 from kernelbench.base.decks import MAIN_DECK
 from kernelbench.errors import Diagnostic
-from kernelbench.inputs import NOT_PLAIN
+from kernelbench.inputs import NotPlain
 from kernelbench.results.dataset import Dataset, ParseCache, RunRecord, load_dataset
 from kernelbench.results.leaderboard import Board, build_boards, export_csv, export_json
 from kernelbench.sitegen import charts, urls, views
 from kernelbench.sitegen.buildcache import viewer_cache_file
-from kernelbench.sitegen.manifest import UNKNOWN, FileHasher, hash_data
+from kernelbench.sitegen.manifest import FileHasher, Unknown, hash_data
 from kernelbench.sitegen.pages import Page
 from kernelbench.sitegen.diffpage import diff_pages
 from kernelbench.sitegen.problems import problem_pages
@@ -118,8 +118,8 @@ def claim_addresses(dataset: Dataset) -> list[Diagnostic]:
         for kind, name in (("run", record.run_id), ("agent", record.result.agent),
                            (_problem_kind(record.result.deck), record.result.problem)):
             where.setdefault((kind, name), record.result_path)
-    for problem, record in dataset.problems.items():
-        where.setdefault(("problem", problem), record.path / "problem.yaml")
+    for problem, problem_record in dataset.problems.items():
+        where.setdefault(("problem", problem), problem_record.path / "problem.yaml")
     for writeup in dataset.writeups:
         where[("writeup", writeup.slug)] = writeup.path
     clashes = urls.claim("run", [r.run_id for r in runs], reserved=("index.html",))
@@ -195,7 +195,7 @@ def leaderboard_pages(data: SiteData) -> list[Page]:
         for i, b in enumerate(boards)
     ]
     if not boards:
-        inputs = {"board": None, "boards": [], "diagnostics": diagnostics, "charts": {}}
+        inputs: dict[str, object] = {"board": None, "boards": [], "diagnostics": diagnostics, "charts": {}}
         return [Page(urls.LEADERBOARD, "leaderboard.html", "Leaderboard", inputs, context=_static(inputs))]
     return [_board_page(data, board, i == 0, switcher, diagnostics) for i, board in enumerate(boards)]
 
@@ -216,12 +216,13 @@ def _board_page(
         "scripted_agents": sorted(a.agent for a in board.agents if a.agent in data.scripted),
         "imported": bool(runs) and all(r["imported"] for r in runs),
     }
+    efficiency = [_efficiency_point(r) for r in runs]
     inputs = {
         "board": view,
         "boards": switcher,
         "diagnostics": diagnostics,
         "derived": board.model_dump(mode="json"),
-        "efficiency": [_efficiency_point(r) for r in runs],
+        "efficiency": efficiency,
     }
 
     def context(page: Page, extra: dict) -> dict:
@@ -230,7 +231,7 @@ def _board_page(
             "passes": charts.pass_counts(board),
             "ceilings": charts.ceilings(board),
             "fastp": charts.fast_p(board),
-            "efficiency": charts.efficiency(inputs["efficiency"], page.href),
+            "efficiency": charts.efficiency(efficiency, page.href),
         }
         return {"board": view, "boards": switcher, "diagnostics": diagnostics, "charts": figures}
 
@@ -309,7 +310,7 @@ def agent_pages(data: SiteData) -> list[Page]:
 
 
 def audits_page(data: SiteData) -> Page:
-    groups = {"rubric_leak": [], "reward_hack": [], "invalid": []}
+    groups: dict[str, list[dict]] = {"rubric_leak": [], "reward_hack": [], "invalid": []}
     for run_id, run in data.runs.items():
         annotation = data.dataset.annotation_for(run_id)
         item = {k: run[k] for k in ("run_id", "url", "agent", "problem", "status", "peak_fraction")}
@@ -393,7 +394,7 @@ def _shown_run_file(record: RunRecord, name: str) -> str | None:
     status = record.folder.plain_status(name)
     if status is None:
         return None
-    if status is not NOT_PLAIN and stat.S_ISREG(status.st_mode):
+    if not isinstance(status, NotPlain) and stat.S_ISREG(status.st_mode):
         return record.folder.plain_shown(name)
     found = record.file(name)
     return None if found is None else str(found)
@@ -403,7 +404,7 @@ def _hash_run_file(hasher: FileHasher, record: RunRecord, name: str) -> str | No
     """The hash of a run's file as read through its folder's descriptor (the bytes its page will show); a file
     whose status through that descriptor is the one the previous build hashed is not opened."""
     known = hasher.unchanged_in(record.folder, name)
-    if known is not UNKNOWN:
+    if not isinstance(known, Unknown):
         return known
     return hasher(record.file(name), lambda: record.folder.open_file(name))
 

@@ -110,7 +110,7 @@ def _file_tab(
     except InputRefused as exc:
         diagnostics.append(exc.diagnostic)
         return _tab(tab_id, label, note=f"Not shown: {name} {exc.diagnostic.message}.")
-    if head is None:
+    if path is None or head is None:  # (no path, no head)
         why = (
             "Imported from a published board: its files were not published."
             if record.imported
@@ -150,6 +150,8 @@ class _SiteFormatter(HtmlFormatter):
     highlighted, a fifth of highlighting a small file."""
 
     _classes: tuple[dict, dict] | None = None
+    ttype2class: dict  # set by HtmlFormatter._create_stylesheet
+    class2style: dict
 
     def _create_stylesheet(self) -> None:
         cls = type(self)

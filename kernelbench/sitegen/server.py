@@ -172,7 +172,7 @@ def run_dev_loop(config: BuildConfig, port: int | None, print_report) -> int:
     try:
         if server is not None:
             host, bound = server.server_address[:2]
-            print(f"serving http://{host}:{bound}/ (Ctrl-C to stop); rebuilding on changes", flush=True)
+            print(f"serving http://{host!s}:{bound}/ (Ctrl-C to stop); rebuilding on changes", flush=True)
             server.serve_forever()
         else:
             print("watching for changes (Ctrl-C to stop)", flush=True)

@@ -38,6 +38,8 @@ class LineText(str):
     """A line's text, for a line the typed decoding took but that is no JSON when read in full: kept raw as the
     text it is (not as a JSON string of it)."""
 
+    problem: str
+
     def __new__(cls, text: str, problem: str) -> Self:
         line = super().__new__(cls, text)
         line.problem = problem
@@ -276,6 +278,7 @@ class SessionBuilder:
 
     def open_subagent(self, **fields: Any) -> Event:
         span = self.add(Kind.SUBAGENT, events=[], **fields)
+        assert span.events is not None  # given as a list just above
         self._stack.append(span.events)
         return span
 
@@ -323,6 +326,12 @@ def _why_unreadable(error: BaseException) -> str:
 
 
 _FLOAT_MAX = 1.7976931348623157e308
+
+
+def sub_object(record: dict, key: str) -> dict:
+    """`record[key]` where it is a JSON object; an empty one where it is absent or of another type."""
+    value = record.get(key)
+    return value if isinstance(value, dict) else {}
 
 
 def token_count(value: Any) -> int:
@@ -380,7 +389,8 @@ def dump_raw(record: Any) -> str:
 def number_events(session: Session) -> tuple[float, float] | None:
     """Number every event (depth first); returns the first and last timestamp met, None without any (one walk
     for both: a long log has hundreds of thousands of events)."""
-    first = last = None
+    first: float | None = None
+    last = 0.0  # read only once `first` is set
     for index, event in enumerate(session.walk(), start=1):
         event.id = index
         ts = event.ts

@@ -141,7 +141,7 @@ def _check_session_numbers(session: Session, dropped: dict[str, int]) -> None:
 
 def _within(value: object, low: float, high: float) -> bool:
     """A real number (not a bool, not text) in [low, high]; NaN never is."""
-    return type(value) in (float, int) and low <= value <= high
+    return (type(value) is float or type(value) is int) and low <= value <= high
 
 
 def _usage_ok(usage: Usage) -> bool:

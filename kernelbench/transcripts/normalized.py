@@ -61,7 +61,8 @@ class NormalizedWriter:
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        self.close(complete=exc_type is None, error=None if exc is None else f"{exc_type.__name__}: {exc}")
+        self.close(complete=exc_type is None,
+                   error=None if exc is None or exc_type is None else f"{exc_type.__name__}: {exc}")
 
     def open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -279,7 +280,7 @@ def _usage(record: dict) -> Usage | None:
 
 def _amount(value: object) -> bool:
     """A finite, non-negative number (not a bool, not text)."""
-    return type(value) in (int, float) and 0 <= value < float("inf")
+    return (type(value) is int or type(value) is float) and 0 <= value < float("inf")
 
 
 def _bad_record(builder: SessionBuilder, record: dict, number: int, why: str) -> None:

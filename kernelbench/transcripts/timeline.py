@@ -25,6 +25,7 @@ def segments(session: Session) -> list[Segment]:
     before = timed[0].ts if timed else 0.0
     for event in timed:
         ts = event.ts
+        assert ts is not None and before is not None  # `timed` holds the events with a time only
         if ts > before:
             out.append((before, ts, classes.get(event.kind, "other"), event.id, event))
         before = ts

@@ -37,7 +37,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from kernelbench.base.catalogue import finding
 from kernelbench.base.models import Finding
@@ -132,7 +132,8 @@ class _GpuCounterLock:
     """One counter pass at a time per machine (ncu sessions on one GPU collide); waiting is not the pass's time."""
 
     def __init__(self, wait_s: float):
-        self.wait_s, self.handle = wait_s, None
+        self.wait_s = wait_s
+        self.handle: TextIO | None = None
 
     def __enter__(self) -> bool:
         try:

@@ -91,6 +91,7 @@ class KernelRecorder:
         record = ctypes.c_void_p(None)
         found: list[tuple[str, float]] = []
         while self.lib.cuptiActivityGetNextRecord(buffer, valid, ctypes.byref(record)) == SUCCESS:
+            assert record.value is not None  # a record handed back with CUPTI_SUCCESS is set
             parsed = kernel_record(record.value)
             if parsed is not None:
                 found.append(parsed)

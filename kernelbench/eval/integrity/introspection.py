@@ -19,6 +19,7 @@ import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 
 EVENTS = {"sys._getframe": "takes a stack frame", "sys._current_frames": "takes every thread's stack frame",
           "sys.settrace": "sets a trace function (it receives every frame)",
@@ -82,7 +83,8 @@ class IntrospectionGuard:
 
     def _asking_solution_frame(self) -> str | None:
         """file:line of the solution's code that asked, if it was the solution's (directly or through a helper)."""
-        frame = sys._getframe(2)  # past this method and the hook: the code whose operation raised the event
+        # past this method and the hook: the code whose operation raised the event
+        frame: FrameType | None = sys._getframe(2)
         while frame is not None and self._is_helper(frame):
             frame = frame.f_back
         if frame is None:

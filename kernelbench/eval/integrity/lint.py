@@ -116,7 +116,8 @@ def _lint_text(path: Path, source: str, rules: Rules) -> list[Finding]:
 
 def _python_files(solution_path: Path) -> list[Path]:
     """The solution and the local modules it imports (a helper module must not launder a forbidden call)."""
-    todo, done = [solution_path], []
+    todo: list[Path] = [solution_path]
+    done: list[Path] = []
     while todo and len(done) < MAX_LOCAL_MODULES:
         path = todo.pop()
         if path in done or not path.is_file():
@@ -146,7 +147,7 @@ def _imported_modules(tree: ast.AST) -> list[str]:
 
 
 def _docstring_nodes(tree: ast.AST) -> set[ast.AST]:
-    nodes = set()
+    nodes: set[ast.AST] = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
             first = node.body[0]
@@ -358,6 +359,7 @@ def _check_call(linter: Linter, node: ast.Call) -> None:
 def _check_namespace_write(linter: Linter, node: ast.Call) -> None:
     """`vars(torch.cuda).update(...)`, `torch.__dict__.setdefault(...)`: monkeypatching without an assignment."""
     func = node.func
+    assert isinstance(func, ast.Attribute)  # _check_call calls this for attribute calls only
     if func.attr not in ("update", "setdefault", "pop", "__setitem__", "__delitem__", "clear", "popitem"):
         return
     holder = func.value
@@ -372,11 +374,13 @@ def _check_namespace_write(linter: Linter, node: ast.Call) -> None:
 
 def _check_setattr_method(linter: Linter, node: ast.Call) -> None:
     """`type(m).__setattr__(m, "name", f)`, `ModuleType.__delattr__(m, "name")`: setattr spelt as a method."""
-    if node.func.attr not in ("__setattr__", "__delattr__") or not node.args:
+    func = node.func
+    assert isinstance(func, ast.Attribute)  # _check_call calls this for attribute calls only
+    if func.attr not in ("__setattr__", "__delattr__") or not node.args:
         return
     base = linter.resolve(node.args[0])  # a name the solution imported (a module, or something in one)
     if base:
-        linter.report(node, 11, "error", f"{node.func.attr}() on {base} (monkeypatching a module)")
+        linter.report(node, 11, "error", f"{func.attr}() on {base} (monkeypatching a module)")
 
 
 def _check_dynamic_attr(linter: Linter, node: ast.Call, name: str) -> None:
@@ -526,7 +530,7 @@ def _module_level(linter: Linter, node: ast.AST) -> bool:
     return _enclosing_function(linter, node) is linter.tree
 
 
-def _check_assignment(linter: Linter, node: ast.AST) -> None:
+def _check_assignment(linter: Linter, node: ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Delete) -> None:
     targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
     value = getattr(node, "value", None)
     for target in targets:
@@ -599,8 +603,10 @@ def _check_raise(linter: Linter, node: ast.Raise) -> None:
 
 def _check_string(linter: Linter, node: ast.Constant) -> None:
     text = node.value
-    if tables.L2_PERSIST_RE.search(text):
-        linter.report(node, 13, "error", f"names the L2 access-policy API ({tables.L2_PERSIST_RE.search(text).group(0)})"
+    assert isinstance(text, str)  # _visit calls this for string constants only
+    l2_match = tables.L2_PERSIST_RE.search(text)
+    if l2_match:
+        linter.report(node, 13, "error", f"names the L2 access-policy API ({l2_match.group(0)})"
                       + (" with streaming or normal properties only" if linter.l2_streaming else
                          ": a window that can keep operands resident through the flush"), "l2",
                       lead=linter.l2_streaming)
@@ -616,9 +622,10 @@ def _check_string(linter: Linter, node: ast.Constant) -> None:
     if len(text) < 400 and tables.GRADING_ARTEFACT_RE.search(text):
         linter.report(node, 8, "error", f"names a file of the grading run ({text[:60]!r}): stored inputs and "
                       "outputs, or a stage marker (tells the timed stage from the checked one)", "artefact")
-    if len(text) < 400 and tables.FRAME_NAME_RE.search(text):
+    frame_match = tables.FRAME_NAME_RE.search(text) if len(text) < 400 else None
+    if frame_match:
         linter.report(node, 8, "error", f"names a frame or traceback attribute in a string "
-                      f"({tables.FRAME_NAME_RE.search(text).group(0)!r}): reaches the caller's stack by getattr",
+                      f"({frame_match.group(0)!r}): reaches the caller's stack by getattr",
                       "frame")
     if len(text) < 400 and "kernelbench" in text.lower():
         linter.report(node, 8, "warning", f"names the grader's package ({text[:60]!r})", "kernelbench")

@@ -72,6 +72,7 @@ class MachineCode:
         return self._kernels
 
     def _add(self, kernels: list[KernelCode], built: bool) -> None:
+        assert self._kernels is not None  # set to a list before kernels are added
         self._kernels += kernels
         for kernel in kernels:
             name = normalise(_demangled(kernel.name))

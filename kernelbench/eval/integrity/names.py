@@ -78,9 +78,9 @@ def _bindings(node: ast.AST) -> list[tuple[str, ast.AST]]:
         positional = args.posonlyargs + args.args
         for arg, default in zip(positional[len(positional) - len(args.defaults):], args.defaults):
             pairs.append((arg.arg, default))
-        for arg, default in zip(args.kwonlyargs, args.kw_defaults):
-            if default is not None:
-                pairs.append((arg.arg, default))
+        for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults):
+            if kw_default is not None:
+                pairs.append((arg.arg, kw_default))
     elif isinstance(node, (ast.With, ast.AsyncWith)):
         for item in node.items:
             if item.optional_vars is not None:
@@ -129,7 +129,8 @@ def fold_string(node: ast.AST | None, symbols: Symbols) -> str | None:
         return None
     if isinstance(node, ast.JoinedStr):
         parts = [fold_string(v.value if isinstance(v, ast.FormattedValue) else v, symbols) for v in node.values]
-        return "".join(parts) if all(p is not None for p in parts) else None
+        known = [p for p in parts if p is not None]
+        return "".join(known) if len(known) == len(parts) else None
     if isinstance(node, ast.Subscript):
         return _fold_slice(node, symbols)
     if isinstance(node, ast.Call):
@@ -142,11 +143,11 @@ def _fold_slice(node: ast.Subscript, symbols: Symbols) -> str | None:
     if text is None:
         return None
     try:
-        index = ast.literal_eval(ast.unparse(node.slice)) if not isinstance(node.slice, ast.Slice) else None
         if isinstance(node.slice, ast.Slice):
             bounds = [ast.literal_eval(ast.unparse(b)) if b is not None else None
                       for b in (node.slice.lower, node.slice.upper, node.slice.step)]
             return text[slice(*bounds)]
+        index = ast.literal_eval(ast.unparse(node.slice))
         return text[index]
     except (ValueError, TypeError, IndexError, SyntaxError):
         return None
@@ -169,7 +170,8 @@ def _fold_call(node: ast.Call, symbols: Symbols) -> str | None:
         seq = node.args[0]
         if isinstance(seq, (ast.List, ast.Tuple)):
             items = [fold_string(e, symbols) for e in seq.elts]
-            return base.join(items) if all(i is not None for i in items) else None
+            known = [i for i in items if i is not None]
+            return base.join(known) if len(known) == len(items) else None
         text = fold_string(seq, symbols)
         return base.join(text) if text is not None else None
     if base is None or any(a is None for a in args):

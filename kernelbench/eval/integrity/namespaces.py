@@ -129,7 +129,8 @@ def _torch_own_wrapper(now: Any, original: Any) -> bool:
     function, torch = _function_of(now), sys.modules.get("torch")
     if function is None or torch is None or not str(getattr(now, "__module__", "") or "").startswith("torch"):
         return False
-    if not function.__code__.co_filename.startswith(str(Path(torch.__file__).parent)):
+    if torch.__file__ is None or \
+            not function.__code__.co_filename.startswith(str(Path(torch.__file__).parent)):
         return False
     seen, inner = 0, now
     while seen < 8 and hasattr(inner, "__wrapped__"):

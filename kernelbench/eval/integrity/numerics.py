@@ -16,9 +16,13 @@ accumulation is uncompensated by construction, while their float64 versions stay
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from kernelbench.base.catalogue import finding
 from kernelbench.base.models import Finding
+
+if TYPE_CHECKING:
+    import torch
 
 CHECK = "kahan_row_sum"
 LIBRARY_CHECK = "kahan_library_sum"
@@ -65,7 +69,7 @@ def lane_sums(terms, lanes: int, compensated: bool):
     return total.double().sum(dim=-1) - (carry.double().sum(dim=-1) if compensated else 0.0)
 
 
-def accumulation_errors(oracle) -> dict[str, object]:
+def accumulation_errors(oracle) -> dict[str, torch.Tensor]:
     """Relative row-sum error of sequential, per-lane and compensated fp32 accumulation of the oracle's terms."""
     ora = oracle.double().cpu()
     terms = (ora / ora.amax(dim=-1, keepdim=True)).float()

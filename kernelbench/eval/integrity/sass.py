@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kernelbench.base.catalogue import finding
+from kernelbench.base.catalogue import Severity, finding
 from kernelbench.base.models import Finding
 
 CHECK = "fp8_sass"
@@ -248,7 +248,7 @@ def fp8_shape_findings(per_shape: Mapping[int, Mapping[str, float]], code_of, er
 
 
 def _failing_shape(where: str, share: ShapeShare, errors: list[str], enforce: bool) -> Finding:
-    severity = "error" if enforce else "warning"
+    severity: Severity = "error" if enforce else "warning"
     if share.other_mma:
         name, (t, instr) = max(share.other_mma.items(), key=lambda kv: kv[1][0])
         message = (f"{where}: the GEMM ran on non-FP8 tensor-core instructions (fp8 inputs up-cast): FP8-MMA kernels "

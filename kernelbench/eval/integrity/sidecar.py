@@ -105,7 +105,7 @@ def _check_include(match: re.Match[str], rules: Rules, report) -> None:
 
 def lint_link_flags(tree: ast.AST, symbols: Symbols, rules: Rules, origin: str) -> list[Finding]:
     """`extra_ldflags=['-lcublas']` and the like: linking the library is the bypass."""
-    findings = []
+    findings: list[Finding] = []
     if not rules.families:
         return findings
     for node in ast.walk(tree):

@@ -66,6 +66,8 @@ def compare_outputs(out: Any, expected: Any, tolerances: dict[str, Any], inputs:
     the inputs it is compared exactly."""
     result = Comparison()
     exp = as_tuple(expected)
+    if exp is None:
+        raise TypeError(f"the expected output is a {_type_name(expected)}, not a tensor or a tuple of them")
     single = isinstance(expected, torch.Tensor)
     if single and type(out) is not torch.Tensor:
         return result.fail(f"output is a {_type_name(out)}, not exactly torch.Tensor "
@@ -79,7 +81,7 @@ def compare_outputs(out: Any, expected: Any, tolerances: dict[str, Any], inputs:
     for i, (o, e) in enumerate(zip(got, exp)):
         name = "output" if single else f"output[{i}]"
         rule = by_selection.get(i)
-        if rule is not None and rule.input < len(inputs) and rule.values < len(exp):
+        if rule is not None and inputs is not None and rule.input < len(inputs) and rule.values < len(exp):
             values = exp[rule.values]
             _compare_selection(name, o, e, inputs[rule.input], values, tolerance_for(values.dtype, tolerances),
                                result)
@@ -183,12 +185,11 @@ def _compare_values(name: str, o: torch.Tensor, e: torch.Tensor, tol: tuple[floa
     _record_errors(err, e64, result)
     if e.numel() and float(excess.max()) > 0:
         flat = int(excess.argmax())
-        idx = list(torch.unravel_index(torch.tensor(flat), e.shape)) if e.dim() else []
-        idx = [int(i) for i in idx]
-        at = tuple(idx)
-        result.worst_index = idx
+        worst = [int(i) for i in torch.unravel_index(torch.tensor(flat), e.shape)] if e.dim() else []
+        at = tuple(worst)
+        result.worst_index = worst
         result.fail(f"{name}: {int((excess > 0).sum())} of {e.numel()} elements out of tolerance; worst at "
-                    f"index {idx}: got {o64[at].item():.6g}, expected {e64[at].item():.6g}, "
+                    f"index {worst}: got {o64[at].item():.6g}, expected {e64[at].item():.6g}, "
                     f"|diff| {err[at].item():.3g} > atol + rtol*|expected|"
                     f"{' + row_rtol*rms(row)' if row_rtol else ''} = {allowed[at].item():.3g} "
                     f"(atol={atol:g}, rtol={rtol:g}{f', row_rtol={row_rtol:g}' if row_rtol else ''})")

@@ -9,7 +9,8 @@ from typing import Any
 import torch
 
 # Each flag: (getter, setter, pinned value or None to keep the value found at pin time).
-_FLAGS: dict[str, tuple[Callable[[], Any], Callable[[Any], None], Any]] = {
+Flag = tuple[Callable[[], Any], Callable[[Any], None], Any]
+_FLAGS: dict[str, Flag] = {
     "torch.backends.cuda.matmul.allow_tf32": (
         lambda: torch.backends.cuda.matmul.allow_tf32,
         lambda v: setattr(torch.backends.cuda.matmul, "allow_tf32", v), False),
@@ -33,20 +34,30 @@ _FLAGS: dict[str, tuple[Callable[[], Any], Callable[[Any], None], Any]] = {
 }
 
 
-def _new_api_flags() -> dict[str, tuple[Callable[[], Any], Callable[[Any], None], Any]]:
+def _new_api_flags() -> dict[str, Flag]:
     """torch >= 2.9 also has per-backend `fp32_precision` strings; record them, so a switch shows up."""
-    flags = {}
+    flags: dict[str, Flag] = {}
     for path in ("backends", "backends.cuda.matmul", "backends.cudnn", "backends.cudnn.conv", "backends.mkldnn"):
-        obj = torch
+        obj: Any = torch  # walked by attribute name: whatever this torch has
         for part in path.split("."):
             obj = getattr(obj, part, None)
         if obj is not None and hasattr(obj, "fp32_precision"):
-            flags[f"torch.{path}.fp32_precision"] = (
-                lambda o=obj: o.fp32_precision, lambda v, o=obj: setattr(o, "fp32_precision", v), None)
+            flags[f"torch.{path}.fp32_precision"] = _precision_flag(obj)
     return flags
 
 
-def _all_flags() -> dict[str, tuple[Callable[[], Any], Callable[[Any], None], Any]]:
+def _precision_flag(obj: Any) -> Flag:
+    """The flag of `obj.fp32_precision`, its getter and setter bound to `obj`."""
+    def get() -> Any:
+        return obj.fp32_precision
+
+    def set_(value: Any) -> None:
+        obj.fp32_precision = value
+
+    return get, set_, None
+
+
+def _all_flags() -> dict[str, Flag]:
     return {**_FLAGS, **_new_api_flags()}
 
 
@@ -113,7 +124,8 @@ def warm_math_library() -> None:
 def fill_uninitialized(enabled: bool) -> None:
     """Make torch.empty & co. return NaN-filled (or max-int) memory instead of whatever was there before."""
     torch.use_deterministic_algorithms(enabled, warn_only=True)
-    torch.utils.deterministic.fill_uninitialized_memory = enabled
+    # a property of the module's own class, which torch's stubs do not declare
+    torch.utils.deterministic.fill_uninitialized_memory = enabled  # type: ignore[attr-defined]
 
 
 def poison_free_memory(device: torch.device, max_bytes: int = 2 << 30) -> None:

@@ -35,7 +35,7 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import torch
 
@@ -48,7 +48,8 @@ SIDE_STREAM_MARGIN_MS = 0.03  # beyond the synchronise's own jitter
 MIN_TRIALS_WHEN_OUT_OF_TIME = 5
 
 
-PROTOCOLS = ("buffers", "tensors", "same")
+InputProtocol = Literal["buffers", "tensors", "same"]  # as kernelbench.base.models.InputProtocol
+PROTOCOLS: tuple[InputProtocol, ...] = ("buffers", "tensors", "same")
 
 
 class TimedOutputInvalid(Exception):
@@ -78,8 +79,8 @@ class Timing:
     host_bound_samples: int = 0      # samples whose call took the host longer to issue than the device to run
     notes: list[str] = field(default_factory=list)
     persisting_l2_reset: bool | None = None  # on a GPU: whether persisting L2 lines were reset before each call
-    protocol: str = "buffers"
-    protocols: dict[str, ProtocolTiming] = field(default_factory=dict)
+    protocol: InputProtocol = "buffers"
+    protocols: dict[InputProtocol, ProtocolTiming] = field(default_factory=dict)
 
     @property
     def median_ms(self) -> float:
@@ -128,6 +129,7 @@ def persisting_l2_reset_found() -> bool:
 def reset_persisting_l2() -> None:
     """Evict lines an access-policy window marked persisting, so they cannot survive the flush."""
     persisting_l2_reset_found()
+    assert _reset_fn is not None  # set by persisting_l2_reset_found
     _reset_fn()
 
 
@@ -218,7 +220,7 @@ def _check(validate: Validate | None, out: Any, k: int) -> None:
             raise TimedOutputInvalid(f"timed call on input set {k}: " + "; ".join(problems))
 
 
-def _events() -> tuple[Any, Any, Any]:
+def _events() -> tuple[torch.cuda.Event, ...]:
     return tuple(torch.cuda.Event(enable_timing=True) for _ in range(3))
 
 
@@ -358,7 +360,7 @@ def time_function(fn: Callable, input_sets: list[list], device: torch.device, *,
                   validate: Validate | None = None, max_seconds: float | None = None,
                   stress_sets: list[list] | None = None, rotation_seed: int | None = None,
                   fresh: Reservoir | None = None, audit: TimedAudit | None = None,
-                  protocol: str = "buffers", compare_trials: int = 0) -> Timing:
+                  protocol: InputProtocol = "buffers", compare_trials: int = 0) -> Timing:
     """Time `fn` over rotating input sets; every call (warmup included) is flushed and validated.
 
     `stress_sets` (optional) are mixed into the rotation at positions drawn from `rotation_seed`: each call on one
@@ -379,10 +381,11 @@ def time_function(fn: Callable, input_sets: list[list], device: torch.device, *,
     sets = list(input_sets) + list(stress_sets or [])
     rotation = Rotation(len(input_sets), len(sets) - len(input_sets), rotation_seed)
     flush = L2Flusher(device, device_l2_bytes(device) if l2_bytes is None else l2_bytes)
-    timing = Timing(sync_overhead_ms=_sync_overhead_ms(device), protocol=protocol,
+    overhead = _sync_overhead_ms(device)
+    timing = Timing(sync_overhead_ms=overhead, protocol=protocol,
                     persisting_l2_reset=persisting_l2_reset_found() if device.type == "cuda" else None)
     cover = LaunchCover(device) if device.type == "cuda" else None
-    overhead, warm = timing.sync_overhead_ms, []
+    warm: list[Sample] = []
     calls = TimedCalls(fn, sets, rotation, fresh, validate, protocol)
 
     def measure(launch: Callable[[], Any]) -> tuple[Sample, Any]:
@@ -530,7 +533,7 @@ class TimedCalls:
     one set of tensors ("buffers"), into new tensors ("tensors"), or none ("same": the first set as it is)."""
 
     def __init__(self, fn: Callable, sets: list[list], rotation: Rotation, fresh: Reservoir | None,
-                 validate: Validate | None, protocol: str = "buffers"):
+                 validate: Validate | None, protocol: InputProtocol = "buffers"):
         self.fn, self.sets, self.rotation, self.fresh, self.validate = fn, sets, rotation, fresh, validate
         self.protocol = protocol
         self.graphs: list[tuple[Any, Any]] | None = None
@@ -580,8 +583,9 @@ class TimedCalls:
     def run(self, k: int, measure: Callable[[Callable[[], Any]], tuple[Sample, Any]]) -> Sample:
         if self.protocol == "same" and not self.rotation.is_stress(k):
             k = 0
-        fresh_call = self.fresh is not None and not self.rotation.is_stress(k) and self.protocol != "same"
-        seed = self.fresh.seed() if fresh_call else None
+        fresh = self.fresh if self.fresh is not None and not self.rotation.is_stress(k) and \
+            self.protocol != "same" else None
+        seed = fresh.seed() if fresh is not None else None
         inputs = self.inputs(k, seed)
         if self.graphs:
             sample, _ = measure(self.graphs[k][0].replay)
@@ -591,7 +595,8 @@ class TimedCalls:
         if seed is None:
             _check(self.validate, out, k)
         else:
-            self.fresh.offer(k, seed, out)
+            assert fresh is not None  # a seed is drawn for a fresh call only
+            fresh.offer(k, seed, out)
         return sample
 
 

@@ -182,7 +182,7 @@ def judge_fresh_calls(plan: GradingPlan, state: GradingState, shapes: dict[int, 
 
 def calibration_cases(plan: GradingPlan, shapes: dict[int, ShapeTiming]) -> dict[int, str]:
     """Per timed shape, the base case whose inputs the fresh stage freshens to measure a paced call's overhead."""
-    first = {}
+    first: dict[int, str] = {}
     for case in plan.timing_cases():
         first.setdefault(case.shape_index, case.id)
     return {index: first[index] for index, timing in shapes.items() if timing.samples_ms and index in first}

@@ -5,6 +5,7 @@ hook. The checked outputs (the judge) and the timed ones (the bench stage's Time
 from __future__ import annotations
 
 import math
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -84,7 +85,8 @@ def relative_rms(a, b) -> float:
     return math.sqrt(float(torch.where(mask, a64 - b64, zero).square().sum()) / denom) if denom > 0 else 0.0
 
 
-def error_sizes(out: Any, expected: Any, oracle: Any, selections: set[int] = frozenset()) -> list[ErrorSize]:
+def error_sizes(out: Any, expected: Any, oracle: Any,
+                selections: AbstractSet[int] = frozenset()) -> list[ErrorSize]:
     """Per floating output: the candidate's and the reference's rms error against the fp64 oracle. Outputs in
     `selections` are elements selected from an input (top-k's values, where the problem judges its indices by what
     they select): no arithmetic made them, so there is no precision to measure; which elements were selected is

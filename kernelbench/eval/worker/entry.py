@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -38,8 +39,10 @@ if TYPE_CHECKING:  # imported inside the stage's preparation, where a failure is
     from kernelbench.eval.worker.arming import CandidateGuards
     from kernelbench.eval.worker.context import StageContext
 
-REPLY_ENCODERS = {kind: kind.__pydantic_serializer__.to_json
-                  for kind in (JudgeReply, CheckReply, BenchReply, FreshReply, StageFailure)}
+REPLY_ENCODERS: dict[type[Message], Callable[..., bytes]] = {
+    kind: kind.__pydantic_serializer__.to_json
+    for kind in (JudgeReply, CheckReply, BenchReply, FreshReply, StageFailure)
+}
 
 
 def main() -> int:

@@ -3,7 +3,9 @@ judged against the reference like checked outputs."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from kernelbench.eval.failures import GuardFailed, describe
 from kernelbench.eval.protocol import CaseVerdict, FreshJob, FreshReply, KeptCall
@@ -33,7 +35,8 @@ def run_fresh(ctx: StageContext) -> FreshReply:
     cases = {c.id: c for c in job.cases}
     records = job.fresh
     verdicts = [CaseVerdict() for _ in records]  # in the records' order, whatever order they are judged
-    model, model_shape = None, None
+    model: Callable[..., Any] | None = None
+    model_shape: int | None = None
     drawn: tuple[str | None, list | None] = (None, None)  # the last base set drawn: (case id, inputs)
     for i in sorted(range(len(records)), key=lambda i: (cases[records[i].case].shape_index, records[i].case)):
         record: KeptCall = records[i]
@@ -49,8 +52,10 @@ def run_fresh(ctx: StageContext) -> FreshReply:
                     base = ctx.reference.get_inputs(case.shape, case.seed, inputs_device(ctx.reference, ctx.device),
                                                     case=case.case, scale=case.scale)
                     drawn = (case.id, [to_device(x, ctx.device) for x in base])
+                assert drawn[1] is not None  # this case's base set, drawn above
                 inputs = freshen(drawn[1], record.seed)
             kept = Expected(inputs=inputs)
+            assert model is not None  # this shape's model, built above
             with judge.clock.step("reference"), ctx.torch.no_grad():
                 kept.expected = model(*inputs)
             add_oracle(judge, model, case, inputs, kept)

@@ -40,7 +40,7 @@ class StageClock:
     """Seconds spent per step of a trusted stage (inputs, reference, oracle, waiting for the candidate, comparing),
     reported to the grader so a grading shows where its time went."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.totals: dict[str, float] = {}
 
     @contextlib.contextmanager
@@ -85,7 +85,8 @@ def publish_inputs(path: Path, inputs: list) -> None:
     first, since the candidate waits for the tensor file."""
     import torch
 
-    tensors, arguments = [], []
+    tensors: list[torch.Tensor] = []
+    arguments: list[int | LiteralArgument] = []
     for item in inputs:
         if isinstance(item, torch.Tensor):
             arguments.append(len(tensors))
@@ -152,6 +153,7 @@ class InputPrefetcher:
         return drawn if self.draw_on == "cpu" else [to_device(x, "cpu") for x in drawn]
 
     def _submit(self, i: int) -> None:
+        assert self.pool is not None  # drawing ahead (self.ahead > 0) is what makes the pool
         self.futures[i] = self.pool.submit(self._draw, i)
 
     def take(self, i: int) -> list:

@@ -25,7 +25,8 @@ class TimedJudge:
 
         job = ctx.job
         assert isinstance(job, BenchJob)
-        self.torch, self.cases, self.findings = ctx.torch, cases, []
+        self.torch, self.cases = ctx.torch, cases
+        self.findings: list[Finding] = []
         self.expected = [load_output(Path(job.expected_dir) / f"{job.expected_prefix}_{c.id}.kbt", ctx.device)
                          for c in cases]
         self.full = job.judge_timed

@@ -245,12 +245,14 @@ class AgentAdapter(ABC):
         same): completion, the provider error the CLI recorded (in the transcript or, beside it, its `stream`),
         else one stderr reports; usage and cost."""
         session = self.parsed(ctx, report)
-        beside = stream is not None and report.transcript != EVENTS   # else the stream is the transcript
-        notices = [*((EVENTS, n) for n in (stream.provider_errors if beside else [])),
+        # the stream beside the transcript (None where the stream is the transcript)
+        beside = stream if stream is not None and report.transcript != EVENTS else None
+        notices = [*((EVENTS, n) for n in (beside.provider_errors if beside is not None else [])),
                    *((report.transcript, n) for n in (session.provider_errors if session is not None else []))]
         if session is not None:
             # the stream beside the session file has a say too: Codex writes task_complete after a failed turn
-            report.complete = self.completed(session, proc) and (stream.complete if beside else True)
+            report.complete = self.completed(session, proc) and \
+                (beside.complete if beside is not None else True)
             self.usage_from(report, session)
         report.provider_error = first_error(provider_error_of(notices, report.complete),
                                             stderr_provider_error(ctx.stderr_path))

@@ -11,7 +11,7 @@ import json
 import re
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, overload
 
 from kernelbench.harness.standin.policy import LoadedPolicy, Step
 
@@ -132,6 +132,7 @@ def tool_call(step: Step, content: str | None, conv: Conversation, cwd: str | No
         return shell_call(conv, step.run)
     if step.read is not None:
         return read_call(conv, step.read, cwd)
+    assert step.write is not None  # a step with an action that is neither run nor read writes
     return write_call(conv, step.write.path, content or "", cwd)
 
 
@@ -169,6 +170,14 @@ def write_call(conv: Conversation, path: str, content: str, cwd: str | None) -> 
             return ToolCall(patch.name, raw=text)
         return ToolCall(patch.name, {_param(patch, ("input", "patch")): text})
     return shell_call(conv, f"cat > {path} <<'KB_STANDIN_EOF'\n{content}\nKB_STANDIN_EOF")
+
+
+@overload
+def _first(conv: Conversation, names: tuple[str, ...], required: Literal[True] = True) -> Tool: ...
+
+
+@overload
+def _first(conv: Conversation, names: tuple[str, ...], required: bool) -> Tool | None: ...
 
 
 def _first(conv: Conversation, names: tuple[str, ...], required: bool = True) -> Tool | None:

@@ -134,6 +134,7 @@ def load_policy(path: Path | str, problem: str | None = None) -> LoadedPolicy:
         if step.write.text is not None:
             contents[index] = step.write.text
             continue
+        assert step.write.source is not None  # a write holds exactly one of text and 'from' (_one_source)
         source = step.write.source.replace("{problem}", problem or "{problem}")
         file = (path.parent / source).resolve()
         if not file.is_file():

@@ -180,7 +180,8 @@ class StandIn:
             for frame in frames[:keep]:
                 await response.write(frame)
             await response.write(frames[keep][: max(1, len(frames[keep]) // 2)])
-            request.transport.close()          # the connection drops in the middle of an event
+            if request.transport is not None:  # (None once the client is gone)
+                request.transport.close()      # the connection drops in the middle of an event
             return response
         for frame in frames:
             await response.write(frame)

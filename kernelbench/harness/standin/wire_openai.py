@@ -43,7 +43,8 @@ def read_responses(body: dict[str, Any]) -> Conversation:
                                 freeform=tool.get("type") == "custom")
     texts = [_content_text(body.get("instructions"))]
     items = body.get("input")
-    for item in items if isinstance(items, list) else [{"type": "message", "content": items}]:
+    listed: list[Any] = items if isinstance(items, list) else [{"type": "message", "content": items}]
+    for item in listed:
         kind = item.get("type")
         if kind in ("function_call", "custom_tool_call"):
             conv.calls.append(Call(item.get("call_id", ""), item.get("name", "")))

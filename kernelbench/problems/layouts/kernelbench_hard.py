@@ -170,6 +170,7 @@ def _meta(path: Path) -> LineMap:
     if not isinstance(data, dict):
         raise KernelBenchError("expected a mapping at the top level", path=yaml_path, line=1,
                                hint="a KernelBench-Hard problem.yaml holds name, regime, flops_formula, ...")
+    assert isinstance(data, LineMap)  # load_yaml reads every mapping as a LineMap
     return data
 
 

@@ -109,15 +109,19 @@ def make_reference(module: ModuleType, shapes: list[dict[str, Any]], *, layout: 
     """A module with our reference interface around `module` (its Model class, its functions behind the shims)."""
     wrapper = ModuleType(f"_kb_{layout}_reference_{next(_counter)}", module.__doc__)
     wrapper.__file__ = getattr(module, "__file__", None)
-    wrapper.Model = module.Model
-    wrapper.SOURCE_MODULE = module
-    wrapper.SHAPES = shapes
-    wrapper.LAYOUT = layout
-    wrapper.THREAD_SAFE_INPUTS = False
-    wrapper.DRAWS_ON_DEVICE = True  # the grading's stages ask for the draw on their device (loader.inputs_device)
-    # Stanford KernelBench builds Model and ModelNew under the same seed and compares them; where the names of
-    # their parameters differ, the candidate is built under the reference's seed instead of loading its weights
-    wrapper.WEIGHTS_BY_SEED = weights_by_seed
+    # the module's attributes, set through its namespace (ModuleType declares none of them)
+    vars(wrapper).update(
+        Model=module.Model,
+        SOURCE_MODULE=module,
+        SHAPES=shapes,
+        LAYOUT=layout,
+        THREAD_SAFE_INPUTS=False,
+        DRAWS_ON_DEVICE=True,  # the grading's stages ask for the draw on their device (loader.inputs_device)
+        # Stanford KernelBench builds Model and ModelNew under the same seed and compares them; where the
+        # names of their parameters differ, the candidate is built under the reference's seed instead of
+        # loading its weights
+        WEIGHTS_BY_SEED=weights_by_seed,
+    )
 
     def get_init_args(shape: dict[str, Any]) -> list:
         with _lock:
@@ -139,5 +143,5 @@ def make_reference(module: ModuleType, shapes: list[dict[str, Any]], *, layout: 
         with _lock:
             bind_shape(module, shape)
 
-    wrapper.get_init_args, wrapper.get_inputs, wrapper.bind_shape = get_init_args, get_inputs, bind
+    vars(wrapper).update(get_init_args=get_init_args, get_inputs=get_inputs, bind_shape=bind)
     return wrapper

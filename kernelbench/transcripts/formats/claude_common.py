@@ -10,7 +10,13 @@ from typing import Any
 
 from kernelbench.transcripts import diffs
 from kernelbench.transcripts.builder import SessionBuilder, dump_raw, http_status, to_epoch
-from kernelbench.transcripts.formats.records import UNSET, ClaudeMessage, ClaudeToolUseResult, ClaudeUsage
+from kernelbench.transcripts.formats.records import (
+    UNSET,
+    ClaudeMessage,
+    ClaudeToolUseResult,
+    ClaudeUsage,
+    RecordLike,
+)
 from kernelbench.transcripts.model import (
     ASSISTANT,
     COMPACTION,
@@ -46,6 +52,7 @@ def claude_usage(raw: Any) -> Usage | None:
 def odd_count(raw: Any) -> Any:
     """The first of a usage object's four counts that is given but is no whole number (which `claude_usage`
     counts as 0, and the caller reports); UNSET when there is none."""
+    counts: tuple[Any, ...]
     if type(raw) is ClaudeUsage:
         counts = (raw.input_tokens, raw.output_tokens, raw.cache_read_input_tokens, raw.cache_creation_input_tokens)
     elif isinstance(raw, dict):
@@ -94,12 +101,12 @@ class ClaudeMessages:
         self.b = builder
         # (message.id, requestId) → the event of the response's last line so far, and that line's usage (ids that
         # are not text do not de-duplicate: such a line's usage is its own)
-        self.usage_owner: dict[tuple, tuple[Event, dict]] = {}
+        self.usage_owner: dict[tuple, tuple[Event, ClaudeUsage | dict]] = {}
         self.agent_results: dict[str, Event] = {}   # subagent id → the Task result that reported it
 
     # ------------------------------------------------------------------ assistant
 
-    def assistant(self, record: dict, line: int, ts: float | None) -> None:
+    def assistant(self, record: RecordLike, line: int, ts: float | None) -> None:
         message = record.get("message")
         if type(message) is not ClaudeMessage and type(message) is not dict:
             message = {}
@@ -134,7 +141,7 @@ class ClaudeMessages:
                                   status=record.get("api_error_status") or http_status(last.text or ""))
         self._count_usage(message, record, last)
 
-    def _assistant_block(self, block: Any, record: dict, line: int, ts: float | None,
+    def _assistant_block(self, block: Any, record: RecordLike, line: int, ts: float | None,
                          model: str | None) -> Event | None:
         if not isinstance(block, dict):
             return self.b.unknown(block, line, record_type="assistant:block")
@@ -150,7 +157,7 @@ class ClaudeMessages:
                               call_id=block.get("id"), input=block.get("input"), model=model)
         return self.b.unknown(block, line, record_type=f"assistant:{btype}", ts=ts)
 
-    def _count_usage(self, message: ClaudeMessage | dict, record: dict, event: Event) -> None:
+    def _count_usage(self, message: ClaudeMessage | dict, record: RecordLike, event: Event) -> None:
         raw = message.get("usage")
         if type(raw) is not ClaudeUsage and type(raw) is not dict:
             return
@@ -168,7 +175,7 @@ class ClaudeMessages:
 
     # ------------------------------------------------------------------ user
 
-    def user(self, record: dict, line: int, ts: float | None) -> None:
+    def user(self, record: RecordLike, line: int, ts: float | None) -> None:
         message = record.get("message")
         content = message.get("content") if type(message) is ClaudeMessage or type(message) is dict else None
         if type(content) is str:
@@ -187,7 +194,7 @@ class ClaudeMessages:
             else:
                 self.b.unknown(block, line, record_type=f"user:{btype}", ts=ts)
 
-    def _user_text(self, text: str, record: dict, line: int, ts: float | None) -> None:
+    def _user_text(self, text: str, record: RecordLike, line: int, ts: float | None) -> None:
         if record.get("isCompactSummary"):
             self.b.add(COMPACTION, ts=ts, line=line, text=text)
         elif record.get("isMeta") or text.startswith("[Request interrupted"):
@@ -195,7 +202,7 @@ class ClaudeMessages:
         else:
             self.b.add(USER, ts=ts, line=line, text=text)
 
-    def _tool_result(self, block: dict, record: dict, line: int, ts: float | None) -> None:
+    def _tool_result(self, block: dict, record: RecordLike, line: int, ts: float | None) -> None:
         call_id = block.get("tool_use_id")
         extra = record.get("toolUseResult")
         if not (type(extra) is ClaudeToolUseResult or isinstance(extra, dict)):
@@ -213,7 +220,7 @@ class ClaudeMessages:
         if not (extra is not None and self._edit_from_result(extra, result, line, ts)):
             self._edit_from_call(result, line, ts)
 
-    def _edit_from_result(self, extra: dict, result: Event, line: int, ts: float | None) -> bool:
+    def _edit_from_result(self, extra: RecordLike, result: Event, line: int, ts: float | None) -> bool:
         call = self.b.call(result.call_id)
         path = extra.get("filePath")
         if not isinstance(path, str) or (call is not None and call.name not in EDIT_TOOLS):
@@ -246,7 +253,8 @@ def edits_from_input(tool: str, args: dict) -> list[tuple[str, str]]:
         return []
     if tool == "Write" and isinstance(args.get("content"), str):
         return [(path, diffs.from_creation(path, args["content"]))]
-    pairs = args.get("edits") if tool == "MultiEdit" and isinstance(args.get("edits"), list) else [args]
+    edits = args.get("edits")
+    pairs = edits if tool == "MultiEdit" and isinstance(edits, list) else [args]
     out = []
     for pair in pairs:
         old, new = pair.get("old_string"), pair.get("new_string")
@@ -255,5 +263,5 @@ def edits_from_input(tool: str, args: dict) -> list[tuple[str, str]]:
     return out
 
 
-def record_time(record: dict) -> float | None:
+def record_time(record: RecordLike) -> float | None:
     return to_epoch(record.get("timestamp"))

@@ -8,7 +8,7 @@ from pathlib import Path
 from kernelbench import inputs
 from kernelbench.transcripts.builder import SessionBuilder, to_epoch
 from kernelbench.transcripts.formats.claude_common import ClaudeMessages, record_time
-from kernelbench.transcripts.formats.records import ClaudeRecord, DictLike, claude_decode
+from kernelbench.transcripts.formats.records import ClaudeRecord, DictLike, RecordLike, claude_decode
 from kernelbench.transcripts.model import Event, Kind, Session
 from kernelbench.transcripts.reader import head_records
 
@@ -91,7 +91,7 @@ def _toggle_sidechain(builder: SessionBuilder, state: _State, ts: float | None) 
     state.in_sidechain = not state.in_sidechain
 
 
-def _other_record(builder: SessionBuilder, record: dict, rtype: object, line: int) -> None:
+def _other_record(builder: SessionBuilder, record: RecordLike, rtype: object, line: int) -> None:
     ts = record_time(record)
     if rtype == "system":
         system_record(builder, record, line, ts)
@@ -103,7 +103,7 @@ def _other_record(builder: SessionBuilder, record: dict, rtype: object, line: in
         builder.unknown(builder.raw_record() if isinstance(record, DictLike) else record, line, ts=ts)
 
 
-def system_record(builder: SessionBuilder, record: dict, line: int, ts: float | None) -> None:
+def system_record(builder: SessionBuilder, record: RecordLike, line: int, ts: float | None) -> None:
     subtype = record.get("subtype")
     if subtype == "compact_boundary":
         meta = record.get("compactMetadata") or {}
@@ -118,12 +118,13 @@ def system_record(builder: SessionBuilder, record: dict, line: int, ts: float | 
         builder.add(Kind.SYSTEM, ts=ts, line=line, record_type=subtype,
                     text=f"Turn took {record['durationMs'] / 1000:.1f} s")
     else:
-        text = record.get("content") if isinstance(record.get("content"), str) else str(subtype or "system")
+        content = record.get("content")
+        text = content if isinstance(content, str) else str(subtype or "system")
         builder.add(Kind.SYSTEM, ts=ts, line=line, record_type=str(subtype), text=text,
                     is_error=record.get("level") == "error" or None)
 
 
-def _queue_operation(builder: SessionBuilder, record: dict, line: int, ts: float | None) -> None:
+def _queue_operation(builder: SessionBuilder, record: RecordLike, line: int, ts: float | None) -> None:
     content = record.get("content")
     if record.get("operation") == "enqueue" and isinstance(content, str) and content:
         builder.add(Kind.SYSTEM, ts=ts, line=line, record_type="queued", text=f"Queued by the user: {content}")

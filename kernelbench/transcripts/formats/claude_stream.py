@@ -80,7 +80,8 @@ def _init(builder: SessionBuilder, record: dict, line: int) -> None:
     session.cwd = record.get("cwd")
     session.format_version = record.get("claude_code_version")
     builder.note_model(record.get("model"))
-    tools = record.get("tools") if isinstance(record.get("tools"), list) else []
+    listed = record.get("tools")
+    tools = listed if isinstance(listed, list) else []
     builder.add(Kind.SYSTEM, line=line, record_type="init",
                 text=f"Session started: model {record.get('model')}, {len(tools)} tools, "
                      f"permission mode {record.get('permissionMode')}")

@@ -44,7 +44,8 @@ def _dispatch(builder: SessionBuilder, record: dict, line: int, status: dict) ->
             builder.add(Kind.SYSTEM, line=line, record_type=rtype, text="Turn completed", usage=usage)
     elif rtype in ("turn.failed", "error"):
         status["turn"] = "failed"
-        error = record.get("error") if isinstance(record.get("error"), dict) else record
+        raw_error = record.get("error")
+        error = raw_error if isinstance(raw_error, dict) else record
         message = str(error.get("message"))
         builder.add(Kind.SYSTEM, line=line, record_type=rtype, is_error=True, text=message)
         builder.provider_error(message, line=line, status=http_status(message), event=False,

@@ -21,6 +21,7 @@ from kernelbench.transcripts.builder import (
     SessionBuilder,
     http_status,
     is_retry_notice,
+    sub_object,
     to_epoch,
     token_count,
 )
@@ -212,7 +213,7 @@ def _response_item(builder: SessionBuilder, state: _State, item: dict, line: int
         _output(builder, item, line, ts)
     elif itype == "web_search_call":
         builder.add(TOOL_CALL, ts=ts, line=line, name="web_search", call_id=item.get("id"),
-                    input=item.get("action") if isinstance(item.get("action"), dict) else {})
+                    input=sub_object(item, "action"))
     else:
         builder.unknown(_raw_payload(builder, item), line, record_type=f"response_item:{itype}", ts=ts)
 
@@ -235,7 +236,8 @@ def _message(builder: SessionBuilder, state: _State, item: dict, line: int, ts: 
         builder.unknown(_raw_payload(builder, item), line, record_type=f"message:{role}", ts=ts)
 
 
-def _reasoning(builder: SessionBuilder, state: _State, item: dict, line: int, ts: float | None) -> None:
+def _reasoning(builder: SessionBuilder, state: _State, item: CodexPayload | dict, line: int,
+               ts: float | None) -> None:
     parts = [str(p.get("text", "")) for p in item.get("summary") or [] if isinstance(p, dict)]
     parts += [str(p.get("text", "")) for p in item.get("content") or [] if isinstance(p, dict)]
     text = "\n\n".join(p for p in parts if p)
@@ -243,8 +245,8 @@ def _reasoning(builder: SessionBuilder, state: _State, item: dict, line: int, ts
     if shown and all(shown):
         return                      # the UI's agent_reasoning events already showed every part
     if not text:
-        typed = isinstance(item, CodexPayload)
-        size = item.encrypted_size() if typed else len(item.get("encrypted_content") or "")
+        size = item.encrypted_size() if isinstance(item, CodexPayload) else \
+            len(item.get("encrypted_content") or "")
         text = f"(encrypted reasoning, {size} characters)" if size else "(reasoning without a summary)"
     builder.add(THINKING, ts=ts, line=line, text=text, model=_model(builder))
 
@@ -283,7 +285,7 @@ def _split_output(output: Any) -> tuple[str, int | None, float | None]:
         except orjson.JSONDecodeError:
             data = None
         if isinstance(data, dict) and "output" in data:
-            meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+            meta = sub_object(data, "metadata")
             return str(data["output"]), meta.get("exit_code"), meta.get("duration_seconds")
     head = output[:400]
     # the patterns only where their words are: a case-blind pattern scans character by character

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelbench.transcripts import diffs
-from kernelbench.transcripts.builder import SessionBuilder, to_epoch, token_count
+from kernelbench.transcripts.builder import SessionBuilder, sub_object, to_epoch, token_count
 from kernelbench.transcripts.formats.claude_common import flatten_content
 from kernelbench.transcripts.model import Event, Kind, Session, Usage
 
@@ -73,22 +73,22 @@ def _thinking(builder: SessionBuilder, record: dict, line: int, ts: float | None
 
 def _tool_call(builder: SessionBuilder, record: dict, line: int, ts: float | None) -> None:
     call_id = record.get("call_id")
-    wrapper = record.get("tool_call") if isinstance(record.get("tool_call"), dict) else {}
+    wrapper = sub_object(record, "tool_call")
     key = next(iter(wrapper), "tool")
-    body = wrapper.get(key) if isinstance(wrapper.get(key), dict) else {}
+    body = sub_object(wrapper, key)
     name = key.removesuffix("ToolCall")
     if record.get("subtype") == "started" or builder.call(call_id) is None:
         builder.add(Kind.TOOL_CALL, ts=ts, line=line, name=name, call_id=call_id, input=body.get("args"),
                     model=_model(builder))
     if record.get("subtype") != "completed":
         return
-    result = body.get("result") if isinstance(body.get("result"), dict) else {}
+    result = sub_object(body, "result")
     is_error = "error" in result or "failure" in result
     payload = next((result[key] for key in ("error", "failure", "success") if key in result), result)
     output, exit_code = _output(payload)
     builder.result(call_id, ts=ts, line=line, output=output, is_error=is_error or exit_code not in (None, 0),
                    exit_code=exit_code)
-    args = body.get("args") if isinstance(body.get("args"), dict) else {}
+    args = sub_object(body, "args")
     if not is_error and name in ("edit", "write") and isinstance(args.get("path"), str):
         _edit(builder, args, payload, line, ts, call_id)
 

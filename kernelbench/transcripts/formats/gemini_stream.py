@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kernelbench.transcripts.builder import SessionBuilder, http_status, to_epoch, token_count
+from kernelbench.transcripts.builder import SessionBuilder, http_status, sub_object, to_epoch, token_count
 from kernelbench.transcripts.model import Event, Kind, Session, Usage
 
 NAME = "gemini-stream"
@@ -63,7 +63,7 @@ def _record(builder: SessionBuilder, record: dict, line: int, last: list[Event |
 def _result(builder: SessionBuilder, record: dict, line: int, ts: float | None) -> None:
     session = builder.session
     session.complete = record.get("status") in (None, "success") and not record.get("error")
-    stats = record.get("stats") if isinstance(record.get("stats"), dict) else {}
+    stats = sub_object(record, "stats")
     if isinstance(stats.get("duration_ms"), (int, float)):
         session.duration_s = stats["duration_ms"] / 1000.0
     cached = token_count(stats.get("cached"))

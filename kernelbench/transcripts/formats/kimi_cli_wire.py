@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from kernelbench.transcripts.builder import SessionBuilder, to_epoch
+from kernelbench.transcripts.builder import SessionBuilder, sub_object, to_epoch
 from kernelbench.transcripts.formats.kimi_wire import kimi_usage
 from kernelbench.transcripts.model import Event, Kind, Session
 
@@ -51,7 +51,7 @@ def _message(builder: SessionBuilder, message: dict, line: int, ts: float | None
         kind = Kind.THINKING if payload.get("type") == "think" else Kind.ASSISTANT
         builder.add(kind, ts=ts, line=line, text=_text(payload.get("think") or payload.get("text")))
     elif mtype == "ToolCall":
-        function = payload.get("function") if isinstance(payload.get("function"), dict) else {}
+        function = sub_object(payload, "function")
         builder.add(Kind.TOOL_CALL, ts=ts, line=line, name=str(function.get("name")), call_id=payload.get("id"),
                     input=_arguments(function.get("arguments")))
     elif mtype == "ToolResult":

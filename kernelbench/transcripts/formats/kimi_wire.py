@@ -6,12 +6,12 @@ message whole (`agent.message.appended`), read where the loop events did not tel
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import orjson
 
 from kernelbench import inputs
-from kernelbench.transcripts.builder import SessionBuilder, to_epoch, token_count
+from kernelbench.transcripts.builder import SessionBuilder, sub_object, to_epoch, token_count
 from kernelbench.transcripts.model import Event, Kind, Session, Usage
 from kernelbench.transcripts.reader import head_records
 
@@ -31,9 +31,18 @@ def detect(records: list[dict], head: bytes) -> bool:
     return sum(1 for r in records[:20] if str(r.get("type", "")).startswith(KIMI_PREFIXES) and "time" in r) >= 3
 
 
+class _State(TypedDict):
+    """What reading one file carries from record to record."""
+
+    ended: str | None                  # how the last turn ended ("completed", "cancelled", the reason given)
+    step_usage: Usage                  # summed over step.end
+    record_usage: Usage                # summed over usage.record
+    told: dict[tuple[str, str], int]   # pieces the loop events told, not yet paired with an appended one
+
+
 def parse(path: Path, *, with_subagents: bool = True) -> Session:
     builder = SessionBuilder(path, NAME, harness="kimi")
-    state = {"ended": None, "step_usage": Usage(), "record_usage": Usage(), "told": {}}
+    state: _State = {"ended": None, "step_usage": Usage(), "record_usage": Usage(), "told": {}}
     builder.read_records(path, lambda record, number: _dispatch(builder, record, number, state))
     session = builder.session
     session.tokens = state["step_usage"] if not state["step_usage"].is_zero() else state["record_usage"]
@@ -43,7 +52,7 @@ def parse(path: Path, *, with_subagents: bool = True) -> Session:
     return builder.finish()
 
 
-def _dispatch(builder: SessionBuilder, record: dict, line: int, state: dict) -> None:
+def _dispatch(builder: SessionBuilder, record: dict, line: int, state: _State) -> None:
     rtype = str(record.get("type"))
     ts = to_epoch(record.get("time"))
     if rtype == "context.append_loop_event" and isinstance(record.get("event"), dict):
@@ -67,7 +76,7 @@ def _dispatch(builder: SessionBuilder, record: dict, line: int, state: dict) -> 
 
 
 def _bookkeeping(builder: SessionBuilder, record: dict, rtype: str, line: int, ts: float | None,
-                 state: dict) -> None:
+                 state: _State) -> None:
     if rtype == "metadata":
         builder.session.format_version = str(record.get("protocol_version"))
     elif rtype == "config.update" and isinstance(record.get("cwd"), str):
@@ -84,7 +93,7 @@ def _bookkeeping(builder: SessionBuilder, record: dict, rtype: str, line: int, t
         builder.add(Kind.COMPACTION, ts=ts, line=line, record_type=rtype, text=f"Context compacted ({rtype})")
         return
     elif rtype == "permission.record_approval_result":
-        result = record.get("result") if isinstance(record.get("result"), dict) else {}
+        result = sub_object(record, "result")
         builder.add(Kind.SYSTEM, ts=ts, line=line, record_type=rtype,
                     text=f"Permission {result.get('decision')}: {record.get('action')}")
         return
@@ -94,7 +103,7 @@ def _bookkeeping(builder: SessionBuilder, record: dict, rtype: str, line: int, t
     builder.ignore(rtype)
 
 
-def _loop_event(builder: SessionBuilder, event: dict, line: int, ts: float | None, state: dict) -> None:
+def _loop_event(builder: SessionBuilder, event: dict, line: int, ts: float | None, state: _State) -> None:
     etype = event.get("type")
     if etype == "content.part" and isinstance(event.get("part"), dict):
         part = event["part"]
@@ -136,13 +145,13 @@ def _loop_event(builder: SessionBuilder, event: dict, line: int, ts: float | Non
 # piece. A piece the loop events already told is counted as their twin and left out; one they never told (a log
 # cut before them, a writer that sends only messages) becomes its event here, so nothing is shown twice or lost.
 
-def _told(state: dict, kind: str, value: Any) -> None:
+def _told(state: _State, kind: str, value: Any) -> None:
     key = (kind, value if isinstance(value, str) else repr(value))
     told = state["told"]
     told[key] = told.get(key, 0) + 1
 
 
-def _is_twin(state: dict, kind: str, value: Any) -> bool:
+def _is_twin(state: _State, kind: str, value: Any) -> bool:
     """Whether the loop events already told this piece (each telling pairs with one appended piece)."""
     key = (kind, value if isinstance(value, str) else repr(value))
     told = state["told"]
@@ -152,9 +161,9 @@ def _is_twin(state: dict, kind: str, value: Any) -> bool:
     return False
 
 
-def _appended(builder: SessionBuilder, wrapper: dict, line: int, ts: float | None, state: dict) -> None:
-    message = wrapper.get("message") if isinstance(wrapper.get("message"), dict) else {}
-    meta = wrapper.get("meta") if isinstance(wrapper.get("meta"), dict) else {}
+def _appended(builder: SessionBuilder, wrapper: dict, line: int, ts: float | None, state: _State) -> None:
+    message = sub_object(wrapper, "message")
+    meta = sub_object(wrapper, "meta")
     role, parts = message.get("role"), message.get("content")
     parts = parts if isinstance(parts, list) else [] if parts is None else [{"type": "text", "text": parts}]
     texts = [p for p in parts if isinstance(p, dict) and p.get("type") in ("text", "think")]
@@ -184,7 +193,7 @@ def _appended(builder: SessionBuilder, wrapper: dict, line: int, ts: float | Non
 
 
 def _appended_reply(builder: SessionBuilder, message: dict, texts: list[dict], line: int, ts: float | None,
-                    state: dict) -> int:
+                    state: _State) -> int:
     """The reply's pieces the loop events did not tell, as events; how many there were."""
     added = 0
     model = _model(builder)

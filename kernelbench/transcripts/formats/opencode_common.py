@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kernelbench.transcripts import diffs
-from kernelbench.transcripts.builder import SessionBuilder, http_status, to_epoch, token_count
+from kernelbench.transcripts.builder import SessionBuilder, http_status, sub_object, to_epoch, token_count
 from kernelbench.transcripts.model import Kind, Usage
 
 BOOKKEEPING_PARTS = {"step-start", "step-finish", "patch", "snapshot", "step_start", "step_finish"}
@@ -15,7 +15,7 @@ def opencode_usage(tokens: Any) -> Usage | None:
     """opencode's `input` excludes cached reads; reasoning is reported beside output."""
     if not isinstance(tokens, dict):
         return None
-    cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
+    cache = sub_object(tokens, "cache")
     return Usage(input=token_count(tokens.get("input")), output=token_count(tokens.get("output")),
                  reasoning=token_count(tokens.get("reasoning")), cache_read=token_count(cache.get("read")),
                  cache_write=token_count(cache.get("write")))
@@ -24,7 +24,7 @@ def opencode_usage(tokens: Any) -> Usage | None:
 def note_opencode_error(builder: SessionBuilder, error: dict, line: int | None, ts: float | None,
                         retried: bool = False) -> None:
     """An API error as opencode records it: `{name, data{message, statusCode, isRetryable}}`."""
-    data = error.get("data") if isinstance(error.get("data"), dict) else {}
+    data = sub_object(error, "data")
     message = f"{error.get('name', 'error')}: {data.get('message') or error.get('message') or ''}".strip()
     retryable = data.get("isRetryable")
     builder.provider_error(message, line=line, ts=ts, event=False, retried=retried,
@@ -53,7 +53,8 @@ def add_part(builder: SessionBuilder, part: dict, *, role: str, line: int | None
     elif ptype == "retry":
         builder.add(Kind.SYSTEM, ts=ts, line=line, record_type="retry", is_error=True,
                     text=f"Retry {part.get('attempt')}: {part.get('error')}")
-        error = part.get("error") if isinstance(part.get("error"), dict) else {"message": str(part.get("error"))}
+        raw_error = part.get("error")
+        error = raw_error if isinstance(raw_error, dict) else {"message": str(raw_error)}
         note_opencode_error(builder, error, line, ts, retried=True)
     elif ptype in BOOKKEEPING_PARTS:
         builder.ignore(f"part:{ptype}")
@@ -73,8 +74,8 @@ def _text_part(builder: SessionBuilder, part: dict, role: str, line: int | None,
 
 def tool_part(builder: SessionBuilder, part: dict, line: int | None, ts: float | None, model: str | None) -> None:
     """One tool part holds both the call and its result (state.status running | completed | error)."""
-    state = part.get("state") if isinstance(part.get("state"), dict) else {}
-    timing = state.get("time") if isinstance(state.get("time"), dict) else {}
+    state = sub_object(part, "state")
+    timing = sub_object(state, "time")
     start, end = to_epoch(timing.get("start")), to_epoch(timing.get("end"))
     name, call_id = str(part.get("tool")), part.get("callID") or part.get("id")
     builder.add(Kind.TOOL_CALL, ts=start or ts, line=line, name=name, call_id=call_id, input=state.get("input"),
@@ -84,7 +85,7 @@ def tool_part(builder: SessionBuilder, part: dict, line: int | None, ts: float |
         builder.add(Kind.SYSTEM, ts=start or ts, line=line, record_type="pending_tool",
                     text=f"{name} never finished (status {status})", is_error=True)
         return
-    metadata = state.get("metadata") if isinstance(state.get("metadata"), dict) else {}
+    metadata = sub_object(state, "metadata")
     exit_code = _int_or_none(metadata.get("exit"))
     output = state.get("output") if status == "completed" else state.get("error")
     is_error = status == "error" or (exit_code not in (None, 0))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kernelbench.transcripts.builder import RECORD_ERRORS, SessionBuilder, amount, to_epoch
+from kernelbench.transcripts.builder import RECORD_ERRORS, SessionBuilder, amount, sub_object, to_epoch
 from kernelbench.transcripts.formats.opencode_common import add_part, note_opencode_error, opencode_usage
 from kernelbench.transcripts.model import Kind, Session
 
@@ -22,7 +22,7 @@ def parse_document(path: Path, doc: dict) -> Session:
     session = builder.session
     session.session_id, session.cwd = info.get("id"), info.get("directory")
     session.format_version = info.get("version")
-    times = info.get("time") if isinstance(info.get("time"), dict) else {}
+    times = sub_object(info, "time")
     session.start, session.end = to_epoch(times.get("created")), to_epoch(times.get("updated"))
     if info.get("title"):
         builder.add(Kind.SYSTEM, ts=session.start, record_type="title", text=f"Session title: {info['title']}")
@@ -46,7 +46,7 @@ def _message(builder: SessionBuilder, message: dict, index: int) -> float:
     """Events of one message; returns the cost the message records."""
     info = message["info"]
     role = info.get("role")
-    times = info.get("time") if isinstance(info.get("time"), dict) else {}
+    times = sub_object(info, "time")
     ts = to_epoch(times.get("created"))
     model = info.get("modelID") or (info.get("model") or {}).get("modelID") if role == "assistant" else None
     builder.note_model(model)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TypedDict
 
 from kernelbench.transcripts.builder import SessionBuilder, amount, to_epoch
 from kernelbench.transcripts.formats.opencode_common import add_part, note_opencode_error, opencode_usage
@@ -18,10 +19,17 @@ def detect(records: list[dict], head: bytes) -> bool:
                and (isinstance(r.get("part"), dict) or isinstance(r.get("error"), dict)) for r in records[:10])
 
 
+class _Finish(TypedDict):
+    """What the step_finish records said: the last reason, and the cost summed over them."""
+
+    reason: str | None
+    cost: float
+
+
 def parse(path: Path) -> Session:
     builder = SessionBuilder(path, NAME, harness="opencode")
     session = builder.session
-    finish = {"reason": None, "cost": 0.0}
+    finish: _Finish = {"reason": None, "cost": 0.0}
     builder.read_records(path, lambda record, number: _record(builder, record, number, finish))
     session.complete = finish["reason"] == "stop"
     if finish["cost"] > 0:
@@ -29,7 +37,7 @@ def parse(path: Path) -> Session:
     return builder.finish()
 
 
-def _record(builder: SessionBuilder, record: dict, line: int, finish: dict) -> None:
+def _record(builder: SessionBuilder, record: dict, line: int, finish: _Finish) -> None:
     rtype, part = record.get("type"), record.get("part")
     ts = to_epoch(record.get("timestamp"))
     builder.session.session_id = builder.session.session_id or record.get("sessionID")
@@ -41,7 +49,8 @@ def _record(builder: SessionBuilder, record: dict, line: int, finish: dict) -> N
             builder.add(Kind.SYSTEM, ts=ts, line=line, record_type="step_finish", usage=usage,
                         text=f"Step finished: {part.get('reason')}")
     elif rtype == "error":
-        error = record.get("error") if isinstance(record.get("error"), dict) else record
+        raw_error = record.get("error")
+        error = raw_error if isinstance(raw_error, dict) else record
         builder.add(Kind.SYSTEM, ts=ts, line=line, record_type="error", is_error=True,
                     text=str((error.get("data") or {}).get("message") if isinstance(error.get("data"), dict)
                              else error.get("message") or error))

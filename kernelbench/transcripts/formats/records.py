@@ -10,13 +10,23 @@ is kept raw from the full decoding of its line (`SessionBuilder.raw_record`), ne
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 import orjson
 
 UNSET = msgspec.UNSET
 _RAW = msgspec.Raw
+
+
+class RecordLike(Protocol):
+    """What a handler reads a record through: a plain dict, or a typed record (DictLike) read like one."""
+
+    def get(self, key: str, default: Any = None, /) -> Any: ...
+
+    def __getitem__(self, key: str, /) -> Any: ...
+
+    def __contains__(self, key: str, /) -> bool: ...
 
 
 class DictLike(msgspec.Struct):
