@@ -66,6 +66,7 @@ class Disagreement:
     published_ceiling: Ceiling | None = None
     our_ceiling: Ceiling | None = None
     own_checker: str | None = None  # their own checker's verdict here (PASS | FAIL | error), where it was run
+    own_checker_line: str = ""      # the line of its output that gives the verdict's reason ("FAIL: shape 0 ...")
 
     @property
     def peak_ratio(self) -> float | None:
@@ -101,6 +102,13 @@ class Disagreement:
         return ratio / (ceiling * (self.protocol_factor or 1.0))
 
 
+def reason_line(output: str, limit: int = 400) -> str:
+    """The line of a checker's output that says why it failed (its first FAIL line), else its last line."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    line = next((line for line in lines if line.startswith("FAIL")), lines[-1] if lines else "")
+    return line[:limit]
+
+
 def compare(result: RunResult) -> Disagreement:
     """Our grading of a regraded cell against its published verdict (the result must carry provenance)."""
     provenance = result.provenance
@@ -114,7 +122,8 @@ def compare(result: RunResult) -> Disagreement:
         peak_same_inputs=peak_under(result, "same"), peak_new_tensors=peak_under(result, "tensors"),
         adaptations=tuple(provenance.adaptations), published_ceiling=provenance.published_ceiling,
         our_ceiling=result.grading.ceiling,
-        own_checker=provenance.own_checker.outcome if provenance.own_checker else None)
+        own_checker=provenance.own_checker.outcome if provenance.own_checker else None,
+        own_checker_line=reason_line(provenance.own_checker.output_tail) if provenance.own_checker else "")
     if ours == published:
         return disagreement(agrees=True, kind="agree", reason="")
     if ours == Status.INVALID.value and errors:

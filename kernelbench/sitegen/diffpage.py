@@ -36,6 +36,7 @@ def _diff_page(data, board: Board) -> Page:
         "gaps": peak_gaps([compare(result) for result in results]),
         "agreement": _agreement(rows),
         "three_way": three_way(rows),
+        "checker_disputes": checker_disputes(rows),
         "ratios": _ratios(rows),
         "disagreements": sum(not r["agrees"] for r in rows),
         "invalid_by_class": sorted(Counter(c for r in rows for c in r["classes"]).items()),
@@ -49,7 +50,7 @@ def _row(d) -> dict:
             "published": d.published, "ours": d.ours, "published_peak": d.published_peak, "our_peak": d.our_peak,
             "ratio": d.peak_ratio, "agrees": d.agrees, "kind": d.kind, "reason": d.reason, "evidence": d.evidence,
             "classes": list(d.classes), "peak_same_inputs": d.peak_same_inputs, "peak_new_tensors": d.peak_new_tensors,
-            "adaptations": list(d.adaptations), "own_checker": d.own_checker}
+            "adaptations": list(d.adaptations), "own_checker": d.own_checker, "own_checker_line": d.own_checker_line}
 
 
 def peak_gaps(cells: list) -> list[dict]:
@@ -77,6 +78,12 @@ def three_way(rows: list[dict]) -> list[dict]:
     where their checker here agrees with ours, the board's verdict changed with the machine, not the grader."""
     counts = Counter((r["published"], r["own_checker"], r["ours"]) for r in rows if r["own_checker"])
     return [{"published": p, "theirs_here": t, "ours": o, "cells": n} for (p, t, o), n in sorted(counts.items())]
+
+
+def checker_disputes(rows: list[dict]) -> list[dict]:
+    """The cells where their own checker, run here, gives a verdict other than their published one, with the line
+    that says why: their board and their checker disagree about the same solution."""
+    return [r for r in rows if r["own_checker"] in ("PASS", "FAIL") and r["own_checker"] != r["published"]]
 
 
 def _agreement(rows: list[dict]) -> list[dict]:

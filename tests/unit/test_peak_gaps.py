@@ -71,3 +71,18 @@ def test_their_checker_here_is_counted_beside_the_board_and_ours():
             {"published": "PASS", "own_checker": None, "ours": "PASS"}]  # not run there: left out
     assert three_way(rows) == [{"published": "PASS", "theirs_here": "FAIL", "ours": "FAIL", "cells": 2},
                                {"published": "PASS", "theirs_here": "PASS", "ours": "INVALID", "cells": 1}]
+
+
+def test_a_cell_where_their_checker_disagrees_with_their_board_is_listed_with_its_reason():
+    from kernelbench.results.regraded import reason_line
+    from kernelbench.sitegen.diffpage import checker_disputes
+
+    tail = "PROPERTY_SEED: 1\nFAIL: shape 0 property stress: PagedShortSequenceCase: tolerance exceeded\n"
+    assert reason_line(tail) == "FAIL: shape 0 property stress: PagedShortSequenceCase: tolerance exceeded"
+    assert reason_line("Traceback ...\nImportError: no module named x") == "ImportError: no module named x"
+    assert reason_line("") == ""
+    rows = [{"published": "PASS", "own_checker": "FAIL", "ours": "PASS"},
+            {"published": "PASS", "own_checker": "PASS", "ours": "INVALID"},  # their checker agrees with their board
+            {"published": "PASS", "own_checker": "error", "ours": "PASS"},    # a crash of the run, not a verdict
+            {"published": "FAIL", "own_checker": "PASS", "ours": "PASS"}]
+    assert checker_disputes(rows) == [rows[0], rows[3]]
