@@ -400,28 +400,14 @@ def check_with_their_checker(cells: list[CellJob], settings: CellSettings, runs_
         with on_gpu(gpu):
             return run_their_checker(job, settings, runs_dir)
 
-    pending: dict[Future, tuple[CellJob, str | None]] = {}
-    with ThreadPoolExecutor(max_workers=len(slots), thread_name_prefix="their-checker") as pool:
+    def checked(job: CellJob, future: Future) -> None:
         try:
-            while queue or pending:
-                while queue and len(pending) < len(slots) and (deadline is None or time.monotonic() < deadline):
-                    job, gpu = queue.pop(0), least_busy(slots, [g for _, g in pending.values()])
-                    settings.timeline.start(job, gpu)
-                    pending[pool.submit(one, job, gpu)] = (job, gpu)
-                if not pending:
-                    break
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    job, _gpu = pending.pop(future)
-                    try:
-                        outcome = future.result()
-                    except KernelBenchError as exc:  # a cell's files, not the pass: the next cell goes on
-                        outcome = f"their checker could not run: {exc}"
-                    settings.timeline.finish(job, f"their checker: {outcome}")
-        except BaseException:
-            cancel_gradings(settings, {f: job for f, (job, _) in pending.items()}, runs_dir)
-            pool.shutdown(wait=True, cancel_futures=True)
-            raise
+            outcome = future.result()
+        except KernelBenchError as exc:  # a cell's files, not the pass: the next cell goes on
+            outcome = f"their checker could not run: {exc}"
+        settings.timeline.finish(job, f"their checker: {outcome}")
+
+    spread_over_gpus(queue, slots, 1, one, checked, settings, runs_dir, deadline)
 
 
 # ------------------------------------------------------------------------------------------------ the board
@@ -504,41 +490,56 @@ def grade_cells(todo: list[CellJob], settings: CellSettings, runs_dir: Path, rep
     """Grade every cell of `todo` into `report`: `jobs` at a time on each GPU of `slots`, the next cell to the GPU
     with the fewest under way; none is started once `stop_after` seconds have passed. On any interruption the
     gradings under way are cancelled (`cancel_gradings`)."""
-    started = time.monotonic()
-    per_gpu = max(1, jobs)
+    deadline = None if stop_after is None else time.monotonic() + stop_after
     measuring = {gpu: threading.Lock() for gpu in slots}  # one GPU's measurements take turns, GPUs do not
+
+    def grade(job: CellJob, gpu: str | None) -> RunResult:
+        if progress is not None:
+            progress.start(job)
+        return grade_cell_on(gpu, job, settings, runs_dir, measuring[gpu])
+
+    def graded(job: CellJob, future: Future) -> None:
+        result = future.result()
+        settings.timeline.finish(job, result.status.value)
+        report.graded.append(job.run_id)
+        report.statuses[job.run_id] = result.status.value
+        if progress is not None:
+            progress.done(job, result)
+
+    report.stopped = spread_over_gpus(todo, slots, max(1, jobs), grade, graded, settings, runs_dir, deadline)
+
+
+def spread_over_gpus(todo: list[CellJob], slots: list[str | None], per_gpu: int, work, ended, settings: CellSettings,
+                     runs_dir: Path, deadline: float | None) -> bool:
+    """`work(job, gpu)` for every job of `todo`, `per_gpu` at a time on each GPU of `slots`, the next job to the
+    GPU with the fewest under way, and `ended(job, future)` as each one ends; none is started after `deadline`
+    (time.monotonic()). On any interruption the works under way are cancelled (`cancel_gradings`). True when the
+    deadline left jobs unstarted."""
     pending: dict[Future, tuple[CellJob, str | None]] = {}
     queue = list(todo)
+    stopped = False
     with ThreadPoolExecutor(max_workers=per_gpu * len(slots), thread_name_prefix="regrade") as pool:
         try:
             while queue or pending:
                 while queue and len(pending) < per_gpu * len(slots):
-                    if stop_after is not None and time.monotonic() - started >= stop_after:
-                        report.stopped = True
+                    if deadline is not None and time.monotonic() >= deadline:
+                        stopped = True  # the works under way still end, and are told
                         queue.clear()
                         break
                     gpu = least_busy(slots, [g for _, g in pending.values()])
                     job = queue.pop(0)
                     settings.timeline.start(job, gpu)
-                    if progress is not None:
-                        progress.start(job)
-                    future = pool.submit(grade_cell_on, gpu, job, settings, runs_dir, measuring[gpu])
-                    pending[future] = (job, gpu)
+                    pending[pool.submit(work, job, gpu)] = (job, gpu)
                 if not pending:
                     break
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in done:
-                    job, _gpu = pending.pop(future)
-                    result = future.result()
-                    settings.timeline.finish(job, result.status.value)
-                    report.graded.append(job.run_id)
-                    report.statuses[job.run_id] = result.status.value
-                    if progress is not None:
-                        progress.done(job, result)
+                    ended(pending.pop(future)[0], future)
         except BaseException:
             cancel_gradings(settings, {f: job for f, (job, _) in pending.items()}, runs_dir)
             pool.shutdown(wait=True, cancel_futures=True)
             raise
+    return stopped
 
 
 def least_busy(slots: list[str | None], busy: list[str | None]) -> str | None:
