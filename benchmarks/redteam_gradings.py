@@ -43,6 +43,9 @@ def got_effect(name: str, report) -> tuple[bool, str]:
     said = f"{g.outcome.value}; " + ("; ".join(f"{k}: {v[:90]}" for k, v in found.items()) or "; ".join(g.reasons)[:160])
     if name in ("forged_reply", "lazy_bench_forged_kept", "lazy_bench_own_seeds"):
         return g.outcome is Outcome.PASS, said
+    if name == "forged_once":  # its effect would be the forged figure published
+        shape0 = next((s for s in g.shapes if s.index == 0), None)
+        return g.outcome is Outcome.PASS and shape0 is not None and (shape0.median_ms or 0.0) < 1.0, said
     if name == "squat_judge":
         return g.outcome is Outcome.HARNESS_ERROR, said
     if name == "print_environment":

@@ -19,7 +19,7 @@ fingerprinted): the median of those spans is the overhead a paced call carries b
 (kernelbench.eval.verdict.paced_*): a published median is refused when it is below EXTERNAL_FRACTION of what the
 grader's clock leaves for the calls (their shortest span, the one least slowed by anything else the machine did,
 less OVERHEAD_FACTOR times that overhead), less EXTERNAL_SLACK_MS, and also below the shortest span divided by
-SPAN_RATIO;
+SPAN_RATIO (a suspicion the grader settles by timing the shape again: eval.stages.timing.time_again);
 the kept calls must be the grader's choice, on the grader's nonces; the fresh stage recomputes each kept output's
 fingerprint and judges it against the reference. A candidate that skips the work of a call (a fast wrong answer) commits to a fingerprint before it
 knows whether the call is kept: each such call is caught with the chance that it is kept.

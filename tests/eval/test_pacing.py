@@ -76,6 +76,18 @@ def test_the_floor_follows_the_shortest_span_less_the_overheads_and_its_ratio():
     assert verdict.paced_timing_findings(0, 0.001, 3, _shape([1.0] * 4), overhead_ms=0.1) == []  # within overhead
 
 
+def test_a_second_timing_s_finding_says_so_and_a_settled_suspicion_is_a_warning_with_the_first_evidence():
+    shape = _shape([41.0, 40.0, 45.0, 90.0])
+    [again] = verdict.paced_floor_findings(2, 0.02, shape, 0.5, again=True)
+    assert again.message.startswith("shape 2: timed again, the published median 0.0200 ms")
+    assert verdict.paced_floor_findings(2, 0.02, shape, None) == []          # no overhead measured: no floor
+    assert verdict.paced_count_findings(2, 0.02, 5, shape) != []            # 5 reported, 4 paced
+    [first] = verdict.paced_floor_findings(2, 0.02, shape, 0.5)
+    [settled] = verdict.clock_settled_findings(2, [first], 38.5)
+    assert (settled.check, settled.klass, settled.severity) == ("external_clock", 11, "warning")
+    assert "38.5000 ms" in settled.message and "shortest of 4 calls" in settled.evidence
+
+
 def test_timed_calls_the_grader_never_saw_are_refused():
     [found] = verdict.paced_timing_findings(1, 1.0, 5, _shape([2.0, 2.0]), overhead_ms=0.1)
     assert "never saw happen" in found.message
