@@ -11,6 +11,7 @@ from typing import Any
 from kernelbench.base.models import ShapeResult
 from kernelbench.eval import verdict
 from kernelbench.eval.cases import mix_seed
+from kernelbench.eval.conditions import record_conditions
 from kernelbench.eval.failures import GraderFault
 from kernelbench.eval.gradelog import shape_line, timing_notes
 from kernelbench.eval.grading import FRESH_KEPT_PER_SHAPE, GradingPlan, GradingState, run_stage
@@ -49,6 +50,7 @@ def bench(plan: GradingPlan, state: GradingState) -> None:
     if run.pacer is not None and run.pacer.violations:
         state.log.bench.append(f"pacer: {len(run.pacer.violations)} messages out of protocol; first: "
                                f"{run.pacer.violations[0]}")
+    record_conditions(plan, state, run)
     audit_timed_launches(plan, state, reply.shapes)
     from kernelbench.eval.stages.audits import problem_copy
 
