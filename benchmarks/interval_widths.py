@@ -27,8 +27,8 @@ def quantiles(values: list[float]) -> str:
     if not values:
         return "none"
     ordered = sorted(values)
-    pick = lambda q: ordered[min(len(ordered) - 1, int(q * len(ordered)))]  # noqa: E731
-    return (f"n={len(ordered)}, median {100 * statistics.median(ordered):.2f}%, p90 {100 * pick(0.9):.2f}%, "
+    p90 = ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]
+    return (f"n={len(ordered)}, median {100 * statistics.median(ordered):.2f}%, p90 {100 * p90:.2f}%, "
             f"max {100 * ordered[-1]:.2f}%")
 
 
@@ -85,8 +85,8 @@ def report(data: Path) -> str:
              f"Runs loaded: {len(dataset.runs)}; runs with timed samples: {sum(counts.values())}.", "",
              f"- a shape median's 95% interval, as a share of the median: {quantiles(shape_widths)}",
              f"- the score's 95% interval, as a share of the score: {quantiles(score_widths)}",
-             f"- intervals recomputed from the samples: equal to the stored ones in {counts['agree']} runs, "
-             f"different in {counts['differ']}, not stored (graded before they were) in {counts['not stored']}",
+             (f"- intervals recomputed from the samples: equal to the stored ones in {counts['agree']} runs, "
+              f"different in {counts['differ']}, not stored (graded before they were) in {counts['not stored']}"),
              "", "The widest shape intervals (share, run, shape):", ""]
     lines += [f"    {w}" for w in widest]
     rows = trial_rows(dataset)

@@ -107,18 +107,23 @@ class GpuSampler(threading.Thread):
             return self
         try:
             self.nvml.nvmlInit()
-        except Exception as exc:  # pynvml.NVMLError and its many subclasses: no driver, no library
+        except self._errors as exc:  # no driver, no library
             self.unavailable = f"NVML could not be initialised: {exc}"
             return self
         self._opened = True
         try:
             self._handle, self.gpu = self._find_gpu()
-        except Exception as exc:
+        except (*self._errors, ValueError) as exc:
             self.unavailable = f"NVML has no GPU {self.target!r}: {exc}"
             self._close()
             return self
         self.start()
         return self
+
+    @property
+    def _errors(self) -> tuple[type[BaseException], ...]:
+        """What NVML raises (pynvml.NVMLError and its subclasses, one per return code)."""
+        return (self.nvml.NVMLError,)
 
     def _find_gpu(self) -> tuple[Any, str]:
         """The GPU by its UUID (what the judge reported), else by its index in NVML's order."""
@@ -137,8 +142,9 @@ class GpuSampler(threading.Thread):
 
     def read(self) -> Sample:
         nvml, handle = self.nvml, self._handle
+        # nvidia-ml-py before 12.535 names it after throttling
         reasons = getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or \
-            getattr(nvml, "nvmlDeviceGetCurrentClocksThrottleReasons")  # drivers before the rename
+            nvml.nvmlDeviceGetCurrentClocksThrottleReasons
         power_mw = self._query("power", nvml.nvmlDeviceGetPowerUsage, handle)
         return Sample(at_ns=time.monotonic_ns(),
                       sm_mhz=self._query("sm clock", nvml.nvmlDeviceGetClockInfo, handle, NVML_CLOCK_SM),
@@ -152,7 +158,7 @@ class GpuSampler(threading.Thread):
         """One quantity, or None where NVML refuses it (not supported on this GPU, the GPU lost)."""
         try:
             return fn(*args)
-        except Exception as exc:
+        except self._errors as exc:
             self.failed.setdefault(what, str(exc))
             return None
 
@@ -167,7 +173,7 @@ class GpuSampler(threading.Thread):
             self._opened = False
             try:
                 self.nvml.nvmlShutdown()
-            except Exception:
+            except self._errors:
                 pass  # nothing to keep: the readings are taken
 
     def conditions(self, start_ns: int | None = None, end_ns: int | None = None) -> GpuConditions:

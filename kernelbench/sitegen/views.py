@@ -133,7 +133,9 @@ def conditions_view(conditions) -> dict | None:
     """The GPU's conditions as the run page shows them (None: recorded before the grader sampled the GPU)."""
     if conditions is None:
         return None
-    span = lambda r: None if r is None else [r.min, r.median, r.max]  # noqa: E731
+    def span(r):
+        return None if r is None else [r.min, r.median, r.max]
+
     return {
         "measured": conditions.measured,
         "reason": conditions.reason,

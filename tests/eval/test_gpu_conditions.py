@@ -27,9 +27,11 @@ class NVMLError(Exception):
 class FakeNvml:
     """The few calls of pynvml the sampler makes, answering from `state`, which a test changes as it goes."""
 
+    NVMLError = NVMLError
+
     def __init__(self, *, init_error: str | None = None, refuse: tuple[str, ...] = ()):
         self.init_error, self.refuse = init_error, refuse
-        self.state = dict(sm=1980, mem=2619, temp=40, power_mw=120_000, reasons=IDLE)
+        self.state = {"sm": 1980, "mem": 2619, "temp": 40, "power_mw": 120_000, "reasons": IDLE}
         self.opened = 0
 
     def nvmlInit(self):

@@ -354,8 +354,8 @@ def test_a_cell_with_three_valid_scored_trials_shows_their_range(config_for, dec
                   if p.parent.name not in annotated and json.loads(p.read_text())["grading"]["outcome"] == "pass"
                   and json.loads(p.read_text())["grading"]["peak_fraction"] is not None)
     data = json.loads(source.read_text())
-    cell_runs = [p for p in (deck / "runs").glob("*/result.json")
-                 if (lambda d: (d["model"], d["problem"]) == (data["model"], data["problem"]))(json.loads(p.read_text()))]
+    others = [json.loads(p.read_text()) for p in (deck / "runs").glob("*/result.json")]
+    cell_runs = [d for d in others if (d["model"], d["problem"]) == (data["model"], data["problem"])]
     for trial, peak in ((7, 0.011), (8, 0.012)):
         copy = dict(data, run_id=f"{data['run_id']}_x{trial}", trial=trial)
         copy["grading"] = dict(data["grading"], peak_fraction=peak, peak_fraction_interval=None)
