@@ -113,7 +113,7 @@ class GpuSampler(threading.Thread):
         self._opened = True
         try:
             self._handle, self.gpu = self._find_gpu()
-        except (*self._errors, ValueError) as exc:
+        except self._errors + (ValueError,) as exc:
             self.unavailable = f"NVML has no GPU {self.target!r}: {exc}"
             self._close()
             return self
