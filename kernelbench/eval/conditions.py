@@ -6,7 +6,8 @@ samples the GPU itself, from a thread of its own started before the stage's proc
 killed (`GpuSampler`, started by kernelbench.eval.process.start_stage). Each shape's samples are the ones taken
 while the grader's pacer was answering that shape's calls: the pacer stamps its own clock (time.monotonic_ns, the
 sampler's) at every READY and COMMIT, and READY carries the shape's index, so the stretch from a shape's first
-nonce to its last commitment is that shape's timed loop (warm-up included), as the grader saw it.
+nonce to its last commitment is that shape's timed loop (warm-up included), as the grader saw it
+(kernelbench.eval.stages.conditions assigns them).
 
 A sample whose reasons hold a thermal or power slowdown (`THROTTLING`) was taken with the clocks held down by heat
 or power; a shape with such a sample is flagged. The GPU idling, a clock setting or sync boost are not slowdowns
@@ -21,14 +22,9 @@ import threading
 import time
 from dataclasses import dataclass
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kernelbench.base.models import GpuConditions, Range
-
-if TYPE_CHECKING:
-    from kernelbench.eval.grading import GradingPlan, GradingState
-    from kernelbench.eval.pacing import PacedShape
-    from kernelbench.eval.process import StageRun
 
 SAMPLE_EVERY_S = 0.02
 # NVML's clocks-event reasons (nvmlClocksEventReason*, formerly nvmlClocksThrottleReason*): bits fixed by its ABI
@@ -218,39 +214,6 @@ def _range(values: list[int | float | None]) -> Range | None:
     if not known:
         return None
     return Range(min=min(known), median=float(statistics.median(known)), max=max(known))
-
-
-def shape_stretch(paced: PacedShape) -> tuple[int, int] | None:
-    """From the grader's first nonce of a shape to its last commitment (or last message) for that shape."""
-    if not paced.calls:
-        return None
-    last = paced.calls[-1]
-    return paced.calls[0].sent_ns, last.committed_ns or last.done_ns or last.sent_ns
-
-
-def record_conditions(plan: GradingPlan, state: GradingState, run: StageRun) -> None:
-    """The bench stage's conditions on the grading (the whole stage) and on each timed shape (its paced calls),
-    each logged; a shape timed under a thermal or power slowdown is flagged in the log."""
-    sampler = run.gpu
-    if sampler is None:
-        why = "the grading ran on the CPU" if plan.device != "cuda" else "the bench stage's GPU was not sampled"
-        state.grading.conditions = not_measured(why)
-        for result in state.grading.shapes:
-            result.conditions = not_measured(why)
-        return
-    state.grading.conditions = sampler.conditions()
-    state.log.bench.append(f"GPU conditions, whole bench stage: {describe(state.grading.conditions)}")
-    paced = run.pacer.shapes if run.pacer is not None else {}
-    for result in state.grading.shapes:
-        stretch = shape_stretch(paced[result.index]) if result.index in paced else None
-        if sampler.unavailable:
-            result.conditions = not_measured(sampler.unavailable)
-        elif stretch is None:
-            result.conditions = not_measured("the shape's calls were not paced by the grader, so its samples "
-                                             "cannot be told from the other shapes'")
-        else:
-            result.conditions = sampler.conditions(*stretch)
-        state.log.bench.append(f"shape {result.index}: GPU conditions: {describe(result.conditions)}")
 
 
 def describe(conditions: GpuConditions) -> str:

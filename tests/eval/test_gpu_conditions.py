@@ -11,10 +11,11 @@ import pytest
 
 from kernelbench.base.models import Grading, ShapeResult
 from kernelbench.eval import conditions
-from kernelbench.eval.conditions import GpuSampler, Sample, record_conditions, summarise
+from kernelbench.eval.conditions import GpuSampler, Sample, summarise
 from kernelbench.eval.grading import GradingState
 from kernelbench.eval.pacing import PacedCall, PacedShape
 from kernelbench.eval.process import StageRun
+from kernelbench.eval.stages.conditions import record_conditions
 
 UUID = "GPU-0f0e0d0c-1111-2222-3333-444455556666"
 IDLE, POWER_CAP, HW_THERMAL, SYNC_BOOST = 0x1, 0x4, 0x40, 0x10

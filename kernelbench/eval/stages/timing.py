@@ -11,13 +11,13 @@ from typing import Any
 from kernelbench.base.models import ShapeResult
 from kernelbench.eval import verdict
 from kernelbench.eval.cases import mix_seed
-from kernelbench.eval.conditions import record_conditions
 from kernelbench.eval.failures import GraderFault
 from kernelbench.eval.gradelog import shape_line, timing_notes
 from kernelbench.eval.grading import FRESH_KEPT_PER_SHAPE, GradingPlan, GradingState, run_stage
 from kernelbench.eval.pacing import CALIBRATION_CALLS, PacedShape
 from kernelbench.eval.protocol import BenchReply, FreshReply, KeptCall, ShapeTiming
 from kernelbench.eval.roofline import score_shape
+from kernelbench.eval.stages.conditions import record_conditions
 
 
 def bench(plan: GradingPlan, state: GradingState) -> None:
