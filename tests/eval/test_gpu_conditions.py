@@ -198,3 +198,10 @@ def test_the_real_nvml_here_either_reads_or_says_why():
     sampler.end()
     summary = sampler.conditions()
     assert not summary.measured and summary.reason
+
+
+def test_torch_s_uuid_of_the_gpu_is_turned_into_nvml_s_name_for_it():
+    from kernelbench.eval.worker.context import nvml_uuid
+
+    assert nvml_uuid("0F0E0D0C-1111-2222-3333-444455556666") == UUID  # torch's text leaves "GPU-" out
+    assert nvml_uuid(UUID) == UUID and nvml_uuid(None) is None and nvml_uuid("") is None

@@ -76,11 +76,12 @@ def device_info(torch, device) -> DeviceInfo:
 
 
 def nvml_uuid(uuid: object) -> str | None:
-    """torch's UUID of a GPU as NVML names it: "GPU-" and the UUID (torch leaves the prefix out)."""
+    """torch's UUID of a GPU as NVML names it: "GPU-" and the UUID in lower case (torch's text of it, a
+    `_CUuuid`, leaves the prefix out)."""
     if uuid is None or not str(uuid):
         return None
     text = str(uuid)
-    return text if text.startswith(("GPU-", "MIG-")) else f"GPU-{text}"
+    return text if text.startswith(("GPU-", "MIG-")) else f"GPU-{text.lower()}"
 
 
 def build_model(torch, device, reference: ModuleType, candidate: ModuleType | None, seed: int,
