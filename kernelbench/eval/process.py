@@ -204,14 +204,16 @@ def start_stage(job: AnyJob, *, cwd: Path, extra_env: dict[str, str] | None = No
     # stand in for the grader in a later stage
     argv = [sys.executable, "-P", "-m", "kernelbench.eval.worker"]
     env = {**worker_env(job.device), **(extra_env or {})}
+    visible_gpu = env.get("CUDA_VISIBLE_DEVICES", "")  # the stage's GPU, before a sandbox rewrites the environment
     pass_fds: tuple[int, ...] = (theirs.fileno(),) if theirs is not None else ()
     command = None
-    gpu = GpuSampler(gpu_uuid or env.get("CUDA_VISIBLE_DEVICES", "")).begin() if watch_gpu else None
     if sandbox is not None and sandbox.bwrap:
         addable = (Path(cwd) / SOLUTION_FOLDER,) if job.role in CANDIDATE_ROLES else ()
         command = sandboxed(argv, sandbox.bwrap, workdir=cwd, device=job.device, env=env, writable=(out_dir,),
                             addable=addable)
         argv, env, pass_fds = command.argv, command.env, pass_fds + command.pass_fds
+    # from before the process starts: its first calls are in the readings
+    gpu = GpuSampler(gpu_uuid or visible_gpu).begin() if watch_gpu else None
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 cwd=cwd, env=env, start_new_session=True, pass_fds=pass_fds,

@@ -205,3 +205,25 @@ def test_torch_s_uuid_of_the_gpu_is_turned_into_nvml_s_name_for_it():
 
     assert nvml_uuid("0F0E0D0C-1111-2222-3333-444455556666") == UUID  # torch's text leaves "GPU-" out
     assert nvml_uuid(UUID) == UUID and nvml_uuid(None) is None and nvml_uuid("") is None
+
+
+def test_a_bench_stage_is_watched_from_before_its_process_starts_until_it_is_killed(tmp_path, monkeypatch):
+    """The stage's process (here one that fails at once on a problem that is not there) never touches the
+    sampler: it runs in the grader's process, from start_stage to finish_stage."""
+    from kernelbench.eval.process import finish_stage, start_stage
+    from kernelbench.eval.protocol import BenchJob, TimingSettings
+
+    nvml = FakeNvml()
+    monkeypatch.setattr(conditions, "load_nvml", lambda: nvml)
+    job = BenchJob(problem_dir=str(tmp_path / "none"), module=str(tmp_path / "none.py"), device="cpu", cases=[],
+                   out_dir=str(tmp_path / "bench"), inputs_dir=str(tmp_path), model_seeds={}, tolerance={},
+                   timing=TimingSettings(warmup=1, trials=1, max_trials=1, stderr_target=0.0,
+                                         cuda_graph_below_ms=0.0, input_sets=1),
+                   expected_dir=str(tmp_path), expected_prefix="out")
+    before = time.monotonic_ns()
+    handle = start_stage(job, cwd=tmp_path, watch_gpu=True, gpu_uuid=UUID)
+    assert handle.gpu is not None and handle.gpu.is_alive()
+    run = finish_stage(handle, 120)
+    assert run.gpu is handle.gpu and not run.gpu.is_alive() and nvml.opened == 0
+    assert run.gpu.samples and before <= run.gpu.samples[0].at_ns
+    assert run.gpu.conditions().measured and run.gpu.conditions().gpu == UUID
