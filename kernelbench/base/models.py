@@ -116,6 +116,7 @@ class GpuConditions(Model):
     # not by an idle GPU or a clock setting); None where no sample read the reasons
     throttled_share: Share | None = None
     throttled: bool = False               # some sample of the stretch was taken under such a slowdown
+    refused: dict[str, str] = Field(default_factory=dict)  # a quantity NVML would not read, with its error
 
 
 class ShapeResult(Model):

@@ -206,7 +206,7 @@ def summarise(samples: list[Sample], *, gpu: str, period_ms: float,
         power_w=_range([s.power_w for s in samples]),
         throttle_reasons=reason_names(seen),
         throttled_share=throttled / len(read) if read else None,
-        throttled=throttled > 0)
+        throttled=throttled > 0, refused=dict(failed or {}))
 
 
 def _range(values: list[int | float | None]) -> Range | None:
@@ -228,6 +228,7 @@ def describe(conditions: GpuConditions) -> str:
     if conditions.max_temperature_c is not None:
         parts.append(f"max {conditions.max_temperature_c:g} C")
     parts.append("reasons: " + (", ".join(conditions.throttle_reasons) or "none"))
+    parts += [f"{what} not read ({error})" for what, error in sorted(conditions.refused.items())]
     if conditions.throttled:
         parts.append(f"TIMED WHILE THROTTLED ({conditions.throttled_share or 0:.0%} of the samples under a "
                      "thermal or power slowdown)")

@@ -149,6 +149,7 @@ def conditions_view(conditions) -> dict | None:
         "reasons": list(conditions.throttle_reasons),
         "throttled": conditions.throttled,
         "throttled_share": conditions.throttled_share,
+        "refused": sorted(conditions.refused),
     }
 
 

@@ -162,7 +162,8 @@ def test_a_quantity_nvml_refuses_is_left_out_not_made_up():
     summary = sampler.conditions()
     assert summary.measured and summary.power_w is None and summary.throttled_share is None
     assert not summary.throttled and summary.sm_clock_mhz is not None
-    assert sampler.failed == {"power": "Not Supported", "throttle reasons": "Not Supported"}
+    assert sampler.failed == summary.refused == {"power": "Not Supported", "throttle reasons": "Not Supported"}
+    assert "power not read (Not Supported)" in conditions.describe(summary)
     refused_all = FakeNvml(refuse=("sm", "mem", "temp", "power_mw", "reasons"))
     sampler = GpuSampler(UUID, nvml=refused_all, every_s=0.002).begin()
     time.sleep(0.01)
