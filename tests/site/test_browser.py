@@ -105,7 +105,8 @@ def test_run_page_shows_each_median_with_its_interval_and_the_gpu_conditions(bui
     assert "95%" not in page.locator(".runhead .score").inner_text()  # the interval is its own line, in its title
     assert page.locator(".runhead .score .muted").inner_text().count("%") == 2
     stage = page.locator("#stage-conditions")
-    assert stage.is_visible() and "SM 1980 MHz" in stage.inner_text()
+    assert stage.is_visible() and "SM 1980 MHz (1410–1980)" in stage.inner_text()
+    assert stage.locator(".throttled").inner_text() == "throttled 8%"
     rows = page.locator("table:has(th:text('GPU during the shape')) tbody tr")
     assert rows.count() == 2
     quiet, hot = rows.nth(0), rows.nth(1)

@@ -131,7 +131,10 @@ def make_result(
         device="cuda",
         peak_fraction=fraction,
         peak_fraction_interval=Interval(low=fraction * 0.96, high=fraction * 1.03) if fraction else None,
-        conditions=synthetic_conditions(throttled=False) if fraction else None,
+        # the whole stage holds both shapes' stretches: the second one's slowdown among its readings
+        conditions=synthetic_conditions(throttled=True).model_copy(update={
+            "samples": 120, "sm_clock_mhz": Range(min=1410.0, median=1980.0, max=1980.0), "throttled_share": 0.08,
+        }) if fraction else None,
         baselines={"eager": 0.05, "compiled": 0.12, "sota": 0.4},
         ceiling=Ceiling(
             regime=regime,
