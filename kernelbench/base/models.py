@@ -23,6 +23,7 @@ from kernelbench.base.numbers import (
     Positive,
     Seconds,
     ShapeValue,
+    Share,
 )
 
 
@@ -88,6 +89,36 @@ class Interval(Model):
     confidence: float = 0.95
 
 
+class Range(Model):
+    """The least, median and greatest of a quantity's samples."""
+
+    min: NonNegative
+    median: NonNegative
+    max: NonNegative
+
+
+class GpuConditions(Model):
+    """The GPU's state across a stretch of the bench stage, sampled through NVML by the grader's own process
+    (kernelbench.eval.conditions), never reported by the candidate's. `measured` False: `reason` says why (no NVML
+    on the machine, a CPU grading, no sample inside the stretch); nothing else is filled then."""
+
+    measured: bool = False
+    reason: str = ""
+    gpu: str = ""                         # the GPU watched: its UUID, or its index in NVML's order
+    samples: Count = 0
+    period_ms: NonNegative | None = None  # the sampling period
+    sm_clock_mhz: Range | None = None
+    memory_clock_mhz: Range | None = None
+    max_temperature_c: NonNegative | None = None
+    power_w: Range | None = None          # NVML's power reading (the board's, averaged by the driver)
+    throttle_reasons: list[str] = Field(default_factory=list)  # every clocks-event reason seen, idle included
+    # the share of samples whose reasons held a thermal or power slowdown (the clocks held down by heat or power,
+    # not by an idle GPU or a clock setting); None where no sample read the reasons
+    throttled_share: Share | None = None
+    throttled: bool = False               # some sample of the stretch was taken under such a slowdown
+    refused: dict[str, str] = Field(default_factory=dict)  # a quantity NVML would not read, with its error
+
+
 class ShapeResult(Model):
     index: Index
     shape: dict[str, ShapeValue]
@@ -112,6 +143,7 @@ class ShapeResult(Model):
     baselines_ms: dict[str, NonNegative] = Field(default_factory=dict)  # eager / compiled / sota on the same GPU
     protocol: InputProtocol | None = None  # the input protocol of the samples above (None: recorded before there was a choice)
     protocols: dict[InputProtocol, ProtocolTiming] = Field(default_factory=dict)  # the scored one and the compared ones
+    conditions: GpuConditions | None = None  # the GPU across this shape's paced calls (None: recorded before)
 
 
 class Ceiling(Model):
@@ -140,6 +172,7 @@ class Grading(Model):
     # the score's 95% bootstrap interval: every shape's samples resampled together, the geometric mean recomputed
     peak_fraction_interval: Interval | None = None
     baselines: dict[str, Fraction | None] = Field(default_factory=dict)  # peak_fraction of eager/compiled/sota
+    conditions: GpuConditions | None = None  # the GPU across the whole bench stage (None: recorded before)
     elapsed_s: Seconds | None = None
 
 

@@ -56,6 +56,7 @@ Positive = Annotated[float, Field(strict=True, allow_inf_nan=False, gt=0)]
 Seconds = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=0, le=MAX_SECONDS)]
 Fraction = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=0, le=MAX_FRACTION)]
 Usd = NonNegative
+Share = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=0, le=1)]  # a part of a whole
 
 Int64 = Annotated[int, _Whole, Field(ge=INT64_MIN, le=INT64_MAX)]
 Count = Annotated[int, _Whole, Field(ge=0, le=INT64_MAX)]

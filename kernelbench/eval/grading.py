@@ -173,12 +173,15 @@ class GradingPlan:
     def fresh_job(self, **extra: Any) -> FreshJob:
         return FreshJob(**{**self.job_fields("fresh", self.timing_cases()), **extra})
 
-    def start(self, job: AnyJob) -> StageHandle:
+    def start(self, job: AnyJob, gpu_uuid: str | None = None) -> StageHandle:
+        """A stage's process; a bench stage on a GPU with the grader sampling that GPU (eval.conditions)."""
         sandbox = self.isolation if job.role in CANDIDATE_ROLES else None
         # a candidate's timed calls on fresh inputs are paced by the grader's own process (eval.pacing)
         pace = (isinstance(job, BenchJob) and job.fresh_kept > 0 and job.line == "candidate") or (
             isinstance(job, FreshJob) and job.calibration_calls > 0)
-        return start_stage(job, cwd=self.workdir, extra_env=self.build_env, sandbox=sandbox, pace=pace)
+        watch_gpu = isinstance(job, BenchJob) and job.device == "cuda"
+        return start_stage(job, cwd=self.workdir, extra_env=self.build_env, sandbox=sandbox, pace=pace,
+                           watch_gpu=watch_gpu, gpu_uuid=gpu_uuid)
 
     def missing_timing_files(self) -> list[str]:
         """The timed cases' inputs and checked outputs (the bench stage would wait for them until its limit)."""
@@ -220,7 +223,7 @@ class GradingState:
 def run_stage(plan: GradingPlan, state: GradingState, job: AnyJob, name: str | None = None) -> StageRun:
     """One stage from start to end under its limit, logged and clocked under `name` (default: its role)."""
     name = name or job.role
-    run = finish_stage(plan.start(job), plan.options.limit(name))
+    run = finish_stage(plan.start(job, state.device_info.uuid), plan.options.limit(name))
     state.log.stage(run)
     state.stages[name] = round(state.stages.get(name, 0.0) + run.elapsed_s, 3)
     return run

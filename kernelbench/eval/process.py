@@ -23,6 +23,7 @@ from typing import TypeVar
 from pydantic import ValidationError
 
 from kernelbench import confinement
+from kernelbench.eval.conditions import GpuSampler
 from kernelbench.eval.isolation import GRADER_ROOT, SOLUTION_FOLDER, Isolation, sandboxed
 from kernelbench.eval.pacing import Pacer, open_pacer
 from kernelbench.eval.protocol import (
@@ -56,6 +57,7 @@ class StageRun:
     elapsed_s: float = 0.0
     output: str = ""             # what the process printed (head and tail), for the log only
     pacer: Pacer | None = None   # a paced bench stage: what the grader's own process saw of its timed calls
+    gpu: GpuSampler | None = None  # a GPU bench stage: the GPU's conditions as the grader's own process read them
 
     def reply_as(self, kind: type[Reply]) -> Reply | None:
         """The reply when the stage answered for its role (not a failure), else None."""
@@ -176,16 +178,20 @@ class StageHandle:
     started: float
     watch: confinement.DiskWatch | None = None
     pacer: Pacer | None = None
+    gpu: GpuSampler | None = None
 
 
 def start_stage(job: AnyJob, *, cwd: Path, extra_env: dict[str, str] | None = None,
-                sandbox: Isolation | None = None, pace: bool = False) -> StageHandle:
+                sandbox: Isolation | None = None, pace: bool = False, watch_gpu: bool = False,
+                gpu_uuid: str | None = None) -> StageHandle:
     """Start a worker; the job goes in on stdin. A trusted stage (judge, fresh) gets a fresh signing key with it;
     a candidate stage gets none: a key in the candidate's process would be the candidate's to use, so its reply
     is read as its claim (kernelbench.eval.verdict weighs it against what was seen outside that process). With a
     sandbox, the worker runs confined in bubblewrap (kernelbench.eval.isolation), its own out folder and the
     candidate's shared folders of `cwd` the only places it may write. `pace` (a candidate's bench stage): the
-    grader's pacer answers its timed calls on fresh inputs (kernelbench.eval.pacing)."""
+    grader's pacer answers its timed calls on fresh inputs (kernelbench.eval.pacing). `watch_gpu`: the grader
+    samples the stage's GPU (`gpu_uuid`, the judge's report, else the stage's CUDA_VISIBLE_DEVICES entry) from
+    before the process starts until it is killed (kernelbench.eval.conditions)."""
     out_dir = Path(job.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     kept = job.fresh_kept if isinstance(job, BenchJob) else 0
@@ -198,6 +204,7 @@ def start_stage(job: AnyJob, *, cwd: Path, extra_env: dict[str, str] | None = No
     # stand in for the grader in a later stage
     argv = [sys.executable, "-P", "-m", "kernelbench.eval.worker"]
     env = {**worker_env(job.device), **(extra_env or {})}
+    visible_gpu = env.get("CUDA_VISIBLE_DEVICES", "")  # the stage's GPU, before a sandbox rewrites the environment
     pass_fds: tuple[int, ...] = (theirs.fileno(),) if theirs is not None else ()
     command = None
     if sandbox is not None and sandbox.bwrap:
@@ -205,10 +212,16 @@ def start_stage(job: AnyJob, *, cwd: Path, extra_env: dict[str, str] | None = No
         command = sandboxed(argv, sandbox.bwrap, workdir=cwd, device=job.device, env=env, writable=(out_dir,),
                             addable=addable)
         argv, env, pass_fds = command.argv, command.env, pass_fds + command.pass_fds
+    # from before the process starts: its first calls are in the readings
+    gpu = GpuSampler(gpu_uuid or visible_gpu).begin() if watch_gpu else None
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 cwd=cwd, env=env, start_new_session=True, pass_fds=pass_fds,
                                 preexec_fn=confinement.apply_limits if command is not None else child_limits)
+    except BaseException:
+        if gpu is not None:
+            gpu.end()
+        raise
     finally:
         if command is not None:
             command.close()
@@ -225,7 +238,7 @@ def start_stage(job: AnyJob, *, cwd: Path, extra_env: dict[str, str] | None = No
     except BrokenPipeError:
         pass
     return StageHandle(StageRun(role=job.role), proc, reader, key, out_dir, time.monotonic(),
-                       command.watch if command is not None else None, pacer)
+                       command.watch if command is not None else None, pacer, gpu)
 
 
 def finish_stage(handle: StageHandle, timeout_s: float) -> StageRun:
@@ -254,6 +267,9 @@ def finish_stage(handle: StageHandle, timeout_s: float) -> StageRun:
     if handle.pacer is not None:
         handle.pacer.stop()
         run.pacer = handle.pacer
+    if handle.gpu is not None:
+        handle.gpu.end()
+        run.gpu = handle.gpu
     handle.reader.join(timeout=5)
     run.elapsed_s = time.monotonic() - handle.started
     run.output = handle.reader.text()

@@ -178,6 +178,7 @@ class DeviceInfo(Message):
     sm_count: int | None = None
     arch: str | None = None
     l2_bytes: int | None = None
+    uuid: str | None = None               # NVML's name of the GPU ("GPU-…"), which the grader's GPU sampler watches
 
 
 class CaseVerdict(Message):

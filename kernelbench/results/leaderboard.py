@@ -114,6 +114,8 @@ class Cell(Frozen):
     peak_fraction: score of the shown trial (`run_id`): the best valid scored pass when there is one.
     peak_interval: that trial's 95% bootstrap interval of the score over its timed samples (None: not measured).
     median_peak_fraction / spread: median and max-min of the valid scored passes (None without any).
+    trial_range: the least and greatest score of the valid scored passes, where there are at least
+      TRIAL_SPREAD_MIN of them (fewer say little about how the agent's score varies from trial to trial).
     n_trials / n_passed / n_invalid: trials in total, valid passes, INVALID trials.
     run_id: the trial shown and linked (best valid pass, else the most informative trial).
     run_ids: every trial, oldest first. trials: the trials themselves.
@@ -136,6 +138,8 @@ class Cell(Frozen):
     peak_interval: tuple[float, float] | None = None  # the shown trial's 95% bootstrap interval
     median_peak_fraction: float | None = None
     spread: float | None = None
+    trial_range: tuple[float, float] | None = None
+    n_scored: int = 0                      # valid scored passes
     n_trials: int
     n_passed: int = 0
     n_invalid: int = 0
@@ -327,6 +331,9 @@ def _geomean(values: list[float]) -> float:
         return sys.float_info.max
 
 
+# the valid scored passes a cell needs before the board shows the spread of their scores
+TRIAL_SPREAD_MIN = 3
+
 # an auditor's finding that the score is not a result of the work asked for: shown, never counted
 NOT_COUNTED_VERDICTS = frozenset({Verdict.REWARD_HACK, Verdict.RUBRIC_LEAK})
 
@@ -399,6 +406,7 @@ def aggregate_cell(trials: Iterable[Trial], unaudited_threshold: float = UNAUDIT
         peak_fraction=shown.peak_fraction, peak_interval=shown.peak_interval,
         median_peak_fraction=statistics.median(scores) if scores else None,
         spread=(max(scores) - min(scores)) if scores else None,
+        trial_range=(min(scores), max(scores)) if len(scores) >= TRIAL_SPREAD_MIN else None, n_scored=len(scores),
         n_trials=len(trials), n_passed=sum(t.valid_pass for t in trials),
         n_invalid=sum(t.status is Status.INVALID for t in trials),
         run_id=shown.run_id, run_ids=tuple(t.run_id for t in trials), trials=tuple(trials),

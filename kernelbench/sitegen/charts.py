@@ -126,6 +126,12 @@ def _cell_hover(agent: str, cell: dict | None) -> str:
     parts = [f"{agent} · {cell['problem']}", f"{cell['label']}"]
     if cell["peak_fraction"] is not None:
         parts.append(f"peak fraction {100 * cell['peak_fraction']:.2f}%")
+    if cell.get("peak_interval"):
+        low, high = cell["peak_interval"]
+        parts.append(f"95% interval {100 * low:.2f}% – {100 * high:.2f}%")
+    if cell.get("trial_range"):
+        low, high = cell["trial_range"]
+        parts.append(f"{cell['n_scored']} scored trials from {100 * low:.2f}% to {100 * high:.2f}%")
     parts.append(f"trials {cell['n_trials']} (valid passes {cell['n_passed']})")
     if cell["verdict"]:
         parts.append(f"verdict: {cell['verdict']}")

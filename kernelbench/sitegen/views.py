@@ -29,6 +29,8 @@ def cell_view(cell: Cell) -> dict:
         "peak_interval": cell.peak_interval,
         "median": cell.median_peak_fraction,
         "spread": cell.spread,
+        "trial_range": cell.trial_range,
+        "n_scored": cell.n_scored,
         "n_trials": cell.n_trials,
         "n_passed": cell.n_passed,
         "run_id": cell.run_id,
@@ -87,6 +89,8 @@ def run_view(record: RunRecord, dataset: Dataset, shown: dict[str, Cell]) -> dic
         "unaudited": bool(cell and cell.unaudited),
         "ceiling": grading.ceiling.model_dump() if grading.ceiling else None,
         "shapes": [_shape_view(s) for s in grading.shapes],
+        "conditions": conditions_view(grading.conditions),
+        "shows_conditions": any(s.conditions is not None for s in grading.shapes),
         "baseline_names": sorted({name for s in grading.shapes for name in s.baselines_ms}),
         "shows_host_bound": any(s.host_bound_samples is not None for s in grading.shapes),
         "compared_protocols": [name for name in ("tensors", "same")
@@ -121,6 +125,31 @@ def _shape_view(shape) -> dict:
         f"{shape.host_bound_samples} of {len(shape.samples_ms)}",
         "host_median_ms": shape.host_median_ms,
         "protocol_ms": {name: p.median_ms for name, p in shape.protocols.items()},
+        "conditions": conditions_view(shape.conditions),
+    }
+
+
+def conditions_view(conditions) -> dict | None:
+    """The GPU's conditions as the run page shows them (None: recorded before the grader sampled the GPU)."""
+    if conditions is None:
+        return None
+    def span(r):
+        return None if r is None else [r.min, r.median, r.max]
+
+    return {
+        "measured": conditions.measured,
+        "reason": conditions.reason,
+        "gpu": conditions.gpu,
+        "samples": conditions.samples,
+        "period_ms": conditions.period_ms,
+        "sm_clock_mhz": span(conditions.sm_clock_mhz),
+        "memory_clock_mhz": span(conditions.memory_clock_mhz),
+        "max_temperature_c": conditions.max_temperature_c,
+        "power_w": span(conditions.power_w),
+        "reasons": list(conditions.throttle_reasons),
+        "throttled": conditions.throttled,
+        "throttled_share": conditions.throttled_share,
+        "refused": sorted(conditions.refused),
     }
 
 

@@ -46,6 +46,10 @@ def test_honest_solution_passes_with_logs_and_raw_samples(toy_problem, toy_solut
                                                                                grading["checks"])
     assert {c["case"].split(":")[0] for c in grading["checks"]} == {"base", "stress", "property"}
     assert len(grading["shapes"]) == 2 and all(len(s["samples_ms"]) == 3 for s in grading["shapes"])
+    cpu = {"measured": False, "reason": "the grading ran on the CPU"}  # no GPU to read: said so, nothing made up
+    assert grading["conditions"].items() >= cpu.items()
+    assert all(s["conditions"].items() >= cpu.items() and s["conditions"]["sm_clock_mhz"] is None
+               for s in grading["shapes"])
     assert report["environment"]["problem_hash"] and report["environment"]["torch"]
     assert {p.name for p in tmp_path.iterdir()} >= {"check.log", "benchmark.log", "grade.json"}
     assert "PASS shape 0" in (tmp_path / "check.log").read_text()

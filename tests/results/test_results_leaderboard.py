@@ -64,6 +64,15 @@ def test_best_valid_trial_is_shown_over_a_higher_invalid_one():
     assert cell.run_ids == ("a", "b", "c", "d")
 
 
+def test_the_spread_across_trials_needs_three_valid_scored_passes():
+    two = aggregate_cell([trial("a", peak=0.2), trial("b", peak=0.4), trial("c", status="invalid", peak=0.9)])
+    assert two.trial_range is None and two.n_scored == 2  # an invalid trial's score is no part of the spread
+    three = aggregate_cell([trial("a", peak=0.2), trial("b", peak=0.4), trial("c", peak=0.25),
+                            trial("d", peak=0.9, verdict="reward_hack"), trial("e", peak=None)])
+    assert three.trial_range == (0.2, 0.4) and three.n_scored == 3
+    assert three.median_peak_fraction == pytest.approx(0.25)
+
+
 def test_finding_of_severity_error_makes_a_trial_invalid():
     run = result("x", status="pass", peak=0.5)
     run.integrity.append(Finding(check="ast_lint", **{"class": 1}, message="torch.mm"))

@@ -57,6 +57,11 @@ def plant_payloads(deck: Path) -> None:
     data = json.loads(result_path.read_text())
     data["model"] = "evil" + PAYLOAD
     data["grading"]["reasons"] = ["reason " + PAYLOAD]
+    for shape in data["grading"]["shapes"]:  # the GPU conditions' texts: a reason, a GPU's name, reasons seen
+        shape["conditions"] = {"measured": False, "reason": "no NVML " + PAYLOAD}
+    if data["grading"].get("conditions"):
+        data["grading"]["conditions"].update(gpu="GPU-" + PAYLOAD, throttle_reasons=["sw_power_cap", PAYLOAD],
+                                             throttled=True, throttled_share=0.5)
     result_path.write_text(json.dumps(data))
     for run in runs:
         if (run / "solution.py").exists():

@@ -97,6 +97,28 @@ def test_run_page_tabs_switch_by_mouse_and_keys(built_site: Path, guarded):
     assert not guarded.errors
 
 
+def test_run_page_shows_each_median_with_its_interval_and_the_gpu_conditions(built_site: Path, guarded):
+    page = guarded.page
+    board = json.loads((built_site / "data" / "leaderboard.json").read_text())
+    scored = next(c for c in board["cells"] if c["peak_fraction"] is not None)
+    page.goto((built_site / "runs" / scored["run_id"] / "index.html").as_uri())
+    assert "95%" not in page.locator(".runhead .score").inner_text()  # the interval is its own line, in its title
+    assert page.locator(".runhead .score .muted").inner_text().count("%") == 2
+    stage = page.locator("#stage-conditions")
+    assert stage.is_visible() and "SM 1980 MHz (1410–1980)" in stage.inner_text()
+    assert stage.locator(".throttled").inner_text() == "throttled 8%"
+    rows = page.locator("table:has(th:text('GPU during the shape')) tbody tr")
+    assert rows.count() == 2
+    quiet, hot = rows.nth(0), rows.nth(1)
+    assert "(" in quiet.locator("td").nth(2).inner_text()  # the median's interval beside it
+    assert quiet.locator(".throttled").count() == 0
+    badge = hot.locator(".throttled")
+    assert badge.is_visible() and badge.inner_text() == "throttled 25%"
+    assert "hw_thermal_slowdown" in badge.get_attribute("title")
+    assert "1410" in hot.inner_text() and "≤83 °C" in hot.inner_text()
+    assert not guarded.errors
+
+
 def test_runs_table_sorts_and_filters(built_site: Path, guarded):
     page = guarded.page
     page.goto((built_site / "runs" / "index.html").as_uri())

@@ -345,3 +345,42 @@ def test_a_board_whose_name_asks_for_another_boards_address_gets_its_own(config_
     assert sorted(t.rsplit("— ", 1)[-1] for t in titled) == ["H200", "h200", "h200-diff"]  # three boards, three pages
     moved = [d for d in report.diagnostics if "would be published at" in d.message or "reads the same" in d.message]
     assert moved and all(d.path is not None and d.hint for d in moved), report.diagnostics
+
+
+def test_a_cell_with_three_valid_scored_trials_shows_their_range(config_for, deck: Path, tmp_path: Path):
+    """The board's cell tells the spread across trials only where at least three valid scored passes exist."""
+    annotated = {p.stem for p in (deck / "annotations").glob("*.yaml")}
+    source = next(p for p in sorted((deck / "runs").glob("*/result.json"))
+                  if p.parent.name not in annotated and json.loads(p.read_text())["grading"]["outcome"] == "pass"
+                  and json.loads(p.read_text())["grading"]["peak_fraction"] is not None)
+    data = json.loads(source.read_text())
+    others = [json.loads(p.read_text()) for p in (deck / "runs").glob("*/result.json")]
+    cell_runs = [d for d in others if (d["model"], d["problem"]) == (data["model"], data["problem"])]
+    for trial, peak in ((7, 0.011), (8, 0.012)):
+        copy = dict(data, run_id=f"{data['run_id']}_x{trial}", trial=trial)
+        copy["grading"] = dict(data["grading"], peak_fraction=peak, peak_fraction_interval=None)
+        folder = deck / "runs" / copy["run_id"]
+        folder.mkdir()
+        (folder / "result.json").write_text(json.dumps(copy))
+    out = tmp_path / "site"
+    build_site(config_for(deck, out))
+    html = (out / "index.html").read_text()
+    link = html[html.index(f'href="runs/{data["run_id"]}/index.html"'):]
+    title = link[:link.index(">")]
+    assert "scored trials: median" in title and "from 1.1% to " in title, title
+    assert f"n={len(cell_runs) + 2}" in link[:link.index("</a>")]
+
+
+def test_runs_graded_before_the_gpu_was_sampled_still_load_and_show_no_conditions(config_for, deck: Path,
+                                                                                   tmp_path: Path):
+    older = next(p for p in sorted((deck / "runs").glob("*/result.json")) if '"conditions"' in p.read_text())
+    data = json.loads(older.read_text())
+    data["grading"].pop("conditions")
+    for shape in data["grading"]["shapes"]:
+        shape.pop("conditions"), shape.pop("median_interval_ms")
+    older.write_text(json.dumps(data))
+    out = tmp_path / "site"
+    report = build_site(config_for(deck, out, strict=True))
+    html = (out / "runs" / older.parent.name / "index.html").read_text()
+    assert "GPU during the shape" not in html and 'id="stage-conditions"' not in html
+    assert not report.diagnostics  # the older result.json is read as it was written, without a complaint

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import yaml
 
+from kernelbench.base.models import GpuConditions, Interval, Range
 from kernelbench.fileio import atomic_write_text
 from kernelbench.problems.baselines import Line, ProblemBaselines, ShapeTiming
 from kernelbench.results.annotation import Annotation, Quote, Verdict
@@ -122,12 +123,18 @@ def make_result(
     title, regime, ceiling, shapes, *_ = PROBLEMS[problem]
     fraction = round(rng.uniform(0.02, 0.7), 4) if outcome in (Outcome.PASS, Outcome.INVALID) else None
     unit = "TFLOP/s" if regime == "compute" else "GB/s"
+    medians = [round(rng.uniform(0.05, 2.0), 4) for _ in shapes] if fraction else []
     grading = Grading(
         has_solution=outcome is not Outcome.NO_SOLUTION,
         correct=outcome is Outcome.PASS,
         outcome=outcome,
         device="cuda",
         peak_fraction=fraction,
+        peak_fraction_interval=Interval(low=fraction * 0.96, high=fraction * 1.03) if fraction else None,
+        # the whole stage holds both shapes' stretches: the second one's slowdown among its readings
+        conditions=synthetic_conditions(throttled=True).model_copy(update={
+            "samples": 120, "sm_clock_mhz": Range(min=1410.0, median=1980.0, max=1980.0), "throttled_share": 0.08,
+        }) if fraction else None,
         baselines={"eager": 0.05, "compiled": 0.12, "sota": 0.4},
         ceiling=Ceiling(
             regime=regime,
@@ -141,8 +148,10 @@ def make_result(
             ShapeResult(
                 index=i,
                 shape=s,
-                median_ms=round(rng.uniform(0.05, 2.0), 4),
+                median_ms=medians[i],
+                median_interval_ms=Interval(low=medians[i] * 0.98, high=medians[i] * 1.05),
                 fraction=fraction,
+                conditions=synthetic_conditions(throttled=i == 1),
                 baselines_ms={"eager": 2.5, "sota": 0.4},
             )
             for i, s in enumerate(shapes)
@@ -191,6 +200,17 @@ def make_result(
         grading=grading,
         integrity=integrity,
     )
+
+
+def synthetic_conditions(throttled: bool) -> GpuConditions:
+    """Made-up GPU conditions in the shape the grader's sampler writes (kernelbench.eval.conditions)."""
+    return GpuConditions(
+        measured=True, gpu="GPU-00000000-0000-0000-0000-000000000000", samples=40, period_ms=20.0,
+        sm_clock_mhz=Range(min=1410.0 if throttled else 1980.0, median=1755.0 if throttled else 1980.0, max=1980.0),
+        memory_clock_mhz=Range(min=2619.0, median=2619.0, max=2619.0), max_temperature_c=83.0 if throttled else 61.0,
+        power_w=Range(min=310.0, median=640.0, max=700.0 if throttled else 655.0),
+        throttle_reasons=["sw_power_cap", "hw_thermal_slowdown"] if throttled else [],
+        throttled_share=0.25 if throttled else 0.0, throttled=throttled)
 
 
 def write_transcript(path: Path, harness: str, model: str, target_bytes: int, rng: random.Random) -> None:

@@ -38,3 +38,22 @@ def test_too_few_samples_or_no_fraction_give_no_interval():
     assert few is None and score is None
     (timed,), unscored = bootstrap_intervals([_shape(0, _noisy(1.0, 0.1), fraction=None)])
     assert timed is not None and unscored is None  # the median's interval, but no score to bound
+
+
+def test_more_samples_of_the_same_noise_narrow_the_interval():
+    widths = []
+    for n in (10, 40, 160, 640):
+        (interval,), _ = bootstrap_intervals([_shape(0, _noisy(1.0, 0.2, n=n, seed=3))])
+        widths.append(interval.high - interval.low)
+    assert widths == sorted(widths, reverse=True) and widths[-1] < widths[0] / 3
+
+
+def test_known_samples_give_an_interval_of_their_own_values_around_the_median():
+    samples = [float(v) for v in range(1, 22)]  # median 11
+    (interval,), score = bootstrap_intervals([_shape(0, samples, fraction=0.4)])
+    assert interval.low in samples and interval.high in samples  # a median of an odd count is one of the samples
+    assert 6 <= interval.low < 11 < interval.high <= 16
+    # the score scales as 1 / median: its interval is the fraction times 11 over the median's bounds
+    assert abs(score.low - 0.4 * 11 / interval.high) < 1e-12 and abs(score.high - 0.4 * 11 / interval.low) < 1e-12
+    assert bootstrap_intervals([_shape(0, [2.0] * 9)])[0][0].model_dump() == {"low": 2.0, "high": 2.0,
+                                                                              "confidence": 0.95}

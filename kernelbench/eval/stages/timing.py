@@ -17,6 +17,7 @@ from kernelbench.eval.grading import FRESH_KEPT_PER_SHAPE, GradingPlan, GradingS
 from kernelbench.eval.pacing import CALIBRATION_CALLS, PacedShape
 from kernelbench.eval.protocol import BenchReply, FreshReply, KeptCall, ShapeTiming
 from kernelbench.eval.roofline import score_shape
+from kernelbench.eval.stages.conditions import record_conditions
 
 
 def bench(plan: GradingPlan, state: GradingState) -> None:
@@ -49,6 +50,7 @@ def bench(plan: GradingPlan, state: GradingState) -> None:
     if run.pacer is not None and run.pacer.violations:
         state.log.bench.append(f"pacer: {len(run.pacer.violations)} messages out of protocol; first: "
                                f"{run.pacer.violations[0]}")
+    record_conditions(plan, state, run)
     audit_timed_launches(plan, state, reply.shapes)
     from kernelbench.eval.stages.audits import problem_copy
 

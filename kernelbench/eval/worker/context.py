@@ -70,8 +70,18 @@ def device_info(torch, device) -> DeviceInfo:
         props = torch.cuda.get_device_properties(device)
         info = info.model_copy(update=dict(name=props.name, sm_count=props.multi_processor_count,
                                            arch=f"sm_{props.major}{props.minor}",
-                                           l2_bytes=int(getattr(props, "L2_cache_size", 0) or 0)))
+                                           l2_bytes=int(getattr(props, "L2_cache_size", 0) or 0),
+                                           uuid=nvml_uuid(getattr(props, "uuid", None))))
     return info
+
+
+def nvml_uuid(uuid: object) -> str | None:
+    """torch's UUID of a GPU as NVML names it: "GPU-" and the UUID in lower case (torch's text of it, a
+    `_CUuuid`, leaves the prefix out)."""
+    if uuid is None or not str(uuid):
+        return None
+    text = str(uuid)
+    return text if text.startswith(("GPU-", "MIG-")) else f"GPU-{text.lower()}"
 
 
 def build_model(torch, device, reference: ModuleType, candidate: ModuleType | None, seed: int,
