@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from kernelbench.eval.conditions import describe, not_measured
 
 if TYPE_CHECKING:
+    from kernelbench.base.models import ShapeResult
     from kernelbench.eval.grading import GradingPlan, GradingState
     from kernelbench.eval.pacing import PacedShape
     from kernelbench.eval.process import StageRun
@@ -21,20 +22,25 @@ def shape_stretch(paced: PacedShape) -> tuple[int, int] | None:
     return paced.calls[0].sent_ns, last.committed_ns or last.done_ns or last.sent_ns
 
 
-def record_conditions(plan: GradingPlan, state: GradingState, run: StageRun) -> None:
+def record_conditions(plan: GradingPlan, state: GradingState, run: StageRun,
+                      retimed: list[ShapeResult] | None = None) -> None:
     """The bench stage's conditions on the grading (the whole stage) and on each timed shape (its paced calls),
-    each logged; a shape timed under a thermal or power slowdown is flagged in the log."""
+    each logged; a shape timed under a thermal or power slowdown is flagged in the log. `retimed`: the shapes a
+    second bench stage timed again (stages.timing.time_again), whose conditions are that stage's."""
     sampler = run.gpu
+    results = state.grading.shapes if retimed is None else retimed
     if sampler is None:
         why = "the grading ran on the CPU" if plan.device != "cuda" else "the bench stage's GPU was not sampled"
-        state.grading.conditions = not_measured(why)
-        for result in state.grading.shapes:
+        if retimed is None:
+            state.grading.conditions = not_measured(why)
+        for result in results:
             result.conditions = not_measured(why)
         return
-    state.grading.conditions = sampler.conditions()
-    state.log.bench.append(f"GPU conditions, whole bench stage: {describe(state.grading.conditions)}")
+    if retimed is None:
+        state.grading.conditions = sampler.conditions()
+        state.log.bench.append(f"GPU conditions, whole bench stage: {describe(state.grading.conditions)}")
     paced = run.pacer.shapes if run.pacer is not None else {}
-    for result in state.grading.shapes:
+    for result in results:
         stretch = shape_stretch(paced[result.index]) if result.index in paced else None
         if sampler.unavailable:
             result.conditions = not_measured(sampler.unavailable)

@@ -114,6 +114,7 @@ def time_again(plan: GradingPlan, state: GradingState, suspects: dict[int, list[
         return
     retimed = {i: candidate_shape(plan, state, i, plan.shapes[i], reply.shapes.get(i, ShapeTiming()))
                for i in sorted(suspects)}
+    record_conditions(plan, state, run, list(retimed.values()))
     audit_timed_launches(plan, state, reply.shapes)
     problem_copy(plan, state)
     again = {i: t for i, t in reply.shapes.items() if i in suspects}
