@@ -274,3 +274,10 @@ mod = load_inline("m", cpp_sources=CPP)
 '''
     assert 13 not in classes(window % "Streaming") and 13 in classes(window % "Streaming", severity="warning")
     assert 13 in classes(window % "Persisting")
+
+
+def test_assigning_build_configuration_is_a_lead_and_grader_modules_still_convict():
+    patched = "import sysconfig\norig = sysconfig.get_path\nsysconfig.get_path = lambda n, *a: '/x' if n == 'include' else orig(n)"
+    assert 11 not in classes(patched) and 11 in leads(patched)
+    assert 11 in classes("import time\ntime.perf_counter = lambda: 0.0")
+    assert 11 in classes("import torch\ntorch.allclose = lambda *a, **k: True")

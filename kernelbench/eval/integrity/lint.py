@@ -539,6 +539,12 @@ def _check_assignment(linter: Linter, node: ast.Assign | ast.AugAssign | ast.Ann
                 _check_store(linter, node, sub, value)
 
 
+# Modules only a build consults (a solution pointing load_inline at Python headers its workspace had, as a published
+# top-k solution does with sysconfig.get_path): nothing the grader runs in the candidate's process uses them, so an
+# assignment to them is a lead with its line, not an in-process tampering verdict.
+BUILD_CONFIGURATION_MODULES = frozenset({"sysconfig", "distutils", "setuptools", "site"})
+
+
 def _check_store(linter: Linter, node: ast.AST, target: ast.Attribute | ast.Subscript, value) -> None:
     base = linter.resolve(target.value)
     if base is None:
@@ -558,6 +564,9 @@ def _check_store(linter: Linter, node: ast.AST, target: ast.Attribute | ast.Subs
         linter.report(node, 11, "warning", f"changes compiler configuration {name}", name)
     elif name in ("sys.stdout", "sys.stderr", "sys.__stdout__"):
         linter.report(node, 12, "error", f"replaces {name} (forges or hides the grader's output)", name)
+    elif name.split(".")[0] in BUILD_CONFIGURATION_MODULES:
+        linter.report(node, 11, "warning", f"lead: assigns to {name} (build configuration, e.g. where headers are "
+                      "found; the grader's judging and timing never call it)", name)
     elif name.split(".")[0] in REFERENCE_MODULES:
         # the reference the verdict rests on runs in the trusted judge's process; this rebinds the candidate's own
         # import of it, which the launch audit watches like any use of the reference
