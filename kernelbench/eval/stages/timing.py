@@ -10,12 +10,12 @@ from typing import Any
 
 from kernelbench.base.models import Finding, ShapeResult
 from kernelbench.eval import verdict
-from kernelbench.eval.cases import mix_seed
+from kernelbench.eval.cases import Case, mix_seed
 from kernelbench.eval.failures import GraderFault
 from kernelbench.eval.gradelog import shape_line, timing_notes
 from kernelbench.eval.grading import FRESH_KEPT_PER_SHAPE, GradingPlan, GradingState, run_stage
 from kernelbench.eval.pacing import CALIBRATION_CALLS, PacedShape
-from kernelbench.eval.protocol import BenchReply, FreshReply, KeptCall, ShapeTiming
+from kernelbench.eval.protocol import BenchJob, BenchReply, FreshReply, KeptCall, ShapeTiming
 from kernelbench.eval.roofline import score_shape
 from kernelbench.eval.stages.conditions import record_conditions
 
@@ -30,11 +30,7 @@ def bench(plan: GradingPlan, state: GradingState) -> None:
         state.findings += verdict.missing_files_findings(missing)
         state.grading.reasons.append(f"timing skipped: {len(missing)} grading files were deleted")
         return
-    job = plan.bench_job(plan.timing_cases() + plan.timed_stress, expected_dir=str(plan.workdir / "check"),
-                         expected_prefix="out", judge_timed=True, rotation_seed=mix_seed(0, plan.secret, "rotation"),
-                         fresh_kept=FRESH_KEPT_PER_SHAPE,
-                         error_sizes={c.id: state.error_sizes.get(c.id, []) for c in plan.timing_cases()})
-    run = run_stage(plan, state, job)
+    run = run_stage(plan, state, timed_job(plan, state, plan.timing_cases() + plan.timed_stress, timing=0))
     failure = run.failure
     if failure is not None and failure.before_candidate:
         raise GraderFault(f"the bench stage could not be prepared: {failure.fatal.splitlines()[0]}")
@@ -64,6 +60,16 @@ def bench(plan: GradingPlan, state: GradingState) -> None:
                 suspects[result.index] = below
         if suspects:
             time_again(plan, state, suspects)
+
+
+def timed_job(plan: GradingPlan, state: GradingState, cases: list[Case], *, timing: int) -> BenchJob:
+    """The bench stage's job: `cases` timed with every timed output judged against the check stage's, on a
+    rotation of the grader's drawing; `timing` 0 is the first timing (folder bench), 1 a shape timed again."""
+    out = "bench" if timing == 0 else f"bench-{AGAIN}"
+    return plan.bench_job(cases, out_dir=str(plan.workdir / out), expected_dir=str(plan.workdir / "check"),
+                          expected_prefix="out", judge_timed=True,
+                          rotation_seed=mix_seed(timing, plan.secret, "rotation"), fresh_kept=FRESH_KEPT_PER_SHAPE,
+                          error_sizes={c.id: state.error_sizes.get(c.id, []) for c in cases if c.label == "base"})
 
 
 def external_clock(state: GradingState, result: ShapeResult, paced: PacedShape | None,
@@ -100,11 +106,7 @@ def time_again(plan: GradingPlan, state: GradingState, suspects: dict[int, list[
     first = len(state.findings)
     graded_copy(plan, state)
     cases = [c for c in plan.timing_cases() + plan.timed_stress if c.shape_index in suspects]
-    job = plan.bench_job(cases, out_dir=str(plan.workdir / f"bench-{AGAIN}"), expected_dir=str(plan.workdir / "check"),
-                         expected_prefix="out", judge_timed=True, rotation_seed=mix_seed(1, plan.secret, "rotation"),
-                         fresh_kept=FRESH_KEPT_PER_SHAPE,
-                         error_sizes={c.id: state.error_sizes.get(c.id, []) for c in cases})
-    run = run_stage(plan, state, job, name="bench")
+    run = run_stage(plan, state, timed_job(plan, state, cases, timing=1), name="bench")
     reply = run.reply_as(BenchReply)
     state.findings += verdict.candidate_stage_findings("bench", run.failure or reply)
     if reply is None or run.pacer is None:
