@@ -107,7 +107,7 @@ def grade_solution(solution: Path, problem_dir: Path, *, device: str = "cuda", s
 
 # the stages as run_stages announces them, in order
 STAGES = ("lint", "correctness", "problem copy", "launch audit", "counters", "timing", "speed of light",
-          "baseline medians")
+          "baseline medians", "held-out")
 
 
 def run_stages(plan: GradingPlan, state: GradingState, exclusive: AbstractContextManager | None = None,
@@ -115,7 +115,7 @@ def run_stages(plan: GradingPlan, state: GradingState, exclusive: AbstractContex
     """Every stage in order (kernelbench.eval.stages); True when the solution passed every check. The measuring
     stages run inside `exclusive`; `stage` is told the name (one of STAGES) of each as it starts, and how much
     work it holds (cases, shapes) where that is known."""
-    from kernelbench.eval.stages import audits, correctness, timing
+    from kernelbench.eval.stages import audits, correctness, heldout, timing
 
     announce: StageAnnouncer = stage or (lambda name, detail="": None)
     announce("lint")
@@ -127,6 +127,7 @@ def run_stages(plan: GradingPlan, state: GradingState, exclusive: AbstractContex
     announce("launch audit")
     audits.launches(plan, state)
     if not correct:
+        heldout.check(plan, state, correct=False)  # records that they were not judged, runs nothing
         return False
     with exclusive or nullcontext():
         announce("counters")
@@ -138,6 +139,9 @@ def run_stages(plan: GradingPlan, state: GradingState, exclusive: AbstractContex
             audits.speed_of_light(plan, state)
             announce("baseline medians")
             timing.baseline_medians(plan, state)
+    # after the run's verdict on the published shapes is complete, and outside `exclusive`: nothing is timed
+    announce("held-out", f"{len(plan.heldout)} cases")
+    heldout.check(plan, state, correct=True)
     return True
 
 
