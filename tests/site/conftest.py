@@ -57,6 +57,9 @@ def plant_payloads(deck: Path) -> None:
     data = json.loads(result_path.read_text())
     data["model"] = "evil" + PAYLOAD
     data["grading"]["reasons"] = ["reason " + PAYLOAD]
+    data["grading"]["held_out"] = {"correct": False, "note": "note " + PAYLOAD, "shapes": [{"n": PAYLOAD}],
+                                   "checks": [{"shape_index": 0, "seed": 7, "case": "heldout:" + PAYLOAD,
+                                               "passed": False, "message": "wrong " + PAYLOAD}]}
     result_path.write_text(json.dumps(data))
     for run in runs:
         if (run / "solution.py").exists():
