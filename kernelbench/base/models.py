@@ -134,12 +134,15 @@ class HeldOut(Model):
     correct: every held-out case passed; False: some failed; None: not judged (`note` says why: the published
     checks failed, the problem's own reference failed on a case, the stages did not reply).
     checks: one per case; `shape_index` indexes `shapes`, `seed` is the seed that redraws the case's inputs
-    (reference.get_inputs for a shape, heldout.py's function for a property) and `case` is heldout:shape or
-    heldout:<property>. heldout_hash: of heldout.yaml and heldout.py, as graded."""
+    (reference.get_inputs for a shape, heldout.py's function for a property) and `case` is heldout:shape,
+    heldout:stress:<name> or heldout:<property>. weights_seeds: per shape, the seed of the model's weights
+    (torch.manual_seed before the reference's Model is built), so that a case is replayed whole.
+    heldout_hash: of heldout.yaml and heldout.py, as graded."""
 
     correct: bool | None = None
     checks: list[SeedResult] = Field(default_factory=list)
     shapes: list[dict[str, ShapeValue]] = Field(default_factory=list)
+    weights_seeds: list[Int64] = Field(default_factory=list)
     note: str = ""
     heldout_hash: str = ""
 

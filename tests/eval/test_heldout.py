@@ -94,6 +94,7 @@ def test_a_shape_specialised_kernel_passes_the_published_shapes_and_fails_the_he
     assert failed and {c.case for c in failed} >= {"heldout:stress:presorted"}
     assert f"seed {failed[0].seed}" in held.note and "[held-out] FAIL" in report.check_log
     shape = held.shapes[failed[0].shape_index]
+    assert f"weights seed {held.weights_seeds[failed[0].shape_index]}" in held.note
     assert shape["n"] % 4 and shape not in load_problem_spec(problem).smoke_shapes
     reference = load_reference(problem)
     (x,) = reference.get_inputs(shape, failed[0].seed, "cpu", "presorted")

@@ -30,7 +30,9 @@ def check(plan: GradingPlan, state: GradingState, correct: bool) -> None:
         if plan.heldout_note:
             state.grading.held_out = HeldOut(note=plan.heldout_note)
         return
-    result = HeldOut(shapes=plan.heldout_shapes, heldout_hash=plan.heldout_hash)
+    seeds, first = plan.model_seeds(), len(plan.shapes)
+    result = HeldOut(shapes=plan.heldout_shapes, heldout_hash=plan.heldout_hash,
+                     weights_seeds=[seeds[first + j] for j in range(len(plan.heldout_shapes))])
     state.grading.held_out = result
     if not correct:
         result.note = "not judged: the solution failed on the published shapes"
@@ -85,8 +87,10 @@ def judge_all(plan: GradingPlan, state: GradingState, result: HeldOut, records: 
     result.correct = all(c.passed for c in result.checks)
     failed = [c for c in result.checks if not c.passed]
     if failed:
+        where = failed[0].shape_index
         result.note = (f"{len(failed)} of {len(result.checks)} held-out cases failed; first: {failed[0].case} on "
-                       f"{result.shapes[failed[0].shape_index]} (seed {failed[0].seed}): {failed[0].message}")[:1000]
+                       f"{result.shapes[where]} (seed {failed[0].seed}, weights seed {result.weights_seeds[where]}): "
+                       f"{failed[0].message}")[:1000]
 
 
 def judge_one(case: Case, record: CaseRecord | None, judged) -> SeedResult:
