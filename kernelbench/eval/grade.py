@@ -126,23 +126,21 @@ def run_stages(plan: GradingPlan, state: GradingState, exclusive: AbstractContex
     audits.problem_copy(plan, state)
     announce("launch audit")
     audits.launches(plan, state)
-    if not correct:
-        heldout.check(plan, state, correct=False)  # records that they were not judged, runs nothing
-        return False
-    with exclusive or nullcontext():
-        announce("counters")
-        audits.counters(plan, state)
-        if plan.options.timing:
-            announce("timing", f"{len(plan.shapes)} shapes")
-            timing.bench(plan, state)
-            announce("speed of light")
-            audits.speed_of_light(plan, state)
-            announce("baseline medians")
-            timing.baseline_medians(plan, state)
-    # after the run's verdict on the published shapes is complete, and outside `exclusive`: nothing is timed
-    announce("held-out", f"{len(plan.heldout)} cases")
-    heldout.check(plan, state, correct=True)
-    return True
+    if correct:
+        with exclusive or nullcontext():
+            announce("counters")
+            audits.counters(plan, state)
+            if plan.options.timing:
+                announce("timing", f"{len(plan.shapes)} shapes")
+                timing.bench(plan, state)
+                announce("speed of light")
+                audits.speed_of_light(plan, state)
+                announce("baseline medians")
+                timing.baseline_medians(plan, state)
+        # once the verdict's stages have all run, and outside `exclusive`: nothing held out is timed
+        announce("held-out", f"{len(plan.heldout)} cases")
+    heldout.check(plan, state, correct)  # judged only where correct; otherwise it records why not
+    return correct
 
 
 def conclude(plan: GradingPlan, state: GradingState, correct: bool) -> None:
