@@ -60,13 +60,13 @@ def load_heldout(problem_dir: Path) -> HeldOutSpec | None:
     """The problem's held-out declarations, checked against its published shapes; None where it has none (another
     benchmark's layout, or a problem without them)."""
     from kernelbench.fileio import load_yaml_model
-    from kernelbench.problems.loader import load_problem_spec
+    from kernelbench.problems.spec import load_native_spec
 
     path = Path(problem_dir) / HELDOUT_YAML
     if not path.is_file():
         return None
     heldout = load_yaml_model(path, HeldOutSpec)
-    spec = load_problem_spec(Path(problem_dir))
+    spec = load_native_spec(Path(problem_dir))  # held-out files belong to our own layout only
     check_against_published(heldout, spec.shapes, spec.smoke_shapes, path)
     if heldout.properties and not (Path(problem_dir) / HELDOUT_PY).is_file():
         raise KernelBenchError(f"properties are declared but there is no {HELDOUT_PY}", path=path,
