@@ -102,3 +102,20 @@ def test_a_shape_specialised_kernel_passes_the_published_shapes_and_fails_the_he
 
     planted = load_module(PLANTED, "planted").Model(shape["k"])
     assert not torch.equal(planted(x)[1], reference.Model(shape["k"])(x)[1])
+
+
+@pytest.mark.slow
+def test_a_kernel_that_hangs_on_a_held_out_shape_keeps_its_published_verdict():
+    """The held-out cases run in processes of their own: a candidate whose process never returns from the first
+    held-out shape (stopped at the stage's limit, 10 s here) loses nothing it earned on the published ones (same
+    outcome, checks and findings), and the held-out result says it was not right there."""
+    from kernelbench.eval.grade import grade_solution
+
+    solution = Path(__file__).resolve().parent / "solutions" / "topk_hangs_off_grid.py"
+    report = grade_solution(solution, PROBLEMS / "05_topk_bitonic", device="cpu", shapes="smoke", timing=False,
+                            limits={"heldout": 10.0})
+    grading, held = report.grading, report.grading.held_out
+    assert grading.outcome.value == "pass" and grading.correct and all(c.passed for c in grading.checks)
+    assert not any(f.severity == "error" for f in report.integrity), report.integrity
+    assert held is not None and held.correct is False
+    assert all(not c.passed for c in held.checks) and "stage ended before this case ran" in held.checks[0].message
