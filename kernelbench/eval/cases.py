@@ -37,7 +37,7 @@ class Case(BaseModel):
     seed: int                    # the public seed mixed with the secret one
     case: str = "base"           # passed to get_inputs: base or a stress distribution
     scale: float = 1.0
-    label: str = "base"          # base | stress:<name> | property:<distribution>
+    label: str = "base"          # base | stress:<name> | property:<distribution> | heldout:<shape|stress:..|property>
     oracle: bool = False         # compute an fp64 oracle for the error-size detector
     audit: bool = True           # run under the launch audit (see _audited_base_cases)
     held_out: bool = False       # a held-out case (heldout_cases): reported apart, never in the verdict

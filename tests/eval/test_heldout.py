@@ -119,3 +119,16 @@ def test_a_kernel_that_hangs_on_a_held_out_shape_keeps_its_published_verdict():
     assert not any(f.severity == "error" for f in report.integrity), report.integrity
     assert held is not None and held.correct is False
     assert all(not c.passed for c in held.checks) and "stage ended before this case ran" in held.checks[0].message
+
+
+def test_the_command_line_prints_the_held_out_result_apart_with_its_note_escaped():
+    from kernelbench.base.models import HeldOut, SeedResult
+    from kernelbench.eval.cli import held_out_line
+
+    held = HeldOut(correct=False, note="1 of 2 held-out cases failed: raised \x1b[2Jboom",
+                   checks=[SeedResult(shape_index=0, seed=5, case="heldout:shape", passed=True),
+                           SeedResult(shape_index=0, seed=6, case="heldout:shape", passed=False)])
+    line = held_out_line(held)
+    assert "not part of the verdict" in line and "WRONG, 1 of 2 right" in line
+    assert "\x1b" not in line and "\\x1b[2Jboom" in line
+    assert "not judged, 0 of 0" in held_out_line(HeldOut(note="not judged: the published shapes failed"))
