@@ -194,10 +194,10 @@ def heldout_cases(spec: ProblemSpec, heldout: HeldOutSpec, mode: str, secret: in
         base = Case(id=f"h{j}_base", shape_index=first_index + j, shape=shape, public_seed=public,
                     seed=mix_seed(public, secret, "heldout", j), label="heldout:shape", audit=False, held_out=True)
         cases.append(base)
-        cases += [base.model_copy(update=dict(
-            id=f"h{j}_stress{k}", seed=mix_seed(public, secret, "heldout", j, stress.name),
-            case="base" if stress.distribution == "normal" else stress.distribution, scale=stress.scale,
-            label=f"heldout:stress:{stress.name}")) for k, stress in enumerate(spec.stress)]
+        cases += [base.model_copy(update={
+            "id": f"h{j}_stress{k}", "seed": mix_seed(public, secret, "heldout", j, stress.name),
+            "case": "base" if stress.distribution == "normal" else stress.distribution, "scale": stress.scale,
+            "label": f"heldout:stress:{stress.name}"}) for k, stress in enumerate(spec.stress)]
     first_property = first_index + len(shapes)
     for k, prop in enumerate(heldout.properties):
         cases += [Case(id=f"h{first_property + k}_{prop.name}_{d}", shape_index=first_property + k,

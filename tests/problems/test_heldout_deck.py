@@ -35,7 +35,7 @@ def test_every_problem_declares_held_out_shapes_off_its_grid_and_a_function_per_
     heldout = load_heldout(PROBLEMS / pid)
     published = spec.shapes + spec.smoke_shapes
     assert all(s not in published for s in heldout.shapes + heldout.smoke_shapes)
-    assert set(p.name for p in heldout.properties) <= set(load_generators(PROBLEMS / pid))
+    assert {p.name for p in heldout.properties} <= set(load_generators(PROBLEMS / pid))
     assert len({c.id for c in cases}) == len(cases) and all(c.held_out and not c.audit for c in cases)
     assert min(c.shape_index for c in cases) == len(spec.smoke_shapes)  # after the published shapes' indices
 
@@ -81,7 +81,7 @@ def test_short_sequences_stay_within_a_page_or_just_past_it():
 def test_a_long_kda_history_spans_several_chunks_with_large_values():
     reference = load_reference("02_kda")
     (case,) = [c for c in smoke_cases("02_kda")[1] if c.generator == "long_history_large_values"]
-    q, k, v, g, beta = draw("02_kda", reference, case)
+    q, _, v, _, beta = draw("02_kda", reference, case)
     assert q.shape[1] > 4 * case.shape["chunk"] and v.float().abs().max() > 16 and beta.float().min() >= 0.89
 
 
