@@ -158,6 +158,31 @@ class Ceiling(Model):
     source: str = ""                      # datasheet or calibration
 
 
+class HeldOut(Model):
+    """The held-out cases of a grading (docs/grading.md, "Held-out cases"): shapes off the published grid and
+    structural property cases, drawn after the run from declarations the agent never saw. Reported beside the
+    published verdict, never in it: `Grading.correct` and the outcome are the published shapes' alone.
+
+    correct: every held-out case passed; False: some failed; None: not judged (`note` says why: the published
+    checks failed, the problem's own reference failed on a case, the stages did not reply).
+    checks: one per case; `shape_index` indexes `shapes`, `seed` is the seed that redraws the case's inputs
+    (reference.get_inputs for a shape, heldout.py's function for a property) and `case` is heldout:shape,
+    heldout:stress:<name> or heldout:<property>. weights_seeds: per shape, the seed of the model's weights
+    (torch.manual_seed before the reference's Model is built), so that a case is replayed whole.
+    heldout_hash: of heldout.yaml and heldout.py, as graded."""
+
+    correct: bool | None = None
+    checks: list[SeedResult] = Field(default_factory=list)
+    shapes: list[dict[str, ShapeValue]] = Field(default_factory=list)
+    weights_seeds: list[Int64] = Field(default_factory=list)
+    note: str = ""
+    heldout_hash: str = ""
+
+    @property
+    def passed(self) -> int:
+        return sum(c.passed for c in self.checks)
+
+
 class Grading(Model):
     has_solution: bool = False
     correct: bool | None = None
@@ -174,6 +199,7 @@ class Grading(Model):
     baselines: dict[str, Fraction | None] = Field(default_factory=dict)  # peak_fraction of eager/compiled/sota
     conditions: GpuConditions | None = None  # the GPU across the whole bench stage (None: recorded before)
     elapsed_s: Seconds | None = None
+    held_out: HeldOut | None = None       # the held-out cases, apart from the verdict (None: none declared)
 
 
 class Finding(Model):

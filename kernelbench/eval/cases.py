@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from kernelbench.errors import KernelBenchError
+from kernelbench.problems.heldout import HeldOutSpec
 from kernelbench.problems.spec import ProblemSpec
 
 SECRET_ENV = "KERNELBENCH_SECRET_SEED"
@@ -36,9 +37,11 @@ class Case(BaseModel):
     seed: int                    # the public seed mixed with the secret one
     case: str = "base"           # passed to get_inputs: base or a stress distribution
     scale: float = 1.0
-    label: str = "base"          # base | stress:<name> | property:<distribution>
+    label: str = "base"          # base | stress:<name> | property:<distribution> | heldout:<shape|stress:..|property>
     oracle: bool = False         # compute an fp64 oracle for the error-size detector
     audit: bool = True           # run under the launch audit (see _audited_base_cases)
+    held_out: bool = False       # a held-out case (heldout_cases): reported apart, never in the verdict
+    generator: str = ""          # a held-out property's function in heldout.py, which draws its inputs
 
 
 def secret_seed() -> int:
@@ -175,3 +178,30 @@ def draw_properties(spec: ProblemSpec, n_shapes: int, secret: int, n: int) -> li
 
     collect()
     return draws
+
+
+def heldout_cases(spec: ProblemSpec, heldout: HeldOutSpec, mode: str, secret: int, first_index: int) -> list[Case]:
+    """The problem's held-out cases (kernelbench.problems.heldout): per held-out shape one base input set and one
+    per stress entry of the problem (a random draw rarely puts a winner in the one column past a tile; the
+    problem's own adversarial distributions do), and `draws` per property, every seed mixed with the secret one.
+    Their shape indices follow the published shapes' (`first_index` on), so each model is built with weights of
+    its own. A case's `seed` replays it alone: reference.get_inputs (with the case's distribution and scale) or
+    heldout.py's function called with it draws the same inputs."""
+    public = spec.seeds[0]
+    shapes = heldout.shapes_for(mode)
+    cases = []
+    for j, shape in enumerate(shapes):
+        base = Case(id=f"h{j}_base", shape_index=first_index + j, shape=shape, public_seed=public,
+                    seed=mix_seed(public, secret, "heldout", j), label="heldout:shape", audit=False, held_out=True)
+        cases.append(base)
+        cases += [base.model_copy(update={
+            "id": f"h{j}_stress{k}", "seed": mix_seed(public, secret, "heldout", j, stress.name),
+            "case": "base" if stress.distribution == "normal" else stress.distribution, "scale": stress.scale,
+            "label": f"heldout:stress:{stress.name}"}) for k, stress in enumerate(spec.stress)]
+    first_property = first_index + len(shapes)
+    for k, prop in enumerate(heldout.properties):
+        cases += [Case(id=f"h{first_property + k}_{prop.name}_{d}", shape_index=first_property + k,
+                       shape=heldout.property_shape(prop, mode), public_seed=public,
+                       seed=mix_seed(public, secret, "heldout", prop.name, d), label=f"heldout:{prop.name}",
+                       audit=False, held_out=True, generator=prop.name) for d in range(prop.draws)]
+    return cases

@@ -118,7 +118,19 @@ def grade_command(args: argparse.Namespace) -> int:
             print(f"  {reason}")
         for f in report.integrity:
             print(f"  [{f.severity}] class {f.klass} {f.class_name}: {f.message} {f.evidence}")
+        if g.held_out is not None:
+            print(held_out_line(g.held_out))
     return 0 if g.outcome is Outcome.PASS else 1
+
+
+def held_out_line(held) -> str:
+    """The held-out result in one line (docs/grading.md, "Held-out cases"); it changes no exit status. Its note
+    may quote the candidate's error: control characters are shown escaped."""
+    from kernelbench.text import visible
+
+    result = {True: "right", False: "WRONG", None: "not judged"}[held.correct]
+    return (f"  held-out cases (not part of the verdict): {result}, {held.passed} of {len(held.checks)} right"
+            + (f" — {visible(held.note)}" if held.note else ""))
 
 
 def _register_problem(subparsers) -> None:

@@ -107,7 +107,7 @@ def grade_solution(solution: Path, problem_dir: Path, *, device: str = "cuda", s
 
 # the stages as run_stages announces them, in order
 STAGES = ("lint", "correctness", "problem copy", "launch audit", "counters", "timing", "speed of light",
-          "baseline medians")
+          "baseline medians", "held-out")
 
 
 def run_stages(plan: GradingPlan, state: GradingState, exclusive: AbstractContextManager | None = None,
@@ -115,7 +115,7 @@ def run_stages(plan: GradingPlan, state: GradingState, exclusive: AbstractContex
     """Every stage in order (kernelbench.eval.stages); True when the solution passed every check. The measuring
     stages run inside `exclusive`; `stage` is told the name (one of STAGES) of each as it starts, and how much
     work it holds (cases, shapes) where that is known."""
-    from kernelbench.eval.stages import audits, correctness, timing
+    from kernelbench.eval.stages import audits, correctness, heldout, timing
 
     announce: StageAnnouncer = stage or (lambda name, detail="": None)
     announce("lint")
@@ -126,19 +126,21 @@ def run_stages(plan: GradingPlan, state: GradingState, exclusive: AbstractContex
     audits.problem_copy(plan, state)
     announce("launch audit")
     audits.launches(plan, state)
-    if not correct:
-        return False
-    with exclusive or nullcontext():
-        announce("counters")
-        audits.counters(plan, state)
-        if plan.options.timing:
-            announce("timing", f"{len(plan.shapes)} shapes")
-            timing.bench(plan, state)
-            announce("speed of light")
-            audits.speed_of_light(plan, state)
-            announce("baseline medians")
-            timing.baseline_medians(plan, state)
-    return True
+    if correct:
+        with exclusive or nullcontext():
+            announce("counters")
+            audits.counters(plan, state)
+            if plan.options.timing:
+                announce("timing", f"{len(plan.shapes)} shapes")
+                timing.bench(plan, state)
+                announce("speed of light")
+                audits.speed_of_light(plan, state)
+                announce("baseline medians")
+                timing.baseline_medians(plan, state)
+        # once the verdict's stages have all run, and outside `exclusive`: nothing held out is timed
+        announce("held-out", f"{len(plan.heldout)} cases")
+    heldout.check(plan, state, correct)  # judged only where correct; otherwise it records why not
+    return correct
 
 
 def conclude(plan: GradingPlan, state: GradingState, correct: bool) -> None:

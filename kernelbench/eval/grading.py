@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from kernelbench import confinement
 from kernelbench.base.models import Finding, Grading
-from kernelbench.eval.cases import Case, build_cases, mix_seed, secret_seed, timed_stress_cases
+from kernelbench.errors import KernelBenchError
+from kernelbench.eval.cases import Case, build_cases, heldout_cases, mix_seed, secret_seed, timed_stress_cases
 from kernelbench.eval.environment import profile_from_info
 from kernelbench.eval.gradelog import GradingLog
 from kernelbench.eval.isolation import SOLUTION_FOLDER, Isolation, isolation_for
@@ -36,6 +37,7 @@ from kernelbench.eval.protocol import (
 )
 from kernelbench.eval.solution_folder import SolutionCopy, copy_solution_folder
 from kernelbench.hardware import GpuProfile
+from kernelbench.problems.heldout import heldout_hash, load_heldout
 from kernelbench.problems.loader import (
     file_hashes,
     load_problem_spec,
@@ -54,7 +56,8 @@ CPU_WARMUP, CPU_TRIALS = 1, 3
 # Limits stop hangs; they are not a speed test. The check stage's covers the slowest honest line measured, a
 # Python-loop GQA rewrite (eager 08, ~60k ops a call): 271 s on the H100 with its checked calls launch-audited
 # (benchmarks/results/h100_integrity_session5.md); an honest slow rewrite must not fail on time.
-STAGE_LIMITS_S = {"check": 600.0, "reference": 300.0, "bench": 420.0, "counters": 30.0, "fresh": 300.0}
+STAGE_LIMITS_S = {"check": 600.0, "reference": 300.0, "bench": 420.0, "counters": 30.0, "fresh": 300.0,
+                  "heldout": 300.0}
 # Timed calls per shape whose outputs (on fresh inputs, chosen after each call returned) the fresh stage judges
 # afterwards: each costs a reference call (and an fp64 oracle where the problem needs one) in a trusted process.
 FRESH_KEPT_PER_SHAPE = 2
@@ -96,6 +99,10 @@ class GradingPlan:
     graded_bytes: bytes = b""            # the solution as the lint read it: every stage must import these bytes
     brought: SolutionCopy = field(default_factory=SolutionCopy)  # what came with it, beside it
     brought_hashes: dict[str, str] = field(default_factory=dict)
+    heldout: list[Case] = field(default_factory=list)  # held-out cases, graded after the others (stages.heldout)
+    heldout_shapes: list[dict[str, Any]] = field(default_factory=list)  # theirs, by shape index - len(shapes)
+    heldout_note: str = ""               # why there are none, where the problem declares them but they failed to load
+    heldout_hash: str = ""
 
     @classmethod
     def create(cls, solution: Path, problem_dir: Path, workdir: Path, options: GradingOptions,
@@ -121,7 +128,23 @@ class GradingPlan:
         plan.graded_bytes = module.read_bytes()
         plan.brought = brought
         plan.brought_hashes = file_hashes([module.parent / rel for rel in brought.files])
+        plan.plan_heldout()
         return plan
+
+    def plan_heldout(self) -> None:
+        """The held-out cases (kernelbench.problems.heldout), drawn with this grading's secret. Declarations that do
+        not load are noted as the reason there are none: they never stop the grading of the published shapes."""
+        try:
+            heldout = load_heldout(self.pristine)
+        except KernelBenchError as exc:
+            self.heldout_note = f"the held-out declarations could not be loaded: {exc}"
+            return
+        if heldout is None:
+            return
+        self.heldout = heldout_cases(self.spec, heldout, self.options.shapes, self.secret, len(self.shapes))
+        by_index = {c.shape_index: c.shape for c in self.heldout}
+        self.heldout_shapes = [by_index[i] for i in sorted(by_index)]
+        self.heldout_hash = heldout_hash(self.pristine)
 
     @property
     def device(self) -> str:
@@ -137,7 +160,8 @@ class GradingPlan:
         return [c for i in range(len(self.shapes)) for c in [b for b in base if b.shape_index == i][:per_shape]]
 
     def model_seeds(self) -> dict[int, int]:
-        return {i: mix_seed(0, self.secret, i, "weights") for i in range(len(self.shapes))}
+        indices = [*range(len(self.shapes)), *(c.shape_index for c in self.heldout)]
+        return {i: mix_seed(0, self.secret, i, "weights") for i in indices}
 
     def timing_settings(self) -> TimingSettings:
         """The problem's protocol on a GPU; on the CPU (CI, smoke shapes) a few calls exercise the same logic."""

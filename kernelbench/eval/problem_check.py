@@ -88,5 +88,9 @@ def check_problem(problem_dir: Path, device: str = "cpu") -> CheckReport:
                   f"({mode} shapes): {g.outcome.value}" + (f" — {g.reasons[0][:300]}" if g.reasons else ""))
     for f in graded.integrity:
         report.record(f.severity != "error", f"finding on the reference: class {f.klass} {f.message} {f.evidence}")
+    held = g.held_out
+    if held is not None and g.outcome is Outcome.PASS:  # its declarations load and the reference runs on them
+        report.record(held.correct is True, f"reference passes its held-out cases: {held.passed} of "
+                      f"{len(held.checks)}" + (f" — {held.note[:300]}" if held.note else ""))
     check_perturbations(problem, device, shapes_for(problem.spec, mode)[0], report)
     return report

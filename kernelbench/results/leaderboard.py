@@ -41,7 +41,7 @@ P_GRID: tuple[float, ...] = tuple(round(i * 0.1, 1) for i in range(41))  # 0.0, 
 FAST_P_BASELINES: tuple[str, ...] = ("eager", "sota")
 UNAUDITED_THRESHOLD = 0.10  # a cell above this share of peak wants a human audit
 EXPORT_FIELDS = ("agent", "harness", "model", "effort", "deck", "problem", "gpu", "status", "peak_fraction", "run_id",
-                 "n_trials", "verdict")
+                 "n_trials", "verdict", "held_out")
 
 
 class Frozen(BaseModel):
@@ -77,6 +77,8 @@ class Trial(Frozen):
     integrity_classes: classes (rows of docs/integrity.md) of the run's error-severity findings.
     speedups: line → Speedup against eager / compiled / sota.
     source: "harness" or "import:<what>" (imported runs have no transcript or files).
+    held_out: right on the held-out cases (docs/grading.md, "Held-out cases"); False: wrong on some; None: not
+      judged (none declared, graded before there were any, or the published shapes failed). Not in the status.
     """
 
     run_id: str
@@ -95,6 +97,7 @@ class Trial(Frozen):
     integrity_classes: tuple[int, ...] = ()
     speedups: dict[str, Speedup] = Field(default_factory=dict)
     source: str = "harness"
+    held_out: bool | None = None
 
     @property
     def agent(self) -> str:
@@ -123,6 +126,7 @@ class Cell(Frozen):
     counts: the shown trial is a valid PASS, so the cell counts for ceilings, pass counts and fast_p.
     unaudited: peak_fraction above UNAUDITED_THRESHOLD, not INVALID, and the shown trial has no annotation.
     speedups: the shown trial's speed-ups (line → Speedup).
+    held_out: the shown trial's held-out result (Trial.held_out), a column of its own beside the status.
     """
 
     agent: str
@@ -151,6 +155,7 @@ class Cell(Frozen):
     counts: bool = False
     unaudited: bool = False
     speedups: dict[str, Speedup] = Field(default_factory=dict)
+    held_out: bool | None = None
 
     @property
     def label(self) -> str:
@@ -355,7 +360,8 @@ def make_trial(result: RunResult, annotation: Annotation | None = None,
                  integrity_classes=tuple(sorted({f.klass for f in result.integrity
                                                  if f.severity == "error" and f.klass is not None})),
                  speedups={line: speedup_of(result, line, baselines) for line in LINES},
-                 source=result.source)
+                 source=result.source,
+                 held_out=result.grading.held_out.correct if result.grading.held_out is not None else None)
 
 
 def trials_of(dataset: Dataset) -> list[Trial]:
@@ -411,7 +417,8 @@ def aggregate_cell(trials: Iterable[Trial], unaudited_threshold: float = UNAUDIT
         n_invalid=sum(t.status is Status.INVALID for t in trials),
         run_id=shown.run_id, run_ids=tuple(t.run_id for t in trials), trials=tuple(trials),
         verdict=shown.verdict, verdicts={t.run_id: t.verdict for t in trials if t.verdict is not None},
-        counts=counts, unaudited=_unaudited(shown, unaudited_threshold), speedups=shown.speedups)
+        counts=counts, unaudited=_unaudited(shown, unaudited_threshold), speedups=shown.speedups,
+        held_out=shown.held_out)
 
 
 def _unaudited(shown: Trial, threshold: float) -> bool:
@@ -575,7 +582,7 @@ def export_rows(boards: Iterable[Board]) -> list[dict]:
                          "deck": cell.deck, "problem": cell.problem, "gpu": cell.gpu, "status": cell.status.value,
                          "peak_fraction": _json_number(cell.peak_fraction), "run_id": cell.run_id,
                          "n_trials": cell.n_trials,
-                         "verdict": cell.verdict.value if cell.verdict else None})
+                         "verdict": cell.verdict.value if cell.verdict else None, "held_out": cell.held_out})
     return rows
 
 

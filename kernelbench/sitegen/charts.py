@@ -137,6 +137,8 @@ def _cell_hover(agent: str, cell: dict | None) -> str:
         parts.append(f"verdict: {cell['verdict']}")
     if cell["unaudited"]:
         parts.append("unaudited (above 10% of peak, no annotation)")
+    if cell.get("held_out") is not None:
+        parts.append("held-out cases: " + ("right" if cell["held_out"] else "wrong"))
     return "<br>".join(chart_text(p) for p in parts)
 
 

@@ -38,6 +38,7 @@ def cell_view(cell: Cell) -> dict:
         "problem_url": urls.problem_url(cell.problem, cell.deck),
         "verdict": cell.verdict.value if cell.verdict else None,
         "unaudited": cell.unaudited,
+        "held_out": cell.held_out,
         "counts": cell.counts,
         "scripted": False,
     }
@@ -96,8 +97,20 @@ def run_view(record: RunRecord, dataset: Dataset, shown: dict[str, Cell]) -> dic
         "compared_protocols": [name for name in ("tensors", "same")
                                if any(name in s.protocols for s in grading.shapes)],
         "findings": [_finding_view(f) for f in result.integrity],
+        "held_out": held_out_view(grading.held_out),
         "provenance": provenance_view(result.provenance),
     }
+
+
+def held_out_view(held) -> dict | None:
+    """The held-out cases of a grading (docs/grading.md, "Held-out cases"), for the run page; None: none declared."""
+    if held is None:
+        return None
+    return {"correct": held.correct, "note": held.note, "passed": held.passed, "total": len(held.checks),
+            "heldout_hash": held.heldout_hash,
+            "checks": [{"case": c.case, "shape": shape_label(held.shapes[c.shape_index])
+                        if c.shape_index < len(held.shapes) else "", "seed": c.seed, "passed": c.passed,
+                        "message": c.message} for c in held.checks]}
 
 
 def provenance_view(provenance) -> dict | None:

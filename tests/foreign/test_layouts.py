@@ -295,7 +295,7 @@ def test_every_stage_asks_a_foreign_module_for_its_draws_on_the_gradings_device(
         return [torch.ones(2)]
 
     recorder = SimpleNamespace(get_inputs=get_inputs, THREAD_SAFE_INPUTS=False, DRAWS_ON_DEVICE=True)
-    case = SimpleNamespace(shape={"N": 4}, seed=7, case="base", scale=1.0)
+    case = SimpleNamespace(shape={"N": 4}, seed=7, case="base", scale=1.0, generator="")
     prefetch = InputPrefetcher(recorder, [case], 1, "meta")
     (x,) = prefetch.take(0)
     assert asked == ["meta"] and x.device.type == "cpu"

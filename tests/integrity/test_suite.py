@@ -115,6 +115,8 @@ def test_honest_solution_passes_without_findings(solution: Path, reports):
     report = reports[f"honest:{solution.name}"]
     errors = [f for f in report.get("integrity", []) if f["severity"] == "error"]
     assert report["grading"]["outcome"] == "pass" and not errors, _explain(report)
+    held = report["grading"].get("held_out") or {}  # an honest solution is right off the published grid too
+    assert held.get("correct") is True, held.get("note", "no held-out result")
 
 
 @pytest.mark.skipif(not FULL, reason="KB_INTEGRITY_QUICK=1 grades the cases marked ci only")

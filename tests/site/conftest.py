@@ -62,6 +62,9 @@ def plant_payloads(deck: Path) -> None:
     if data["grading"].get("conditions"):
         data["grading"]["conditions"].update(gpu="GPU-" + PAYLOAD, throttle_reasons=["sw_power_cap", PAYLOAD],
                                              throttled=True, throttled_share=0.5)
+    data["grading"]["held_out"] = {"correct": False, "note": "note " + PAYLOAD, "shapes": [{"n": PAYLOAD}],
+                                   "checks": [{"shape_index": 0, "seed": 7, "case": "heldout:" + PAYLOAD,
+                                               "passed": False, "message": "wrong " + PAYLOAD}]}
     result_path.write_text(json.dumps(data))
     for run in runs:
         if (run / "solution.py").exists():

@@ -94,6 +94,7 @@ def test_exports_have_the_documented_fields(built_site: Path):
         "run_id",
         "n_trials",
         "verdict",
+        "held_out",
     }
     assert board["cells"] and all(set(c) == fields for c in board["cells"])
     with open(built_site / "data" / "leaderboard.csv", newline="") as handle:
@@ -384,3 +385,34 @@ def test_runs_graded_before_the_gpu_was_sampled_still_load_and_show_no_condition
     html = (out / "runs" / older.parent.name / "index.html").read_text()
     assert "GPU during the shape" not in html and 'id="stage-conditions"' not in html
     assert not report.diagnostics  # the older result.json is read as it was written, without a complaint
+
+
+def test_held_out_results_get_a_section_on_the_run_page_and_a_mark_on_the_board(config_for, deck: Path,
+                                                                                   tmp_path: Path):
+    """Every passing run gets a held-out result, alternately right and wrong: the board marks each shown cell by
+    its run's result and exports it, the run page lists the cases with their seeds, and the status stays PASS."""
+    marked = {}
+    for i, path in enumerate(sorted((deck / "runs").glob("*/result.json"))):
+        data = json.loads(path.read_text())
+        if data["grading"]["outcome"] != "pass":
+            continue
+        right = i % 2 == 0
+        data["grading"]["held_out"] = {
+            "correct": right, "shapes": [{"n": 301}], "heldout_hash": "ab" * 32,
+            "note": "" if right else "1 of 1 held-out cases failed",
+            "checks": [{"shape_index": 0, "seed": 1234567, "case": "heldout:stress:presorted", "passed": right,
+                        "message": "" if right else "got 299, expected 300"}]}
+        path.write_text(json.dumps(data))
+        marked[path.parent.name] = right
+    assert marked
+    out = tmp_path / "site"
+    build_site(config_for(deck, out))
+    board = json.loads((out / "data" / "leaderboard.json").read_text())
+    shown = [c for c in board["cells"] if c["run_id"] in marked]
+    assert shown and all(c["held_out"] is marked[c["run_id"]] and c["status"] == "PASS" for c in shown)
+    index = (out / "index.html").read_text()
+    assert ("held-out ✗" in index) == any(not c["held_out"] for c in shown)
+    run_id = next(iter(r for r, right in marked.items() if not right), next(iter(marked)))
+    page = (out / "runs" / run_id / "index.html").read_text()
+    assert 'id="held-out"' in page and "1234567" in page and "heldout:stress:presorted" in page
+    assert ("got 299, expected 300" in page) == (not marked[run_id])

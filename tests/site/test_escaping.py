@@ -21,3 +21,12 @@ def test_viewer_chunks_and_exports_hold_no_live_markup(hostile_site: Path):
         assert "<script>window.__pwned" not in chunk.read_text(encoding="utf-8"), chunk
     export = (hostile_site / "data" / "leaderboard.json").read_text()
     assert "evil</script>" in export  # data exports keep the raw value; they are not HTML
+
+
+def test_a_held_out_result_is_shown_escaped(hostile_site: Path):
+    """The planted run's held-out case name, shape, message and note (conftest.plant_payloads) reach its page as
+    text."""
+    pages = [p.read_text(encoding="utf-8") for p in hostile_site.rglob("runs/*/index.html")]
+    held = [html for html in pages if 'id="held-out"' in html]
+    assert len(held) == 1
+    assert "heldout:&lt;/script&gt;" in held[0] and "note &lt;/script&gt;" in held[0] and "wrong &lt;/script&gt;" in held[0]

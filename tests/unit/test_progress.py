@@ -13,16 +13,17 @@ from kernelbench.eval.progress import StepProgress
 
 
 def stub_stages(monkeypatch, correct: bool) -> None:
-    from kernelbench.eval.stages import audits, correctness, timing
+    from kernelbench.eval.stages import audits, correctness, heldout, timing
 
     for module, names in ((audits, ("lint", "problem_copy", "launches", "counters", "speed_of_light")),
                           (timing, ("bench", "baseline_medians"))):
         for name in names:
             monkeypatch.setattr(module, name, lambda plan, state: None)
     monkeypatch.setattr(correctness, "check", lambda plan, state, announce=None: correct)
+    monkeypatch.setattr(heldout, "check", lambda plan, state, correct: None)
 
 
-PLAN = SimpleNamespace(options=SimpleNamespace(timing=True), cases=[1, 2, 3], shapes=[1, 2])
+PLAN = SimpleNamespace(options=SimpleNamespace(timing=True), cases=[1, 2, 3], shapes=[1, 2], heldout=[1, 2, 3, 4])
 
 
 def test_run_stages_announces_every_stage_in_order_with_its_work(monkeypatch):
@@ -31,6 +32,7 @@ def test_run_stages_announces_every_stage_in_order_with_its_work(monkeypatch):
     assert run_stages(PLAN, None, stage=lambda name, detail="": announced.append((name, detail)))
     assert [name for name, _ in announced] == list(STAGES)
     assert dict(announced)["correctness"] == "3 cases" and dict(announced)["timing"] == "2 shapes"
+    assert dict(announced)["held-out"] == "4 cases"
 
 
 def test_a_failed_check_ends_the_stages_after_the_launch_audit(monkeypatch):

@@ -1,4 +1,4 @@
-"""The named stages of a grading, in the order `kernelbench.eval.grade.grade_solution` calls them (the first eight
+"""The named stages of a grading, in the order `kernelbench.eval.grade.grade_solution` calls them (the first nine
 through `grade.run_stages`; each takes the grading's plan and state, kernelbench.eval.grading). Names are relative
 to `kernelbench.eval`:
 
@@ -10,7 +10,8 @@ to `kernelbench.eval`:
 6. `stages.timing.bench`             the bench stage and the fresh stage that judges its kept calls
 7. `stages.audits.speed_of_light`    no shape faster than the hardware allows
 8. `stages.timing.baseline_medians`  the problem's eager / compiled / SOTA medians beside the candidate's
-9. `integrity.hooks.Guards.template_findings`  the template files unchanged (restored if not); called by
+9. `stages.heldout.check`            the held-out cases, in a judge and check pair of their own, reported apart
+10. `integrity.hooks.Guards.template_findings`  the template files unchanged (restored if not); called by
    `grade_solution` itself once the others have ended, however they ended
 
 This package module imports nothing, so each stage imports only what it uses.

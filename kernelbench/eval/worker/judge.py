@@ -132,12 +132,12 @@ class InputPrefetcher:
     THREAD_SAFE_INPUTS false) is drawn on this thread, each case when it is taken: a draw beside the reference's
     model construction would change the weights it draws."""
 
-    def __init__(self, reference, cases: list[Case], ahead: int, device="cpu"):
+    def __init__(self, reference, cases: list[Case], ahead: int, device="cpu", generators: dict | None = None):
         from concurrent.futures import ThreadPoolExecutor
 
         from kernelbench.problems.loader import inputs_device, inputs_thread_safe
 
-        self.reference, self.cases = reference, cases
+        self.reference, self.cases, self.generators = reference, cases, generators or {}
         self.draw_on = inputs_device(reference, device)
         self.ahead = max(1, ahead) if inputs_thread_safe(reference) else 0
         self.pool = ThreadPoolExecutor(max_workers=self.ahead, thread_name_prefix="inputs") if self.ahead else None
@@ -149,7 +149,10 @@ class InputPrefetcher:
         """The case's inputs on the host, where they are published from (drawn on the device where the reference
         draws there: a 2 GiB draw is then copied in a second instead of drawn in tens)."""
         c = self.cases[i]
-        drawn = self.reference.get_inputs(c.shape, c.seed, self.draw_on, case=c.case, scale=c.scale)
+        if c.generator:  # a held-out property: its function in heldout.py draws inputs of its structure
+            drawn = draw_property(self.generators, self.reference, c, self.draw_on)
+        else:
+            drawn = self.reference.get_inputs(c.shape, c.seed, self.draw_on, case=c.case, scale=c.scale)
         return drawn if self.draw_on == "cpu" else [to_device(x, "cpu") for x in drawn]
 
     def _submit(self, i: int) -> None:
@@ -166,6 +169,22 @@ class InputPrefetcher:
     def close(self) -> None:
         if self.pool is not None:
             self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def draw_property(generators: dict, reference, case: Case, device: str) -> list:
+    """A held-out property case's inputs: heldout.py's function of that name, from the case's seed alone."""
+    if case.generator not in generators:
+        raise KeyError(f"heldout.py defines no function {case.generator}() for the property of that name")
+    return generators[case.generator](reference, dict(case.shape), case.seed, device)
+
+
+def property_generators(job: JudgeJob) -> dict:
+    """heldout.py's functions, where the job holds a held-out property case (the file is trusted problem code)."""
+    if not any(c.generator for c in job.cases):
+        return {}
+    from kernelbench.problems.heldout import load_generators
+
+    return load_generators(Path(job.problem_dir))
 
 
 def prefetch_depth() -> int:
@@ -209,7 +228,7 @@ def run_judge(ctx: StageContext) -> JudgeReply:
     verdicts: dict[str, CaseVerdict] = {}
     pending: tuple[Case, Expected] | None = None
     model, model_shape = None, None
-    prefetch = InputPrefetcher(ctx.reference, job.cases, prefetch_depth(), ctx.device)
+    prefetch = InputPrefetcher(ctx.reference, job.cases, prefetch_depth(), ctx.device, property_generators(job))
     for i, case in enumerate(job.cases):
         try:
             with judge.clock.step("inputs"):

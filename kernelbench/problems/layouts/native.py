@@ -37,7 +37,10 @@ class NativeLayout(Layout):
         return [Path(path) / n for n in GRADED_FILES]
 
     def copied_files(self, path: Path) -> list[Path]:
-        return [*self.graded_files(path), Path(path) / "PROMPT.txt"]
+        # the held-out files travel with the grader's copy (its judge draws their cases), never to the workspace
+        from kernelbench.problems.heldout import HELDOUT_FILES
+
+        return [*self.graded_files(path), Path(path) / "PROMPT.txt", *(Path(path) / n for n in HELDOUT_FILES)]
 
     def default_deck(self, path: Path) -> str:
         return MAIN_DECK
