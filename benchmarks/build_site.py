@@ -221,6 +221,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--transcript-kb", type=int, default=200)
     parser.add_argument("--deck", type=Path, default=Path("/tmp/kernelbench-bench/deck"))
+    parser.add_argument("--full-only", action="store_true", help="measure the full build only (for iterating)")
     args = parser.parse_args()
     generate(args.deck, args.runs, args.transcript_kb)
     site = args.deck.parent / "site"
@@ -242,6 +243,8 @@ def main() -> None:
         f"{full['largest_process'] / 2**20:.0f} MiB (largest process); load average {full['load']:.1f}"
     )
     print(f"  stages: {full['stages']}")
+    if args.full_only:
+        return
 
     same = run_build(args.deck, site, code)
     print(
