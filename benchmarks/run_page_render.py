@@ -50,7 +50,8 @@ def render_pass(pages, env, staging: Path) -> None:
     from kernelbench.sitegen.pipeline import _render_one
 
     for page in pages:
-        _render_one(page, env, staging)
+        page.digest = ""  # fingerprinted afresh, as in a build
+        _render_one(page, env, "templates", staging)
 
 
 def main() -> None:

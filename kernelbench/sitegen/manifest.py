@@ -59,6 +59,7 @@ class Manifest:
     file_hashes: dict[str, list] = field(default_factory=dict)  # path -> [*signature, hash]
     started_ns: int = 0  # wall clock when that build began hashing (signatures are trusted before it)
     rendered: int = 0  # pages rendered by this build (not stored)
+    settled: dict[str, list] = field(default_factory=dict)  # files hashed where their pages were rendered (not stored)
 
     @classmethod
     def load(cls, out_dir: Path) -> "Manifest":
@@ -151,6 +152,16 @@ class FileHasher:
             self.seen[key] = cached
             return cached[-1]
         return UNKNOWN
+
+    def never_hashed(self, key: str) -> bool:
+        """Whether the previous build recorded nothing of the file `key` (where it is shown: a first build, a new
+        run): no page showing it can then match a previous one, and it may be hashed where its page is
+        rendered."""
+        return key not in self.previous
+
+    def entry(self, key: str) -> list | None:
+        """What this build recorded of a file (signature and hash), by the key it was hashed under."""
+        return self.seen.get(key)
 
     def _trusted(self, st: os.stat_result) -> bool:
         return max(st.st_mtime_ns, st.st_ctime_ns) < self.trusted_before_ns

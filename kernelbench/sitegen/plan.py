@@ -359,7 +359,17 @@ def _run_page(data: SiteData, record: RunRecord, hasher: FileHasher) -> Page:
     files = {name: _hash_run_file(hasher, record, name)
              for name in ("solution.py", "check.log", "benchmark.log", "result.json")}
     transcript = None if record.imported else _shown_run_file(record, transcript_name(record))
-    files["transcript"] = None if transcript is None else _hash_run_file(hasher, record, transcript_name(record))
+    settle = None
+    if transcript is not None and hasher.never_hashed(transcript):
+        # the page is rendered whatever the transcript's hash (nothing of it was recorded before), and the worker
+        # that renders it reads the file anyway: hashing it here too would read every transcript of a new deck
+        # twice, the second time in the one process that plans
+        files["transcript"] = None  # until the render hashes it
+        settle = _settle_transcript(hasher, record, files, transcript)
+    elif transcript is not None:
+        files["transcript"] = _hash_run_file(hasher, record, transcript_name(record))
+    else:
+        files["transcript"] = None
     inputs = {"run": view, "annotation": annotation, "files": files, "viewer": data.viewer_version}
     sources = tuple(
         data.shown_path(p) for p in (record.result_path, annotation_record.path if annotation_record else None) if p
@@ -386,7 +396,21 @@ def _run_page(data: SiteData, record: RunRecord, hasher: FileHasher) -> Page:
         context=context,
         kind="run",
         parallel=True,
+        settle=settle,
     )
+
+
+def _settle_transcript(hasher: FileHasher, record: RunRecord, files: dict, shown: str):
+    """The page's `settle`: the transcript's hash, taken through the run folder's descriptor as the plan would
+    have taken it, put in the page's inputs; its signature entry (under `shown`, the key the plan would have
+    used) goes back to the build's manifest."""
+
+    def settle() -> dict[str, list]:
+        files["transcript"] = _hash_run_file(hasher, record, transcript_name(record))
+        entry = hasher.entry(shown)
+        return {shown: entry} if entry is not None else {}
+
+    return settle
 
 
 def _shown_run_file(record: RunRecord, name: str) -> str | None:
