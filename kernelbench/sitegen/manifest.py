@@ -9,6 +9,10 @@ within the file system's timestamp granularity of being hashed keeps size and mt
 missed. An edit that deliberately restores an older mtime (to the nanosecond) at equal size and inode is still
 seen: it moves the ctime, which no system call sets back. Annotations, writeups and problem files are always
 hashed by content (results.dataset.ParseCache), result.json by the same status rule.
+
+A run's file that no previous build recorded (a first build, a new run) is hashed by the worker that renders its
+page (`Page.settle`), which reads the file anyway: such a page has no previous record to match, so it is rendered
+whatever the hash, and the signature and hash the worker took go into this manifest as if planning had taken them.
 """
 
 from __future__ import annotations
