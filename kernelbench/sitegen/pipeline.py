@@ -36,6 +36,7 @@ from kernelbench.sitegen.pages import Page
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = Path(__file__).resolve().parents[1]
 PARALLEL_THRESHOLD = 8  # below this many heavy pages a worker pool costs more than it saves
+MAX_CHUNK = 16  # pages handed to a render worker at once
 
 
 @dataclass
@@ -312,12 +313,18 @@ def _render_in_pool(pages: list[Page], env, tpl_hash: str, staging: Path, jobs: 
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    from kernelbench.sitegen.runpage import compile_lexers
+
     _POOL_STATE.update(pages=pages, env=env, tpl_hash=tpl_hash, staging=staging)
+    compile_lexers()  # once, inherited by every worker, rather than once in each
     context = multiprocessing.get_context("fork")
     try:
         with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_die_with_build,
                                  initargs=(os.getpid(),)) as pool:
-            chunk = max(1, len(pages) // (jobs * 8))
+            # small chunks: a worker takes the next one as it finishes, so the last chunks of the build end
+            # together (a chunk of an eighth of each worker's share could leave one core idle for seconds at the
+            # end of a large build), and a chunk's round trip costs little beside rendering its pages
+            chunk = max(1, min(MAX_CHUNK, len(pages) // (jobs * 8)))
             for result in pool.map(_render_indexed, range(len(pages)), chunksize=chunk):
                 progress.advance()
                 yield result
