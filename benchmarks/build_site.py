@@ -50,20 +50,50 @@ def generate(deck: Path, runs: int, transcript_kb: int) -> None:
 
 
 def tree_rss(pid: int) -> int:
-    """Resident bytes of a process and all its descendants (walked through /proc/<pid>/task/*/children)."""
+    """Resident bytes of a process and all its descendants (walked through /proc/<pid>/task/*/children). The
+    render workers are forked from the build after it planned the deck, so each one's resident set counts the
+    pages it shares with the build as well: this sum counts those pages once per process (`tree_pss` does not)."""
     page = os.sysconf("SC_PAGE_SIZE")
-    total, stack = 0, [pid]
-    while stack:
-        current = stack.pop()
+    total = 0
+    for current in _tree(pid):
         try:
             with open(f"/proc/{current}/statm") as handle:
                 total += int(handle.read().split()[1]) * page
+        except (OSError, ValueError):
+            continue
+    return total
+
+
+def tree_pss(pid: int) -> tuple[int, int]:
+    """The memory the process tree holds (the sum of its processes' proportional set sizes: a page shared by n
+    processes counts 1/n in each), and the largest private memory (Private_Clean + Private_Dirty) of any one of
+    its processes other than the build itself, i.e. of a render worker. From /proc/<pid>/smaps_rollup."""
+    total = worker_private = 0
+    for current in _tree(pid):
+        try:
+            with open(f"/proc/{current}/smaps_rollup") as handle:
+                fields = dict(line.split(":", 1) for line in handle if ":" in line and not line.startswith("0"))
+        except (OSError, ValueError):
+            continue
+        kib = {name: int(value.split()[0]) for name, value in fields.items() if value.strip().endswith("kB")}
+        total += kib.get("Pss", 0) * 1024
+        if current != pid:
+            worker_private = max(worker_private, (kib.get("Private_Clean", 0) + kib.get("Private_Dirty", 0)) * 1024)
+    return total, worker_private
+
+
+def _tree(pid: int) -> list[int]:
+    found, stack = [], [pid]
+    while stack:
+        current = stack.pop()
+        found.append(current)
+        try:
             for task in os.listdir(f"/proc/{current}/task"):
                 with open(f"/proc/{current}/task/{task}/children") as handle:
                     stack.extend(int(c) for c in handle.read().split())
         except (OSError, ValueError):
             continue
-    return total
+    return found
 
 
 def snapshot_code(target: Path) -> Path:
@@ -99,9 +129,14 @@ def run_build(deck: Path, site: Path, code: Path) -> dict:
     proc = subprocess.Popen(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=code
     )
-    peak = 0
+    peak = peak_pss = peak_worker = 0
+    samples = 0
     while proc.poll() is None:
         peak = max(peak, tree_rss(proc.pid))
+        if samples % 4 == 0:  # smaps_rollup walks every mapping: every 200 ms
+            pss, worker = tree_pss(proc.pid)
+            peak_pss, peak_worker = max(peak_pss, pss), max(peak_worker, worker)
+        samples += 1
         time.sleep(0.05)
     wall = time.perf_counter() - start
     output = proc.stdout.read()
@@ -117,6 +152,8 @@ def run_build(deck: Path, site: Path, code: Path) -> dict:
         "pages": int(match.group(2)),
         "rendered": int(match.group(3)),
         "tree_peak": peak,
+        "tree_pss": peak_pss,
+        "worker_private": peak_worker,
         "largest_process": after.ru_maxrss * 1024,
         "cpu": cpu,
         "load": max(load, os.getloadavg()[0]),
@@ -221,6 +258,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--transcript-kb", type=int, default=200)
     parser.add_argument("--deck", type=Path, default=Path("/tmp/kernelbench-bench/deck"))
+    parser.add_argument("--full-only", action="store_true", help="measure the full build only (for iterating)")
     args = parser.parse_args()
     generate(args.deck, args.runs, args.transcript_kb)
     site = args.deck.parent / "site"
@@ -241,7 +279,11 @@ def main() -> None:
         f"{full['cpu']:.1f} CPU-s (all processes), peak RSS {full['tree_peak'] / 2**20:.0f} MiB (process tree), "
         f"{full['largest_process'] / 2**20:.0f} MiB (largest process); load average {full['load']:.1f}"
     )
+    print(f"  memory held: peak PSS {full['tree_pss'] / 2**20:.0f} MiB (process tree, shared pages counted once), "
+          f"largest render worker's private memory {full['worker_private'] / 2**20:.0f} MiB")
     print(f"  stages: {full['stages']}")
+    if args.full_only:
+        return
 
     same = run_build(args.deck, site, code)
     print(

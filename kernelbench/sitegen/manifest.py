@@ -9,6 +9,10 @@ within the file system's timestamp granularity of being hashed keeps size and mt
 missed. An edit that deliberately restores an older mtime (to the nanosecond) at equal size and inode is still
 seen: it moves the ctime, which no system call sets back. Annotations, writeups and problem files are always
 hashed by content (results.dataset.ParseCache), result.json by the same status rule.
+
+A run's file that no previous build recorded (a first build, a new run) is hashed by the worker that renders its
+page (`Page.settle`), which reads the file anyway: such a page has no previous record to match, so it is rendered
+whatever the hash, and the signature and hash the worker took go into this manifest as if planning had taken them.
 """
 
 from __future__ import annotations
@@ -59,6 +63,7 @@ class Manifest:
     file_hashes: dict[str, list] = field(default_factory=dict)  # path -> [*signature, hash]
     started_ns: int = 0  # wall clock when that build began hashing (signatures are trusted before it)
     rendered: int = 0  # pages rendered by this build (not stored)
+    settled: dict[str, list] = field(default_factory=dict)  # files hashed where their pages were rendered (not stored)
 
     @classmethod
     def load(cls, out_dir: Path) -> "Manifest":
@@ -151,6 +156,16 @@ class FileHasher:
             self.seen[key] = cached
             return cached[-1]
         return UNKNOWN
+
+    def never_hashed(self, key: str) -> bool:
+        """Whether the previous build recorded nothing of the file `key` (where it is shown: a first build, a new
+        run): no page showing it can then match a previous one, and it may be hashed where its page is
+        rendered."""
+        return key not in self.previous
+
+    def entry(self, key: str) -> list | None:
+        """What this build recorded of a file (signature and hash), by the key it was hashed under."""
+        return self.seen.get(key)
 
     def _trusted(self, st: os.stat_result) -> bool:
         return max(st.st_mtime_ns, st.st_ctime_ns) < self.trusted_before_ns

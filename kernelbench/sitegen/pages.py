@@ -27,6 +27,10 @@ class Page:
     context: Callable[["Page", dict], dict] | None = None  # (page, {"staging", "diagnostics_out"})
     kind: str = "page"
     parallel: bool = False  # heavy enough to be worth a worker process
+    # Inputs known only by reading a file the render reads anyway (a run's transcript, hashed where the page is
+    # rendered instead of once more while planning): fills them into `inputs` and returns the file signatures
+    # it took, for the manifest. A page with it is always rendered (it has no previous record to match).
+    settle: Callable[[], dict[str, list]] | None = None
     digest: str = field(default="", init=False)
 
     def fingerprint(self, templates_hash: str) -> str:

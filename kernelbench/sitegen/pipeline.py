@@ -36,6 +36,7 @@ from kernelbench.sitegen.pages import Page
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = Path(__file__).resolve().parents[1]
 PARALLEL_THRESHOLD = 8  # below this many heavy pages a worker pool costs more than it saves
+MAX_CHUNK = 16  # pages handed to a render worker at once
 
 
 @dataclass
@@ -138,6 +139,7 @@ def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildR
             asset_sources(config.static_dir), staging, previous.static, hasher
         )
         render_diags = render_changed_pages(site.pages, env, tpl_hash, staging, previous, manifest, config)
+        hasher.seen.update(manifest.settled)  # files hashed where their pages were rendered
         render_diags += site.changed_inputs()
         clock.lap("render")
         prune_stale_pages(staging, site.pages, previous)
@@ -266,10 +268,14 @@ def render_changed_pages(
     manifest: Manifest,
     config: BuildConfig,
 ) -> list[Diagnostic]:
-    """Render pages whose input hash changed (or whose file is missing); reuse the rest as they are."""
+    """Render pages whose input hash changed (or whose file is missing, or whose inputs are settled only where
+    they are rendered); reuse the rest as they are."""
     todo: list[Page] = []
     diagnostics: list[Diagnostic] = []
     for page in pages:
+        if page.settle is not None:
+            todo.append(page)
+            continue
         digest = page.fingerprint(tpl_hash)
         old = previous.pages.get(page.url)
         if old and old[0] == digest and (staging / page.url).exists():
@@ -278,40 +284,47 @@ def render_changed_pages(
         else:
             todo.append(page)
     manifest.rendered = len(todo)
-    for url, digest, diags in _render_all(todo, env, staging, config):
+    for url, digest, diags, settled in _render_all(todo, env, tpl_hash, staging, config):
         manifest.pages[url] = [digest, [_diag_to_json(d) for d in diags]]
+        manifest.settled.update(settled)
         diagnostics += diags
     return diagnostics
 
 
-def _render_all(todo: list[Page], env, staging: Path, config: BuildConfig):
+def _render_all(todo: list[Page], env, tpl_hash: str, staging: Path, config: BuildConfig):
     heavy = [p for p in todo if p.parallel]
     light = [p for p in todo if not p.parallel]
     progress = _Progress(len(todo), enabled=config.progress)
     with progress:
         if config.jobs > 1 and len(heavy) >= PARALLEL_THRESHOLD:
-            yield from _render_in_pool(heavy, env, staging, config.jobs, progress)
+            yield from _render_in_pool(heavy, env, tpl_hash, staging, config.jobs, progress)
         else:
             light = heavy + light
         for page in light:
-            yield _render_one(page, env, staging)
+            yield _render_one(page, env, tpl_hash, staging)
             progress.advance()
 
 
 _POOL_STATE: dict = {}
 
 
-def _render_in_pool(pages: list[Page], env, staging: Path, jobs: int, progress: "_Progress"):
+def _render_in_pool(pages: list[Page], env, tpl_hash: str, staging: Path, jobs: int, progress: "_Progress"):
     # Workers are forked after the plan exists, so each inherits the pages (closures included) for free.
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    _POOL_STATE.update(pages=pages, env=env, staging=staging)
+    from kernelbench.sitegen.runpage import compile_lexers
+
+    _POOL_STATE.update(pages=pages, env=env, tpl_hash=tpl_hash, staging=staging)
+    compile_lexers()  # once, inherited by every worker, rather than once in each
     context = multiprocessing.get_context("fork")
     try:
         with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_die_with_build,
                                  initargs=(os.getpid(),)) as pool:
-            chunk = max(1, len(pages) // (jobs * 8))
+            # small chunks: a worker takes the next one as it finishes, so the last chunks of the build end
+            # together (a chunk of an eighth of each worker's share could leave one core idle for seconds at the
+            # end of a large build), and a chunk's round trip costs little beside rendering its pages
+            chunk = max(1, min(MAX_CHUNK, len(pages) // (jobs * 8)))
             for result in pool.map(_render_indexed, range(len(pages)), chunksize=chunk):
                 progress.advance()
                 yield result
@@ -334,12 +347,17 @@ def _die_with_build(build_pid: int) -> None:
 
 
 def _render_indexed(index: int):
-    return _render_one(_POOL_STATE["pages"][index], _POOL_STATE["env"], _POOL_STATE["staging"])
+    state = _POOL_STATE
+    return _render_one(state["pages"][index], state["env"], state["tpl_hash"], state["staging"])
 
 
-def _render_one(page: Page, env, staging: Path) -> tuple[str, str, list[Diagnostic]]:
+def _render_one(page: Page, env, tpl_hash: str, staging: Path) -> tuple[str, str, list[Diagnostic], dict]:
+    """Render one page into the staging folder: its url, its fingerprint, what it reported, and the signatures
+    of the files its inputs were settled from (`Page.settle`)."""
     from kernelbench.sitegen.render import render_page
 
+    settled = page.settle() if page.settle is not None else {}
+    digest = page.fingerprint(tpl_hash)
     target = staging / page.url
     # a run folder also holds the viewer's chunks: the run page's transcript tab clears it or keeps it
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -354,7 +372,7 @@ def _render_one(page: Page, env, staging: Path) -> tuple[str, str, list[Diagnost
         text = _degraded_page(page, exc)
     target.unlink(missing_ok=True)
     target.write_text(text, encoding="utf-8")
-    return page.url, page.digest, diagnostics
+    return page.url, digest, diagnostics, settled
 
 
 def _unrendered(page: Page, exc: BaseException) -> Diagnostic:

@@ -355,11 +355,10 @@ def _run_page(data: SiteData, record: RunRecord, hasher: FileHasher) -> Page:
     view = data.runs[record.run_id]
     annotation_record = data.dataset.annotations.get(record.run_id)
     annotation = views.annotation_view(annotation_record, data.shown_path)
-    # only files the input policy lets the page show are hashed (and so read)
-    files = {name: _hash_run_file(hasher, record, name)
-             for name in ("solution.py", "check.log", "benchmark.log", "result.json")}
+    # only files the input policy lets the page show are hashed (and so read); those no build recorded before are
+    # hashed where the page is rendered (see _files_of_page)
     transcript = None if record.imported else _shown_run_file(record, transcript_name(record))
-    files["transcript"] = None if transcript is None else _hash_run_file(hasher, record, transcript_name(record))
+    files, settle = _files_of_page(hasher, record, transcript)
     inputs = {"run": view, "annotation": annotation, "files": files, "viewer": data.viewer_version}
     sources = tuple(
         data.shown_path(p) for p in (record.result_path, annotation_record.path if annotation_record else None) if p
@@ -386,7 +385,47 @@ def _run_page(data: SiteData, record: RunRecord, hasher: FileHasher) -> Page:
         context=context,
         kind="run",
         parallel=True,
+        settle=settle,
     )
+
+
+RUN_PAGE_FILES = ("solution.py", "check.log", "benchmark.log", "result.json")
+
+
+def _files_of_page(hasher: FileHasher, record: RunRecord, transcript: str | None):
+    """The hashes of the files a run page shows (its inputs' "files"), and its `settle`, or None.
+
+    A file the previous build recorded nothing of (a first build, a new run) leaves its page no previous record
+    to match: the page is rendered whatever the file's hash, and the worker that renders it reads the file
+    anyway. Such files are hashed there (`settle`), not here: planning a new deck would otherwise read every
+    run's files twice, the first time in the one process that plans."""
+    names = {name: name for name in RUN_PAGE_FILES}
+    if not record.imported:
+        names["transcript"] = transcript_name(record)
+    files: dict[str, str | None] = {"transcript": None}
+    later: dict[str, tuple[str, str]] = {}  # key in files -> (file name, where it is shown)
+    for key, name in names.items():
+        shown = transcript if key == "transcript" else _shown_run_file(record, name)
+        files[key] = None
+        if shown is not None and hasher.never_hashed(shown):
+            later[key] = (name, shown)
+        elif shown is not None:
+            files[key] = _hash_run_file(hasher, record, name)
+    if not later:
+        return files, None
+
+    def settle() -> dict[str, list]:
+        """Hash the files left for the render, through the run folder's descriptor as planning would have, into
+        the page's inputs; their signature entries go back to the build's manifest."""
+        entries = {}
+        for key, (name, shown) in later.items():
+            files[key] = _hash_run_file(hasher, record, name)
+            entry = hasher.entry(shown)
+            if entry is not None:
+                entries[shown] = entry
+        return entries
+
+    return files, settle
 
 
 def _shown_run_file(record: RunRecord, name: str) -> str | None:

@@ -162,6 +162,16 @@ class _SiteFormatter(HtmlFormatter):
             self.ttype2class, self.class2style = cls._classes
 
 
+def compile_lexers() -> None:
+    """Compile the token tables of the lexers the run pages use (pygments compiles a lexer's regular expressions
+    when its class is first used: 55 ms for Python's on this machine), and the formatter's CSS classes, before
+    the render workers fork, so that each inherits them."""
+    for _, _, _, lexer_cls in FILE_TABS:
+        lexer_cls()
+    JsonLexer()
+    _SiteFormatter()
+
+
 def highlight_source(text: str, lexer, anchor: str, highlighted: list[int], first_line: int = 1) -> Markup:
     """Pygments HTML (escaped by pygments) with line numbers, line anchors `<anchor>-L<n>` and quoted lines
     highlighted in place."""

@@ -166,6 +166,30 @@ def plain_event(data: dict[str, Any]) -> Event | None:
     return event
 
 
+def plain_record_event(record: dict[str, Any], line: int) -> Event | None:
+    """`plain_event` of a normalized file's event record as read: its `type`, its `id` and every key that is no
+    Event field left out, and `line` the record's own line where it names none; None where `plain_event` of
+    those fields would be None. One pass over the record: filtering it into a new dict first cost a third as
+    much again as building the event."""
+    kind = record.get("kind")
+    if type(kind) is not str or kind not in _KIND_OF_TEXT:
+        return None
+    event = new_event(_KIND_OF_TEXT[kind], line=line)
+    for name, value in record.items():
+        if name == "input":  # any JSON value
+            event.input = value
+        elif name != "kind":
+            types = _TAKEN_AS_IS.get(name)
+            if types is None:
+                if name == "id" or name not in EVENT_FIELDS:  # not read from the record
+                    continue
+                return None
+            if type(value) not in types:
+                return None
+            setattr(event, name, value)
+    return event
+
+
 def new_event(kind: Kind, ts: float | None = None, line: int | None = None, source: str | None = None,
               text: str | None = None, name: str | None = None, call_id: str | None = None, input: Any = None,
               output: str | None = None, is_error: bool | None = None, exit_code: int | None = None,

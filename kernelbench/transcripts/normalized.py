@@ -21,13 +21,17 @@ import orjson
 
 from kernelbench.transcripts.builder import SessionBuilder, to_epoch
 from kernelbench.transcripts.model import (
+    ASSISTANT,
     EVENT_FIELDS,
     SCHEMA_VERSION,
+    THINKING,
+    TOOL_CALL,
+    TOOL_RESULT,
     Event,
     Kind,
     Session,
     Usage,
-    plain_event,
+    plain_record_event,
 )
 
 HEADER_TYPE = "kernelbench-session"
@@ -197,21 +201,22 @@ _RECORD_FIELDS = EVENT_FIELDS - {"id"}
 
 
 def _read_event(builder: SessionBuilder, record: dict, number: int) -> None:
-    fields = {k: v for k, v in record.items() if k in _RECORD_FIELDS}
-    fields.setdefault("line", number)
     try:
-        event = plain_event(fields)
+        event = plain_record_event(record, number)
         if event is None:
+            fields = {k: v for k, v in record.items() if k in _RECORD_FIELDS}
+            fields.setdefault("line", number)
             event = Event.model_validate(fields)
     except ValueError:
         builder.unknown(record, number, record_type=f"event:{record.get('kind')}")
         return
     builder._stack[-1].append(event)
-    if event.kind is Kind.TOOL_CALL and event.call_id:
+    kind = event.kind
+    if kind is TOOL_CALL and event.call_id:
         builder.calls[event.call_id] = event
-    elif event.kind is Kind.TOOL_RESULT and event.call_id and event.call_id not in builder.calls:
+    elif kind is TOOL_RESULT and event.call_id and event.call_id not in builder.calls:
         builder.issue("orphan_result", f"tool result {event.call_id!r} has no matching call", number)
-    elif event.kind is Kind.TOOL_RESULT and event.name is None and event.call_id:
+    elif kind is TOOL_RESULT and event.name is None and event.call_id:
         event.name = builder.calls[event.call_id].name
     builder.note_model(event.model)
 
@@ -226,11 +231,15 @@ def _read_usage(builder: SessionBuilder, record: dict, seen: Usage, number: int)
     events = builder.session.events
     # the usage belongs to the response that just finished: the last model-written event
     for event in reversed(events):
-        if event.kind in (Kind.ASSISTANT, Kind.THINKING, Kind.TOOL_CALL):
+        if event.kind in _MODEL_WRITTEN:
             if event.usage is None:
-                event.usage = Usage()
-            event.usage.add(usage)
+                event.usage = usage  # a new object of this record's own, added to by any later usage record
+            else:
+                event.usage.add(usage)
             break
+
+
+_MODEL_WRITTEN = (ASSISTANT, THINKING, TOOL_CALL)
 
 
 def _read_end(builder: SessionBuilder, record: dict, number: int) -> bool:
@@ -263,19 +272,18 @@ def _read_end(builder: SessionBuilder, record: dict, number: int) -> bool:
     return True
 
 
-_USAGE_FIELDS = ("input", "output", "cache_read", "cache_write", "reasoning")
 _INT64_MAX = 2**63 - 1
 
 
 def _usage(record: dict) -> Usage | None:
     """The token counts of a usage (or end) record, or None when any is not a whole number in [0, 2**63-1]."""
-    counts = {}
-    for name in _USAGE_FIELDS:
-        value = record.get(name, 0)
+    get = record.get
+    counts = (get("input", 0), get("output", 0), get("cache_read", 0), get("cache_write", 0), get("reasoning", 0))
+    for value in counts:
         if type(value) is not int or not 0 <= value <= _INT64_MAX:
             return None
-        counts[name] = value
-    return Usage(**counts)
+    return Usage(input=counts[0], output=counts[1], cache_read=counts[2], cache_write=counts[3],
+                 reasoning=counts[4])
 
 
 def _amount(value: object) -> bool:

@@ -194,6 +194,18 @@ def test_normalized_log_reads_the_same_without_the_plain_event_path(tmp_path: Pa
                {"type": "end", "complete": True}]
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     fast = load(path)
-    monkeypatch.setattr(normalized, "plain_event", lambda record: None)
+    monkeypatch.setattr(normalized, "plain_record_event", lambda record, line: None)
     slow = load(path)
     assert repr(fast.events) == repr(slow.events) and fast.issue_counts == slow.issue_counts
+
+
+@pytest.mark.parametrize("record", PLAIN_RECORDS + CONVERTED_RECORDS)
+def test_an_event_record_as_read_gives_the_event_of_its_fields(record: dict) -> None:
+    """The reader's one-pass path (the record's type, id and unknown keys skipped, its line number put in where it
+    names none) builds what `plain_event` builds from the filtered fields, and leaves to msgspec what it leaves."""
+    from kernelbench.transcripts.model import EVENT_FIELDS, plain_event, plain_record_event
+
+    as_read = {"type": "event", "id": 99, "extra": [1], **record}
+    fields = {k: v for k, v in as_read.items() if k in EVENT_FIELDS - {"id"}}
+    fields.setdefault("line", 7)
+    assert repr(plain_record_event(as_read, 7)) == repr(plain_event(fields))
