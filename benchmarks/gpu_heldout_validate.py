@@ -1,6 +1,6 @@
 """The deck's held-out cases at full shapes on a GPU: every problem's reference runs on each held-out case
 (its shapes with the base draw and every stress entry, its property draws) and the honest Triton solution
-matches it, judged by the deck tests' comparison (tests/problems/test_deck.py:mismatches).
+matches it, judged as a grading judges it (the grader's Comparer, through tests/problems/test_deck.py:mismatches).
 
 Run from the repository root on the GPU machine:
     python benchmarks/gpu_heldout_validate.py --out $OUT

@@ -35,7 +35,3 @@ def load_solution(kind: str, problem_id: str) -> ModuleType:
         os.environ["TRITON_INTERPRET"] = "1"
         pytest.importorskip("triton", reason="triton is not installed (pip install -e '.[eval]')")
     return load_module(SOLUTIONS / kind / f"{problem_id}.py")
-
-
-def tolerance_of(spec) -> dict:
-    return {name: {"atol": tol.atol, "rtol": tol.rtol} for name, tol in spec.tolerance.items()}
