@@ -3,7 +3,7 @@
 # the run directories it does not hold yet, leaving out harness errors (an interrupted grading: the next
 # `--resume` redoes it). An existing run directory is left as it is, with one exception: where the call added the
 # published benchmark's own checker's verdict (`regrade --own-checker`) to a cell that had none, and nothing else
-# in its result.json differs, that result.json is replaced (whole, by a rename).
+# in its result.json differs as the result model reads both, that result.json is replaced (whole, by a rename).
 #
 #   bash sweeps/unpack-runs.sh /path/to/runs.tgz [RUNS]        (RUNS defaults to runs)
 set -euo pipefail
@@ -20,14 +20,15 @@ for dir in "$scratch"/*/*/; do
   if [ -e "$runs/$name" ]; then
     if python3 - "$runs/$name/result.json" "$dir/result.json" <<'PY'
 import json, sys
-home, came = (json.load(open(path)) for path in sys.argv[1:3])
-checker = (came.get("provenance") or {}).get("own_checker")
-had = (home.get("provenance") or {}).get("own_checker")
-if checker is None or had is not None:
+from kernelbench.results.run import RunResult, upgrade_result
+# compared as the result model reads them, so a field a newer grader writes as null is not a difference
+home, came = (RunResult.model_validate(upgrade_result(json.load(open(path)))) for path in sys.argv[1:3])
+if came.provenance is None or came.provenance.own_checker is None:
     sys.exit(1)
-came["provenance"]["own_checker"] = None
-(home.get("provenance") or {}).setdefault("own_checker", None)
-sys.exit(0 if came == home else 1)
+if home.provenance is None or home.provenance.own_checker is not None:
+    sys.exit(1)
+came_without = came.model_copy(update={"provenance": came.provenance.model_copy(update={"own_checker": None})})
+sys.exit(0 if came_without.model_dump() == home.model_dump() else 1)
 PY
     then
       cp "$dir/result.json" "$runs/$name/.result.json.partial" && mv "$runs/$name/.result.json.partial" "$runs/$name/result.json"

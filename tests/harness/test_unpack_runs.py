@@ -44,11 +44,16 @@ def test_a_missing_archive_is_named(tmp_path: Path):
 def test_their_checkers_verdict_reaches_a_cell_graded_earlier_and_nothing_else_does(tmp_path: Path):
     """`regrade --own-checker` amends cells graded by an earlier call: that verdict comes home; a result.json that
     differs in anything else (a regrading) never replaces the one at home."""
-    def cell(root: Path, name: str, checker, outcome: str = "pass") -> None:
+    def cell(root: Path, name: str, checker, outcome: str = "pass", shape_extra: dict | None = None) -> None:
         run = root / "runs" / name
         run.mkdir(parents=True)
-        (run / "result.json").write_text(json.dumps({"run_id": name, "grading": {"outcome": outcome},
-                                                     "provenance": {"own_checker": checker}}))
+        shape = {"index": 0, "shape": {"n": 1024}, **(shape_extra or {})}
+        (run / "result.json").write_text(json.dumps({
+            "run_id": name, "harness": "claude", "model": "m", "problem": "05_topk_bitonic", "gpu": "h200",
+            "grading": {"outcome": outcome, "shapes": [shape]},
+            "provenance": {"repository": "https://github.com/o/r", "commit": "0" * 40, "path": f"{name}.py",
+                           "board": "published-h100", "published_run_id": name, "published_status": "PASS",
+                           "own_checker": checker}}))
 
     device, home = tmp_path / "device", tmp_path / "home"
     verdict = {"outcome": "FAIL", "output_tail": "FAIL: shape 0"}
@@ -58,6 +63,9 @@ def test_their_checkers_verdict_reaches_a_cell_graded_earlier_and_nothing_else_d
     cell(home, "regraded", None)
     cell(device, "had_one", verdict)
     cell(home, "had_one", {"outcome": "PASS"})
+    # a newer grader writes a field the older one lacked as null: the same result as the model reads it
+    cell(device, "newer_fields", verdict, shape_extra={"conditions": None})
+    cell(home, "newer_fields", None)
     tgz = tmp_path / "runs.tgz"
     with tarfile.open(tgz, "w:gz") as tar:
         tar.add(device / "runs", arcname="runs")
@@ -68,7 +76,7 @@ def test_their_checkers_verdict_reaches_a_cell_graded_earlier_and_nothing_else_d
     def checker_of(name: str):
         return json.loads((home / "runs" / name / "result.json").read_text())["provenance"]["own_checker"]
 
-    assert checker_of("amended") == verdict
-    assert checker_of("regraded") is None and checker_of("had_one") == {"outcome": "PASS"}
-    assert "1 given their checker's verdict" in done.stdout
+    assert checker_of("amended")["outcome"] == "FAIL" and checker_of("newer_fields")["outcome"] == "FAIL"
+    assert checker_of("regraded") is None and checker_of("had_one")["outcome"] == "PASS"
+    assert "2 given their checker's verdict" in done.stdout
     assert not list((home / "runs").rglob("*.partial"))
