@@ -42,6 +42,8 @@ class Case(BaseModel):
     audit: bool = True           # run under the launch audit (see _audited_base_cases)
     held_out: bool = False       # a held-out case (heldout_cases): reported apart, never in the verdict
     generator: str = ""          # a held-out property's function in heldout.py, which draws its inputs
+    repeat_of: str = ""          # a repeat case: the id of the case whose inputs it repeats (repeat_cases)
+    exact_repeat: bool = False   # a repeat whose outputs must match the first call's bit for bit (deterministic)
 
 
 def secret_seed() -> int:
@@ -68,7 +70,22 @@ def mix_seed(public: int, secret: int, *salt: Any) -> int:
 
 def build_cases(spec: ProblemSpec, shapes: list[dict[str, Any]], secret: int, mode: str) -> list[Case]:
     cases = _base_cases(spec, shapes, secret) + _stress_cases(spec, shapes, secret)
-    return cases + _property_cases(spec, shapes, secret, PROPERTY_DRAWS.get(mode, 2))
+    cases += _property_cases(spec, shapes, secret, PROPERTY_DRAWS.get(mode, 2))
+    return cases + repeat_cases(spec, cases)
+
+
+def repeat_cases(spec: ProblemSpec, cases: list[Case]) -> list[Case]:
+    """Per shape, its first base case once more, after every other case: the same inputs, called again after the
+    candidate has run the rest. The judge compares the two outputs bit for bit (worker/judge.py): a race or an
+    out-of-bounds read shows as outputs that differ, and the repeat is itself judged against the reference, one
+    more chance to catch an output that is only sometimes wrong. Not launch-audited (its first call was)."""
+    firsts: dict[int, Case] = {}
+    for case in cases:
+        if case.label == "base":
+            firsts.setdefault(case.shape_index, case)
+    return [first.model_copy(update={"id": f"s{i}_repeat", "label": f"repeat:{first.id}", "audit": False,
+                                     "oracle": False, "repeat_of": first.id, "exact_repeat": spec.deterministic})
+            for i, first in sorted(firsts.items())]
 
 
 def _base_cases(spec: ProblemSpec, shapes: list[dict], secret: int) -> list[Case]:

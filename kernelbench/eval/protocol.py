@@ -71,6 +71,18 @@ class ErrorSize(Message):
     eps: float
 
 
+class RepeatDifference(Message):
+    """A repeat case's output against the first call's on the same inputs, where they are not bit for bit the
+    same: per differing output, how many elements differ, the largest difference and where."""
+
+    of: str                               # the first call's case id
+    output: int
+    differing: int
+    total: int
+    max_abs_diff: float | None = None     # None: not a number type (or NaN where the other has a number)
+    worst_index: list[int] | None = None
+
+
 class KeptCall(Message):
     """A timed call on fresh inputs whose output the bench stage kept for the fresh stage to judge
     (portable.fresh): which base case it was drawn from, the permutation seed, and the saved output's file, or
@@ -197,6 +209,7 @@ class CaseVerdict(Message):
     error_size_status: str | None = None  # why no error size was measured on an oracle case
     guard_error: str | None = None        # a guard raised on an output the comparison accepted: the grader's fault
     fingerprint: int | None = None        # fresh stage: the kept output's fingerprint under its call's weight
+    repeat: list[RepeatDifference] = Field(default_factory=list)  # a repeat case's outputs that differ bitwise
 
 
 class CaseRecord(Message):

@@ -19,6 +19,7 @@ from kernelbench.eval.protocol import (
     CaseVerdict,
     ErrorSize,
     KeptCall,
+    RepeatDifference,
     ShapeTiming,
 )
 
@@ -43,13 +44,28 @@ def judge_case(case: Case, record: CaseRecord | None, judged: CaseVerdict | None
         return seed_result(passed=False, message="; ".join(problems)), findings
     if judged is None or judged.missing:
         return seed_result(passed=False, message="no output was saved for this case"), findings
-    result = seed_result(passed=judged.passed, max_abs_err=_finite(judged.max_abs_err),
-                         max_rel_err=_finite(judged.max_rel_err), worst_index=judged.worst_index,
-                         message="; ".join(judged.messages))
+    messages = list(judged.messages)
+    repeat_messages = [repeat_message(d) for d in judged.repeat]
+    if case.exact_repeat and repeat_messages:  # the problem asks for determinism: a difference is a failed check
+        messages += [f"not deterministic: {m}" for m in repeat_messages]
+    result = seed_result(passed=judged.passed and not (case.exact_repeat and repeat_messages),
+                         max_abs_err=_finite(judged.max_abs_err), max_rel_err=_finite(judged.max_rel_err),
+                         worst_index=judged.worst_index, message="; ".join(messages))
     findings += judged.integrity
+    findings += [finding("repeat_bitwise", 16, f"shape {case.shape_index}: {m}", f"case {case.id}",
+                         severity="warning") for m in repeat_messages]
     for size in judged.error_size:
         findings += error_size_findings(case.id, size)
     return result, findings
+
+
+def repeat_message(d: RepeatDifference) -> str:
+    """What a reader checks: the two calls, the output, how many elements differ and the largest difference."""
+    where = f" at index {d.worst_index}" if d.worst_index is not None else ""
+    gap = f", largest difference {d.max_abs_diff:.4g}{where}" if d.max_abs_diff is not None else where
+    return (f"output {d.output} called again on the inputs of {d.of} differs bit for bit in {d.differing} of "
+            f"{d.total} elements{gap} (float atomics reorder sums from run to run; a race or an out-of-bounds "
+            f"read also shows this way)")
 
 
 def _finite(value: float | None) -> float | None:

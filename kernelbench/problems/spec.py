@@ -156,6 +156,9 @@ class ProblemSpec(Strict):
     required_sass: dict[str, list[str]] = Field(default_factory=dict)
     interface: dict[str, Any] = Field(default_factory=dict)  # module class name, init/forward argument names
     index_outputs: list[IndexOutput] = Field(default_factory=list)  # compared by what they select
+    # every output bit-for-bit the same when a call is repeated on identical inputs (eval/cases.py repeat cases); a
+    # problem sets it only where its prompt asks for determinism, since float atomics reorder sums run to run
+    deterministic: bool = False
 
     @field_validator("flops", "bytes")
     @classmethod

@@ -42,9 +42,10 @@ def test_honest_solution_passes_with_logs_and_raw_samples(toy_problem, toy_solut
     stages = report["stages"]
     assert {"check", "judge", "bench", "total", "judge.reference", "judge.compare"} <= set(stages)
     assert stages["total"] >= stages["bench"] > 0 and "[stage seconds]" in report["check_log"]
-    assert len(grading["checks"]) == 10 + timed_stress_draws(toy_problem) and all(c["passed"] for c in
+    # 6 base (2 shapes x 3 seeds), stress, property and one repeat per shape
+    assert len(grading["checks"]) == 12 + timed_stress_draws(toy_problem) and all(c["passed"] for c in
                                                                                grading["checks"])
-    assert {c["case"].split(":")[0] for c in grading["checks"]} == {"base", "stress", "property"}
+    assert {c["case"].split(":")[0] for c in grading["checks"]} == {"base", "stress", "property", "repeat"}
     assert len(grading["shapes"]) == 2 and all(len(s["samples_ms"]) == 3 for s in grading["shapes"])
     cpu = {"measured": False, "reason": "the grading ran on the CPU"}  # no GPU to read: said so, nothing made up
     assert grading["conditions"].items() >= cpu.items()

@@ -28,6 +28,7 @@ from kernelbench.eval.protocol import (
     JudgeJob,
     JudgeReply,
     LiteralArgument,
+    RepeatDifference,
 )
 from kernelbench.eval.tensorfile import load_tensors, save_tensors
 from kernelbench.eval.worker.comparison import Comparer, error_sizes
@@ -74,6 +75,8 @@ class Judge:
     clock: StageClock = field(default_factory=StageClock)
     republished: list[str] = field(default_factory=list)
     oracle_everywhere: bool = False   # a Kahan problem's row-sum evidence needs an oracle on every case
+    repeated: set[str] = field(default_factory=set)       # cases a later repeat case calls again
+    first_outputs: dict[str, list] = field(default_factory=dict)  # their outputs, on the host, until the repeat
 
     @classmethod
     def open(cls, ctx: StageContext, oracle_everywhere: bool) -> Judge:
@@ -224,6 +227,7 @@ def run_judge(ctx: StageContext) -> JudgeReply:
     job = ctx.job
     assert isinstance(job, JudgeJob)
     judge = Judge.open(ctx, oracle_everywhere=job.kahan and job.check_dir is not None)
+    judge.repeated = {c.repeat_of for c in job.cases if c.repeat_of}
     keep_inputs = callable(getattr(ctx.reference, "compare", None)) or bool(ctx.job.index_outputs)
     verdicts: dict[str, CaseVerdict] = {}
     pending: tuple[Case, Expected] | None = None
@@ -313,7 +317,9 @@ def judge_case(judge: Judge, case: Case, kept: Expected) -> CaseVerdict:
         return CaseVerdict(missing=True)
     try:
         with judge.clock.step("compare"):
-            return judge_output(judge, case.id, case.oracle, path, kept)
+            verdict = judge_output(judge, case.id, case.oracle, path, kept)
+            verdict.repeat = against_first_call(judge, case, path)
+            return verdict
     except GuardFailed as exc:
         return CaseVerdict(guard_error=str(exc))
     except Exception as exc:  # the candidate's file: whatever it holds, it could not be compared
@@ -335,3 +341,42 @@ def judge_output(judge: Judge, case_id: str, oracle_case: bool, path: Path, kept
     elif oracle_case:
         verdict.error_size_status = kept.oracle_status
     return verdict
+
+
+def against_first_call(judge: Judge, case: Case, path: Path) -> list[RepeatDifference]:
+    """A case a repeat calls again keeps its output (on the host) until then; the repeat's output is compared with
+    it bit for bit. Bits, not values: a NaN where the first call had one is the same, a -0.0 for 0.0 is not."""
+    if case.id not in judge.repeated and not case.repeat_of:
+        return []
+    tensors, _ = load_tensors(path, "cpu")
+    if case.id in judge.repeated:
+        judge.first_outputs[case.id] = tensors
+    first = judge.first_outputs.pop(case.repeat_of, None) if case.repeat_of else None
+    if first is None:
+        return []
+    return [d for i, (a, b) in enumerate(zip(first, tensors)) if (d := bitwise_difference(case.repeat_of, i, a, b))]
+
+
+def bitwise_difference(of: str, output: int, first, again) -> RepeatDifference | None:
+    """None when the two tensors hold the same bits; else how many elements differ, by how much, and where."""
+    import torch
+
+    if first.dtype != again.dtype or first.shape != again.shape:
+        return RepeatDifference(of=of, output=output, differing=max(first.numel(), again.numel()),
+                                total=max(first.numel(), again.numel()))
+    a, b = first.contiguous().flatten(), again.contiguous().flatten()
+    if a.numel() == 0 or torch.equal(a.view(torch.uint8), b.view(torch.uint8)):
+        return None
+    width = a.element_size()
+    differs = (a.view(torch.uint8).view(-1, width) != b.view(torch.uint8).view(-1, width)).any(dim=1)
+    diff = None
+    worst = int(differs.nonzero()[0].item())
+    if a.dtype != torch.bool and not a.is_complex():
+        gap = (a.double() - b.double()).abs()
+        gap = torch.where(differs, gap, torch.zeros_like(gap))
+        if torch.isfinite(gap).all():
+            worst = int(gap.argmax().item())
+            diff = float(gap[worst].item())
+    index = [int(x) for x in torch.unravel_index(torch.tensor(worst), tuple(first.shape))] if first.dim() else []
+    return RepeatDifference(of=of, output=output, differing=int(differs.sum().item()), total=a.numel(),
+                            max_abs_diff=diff, worst_index=index)
