@@ -229,3 +229,6 @@ class Environment(Model):
     problem_hash: str = ""
     host: str = ""
     isolation: str = ""                   # how the candidate's stages ran: "bwrap", or "none: <why>"
+    # sha256 of the grading code (every .py file of the kernelbench package, by path): two results with the same
+    # hash were graded by the same grader, whatever its version string says
+    grader_hash: str = ""

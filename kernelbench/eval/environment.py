@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import platform
 import subprocess
 import sys
 from importlib import metadata
+from pathlib import Path
 
 from kernelbench.base.models import Environment
 from kernelbench.eval.protocol import DeviceInfo
@@ -38,6 +41,20 @@ def _version(package: str) -> str:
         return ""
 
 
+@functools.cache
+def grader_hash() -> str:
+    """sha256 over the kernelbench package's Python files (relative path and bytes, in path order): which grader
+    graded a result, where a version string does not change with every fix."""
+    import kernelbench
+
+    root = Path(kernelbench.__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
 def collect_environment(device: str, profile: GpuProfile | None, content_hash: str,
                         info: DeviceInfo | None = None) -> Environment:
     """Versions and machine; `info` is what the judge worker reported about the device (torch, GPU)."""
@@ -49,4 +66,4 @@ def collect_environment(device: str, profile: GpuProfile | None, content_hash: s
                        driver=_driver_version() if gpu else "", cuda=info.cuda,
                        torch=info.torch or _version("torch"), triton=_version("triton"),
                        python=sys.version.split()[0], kernelbench=kernelbench.__version__,
-                       problem_hash=content_hash, host=platform.node())
+                       problem_hash=content_hash, host=platform.node(), grader_hash=grader_hash())

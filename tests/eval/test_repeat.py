@@ -83,3 +83,26 @@ def test_a_solution_that_changes_from_call_to_call_passes_with_the_evidence():
     assert len(repeats) == 2 and all(f.severity == "warning" for f in repeats)
     assert "s0_base_42" in repeats[0].message and "2 of 144 elements" in repeats[0].message
     assert [c.passed for c in report.grading.checks if c.case.startswith("repeat:")] == [True, True]
+    from kernelbench.eval.environment import grader_hash  # which grader graded it, recorded with the result
+
+    assert report.environment.grader_hash == grader_hash() and len(grader_hash()) == 64
+
+
+def test_the_grader_hash_changes_with_the_grading_code(tmp_path, monkeypatch):
+    import shutil
+
+    import kernelbench
+    from kernelbench.eval import environment
+
+    copy = tmp_path / "kernelbench"
+    shutil.copytree(Path(kernelbench.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(kernelbench, "__file__", str(copy / "__init__.py"))
+    environment.grader_hash.cache_clear()
+    try:
+        before = environment.grader_hash()
+        environment.grader_hash.cache_clear()
+        with (copy / "eval" / "verdict.py").open("a") as f:
+            f.write("# one more line\n")
+        assert environment.grader_hash() != before
+    finally:
+        environment.grader_hash.cache_clear()
