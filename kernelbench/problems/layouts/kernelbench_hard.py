@@ -10,6 +10,8 @@ Facts of that benchmark this adapter maps (from its src/eval/correctness.py and 
 42, 123, 456 set with torch.manual_seed before get_inputs(); shape globals rebound per shape; the per-dtype default
 tolerances fp32 1e-4, fp16/bf16 1e-2, fp8 0.1, integers exact, overridden by problem.yaml's `tolerance` keyed by
 `torch.<dtype>` or `<dtype>` with a number (atol = rtol) or {atol, rtol}; `forbidden` as substrings of the solution.
+Their stress cases live in their harness package (`src/eval`, two folders above the problem), not in the problem
+folder: where it is there, kbh_stress declares, draws and applies them through its own functions.
 """
 
 from __future__ import annotations
