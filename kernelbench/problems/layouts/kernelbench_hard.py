@@ -498,9 +498,9 @@ def _stress_row(path: Path, meta: LineMap, spec: ProblemSpec) -> ConceptMapping:
     ours = ("their cases as our stress entries, run through their harness: the base inputs drawn with our "
             "secret-mixed seed, then rewritten by their numeric_stress_context / apply_property_case; judged by "
             "our comparison within the tolerance their harness sets for the case: " + "; ".join(parts or ["none"]))
-    lost = ["numeric cases on the smallest shape with one secret-mixed seed in the correctness check (theirs: "
-            "every shape x seeds 42, 123, 456), and on every other shape once as timed stress inputs, checked "
-            "before they are timed",
+    lost = [("numeric cases on the smallest shape with one secret-mixed seed in the correctness check (theirs: "
+             "every shape x seeds 42, 123, 456), and on every other shape once as timed stress inputs, checked "
+             "before they are timed"),
             "the property checks' warmed same-storage replay (this grader's own memoisation probes stand in)",
             "a shape a CPU grading does not run (it runs the first shape) carries none of its property cases",
             *entries.lost]

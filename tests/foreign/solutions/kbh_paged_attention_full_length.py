@@ -3,7 +3,7 @@ every sequence fills its pages (the deck's base inputs), wrong on short sequence
 import math
 
 import torch
-import torch.nn as nn
+from torch import nn
 
 
 class Model(nn.Module):
@@ -15,7 +15,7 @@ class Model(nn.Module):
         self.register_buffer("_dummy", torch.zeros(1, dtype=torch.bfloat16), persistent=False)
 
     def forward(self, query, kv_cache, block_table, seq_lens):
-        batch, heads, dim = query.shape
+        batch, _, dim = query.shape
         out = torch.empty_like(query)
         for b in range(batch):
             pages = block_table[b].long()
