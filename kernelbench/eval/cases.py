@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kernelbench.errors import KernelBenchError
 from kernelbench.problems.heldout import HeldOutSpec
-from kernelbench.problems.spec import ProblemSpec
+from kernelbench.problems.spec import ProblemSpec, StressCase, Tolerance
 
 SECRET_ENV = "KERNELBENCH_SECRET_SEED"
 SECRET_FILE_ENV = "KERNELBENCH_SECRET_SEED_FILE"
@@ -44,6 +44,7 @@ class Case(BaseModel):
     generator: str = ""          # a held-out property's function in heldout.py, which draws its inputs
     repeat_of: str = ""          # a repeat case: the id of the case whose inputs it repeats (repeat_cases)
     exact_repeat: bool = False   # a repeat whose outputs must match the first call's bit for bit (deterministic)
+    tolerance: dict[str, Tolerance] = {}  # the stress entry's own tolerance by dtype, over the problem's
 
 
 def secret_seed() -> int:
@@ -119,17 +120,27 @@ def smallest_shape_indices(spec: ProblemSpec, shapes: list[dict], n: int) -> lis
     return sorted(sorted(range(len(shapes)), key=lambda i: (size(i), i))[:n])
 
 
+def stress_shape_indices(spec: ProblemSpec, shapes: list[dict], stress: StressCase) -> list[int]:
+    """The graded shapes a stress entry is drawn on: its own `shapes` (those graded here), else the smallest."""
+    if stress.shapes is not None:
+        return sorted({i for i in stress.shapes if 0 <= i < len(shapes)})
+    return smallest_shape_indices(spec, shapes, STRESS_SHAPES)
+
+
+def _stress_fields(stress: StressCase) -> dict[str, Any]:
+    """What a case drawn from a stress entry takes from it."""
+    return dict(case="base" if stress.distribution == "normal" else stress.distribution, scale=stress.scale,
+                label=stress.case_label, tolerance=dict(stress.tolerance))
+
+
 def _stress_cases(spec: ProblemSpec, shapes: list[dict], secret: int) -> list[Case]:
     cases = []
     public = spec.seeds[0]
-    for i in smallest_shape_indices(spec, shapes, STRESS_SHAPES):
-        shape = shapes[i]
-        for k, stress in enumerate(spec.stress):
-            cases.append(Case(id=f"s{i}_stress{k}", shape_index=i, shape=shape, public_seed=public,
-                              seed=mix_seed(public, secret, i, stress.name),
-                              case="base" if stress.distribution == "normal" else stress.distribution,
-                              scale=stress.scale, label=f"stress:{stress.name}"))
-    return cases
+    for k, stress in enumerate(spec.stress):
+        for i in stress_shape_indices(spec, shapes, stress):
+            cases.append(Case(id=f"s{i}_stress{k}", shape_index=i, shape=shapes[i], public_seed=public,
+                              seed=mix_seed(public, secret, i, stress.name), **_stress_fields(stress)))
+    return sorted(cases, key=lambda c: c.shape_index)
 
 
 def timed_stress_entries(spec: ProblemSpec) -> list[int]:
@@ -154,12 +165,13 @@ def timed_stress_cases(spec: ProblemSpec, shapes: list[dict], secret: int, cases
     for i, shape in enumerate(shapes):
         for k in timed_stress_entries(spec):
             stress = spec.stress[k]
+            if stress.shapes is not None and i not in stress.shapes:
+                continue  # an entry bound to its shapes (another benchmark's property case) is timed there only
             own = [by_id[f"s{i}_stress{k}"]] if f"s{i}_stress{k}" in by_id else []
             found += own + [Case(
                 id=f"s{i}_tstress{k}_{j}", shape_index=i, shape=shape, public_seed=public,
-                seed=mix_seed(public, secret, i, stress.name, "timed", j),
-                case="base" if stress.distribution == "normal" else stress.distribution, scale=stress.scale,
-                label=f"stress:{stress.name}", audit=False) for j in range(draws - len(own))]
+                seed=mix_seed(public, secret, i, stress.name, "timed", j), audit=False, **_stress_fields(stress))
+                for j in range(draws - len(own))]
     return found
 
 
@@ -178,9 +190,10 @@ def draw_properties(spec: ProblemSpec, n_shapes: int, secret: int, n: int) -> li
     from hypothesis import seed as fixed_seed
     from hypothesis import strategies as st
 
-    distributions = sorted({s.distribution for s in spec.stress if s.distribution != "normal"}) or ["base"]
+    mixed = [s for s in spec.stress if not s.as_declared_only]
+    distributions = sorted({s.distribution for s in mixed if s.distribution != "normal"}) or ["base"]
     distributions = ["base" if d == "normal" else d for d in distributions]
-    scales = sorted({1.0, *(s.scale for s in spec.stress)})
+    scales = sorted({1.0, *(s.scale for s in mixed)})
     strategy = st.tuples(st.integers(0, n_shapes - 1), st.sampled_from(distributions), st.sampled_from(scales),
                          st.integers(0, 2**31 - 2))
     draws: list[tuple[int, str, float, int]] = []
@@ -213,8 +226,8 @@ def heldout_cases(spec: ProblemSpec, heldout: HeldOutSpec, mode: str, secret: in
         cases.append(base)
         cases += [base.model_copy(update={
             "id": f"h{j}_stress{k}", "seed": mix_seed(public, secret, "heldout", j, stress.name),
-            "case": "base" if stress.distribution == "normal" else stress.distribution, "scale": stress.scale,
-            "label": f"heldout:stress:{stress.name}"}) for k, stress in enumerate(spec.stress)]
+            **_stress_fields(stress), "label": f"heldout:{stress.case_label}"})
+            for k, stress in enumerate(spec.stress) if stress.shapes is None]  # bound ones: their shapes only
     first_property = first_index + len(shapes)
     for k, prop in enumerate(heldout.properties):
         cases += [Case(id=f"h{first_property + k}_{prop.name}_{d}", shape_index=first_property + k,

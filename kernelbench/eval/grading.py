@@ -42,8 +42,9 @@ from kernelbench.problems.loader import (
     file_hashes,
     load_problem_spec,
     pristine_copy,
-    problem_files,
+    pristine_paths,
     shapes_for,
+    with_drawn_stress,
 )
 from kernelbench.problems.spec import ProblemSpec
 
@@ -107,9 +108,9 @@ class GradingPlan:
     @classmethod
     def create(cls, solution: Path, problem_dir: Path, workdir: Path, options: GradingOptions,
                guards: Guards) -> GradingPlan:
-        spec = load_problem_spec(problem_dir)
-        shapes = shapes_for(spec, options.shapes)
         secret = secret_seed()
+        spec = with_drawn_stress(problem_dir, load_problem_spec(problem_dir), secret)
+        shapes = shapes_for(spec, options.shapes)
         cases = build_cases(spec, shapes, secret, options.shapes)
         timed_stress = timed_stress_cases(spec, shapes, secret, cases, options.shapes) if options.timing else []
         known = {c.id for c in cases}
@@ -151,7 +152,7 @@ class GradingPlan:
         return self.options.device
 
     def pristine_files(self) -> list[Path]:
-        return [self.pristine / p.name for p in problem_files(self.problem_dir) if p.is_file()]
+        return pristine_paths(self.problem_dir, self.pristine)
 
     def timing_cases(self) -> list[Case]:
         """The base cases the bench stage times: the problem's `input_sets` per shape, in the shapes' order."""

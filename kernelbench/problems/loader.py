@@ -98,8 +98,27 @@ def pristine_copy(problem_dir: Path, dest: Path) -> Path:
     target.mkdir(parents=True, exist_ok=True)
     for path in layout.copied_files(Path(problem_dir)):
         if path.is_file():
-            shutil.copy2(path, target / path.name)
+            copied = target / layout.copy_name(Path(problem_dir), path)
+            copied.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, copied)
     return target
+
+
+def pristine_paths(problem_dir: Path, pristine: Path) -> list[Path]:
+    """Where `pristine_copy` put each of the problem's files that exists."""
+    from kernelbench.problems.layouts import layout_of
+
+    layout = layout_of(problem_dir)
+    return [Path(pristine) / layout.copy_name(Path(problem_dir), p)
+            for p in layout.copied_files(Path(problem_dir)) if p.is_file()]
+
+
+def with_drawn_stress(problem_dir: Path, spec: ProblemSpec, secret: int) -> ProblemSpec:
+    """The spec one grading is judged by: its stress entries and those the layout draws with the secret seed."""
+    from kernelbench.problems.layouts import layout_of
+
+    drawn = layout_of(problem_dir).drawn_stress(Path(problem_dir), spec, secret)
+    return spec.model_copy(update={"stress": [*spec.stress, *drawn]}) if drawn else spec
 
 
 def load_problem_spec(problem_dir: Path) -> ProblemSpec:

@@ -103,6 +103,22 @@ class StressCase(Strict):
     name: str
     scale: float = 1.0          # multiplies the generator's inputs
     distribution: str = "normal"  # normal | heavy_tailed | clustered | skewed | ... (problem-specific)
+    # the case's label in checks and failure messages ("" -> stress:<name>)
+    label: str = ""
+    # this case's tolerance by dtype, over the problem's (another benchmark's stress case sets its own)
+    tolerance: dict[str, Tolerance] = Field(default_factory=dict)
+    # indices of the graded shapes it is drawn on (None: the smallest shape); an index past them is not drawn
+    shapes: list[int] | None = None
+
+    @property
+    def case_label(self) -> str:
+        return self.label or f"stress:{self.name}"
+
+    @property
+    def as_declared_only(self) -> bool:
+        """An entry with a tolerance or shapes of its own is drawn only where and as it is declared (never by the
+        property draws, which mix every distribution with every scale and shape under the problem's tolerance)."""
+        return bool(self.tolerance) or self.shapes is not None
 
 
 class SotaEntry(Strict):

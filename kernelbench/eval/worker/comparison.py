@@ -11,6 +11,7 @@ from types import ModuleType
 from typing import Any
 
 from kernelbench.base.models import Finding
+from kernelbench.eval.cases import Case
 from kernelbench.eval.failures import GuardFailed
 from kernelbench.eval.portable.compare import Comparison, compare_outputs
 from kernelbench.eval.protocol import ErrorSize, StageJob, TensorMeta
@@ -34,16 +35,24 @@ class Comparer:
         return cls(torch, reference, job.device, job.kahan_bound,
                    {k: v.model_dump() for k, v in job.tolerance.items()}, list(job.index_outputs))
 
+    def tolerance_of(self, case: Case) -> dict[str, dict[str, float]]:
+        """The tolerance a case is judged within: the problem's, with the case's own (a stress entry's) over it."""
+        if not case.tolerance:
+            return self.tolerance
+        return {**self.tolerance, **{k: v.model_dump() for k, v in case.tolerance.items()}}
+
     def judge(self, case_id: str, out: Any, expected: Any, inputs: list | None, oracle: Any,
-              meta: list[TensorMeta]) -> tuple[Comparison, list[Finding]]:
-        result = compare_outputs(out, expected, self.tolerance, inputs, self.index_outputs)
+              meta: list[TensorMeta], tolerance: dict[str, dict[str, float]] | None = None,
+              ) -> tuple[Comparison, list[Finding]]:
+        tolerance = self.tolerance if tolerance is None else tolerance
+        result = compare_outputs(out, expected, tolerance, inputs, self.index_outputs)
         # only an output right element by element can be blamed on its accumulation (NaN or wrong values are the
         # comparison's to report)
         kahan = self.kahan_evidence(case_id, out, oracle) if result.ok else []
         self.metadata(result, meta, expected)
         hook = getattr(self.reference, "compare", None)
         if result.ok and hook is not None:
-            for message in hook(out, expected, inputs, self.tolerance) or []:
+            for message in hook(out, expected, inputs, tolerance) or []:
                 result.fail(message)
         return result, kahan
 

@@ -317,7 +317,7 @@ def judge_case(judge: Judge, case: Case, kept: Expected) -> CaseVerdict:
         return CaseVerdict(missing=True)
     try:
         with judge.clock.step("compare"):
-            verdict = judge_output(judge, case.id, case.oracle, path, kept)
+            verdict = judge_output(judge, case.id, case.oracle, path, kept, judge.comparer.tolerance_of(case))
             verdict.repeat = against_first_call(judge, case, path)
             return verdict
     except GuardFailed as exc:
@@ -326,14 +326,16 @@ def judge_case(judge: Judge, case: Case, kept: Expected) -> CaseVerdict:
         return CaseVerdict(messages=[f"the candidate's output could not be compared: {describe(exc)}"])
 
 
-def judge_output(judge: Judge, case_id: str, oracle_case: bool, path: Path, kept: Expected) -> CaseVerdict:
+def judge_output(judge: Judge, case_id: str, oracle_case: bool, path: Path, kept: Expected,
+                 tolerance: dict[str, dict[str, float]] | None = None) -> CaseVerdict:
+    """One saved output judged; `tolerance`: the case's (Comparer.tolerance_of), else the problem's."""
     torch, job = judge.ctx.torch, judge.ctx.job
     device = "cuda" if job.device == "cuda" and torch.cuda.is_available() else "cpu"
     tensors, header = load_tensors(path, device)
     out = tensors[0] if header.single else tuple(tensors)
     expected = to_device(kept.expected, device)
     result, kahan = judge.comparer.judge(case_id, out, expected, to_device(kept.inputs, device), kept.oracle,
-                                         header.tensors)
+                                         header.tensors, tolerance)
     verdict = CaseVerdict(passed=result.ok, messages=result.messages, max_abs_err=result.max_abs_err,
                           max_rel_err=result.max_rel_err, worst_index=result.worst_index, integrity=kahan)
     if result.ok and oracle_case and kept.oracle is not None:

@@ -43,7 +43,7 @@ class TimedJudge:
         if not self.full:
             from kernelbench.eval.portable.compare import compare_outputs
 
-            return compare_outputs(out, self.expected[k], self.comparer.tolerance, self.pristine[k],
+            return compare_outputs(out, self.expected[k], self.comparer.tolerance_of(self.cases[k]), self.pristine[k],
                                    self.comparer.index_outputs).messages
         from kernelbench.eval.integrity.profiling import unrecorded
 
@@ -56,7 +56,8 @@ class TimedJudge:
         case_id = f"{self.cases[k].id} (timed call)"
         meta = [tensor_meta(t) for t in tensors_of(self.torch, out) if type(t) is self.torch.Tensor]
         # the checked output stands in for the fp64 oracle: the evidence only recovers the row's terms from it
-        result, kahan = self.comparer.judge(case_id, out, self.expected[k], self.pristine[k], self.expected[k], meta)
+        result, kahan = self.comparer.judge(case_id, out, self.expected[k], self.pristine[k], self.expected[k], meta,
+                                            self.comparer.tolerance_of(self.cases[k]))
         kahan += self.precision(out, k) if result.ok else []
         self.findings += kahan
         messages = result.messages + [f"{f.check}: {f.message} ({f.evidence})" for f in kahan]

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from kernelbench.errors import KernelBenchError
-from kernelbench.problems.spec import ProblemSpec
+from kernelbench.problems.spec import ProblemSpec, StressCase
 
 
 class ConceptMapping(BaseModel):
@@ -62,6 +62,15 @@ class Layout:
     def folder_name(self, path: Path) -> str:
         return Path(path).name
 
+    def copy_name(self, path: Path, file: Path) -> str:
+        """Where one of `copied_files` lies in the grader's copy of the problem, relative to it."""
+        return Path(file).name
+
+    def drawn_stress(self, path: Path, spec: ProblemSpec, secret: int) -> list[StressCase]:
+        """Stress entries one grading draws beside the spec's (another benchmark's property cases, drawn from a
+        seed derived from the grading's secret seed)."""
+        return []
+
     def baselines_dir(self, path: Path) -> Path:
         """Where `kernelbench baselines` files this problem's lines, one JSON per GPU."""
         return Path(path) / "baselines"
@@ -81,7 +90,7 @@ class Layout:
         digest = hashlib.sha256()
         for file in self.graded_files(path):
             if file.is_file():
-                digest.update(file.name.encode() + b"\0" + file.read_bytes() + b"\0")
+                digest.update(self.copy_name(path, file).encode() + b"\0" + file.read_bytes() + b"\0")
         return digest.hexdigest()
 
 

@@ -10,6 +10,8 @@ Facts of that benchmark this adapter maps (from its src/eval/correctness.py and 
 42, 123, 456 set with torch.manual_seed before get_inputs(); shape globals rebound per shape; the per-dtype default
 tolerances fp32 1e-4, fp16/bf16 1e-2, fp8 0.1, integers exact, overridden by problem.yaml's `tolerance` keyed by
 `torch.<dtype>` or `<dtype>` with a number (atol = rtol) or {atol, rtol}; `forbidden` as substrings of the solution.
+Their stress cases live in their harness package (`src/eval`, two folders above the problem), not in the problem
+folder: where it is there, kbh_stress declares, draws and applies them through its own functions.
 """
 
 from __future__ import annotations
@@ -30,8 +32,19 @@ from kernelbench.problems.layouts.base import (
     parse_source,
     spec_or_error,
 )
-from kernelbench.problems.layouts.shim import check_shape_keys, make_reference
-from kernelbench.problems.spec import IndexOutput, ProblemSpec, TimingSpec, parse_formula
+from kernelbench.problems.layouts.kbh_stress import (
+    HARNESS_COPY,
+    PACKAGE,
+    Entries,
+    StressInputs,
+    declared_entries,
+    drawn_entries,
+    harness_files,
+    harness_root,
+    load_harness,
+)
+from kernelbench.problems.layouts.shim import check_shape_keys, derived_seed, make_reference
+from kernelbench.problems.spec import IndexOutput, ProblemSpec, StressCase, TimingSpec, parse_formula
 
 NAME = "kernelbench-hard"
 MARKER_KEYS = ("flops_formula", "bytes_formula", "peak_tflops_key", "peak_bandwidth_key")
@@ -67,7 +80,18 @@ class KernelBenchHardLayout(Layout):
         return Path(path) / "reference.py"
 
     def graded_files(self, path: Path) -> list[Path]:
-        return [Path(path) / n for n in ("problem.yaml", "reference.py", "shapes.py")]
+        """The problem's files, and their harness's modules where it sits beside the deck: its stress cases decide
+        verdicts too (kbh_stress)."""
+        root = harness_root(Path(path))
+        return [Path(path) / n for n in ("problem.yaml", "reference.py", "shapes.py")] + (
+            harness_files(root) if root is not None else [])
+
+    def copy_name(self, path: Path, file: Path) -> str:
+        """The problem's files by name; their harness's under _harness/ (where kbh_stress looks in a copy)."""
+        root = harness_root(Path(path))
+        if root is not None and Path(file).is_relative_to(root / PACKAGE):
+            return str(Path(HARNESS_COPY) / Path(file).relative_to(root))
+        return Path(file).name
 
     def copied_files(self, path: Path) -> list[Path]:
         return [*self.graded_files(path), Path(path) / "PROMPT.txt"]
@@ -93,8 +117,18 @@ class KernelBenchHardLayout(Layout):
             seeds=SEEDS, timing=TimingSpec(warmup=WARMUP, trials=_count(meta, "num_perf_trials", 30, yaml_path)),
             # their prompt lets an up-cast GEMM pass (slower): the FP8 share is reported, not required
             leak_checks=(["fp8_reported"] if _is_fp8(meta) else []) + (["custom_kernel"] if _asks_custom(path) else []),
-            index_outputs=SELECTED_BY_VALUE.get(path.name, []))
+            index_outputs=SELECTED_BY_VALUE.get(path.name, []), stress=_stress_entries(path, meta).stress)
         return spec_or_error(yaml_path, fields)
+
+    def drawn_stress(self, path: Path, spec: ProblemSpec, secret: int) -> list[StressCase]:
+        """Their property cases for one grading: their hypothesis strategy from a seed derived from the secret."""
+        path = Path(path)
+        root = harness_root(path)
+        if root is None:
+            return []
+        meta = _meta(path)
+        return drawn_entries(load_harness(root), _their_name(path, meta), _their_tolerance(meta),
+                             derived_seed(secret, f"kbh-property|{path.name}"))
 
     # ---------------------------------------------------------------------------------------------- code
 
@@ -107,7 +141,9 @@ class KernelBenchHardLayout(Layout):
         module = load_module(ref_path, "reference")
         require_interface(module, ref_path)
         check_shape_keys(module, shapes, ref_path, "shapes.py")
-        return make_reference(module, shapes, layout=NAME)
+        root = harness_root(path)
+        stress = StressInputs(root, _their_name(path, _meta(path))) if root is not None else None
+        return make_reference(module, shapes, layout=NAME, stress=stress)
 
     # ---------------------------------------------------------------------------------------------- mapping
 
@@ -124,7 +160,8 @@ class KernelBenchHardLayout(Layout):
         path = Path(path)
         meta, spec = _meta(path), self.load_spec(path)
         return [_shapes_row(spec), _seeds_row(path), _tolerance_row(meta, spec), _roofline_row(meta, spec),
-                _forbidden_row(meta, spec), _fp8_row(meta), _stress_row(), _weights_row(), _sota_row(meta),
+                _forbidden_row(meta, spec), _fp8_row(meta), _stress_row(path, meta, spec), _weights_row(),
+                _sota_row(meta),
                 _timing_row(spec), *_index_rows(spec), *_custom_row(spec)]
 
 
@@ -415,12 +452,59 @@ def _fp8_row(meta: LineMap) -> ConceptMapping:
              "launch audit)")
 
 
-def _stress_row() -> ConceptMapping:
-    return ConceptMapping(
-        concept="stress cases", theirs="numeric_stress and property_stress tables in their harness (src/eval), "
-                                       "outside the problem folder",
-        ours="none drawn; property draws are extra seeds of the base distribution",
-        lost="the stress distributions and property cases")
+def _their_name(path: Path, meta: LineMap) -> str:
+    """The name their harness keys its tables by (check.py passes problem.yaml's `name`)."""
+    return str(meta.get("name") or path.name)
+
+
+def _their_tolerance(meta: LineMap) -> dict | None:
+    """problem.yaml's tolerance as their check.py hands it to their harness (a plain dict, or None)."""
+    raw = meta.get("tolerance")
+    return {str(k): (dict(v) if isinstance(v, dict) else v) for k, v in raw.items()} if isinstance(raw, dict) \
+        and raw else None
+
+
+def _stress_entries(path: Path, meta: LineMap) -> Entries:
+    root = harness_root(path)
+    if root is None:
+        return Entries([], [])
+    return declared_entries(load_harness(root), _their_name(path, meta), _their_tolerance(meta))
+
+
+def _tolerance_text(stress: StressCase) -> str:
+    return ", ".join(f"{d} {t.atol:g}/{t.rtol:g}" for d, t in stress.tolerance.items()) or "the problem's"
+
+
+def _stress_row(path: Path, meta: LineMap, spec: ProblemSpec) -> ConceptMapping:
+    theirs = ("numeric_stress (named input scalings on every shape and seed, each with its tolerance_for_case) "
+              "and property_stress (structural rewrites on one shape: their canonical case and hypothesis draws "
+              "from a fresh seed, within tolerance_for_property) in their harness (src/eval), outside the problem "
+              "folder")
+    root = harness_root(path)
+    if root is None:
+        return ConceptMapping(concept="stress cases", theirs=theirs,
+                              ours="none drawn: their harness (src/eval two folders above the problem) is not "
+                                   "beside this deck; property draws are extra seeds of the base distribution",
+                              lost="the stress distributions and property cases")
+    entries = _stress_entries(path, meta)
+    numeric = [s for s in entries.stress if s.shapes is None]
+    bound = [s for s in entries.stress if s.shapes is not None]
+    parts = [f"{s.case_label} (within {_tolerance_text(s)})" for s in numeric]
+    if bound:
+        parts.append(f"{bound[0].case_label} on shape {bound[0].shapes[0] if bound[0].shapes else '?'} "
+                     f"(within {_tolerance_text(bound[0])}) and, per grading, their generated property cases "
+                     "drawn by their generate_property_cases from a seed derived from the secret seed, each "
+                     "labelled property:<case>")
+    ours = ("their cases as our stress entries, run through their harness: the base inputs drawn with our "
+            "secret-mixed seed, then rewritten by their numeric_stress_context / apply_property_case; judged by "
+            "our comparison within the tolerance their harness sets for the case: " + "; ".join(parts or ["none"]))
+    lost = [("numeric cases on the smallest shape with one secret-mixed seed in the correctness check (theirs: "
+             "every shape x seeds 42, 123, 456), and on every other shape once as timed stress inputs, checked "
+             "before they are timed"),
+            "the property checks' warmed same-storage replay (this grader's own memoisation probes stand in)",
+            "a shape a CPU grading does not run (it runs the first shape) carries none of its property cases",
+            *entries.lost]
+    return ConceptMapping(concept="stress cases", theirs=theirs, ours=ours, lost="; ".join(lost))
 
 
 def _weights_row() -> ConceptMapping:

@@ -25,7 +25,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Protocol
 
 from kernelbench.errors import KernelBenchError
 
@@ -104,9 +104,19 @@ def scaled(torch, value: Any, scale: float) -> Any:
     return (value.float() * scale).to(value.dtype)
 
 
+class StressTransform(Protocol):
+    """Another benchmark's stress cases applied to a base draw (kbh_stress.StressInputs)."""
+
+    def knows(self, case: str) -> bool: ...
+
+    def apply(self, case: str, inputs: list) -> list: ...
+
+
 def make_reference(module: ModuleType, shapes: list[dict[str, Any]], *, layout: str,
-                   weights_by_seed: bool = False) -> ModuleType:
-    """A module with our reference interface around `module` (its Model class, its functions behind the shims)."""
+                   weights_by_seed: bool = False, stress: StressTransform | None = None) -> ModuleType:
+    """A module with our reference interface around `module` (its Model class, its functions behind the shims).
+    `stress`: the cases beyond the base draw (`case` names one): the base inputs drawn from the case's seed, then
+    rewritten by it."""
     wrapper = ModuleType(f"_kb_{layout}_reference_{next(_counter)}", module.__doc__)
     wrapper.__file__ = getattr(module, "__file__", None)
     # the module's attributes, set through its namespace (ModuleType declares none of them)
@@ -131,11 +141,14 @@ def make_reference(module: ModuleType, shapes: list[dict[str, Any]], *, layout: 
     def get_inputs(shape: dict[str, Any], seed: int, device, case: str = "base", scale: float = 1.0) -> list:
         import torch
 
-        if case not in CASES:
-            raise ValueError(f"unknown case {case!r}: this layout defines no stress distributions")
+        if case not in CASES and not (stress is not None and stress.knows(case)):
+            raise ValueError(f"unknown case {case!r}: the problem declares no such stress case")
         with _lock:
             bind_shape(module, shape)
             drawn = draw_on_device(torch, torch.device(device), seed, module.get_inputs)
+        if case not in CASES:
+            assert stress is not None  # a case beyond the base draw is one `stress` knows (checked above)
+            drawn = stress.apply(case, drawn)
         return [scaled(torch, x, scale).to(device) if isinstance(x, torch.Tensor) else x for x in drawn]
 
     def bind(shape: dict[str, Any]) -> None:
