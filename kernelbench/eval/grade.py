@@ -139,7 +139,7 @@ def run_stages(plan: GradingPlan, state: GradingState, exclusive: AbstractContex
                 announce("baseline medians")
                 timing.baseline_medians(plan, state)
         # once the verdict's stages have all run, and outside `exclusive`: nothing held out is timed
-        announce("held-out", f"{len(plan.heldout)} cases")
+        announce("held-out", f"{len(plan.heldout)} cases" if plan.options.held_out else "turned off")
     heldout.check(plan, state, correct)  # judged only where correct; otherwise it records why not
     return correct
 
