@@ -54,6 +54,9 @@ def _register_grade(subparsers) -> None:
     p.add_argument("--counters", choices=["on", "off"], default="on",
                    help="the hardware-counter pass on CUDA gradings (ncu; off where ncu is absent); the result "
                         "says whether it ran")
+    p.add_argument("--held-out", choices=["on", "off"], default="on",
+                   help="judge the problem's held-out cases after the other stages (default on; they never change "
+                        "the verdict); off skips their stage pair, and the result says it was turned off")
     p.set_defaults(func=grade_command)
 
 
@@ -107,7 +110,8 @@ def grade_command(args: argparse.Namespace) -> int:
     with StepProgress("grade", total=len(STAGES)) as progress:
         progress.note(f"grading {args.solution} on {args.problem} ({args.device}, {args.shapes} shapes)")
         report = grade_solution(args.solution, args.problem, device=args.device, shapes=args.shapes, out_dir=args.out,
-                                limits=dict(args.limit), counters=args.counters == "on", stage=progress.step)
+                                limits=dict(args.limit), counters=args.counters == "on",
+                                held_out=args.held_out == "on", stage=progress.step)
     g = report.grading
     if args.json:
         sys.stdout.write(report.dump_json())

@@ -66,17 +66,18 @@ def template_paths(solution: Path, problem_dir: Path) -> list[Path]:
 def grade_solution(solution: Path, problem_dir: Path, *, device: str = "cuda", shapes: str = "full",
                    out_dir: Path | None = None, line: Line = "candidate", lint: bool = True,
                    limits: dict[str, float] | None = None, timing: bool = True,
-                   counters: bool = True, exclusive: AbstractContextManager | None = None,
+                   counters: bool = True, held_out: bool = True, exclusive: AbstractContextManager | None = None,
                    stage: StageAnnouncer | None = None) -> GradeReport:
     """Grade one solution file against one problem; see kernelbench.eval.stages for the order of stages.
 
     `exclusive` is held around the stages that measure (counters, timing): gradings that share a GPU may check
     correctness side by side and take turns for their measurements (kernelbench regrade --jobs). `stage` is told
-    each stage's name as it starts (for progress)."""
+    each stage's name as it starts (for progress). `held_out=False` skips the held-out stage (its result then says
+    it was turned off): for callers that grade for another reason; every real grading keeps it on."""
     started = time.monotonic()
     solution, problem_dir = Path(solution).resolve(), Path(problem_dir).resolve()
     options = GradingOptions(device=device, shapes=shapes, line=line, lint=lint, timing=timing, counters=counters,
-                             limits=dict(limits or {}))
+                             held_out=held_out, limits=dict(limits or {}))
     state = GradingState(Grading(device=device, shapes_mode=shapes, has_solution=solution.is_file()))
     if not solution.is_file():
         state.grading.outcome = Outcome.NO_SOLUTION
@@ -138,7 +139,7 @@ def run_stages(plan: GradingPlan, state: GradingState, exclusive: AbstractContex
                 announce("baseline medians")
                 timing.baseline_medians(plan, state)
         # once the verdict's stages have all run, and outside `exclusive`: nothing held out is timed
-        announce("held-out", f"{len(plan.heldout)} cases")
+        announce("held-out", f"{len(plan.heldout)} cases" if plan.options.held_out else "turned off")
     heldout.check(plan, state, correct)  # judged only where correct; otherwise it records why not
     return correct
 

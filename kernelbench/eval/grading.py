@@ -73,6 +73,9 @@ class GradingOptions:
     lint: bool = True                    # the static lint and the launch audit (off for the deck's own lines)
     timing: bool = True                  # the bench stage (off for `problem check`)
     counters: bool = True                # the hardware-counter pass on CUDA gradings
+    # the held-out stage (docs/grading.md, "Held-out cases"): on for every real grading; the grader's caller may
+    # turn it off where the column is not wanted (tests that grade for another reason), and the result says so
+    held_out: bool = True
     limits: dict[str, float] = field(default_factory=dict)
 
     def limit(self, stage: str) -> float:
@@ -129,7 +132,8 @@ class GradingPlan:
         plan.graded_bytes = module.read_bytes()
         plan.brought = brought
         plan.brought_hashes = file_hashes([module.parent / rel for rel in brought.files])
-        plan.plan_heldout()
+        if options.held_out:
+            plan.plan_heldout()
         return plan
 
     def plan_heldout(self) -> None:

@@ -42,6 +42,9 @@ def register(subparsers) -> None:
     add_device_options(run)
     run.add_argument("--gpu", help="GPU profile key to record (default: detected)")
     run.add_argument("--no-sandbox", action="store_true", help="run without bubblewrap (recorded in result.json)")
+    run.add_argument("--held-out", choices=["on", "off"], default="on",
+                     help="the grading judges the problem's held-out cases (default on; off skips them and the "
+                          "result says so)")
     run.add_argument("--unshare-net", action="store_true", help="no network inside the sandbox")
     run.add_argument("--provider-order", help="comma-separated providers a routed model is pinned to")
     served = run.add_mutually_exclusive_group()
@@ -100,7 +103,8 @@ def run_command(args: argparse.Namespace) -> int:
     for trial in range(1, args.trials + 1):
         request = RunRequest(agent=AgentSpec.parse(args.agent), problem_dir=args.problem, runs_dir=args.runs,
                              budget_s=args.budget, trial=trial, device=args.device, shapes=args.shapes,
-                             sandboxed=not args.no_sandbox, network=not args.unshare_net, gpu=args.gpu,
+                             held_out=args.held_out == "on", sandboxed=not args.no_sandbox,
+                             network=not args.unshare_net, gpu=args.gpu,
                              options=options, stand_in=args.stand_in, model_server=args.model_server)
         with console.status(f"trial {trial}/{args.trials}: {args.agent} on {args.problem.name}"):
             summary = JobSummary.of_run(execute_run(request))

@@ -33,6 +33,7 @@ class Job(BaseModel):
     budget_s: float
     device: str = "cuda"
     shapes: str = "full"
+    held_out: bool = True
     sandboxed: bool = True
     network: bool = True
     gpu: str | None = None
@@ -46,7 +47,8 @@ class Job(BaseModel):
     def request(self, runs_dir: Path | None = None, env: dict[str, str] | None = None) -> RunRequest:
         return RunRequest(agent=AgentSpec.parse(self.agent), problem_dir=Path(self.problem_dir),
                           runs_dir=runs_dir or Path(self.runs_dir), budget_s=self.budget_s, trial=self.trial,
-                          device=self.device, shapes=self.shapes, sandboxed=self.sandboxed, network=self.network,
+                          device=self.device, shapes=self.shapes, held_out=self.held_out,
+                          sandboxed=self.sandboxed, network=self.network,
                           gpu=self.gpu, options=dict(self.options), env=env or {},
                           stand_in=Path(self.stand_in) if self.stand_in else None)
 

@@ -40,6 +40,7 @@ class RunRequest:
     trial: int = 1
     device: str = "cuda"
     shapes: str = "full"
+    held_out: bool = True              # the grading judges the held-out cases (off only where a caller opts out)
     sandboxed: bool = True
     network: bool = True
     gpu: str | None = None                                   # profile key; detected when None
@@ -274,7 +275,8 @@ def _last_line(path: Path) -> str | None:
 def _grade(submission: Path, request: RunRequest):
     from kernelbench.eval.grade import grade_solution
 
-    return grade_solution(submission, Path(request.problem_dir), device=request.device, shapes=request.shapes)
+    return grade_solution(submission, Path(request.problem_dir), device=request.device, shapes=request.shapes,
+                          held_out=request.held_out)
 
 
 def _sidecars_only(folder: Path) -> None:

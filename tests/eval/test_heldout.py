@@ -132,3 +132,58 @@ def test_the_command_line_prints_the_held_out_result_apart_with_its_note_escaped
     assert "not part of the verdict" in line and "WRONG, 1 of 2 right" in line
     assert "\x1b" not in line and "\\x1b[2Jboom" in line
     assert "not judged, 0 of 0" in held_out_line(HeldOut(note="not judged: the published shapes failed"))
+
+
+def test_held_out_judging_is_on_unless_the_grader_s_caller_turns_it_off():
+    """Every real grading judges the held-out cases: on by default in the grader's options and Python API, the
+    `grade` and `run` commands, a run request, a sweep file and its jobs. Only the trusted caller can turn it off,
+    by an argument (no environment variable a candidate could set does)."""
+    import inspect
+
+    from kernelbench.cli import build_parser
+    from kernelbench.eval.grade import grade_solution
+    from kernelbench.eval.grading import GradingOptions
+    from kernelbench.harness.agentspec import AgentSpec
+    from kernelbench.harness.runner import RunRequest
+    from kernelbench.harness.sweep import SweepFile
+
+    assert GradingOptions().held_out is True
+    assert inspect.signature(grade_solution).parameters["held_out"].default is True
+    parser = build_parser()
+    assert parser.parse_args(["grade", "s.py", "--problem", "p"]).held_out == "on"
+    assert parser.parse_args(["run", "--agent", "scripted:eager", "--problem", "p"]).held_out == "on"
+    assert RunRequest(agent=AgentSpec.parse("scripted:eager"), problem_dir=Path("p")).held_out is True
+    assert SweepFile(name="s", agents=["scripted:eager"]).held_out is True
+
+
+def test_a_run_and_a_sweep_hand_the_held_out_switch_to_their_grading(tmp_path, monkeypatch):
+    """What a sweep file says reaches each job's run request, and the run request's switch reaches
+    grade_solution."""
+    from kernelbench.eval import grade
+    from kernelbench.harness import runner
+    from kernelbench.harness.sweep import Sweep
+
+    seen = []
+    monkeypatch.setattr(grade, "grade_solution", lambda *args, **kwargs: seen.append(kwargs["held_out"]))
+    for held_out in (True, False):
+        path = tmp_path / f"sweep-{held_out}.yaml"
+        path.write_text(f"name: s\nagents: [scripted:eager]\nproblems: [05_topk_bitonic]\nproblems_dir: {PROBLEMS}\n"
+                        f"device: cpu\nshapes: smoke\n" + ("" if held_out else "held_out: false\n"))
+        [job] = Sweep.load(path).jobs()
+        runner._grade(tmp_path / "solution.py", job.request())
+    assert seen == [True, False]
+
+
+def test_turned_off_the_held_out_stage_starts_nothing_and_says_so():
+    """--held-out off: no held-out process starts (the plan below has no way to start one), and the result's
+    column says why there is no judgement rather than looking like a problem without held-out cases."""
+    from kernelbench.base.models import Grading
+    from kernelbench.eval.grading import GradingOptions, GradingState
+    from kernelbench.eval.stages import heldout
+
+    plan = SimpleNamespace(options=GradingOptions(device="cpu", held_out=False), heldout=["a case"])
+    state = GradingState(Grading(device="cpu"))
+    heldout.check(plan, state, True)
+    held = state.grading.held_out
+    assert held is not None and held.correct is None and not held.checks and held.note == heldout.TURNED_OFF
+    assert "heldout" not in state.stages

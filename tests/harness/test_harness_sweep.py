@@ -30,6 +30,7 @@ trials: 2
 budget_s: 300
 device: cpu
 shapes: smoke
+held_out: false
 slots: 2
 network: false
 sandbox: {sandbox}
@@ -51,6 +52,9 @@ def check_complete(runs: Path) -> None:
         if result.model == "fast-eager":  # graded for real (whether the deck's solution passes is the deck's test)
             assert result.grading.has_solution and result.grading.checks, (result.run_id, result.grading.reasons)
             assert result.status.value in ("PASS", "FAIL"), (result.run_id, result.grading.reasons)
+            # the sweep file's `held_out: false` reached each grading (the sweep tests what runs, not held-out)
+            held = result.grading.held_out
+            assert held is not None and held.correct is None and "turned off" in held.note, held
         else:
             assert result.grading.outcome.value == "no_solution" and result.status.value == "ERR"
     assert not list(runs.glob(".tmp-*"))

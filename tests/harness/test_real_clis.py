@@ -51,7 +51,7 @@ def kernelbench_run(env: dict[str, str], agent: str, runs: Path, policy: Path = 
                     budget: float = 180) -> tuple[subprocess.CompletedProcess, Path, dict]:
     argv = [sys.executable, "-m", "kernelbench", "run", "--agent", agent, "--stand-in", str(policy),
             "--problem", str(PROBLEM), "--device", "cpu", "--shapes", "smoke", "--budget", str(budget),
-            "--runs", str(runs)]
+            "--runs", str(runs), "--held-out", "off"]  # these test the CLIs; the held-out stage has tests of its own
     proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=budget + 240)
     found = sorted(p for p in runs.iterdir() if not p.name.startswith("."))
     assert len(found) == 1, (proc.stdout, proc.stderr)
@@ -116,7 +116,7 @@ def test_a_sweep_entry_runs_its_cli_against_the_stand_in_it_names(clis_env, tmp_
     sweep = tmp_path / "standin.yaml"
     sweep.write_text(f"name: standin\nagents:\n{entries}problems: [04_kahan_softmax]\n"
                      f"problems_dir: {REPO / 'problems'}\nruns: runs\ndevice: cpu\nshapes: smoke\nbudget_s: 180\n"
-                     f"slots: 1\nretries: 0\n")
+                     f"slots: 1\nretries: 0\nheld_out: false\n")
     proc = subprocess.run([sys.executable, "-m", "kernelbench", "sweep", str(sweep)], env=clis_env, check=False,
                           capture_output=True, text=True, timeout=240 * len(names) + 120)
     assert proc.returncode == 0, (proc.stdout[-2000:], proc.stderr[-2000:])

@@ -128,7 +128,10 @@ def spy_on_the_pass(tmp_path: Path, monkeypatch) -> None:
 
 
 def grade_smoke(**kwargs):
-    return grade_solution(HONEST, PROBLEMS / "04_kahan_softmax", device="cpu", shapes="smoke", timing=False, **kwargs)
+    """The honest Kahan line graded for its counter pass: the held-out stage, which runs after it and never sees
+    it, is turned off (tests/eval/test_heldout.py grades it)."""
+    return grade_solution(HONEST, PROBLEMS / "04_kahan_softmax", device="cpu", shapes="smoke", timing=False,
+                          held_out=False, **kwargs)
 
 
 def dram_finding(report) -> dict:
@@ -257,7 +260,7 @@ def test_kahan_library_sums_in_the_measured_call_are_refused():
 def test_grading_passes_when_the_call_reads_its_inputs(tmp_path: Path, monkeypatch, capsys):
     stand_in_ncu(tmp_path, monkeypatch, "measure", [("softmax_kernel", "12,288", "12,000")])
     code = kernelbench_main(["grade", str(HONEST), "--problem", str(PROBLEMS / "04_kahan_softmax"),
-                             "--device", "cpu", "--shapes", "smoke", "--json"])
+                             "--device", "cpu", "--shapes", "smoke", "--json", "--held-out", "off"])
     report = json.loads(capsys.readouterr().out)
     assert (code, report["grading"]["outcome"]) == (0, "pass"), report["grading"]["reasons"]
     [found] = [f for f in report["integrity"] if f["check"] == "dram_bytes"]
@@ -303,13 +306,16 @@ def test_a_pass_past_its_limit_is_killed_and_reported(tmp_path: Path, monkeypatc
 def test_counters_off_is_recorded(tmp_path: Path, monkeypatch, capsys):
     stand_in_ncu(tmp_path, monkeypatch, "measure", [("softmax_kernel", "1", "1")])
     code = kernelbench_main(["grade", str(HONEST), "--problem", str(PROBLEMS / "04_kahan_softmax"), "--device",
-                             "cpu", "--shapes", "smoke", "--json", "--counters", "off"])
+                             "cpu", "--shapes", "smoke", "--json", "--counters", "off", "--held-out", "off"])
     report = json.loads(capsys.readouterr().out)
     assert code == 0, (report["grading"]["outcome"], report["grading"]["reasons"])
     [found] = [f for f in report["integrity"] if f["check"] == "dram_bytes"]
     assert found["severity"] == "info" and "--counters off" in found["evidence"]
     assert report["grading"]["shapes"] and all(s["median_ms"] is not None for s in report["grading"]["shapes"])
     assert not (tmp_path / "seen").exists()  # ncu never started
+    # --held-out off, likewise: said in the result, and its stage pair never started
+    assert report["grading"]["held_out"]["correct"] is None and "turned off" in report["grading"]["held_out"]["note"]
+    assert "heldout" not in report["stages"] and "[held-out]" not in report["check_log"]
 
 
 def test_what_ncu_measured_outranks_what_the_probe_says_of_itself():

@@ -45,20 +45,24 @@ API_GRADE = """
 import json, sys
 from pathlib import Path
 from kernelbench.eval.grade import grade_solution
-solution, problem, limits = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-report = grade_solution(Path(solution), Path(problem), device="cpu", shapes="smoke", limits=limits)
+solution, problem, limits, held_out = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), sys.argv[4] == "on"
+report = grade_solution(Path(solution), Path(problem), device="cpu", shapes="smoke", limits=limits,
+                        held_out=held_out)
 sys.stdout.write(report.dump_json())
 """
 
 
-def grade(solution: Path, problem: str, limits: dict[str, float] | None = None) -> dict[str, Any]:
-    """The real grader on CPU smoke shapes; stage limits go through the Python API (the CLI has no flag)."""
+def grade(solution: Path, problem: str, limits: dict[str, float] | None = None,
+          held_out: bool = True) -> dict[str, Any]:
+    """The real grader on CPU smoke shapes; stage limits go through the Python API. `held_out=False` turns the
+    held-out stage off (`--held-out off`) where a test grades for another reason and reads no held-out result."""
     problem_dir = str(REPO / "problems" / problem)
+    switch = "on" if held_out else "off"
     if limits:
-        cmd = [sys.executable, "-c", API_GRADE, str(solution), problem_dir, json.dumps(limits)]
+        cmd = [sys.executable, "-c", API_GRADE, str(solution), problem_dir, json.dumps(limits), switch]
     else:
         cmd = [sys.executable, "-m", "kernelbench", "grade", str(solution), "--problem", problem_dir,
-               "--device", "cpu", "--shapes", "smoke", "--json"]
+               "--device", "cpu", "--shapes", "smoke", "--json", "--held-out", switch]
     proc = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=GRADE_TIMEOUT_S, cwd=REPO)
     try:
         return json.loads(proc.stdout)
@@ -80,10 +84,13 @@ def problem_digest() -> dict[str, str]:
 @pytest.fixture(scope="session")
 def reports() -> dict[str, dict[str, Any]]:
     before = problem_digest()
+    # the cases and the honest solutions as every real grading runs them, held-out stage included (the honest
+    # ones are checked right on it, and a bad input meets that stage too); an accepted route is checked for its
+    # verdict alone
     jobs = {c.file: (HERE / "cases" / c.file, c.problem, c.limits or None) for c in CPU_CASES}
     jobs.update({f"honest:{p.name}": (p, p.stem, None) for p in HONEST})
     if FULL:
-        jobs.update({f"accepted:{name}": (HERE / "accepted" / name, problem, None)
+        jobs.update({f"accepted:{name}": (HERE / "accepted" / name, problem, None, False)
                      for name, problem in ACCEPTED.items()})
     with ThreadPoolExecutor(PARALLEL) as pool:
         futures = {key: pool.submit(grade, *args) for key, args in jobs.items()}

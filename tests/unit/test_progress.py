@@ -23,7 +23,8 @@ def stub_stages(monkeypatch, correct: bool) -> None:
     monkeypatch.setattr(heldout, "check", lambda plan, state, correct: None)
 
 
-PLAN = SimpleNamespace(options=SimpleNamespace(timing=True), cases=[1, 2, 3], shapes=[1, 2], heldout=[1, 2, 3, 4])
+PLAN = SimpleNamespace(options=SimpleNamespace(timing=True, held_out=True), cases=[1, 2, 3], shapes=[1, 2],
+                       heldout=[1, 2, 3, 4])
 
 
 def test_run_stages_announces_every_stage_in_order_with_its_work(monkeypatch):
@@ -33,6 +34,10 @@ def test_run_stages_announces_every_stage_in_order_with_its_work(monkeypatch):
     assert [name for name, _ in announced] == list(STAGES)
     assert dict(announced)["correctness"] == "3 cases" and dict(announced)["timing"] == "2 shapes"
     assert dict(announced)["held-out"] == "4 cases"
+    announced.clear()  # turned off by the grader's caller, the stage says so rather than "0 cases"
+    off = SimpleNamespace(**{**vars(PLAN), "options": SimpleNamespace(timing=True, held_out=False), "heldout": []})
+    run_stages(off, None, stage=lambda name, detail="": announced.append((name, detail)))
+    assert dict(announced)["held-out"] == "turned off"
 
 
 def test_a_failed_check_ends_the_stages_after_the_launch_audit(monkeypatch):

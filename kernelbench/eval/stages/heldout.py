@@ -20,6 +20,7 @@ from kernelbench.eval.process import finish_beside, finish_stage
 from kernelbench.eval.protocol import DONE_MARKER, CaseRecord, CheckJob, CheckReply, JudgeJob, JudgeReply
 
 STAGE = "heldout"
+TURNED_OFF = "not judged: held-out judging was turned off for this grading by its caller (--held-out off)"
 
 
 def check(plan: GradingPlan, state: GradingState, correct: bool) -> None:
@@ -27,6 +28,9 @@ def check(plan: GradingPlan, state: GradingState, correct: bool) -> None:
     solutions that count; judging the others would cost a pair of processes for nothing); record the result in
     `state.grading.held_out`."""
     if plan.options.line != "candidate":  # the deck's own lines (eager, compiled, SOTA) are baselines, not entrants
+        return
+    if not plan.options.held_out:
+        state.grading.held_out = HeldOut(note=TURNED_OFF)
         return
     if not plan.heldout:
         if plan.heldout_note:
