@@ -64,6 +64,7 @@ class Manifest:
     started_ns: int = 0  # wall clock when that build began hashing (signatures are trusted before it)
     rendered: int = 0  # pages rendered by this build (not stored)
     settled: dict[str, list] = field(default_factory=dict)  # files hashed where their pages were rendered (not stored)
+    written: list[str] = field(default_factory=list)  # the pages this build rendered (not stored)
 
     @classmethod
     def load(cls, out_dir: Path) -> "Manifest":

@@ -120,8 +120,10 @@ def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildR
     staging = output.new_staging_dir(out_dir)
     seeding = None
     try:
+        spare_runs = output.take_spare(out_dir, staging)
         output.claim(staging)
-        seeding = output.Seeding(out_dir, staging)  # runs while the inputs are read
+        seeding = output.Seeding(out_dir, staging, spare_runs)  # runs while the inputs are read
+        seeded_from = output.SiteRecord.load(out_dir)
         version = cache_version()
         parse_cache = warm.parse_cache if warm else load_parse_cache(out_dir, version)
         with gc_paused():  # tens of thousands of long-lived objects, no cycle among them (see gcpause.py)
@@ -148,7 +150,9 @@ def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildR
         atomic_write_bytes(staging / MANIFEST_NAME, manifest.dump())
         outcome = _outcome(site.pages, manifest, site.diagnostics + render_diags)
         snapshot.save(snapshot_path(staging), inputs_now, outcome)
-        output.swap_in(staging, out_dir)
+        output.SiteRecord(id=output.new_site_id(), seeded_from=seeded_from.id if seeded_from else None,
+                          written_runs=written_run_folders(manifest.written)).save(staging)
+        output.swap_in(staging, out_dir, keep_spare=True)
         clock.lap("exports and swap")
         if warm is not None:
             warm.builds += 1
@@ -168,6 +172,11 @@ def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildR
         timings=clock.laps,
         cpu_s=time.process_time() - clock.cpu_start,
     )
+
+
+def written_run_folders(urls_written: list[str]) -> list[str]:
+    """The run folders (under runs/) of the pages a build wrote: a run page writes its chunk files beside it."""
+    return sorted({url.split("/")[1] for url in urls_written if url.startswith("runs/") and url.count("/") == 2})
 
 
 def snapshot_path(site_dir: Path) -> Path:
@@ -284,6 +293,7 @@ def render_changed_pages(
         else:
             todo.append(page)
     manifest.rendered = len(todo)
+    manifest.written = [page.url for page in todo]
     for url, digest, diags, settled in _render_all(todo, env, tpl_hash, staging, config):
         manifest.pages[url] = [digest, [_diag_to_json(d) for d in diags]]
         manifest.settled.update(settled)
