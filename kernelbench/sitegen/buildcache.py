@@ -30,6 +30,7 @@ class WarmState:
     """Kept by the dev server between rebuilds, so a rebuild after one edit parses and compiles only that edit."""
 
     parse_cache: ParseCache = field(default_factory=lambda: _new_parse_cache())
+    memo: object | None = None  # plan.PlanMemo: derived values keyed by what they were derived from
     env: object | None = None  # jinja2 environment, valid for `env_key`
     env_key: str = ""
     builds: int = 0

@@ -39,22 +39,32 @@ _RENAME_EXCHANGE = 2
 class SiteRecord(BaseModel):
     """What a site says of itself, for the build that takes the site it retires as a spare (see the module's
     docstring): its own id, the id of the site it was seeded from (None: none), and the run folders it wrote
-    (under runs/) after seeding. Every other file under runs/ is the seed's own, hard-linked."""
+    (under runs/) after seeding. Every other file under runs/ is the seed's own, hard-linked. `root` is the
+    device and inode of the site's own folder: a record copied into another tree (by a build of older code, which
+    seeds the whole previous site, record included) does not describe that tree and is not believed."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: str
     seeded_from: str | None
     written_runs: list[str]
+    root: tuple[int, int]
 
     @classmethod
     def load(cls, site: Path) -> SiteRecord | None:
-        """The record of the site at `site` (the build's own output, never an input); None when there is none or
-        it cannot be read."""
+        """The record of the site at `site` (the build's own output, never an input); None when there is none, it
+        cannot be read, or it is not this folder's own."""
         try:
-            return cls.model_validate_json((Path(site) / SITE_RECORD).read_bytes())
+            record = cls.model_validate_json((Path(site) / SITE_RECORD).read_bytes())
+            return record if record.root == _folder_id(site) else None
         except (OSError, ValueError):
             return None
+
+    @classmethod
+    def of_staging(cls, staging: Path, seeded_from: SiteRecord | None, written_runs: list[str]) -> SiteRecord:
+        """The record of a site being built in `staging` (the folder becomes the site's own, inode and all)."""
+        return cls(id=secrets.token_hex(16), seeded_from=seeded_from.id if seeded_from else None,
+                   written_runs=written_runs, root=_folder_id(staging))
 
     def save(self, site: Path) -> None:
         target = Path(site) / SITE_RECORD
@@ -63,8 +73,9 @@ class SiteRecord(BaseModel):
         target.write_bytes(self.model_dump_json().encode())
 
 
-def new_site_id() -> str:
-    return secrets.token_hex(16)
+def _folder_id(folder: Path) -> tuple[int, int]:
+    info = os.stat(folder)
+    return info.st_dev, info.st_ino
 
 
 def new_staging_dir(out_dir: Path) -> Path:

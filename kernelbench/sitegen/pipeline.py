@@ -127,7 +127,7 @@ def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildR
         version = cache_version()
         parse_cache = warm.parse_cache if warm else load_parse_cache(out_dir, version)
         with gc_paused():  # tens of thousands of long-lived objects, no cycle among them (see gcpause.py)
-            site = plan_site(config, hasher, parse_cache)  # gather + validate + derive, all in memory
+            site = plan_site(config, hasher, parse_cache, _memo(warm))  # gather + validate + derive, in memory
         clock.lap("load and plan")
         tpl_hash = templates_hash(config.templates_dir)
         env = _environment(config, tpl_hash, warm, staging)
@@ -150,8 +150,7 @@ def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildR
         atomic_write_bytes(staging / MANIFEST_NAME, manifest.dump())
         outcome = _outcome(site.pages, manifest, site.diagnostics + render_diags)
         snapshot.save(snapshot_path(staging), inputs_now, outcome)
-        output.SiteRecord(id=output.new_site_id(), seeded_from=seeded_from.id if seeded_from else None,
-                          written_runs=written_run_folders(manifest.written)).save(staging)
+        output.SiteRecord.of_staging(staging, seeded_from, written_run_folders(manifest.written)).save(staging)
         output.swap_in(staging, out_dir, keep_spare=True)
         clock.lap("exports and swap")
         if warm is not None:
@@ -177,6 +176,17 @@ def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildR
 def written_run_folders(urls_written: list[str]) -> list[str]:
     """The run folders (under runs/) of the pages a build wrote: a run page writes its chunk files beside it."""
     return sorted({url.split("/")[1] for url in urls_written if url.startswith("runs/") and url.count("/") == 2})
+
+
+def _memo(warm: WarmState | None):
+    """The watching process's memo of derived values (a command builds once: nothing to keep)."""
+    from kernelbench.sitegen.plan import PlanMemo
+
+    if warm is None:
+        return None
+    if warm.memo is None:
+        warm.memo = PlanMemo()
+    return warm.memo
 
 
 def snapshot_path(site_dir: Path) -> Path:

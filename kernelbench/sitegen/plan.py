@@ -16,7 +16,7 @@ from kernelbench.base.decks import MAIN_DECK
 from kernelbench.errors import Diagnostic
 from kernelbench.inputs import NotPlain
 from kernelbench.results.dataset import Dataset, ParseCache, RunRecord, load_dataset
-from kernelbench.results.leaderboard import Board, build_boards, export_csv, export_json
+from kernelbench.results.leaderboard import Board, build_boards, export_csv, export_json, make_trial
 from kernelbench.sitegen import charts, urls, views
 from kernelbench.sitegen.buildcache import viewer_cache_file
 from kernelbench.sitegen.manifest import FileHasher, Unknown, hash_data
@@ -77,9 +77,43 @@ class SitePlan:
         export_csv(self.boards, staging / "data" / "leaderboard.csv")
 
 
-def plan_site(config, hasher: FileHasher, cache: ParseCache | None = None) -> SitePlan:
+class PlanMemo:
+    """What a process that builds again and again (`--watch`, `--serve`) derived in its previous build, each value
+    keyed by the very objects it was derived from. The parse cache hands back the same object for the same bytes
+    (results.dataset.ParseCache), and no loaded or derived value is ever changed in place, so the same key objects
+    give the same value: a rebuild after one edit derives the board's trial and the run view of one run again,
+    not of every run. Each build keeps only the entries it used (which hold their key objects, so an id is never
+    taken for another object's)."""
+
+    def __init__(self) -> None:
+        self.trials: dict[tuple[int, int, int], tuple] = {}
+        self.views: dict[tuple, tuple] = {}
+        self._trials_used: dict[tuple[int, int, int], tuple] = {}
+        self._views_used: dict[tuple, tuple] = {}
+
+    def trial(self, result, annotation, baselines):
+        key = (id(result), id(annotation), id(baselines))
+        kept = self.trials.get(key) or (result, annotation, baselines, make_trial(result, annotation, baselines))
+        self._trials_used[key] = kept
+        return kept[-1]
+
+    def run_view(self, record: RunRecord, dataset: Dataset, shown: dict) -> dict:
+        annotation = dataset.annotation_for(record.run_id)
+        cell = shown.get(record.run_id)
+        key = (record.run_id, id(record.result), annotation.verdict if annotation else None,
+               bool(cell and cell.unaudited))
+        kept = self.views.get(key) or (record.result, views.run_view(record, dataset, shown))
+        self._views_used[key] = kept
+        return kept[-1]
+
+    def end_build(self) -> None:
+        self.trials, self._trials_used = self._trials_used, {}
+        self.views, self._views_used = self._views_used, {}
+
+
+def plan_site(config, hasher: FileHasher, cache: ParseCache | None = None, memo: PlanMemo | None = None) -> SitePlan:
     dataset = load_dataset(Path(config.data_dir), config.resolved_problems_dir(), cache=cache)
-    data = derive(dataset)
+    data = derive(dataset, memo)
     pages = [
         *leaderboard_pages(data),
         runs_index_page(data),
@@ -90,15 +124,18 @@ def plan_site(config, hasher: FileHasher, cache: ParseCache | None = None) -> Si
         *writeup_pages(data),
         *run_pages(data, hasher),
     ]
+    if memo is not None:
+        memo.end_build()
     return SitePlan(pages=pages, diagnostics=list(dataset.diagnostics), boards=data.boards, dataset=dataset)
 
 
-def derive(dataset: Dataset) -> SiteData:
+def derive(dataset: Dataset, memo: PlanMemo | None = None) -> SiteData:
     dataset.diagnostics += claim_addresses(dataset)
-    boards = build_boards(dataset)
+    boards = build_boards(dataset, make=memo.trial if memo else make_trial)
     dataset.diagnostics += claim_board_addresses(boards, dataset)
     shown = views.shown_runs(boards)
-    runs = {run_id: views.run_view(record, dataset, shown) for run_id, record in sorted(dataset.runs.items())}
+    run_view = memo.run_view if memo else views.run_view
+    runs = {run_id: run_view(record, dataset, shown) for run_id, record in sorted(dataset.runs.items())}
     return SiteData(
         dataset=dataset,
         boards=boards,

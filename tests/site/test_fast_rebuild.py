@@ -258,3 +258,15 @@ def test_a_spare_site_the_records_do_not_vouch_for_is_not_used(config_for, deck:
     scratch = tmp_path / "scratch"
     build_site(config_for(deck, scratch))
     assert _published(out) == _published(scratch)
+
+
+def test_a_site_record_copied_into_another_tree_is_not_believed(config_for, deck: Path, tmp_path: Path):
+    """A build of older code seeds its staging folder with the whole previous site, the record of the previous
+    site included: that record describes another tree, so the spare is not brought up to date from it."""
+    out = tmp_path / "site"
+    build_site(config_for(deck, out))
+    record = output.SiteRecord.load(out)
+    assert record is not None
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    assert output.SiteRecord.load(copy) is None
