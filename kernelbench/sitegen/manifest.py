@@ -164,6 +164,15 @@ class FileHasher:
         rendered."""
         return key not in self.previous
 
+    def carry(self, key: str) -> bool:
+        """Take the previous build's record of a file as this build's, for a caller that knows the file unchanged
+        since (a watching build's file-system record); False when there is none."""
+        cached = self.previous.get(key)
+        if cached is None:
+            return False
+        self.seen[key] = cached
+        return True
+
     def entry(self, key: str) -> list | None:
         """What this build recorded of a file (signature and hash), by the key it was hashed under."""
         return self.seen.get(key)

@@ -126,8 +126,9 @@ def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildR
         seeded_from = output.SiteRecord.load(out_dir)
         version = cache_version()
         parse_cache = warm.parse_cache if warm else load_parse_cache(out_dir, version)
+        memo, kept_inputs = _memo(warm, previous), _kept_inputs(warm, config, inputs_now, parse_cache)
         with gc_paused():  # tens of thousands of long-lived objects, no cycle among them (see gcpause.py)
-            site = plan_site(config, hasher, parse_cache, _memo(warm))  # gather + validate + derive, in memory
+            site = plan_site(config, hasher, parse_cache, memo, kept_inputs)  # gather + validate + derive
         clock.lap("load and plan")
         tpl_hash = templates_hash(config.templates_dir)
         env = _environment(config, tpl_hash, warm, staging)
@@ -155,6 +156,7 @@ def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildR
         clock.lap("exports and swap")
         if warm is not None:
             warm.builds += 1
+            warm.snapshot, warm.dataset, warm.manifest_started_ns = inputs_now, site.dataset, manifest.started_ns
     except BaseException:
         if seeding is not None:
             seeding.cancel()
@@ -178,7 +180,7 @@ def written_run_folders(urls_written: list[str]) -> list[str]:
     return sorted({url.split("/")[1] for url in urls_written if url.startswith("runs/") and url.count("/") == 2})
 
 
-def _memo(warm: WarmState | None):
+def _memo(warm: WarmState | None, previous: Manifest):
     """The watching process's memo of derived values (a command builds once: nothing to keep)."""
     from kernelbench.sitegen.plan import PlanMemo
 
@@ -186,7 +188,39 @@ def _memo(warm: WarmState | None):
         return None
     if warm.memo is None:
         warm.memo = PlanMemo()
+    if previous.started_ns != warm.manifest_started_ns:
+        warm.memo.forget_pages()
     return warm.memo
+
+
+def _kept_inputs(warm: WarmState | None, config: BuildConfig, now: snapshot.Snapshot, parse_cache):
+    """The run and annotation records of the watching process's previous build whose files its file-system record
+    shows unchanged since (snapshot.unchanged_names): taken unread (results.dataset.KeptInputs)."""
+    from kernelbench.results.dataset import KeptInputs
+
+    if warm is None or warm.snapshot is None or warm.dataset is None:
+        return None
+    before, dataset = warm.snapshot, warm.dataset
+    runs_root, annotations_root = (str(Path(config.data_dir) / name) for name in ("runs", "annotations"))
+    same_runs = snapshot.unchanged_names(before, now, runs_root)
+    same_annotations = snapshot.unchanged_names(before, now, annotations_root)
+    kept = KeptInputs()
+    for record in dataset.runs.values():
+        name = record.path.name
+        entry = now.folders.get(f"{runs_root}/{name}")
+        if (name in same_runs and str(record.path.parent) == runs_root and record.opened is not None
+                and entry is not None and record.opened.identity == (entry[0][1], entry[0][2])):
+            kept.runs[name] = record
+    wanted = {}
+    for annotation in dataset.annotations.values():
+        path = annotation.path
+        if path.name in same_annotations and str(path.parent) == annotations_root:
+            run = dataset.runs.get(annotation.run_id) if annotation.run_known else None
+            if run is None or run.path.name in kept.runs:
+                wanted[str(path)] = (annotation, dataset.annotation_reports.get(str(path), []), run)
+    kept.annotations = wanted
+    kept.annotation_keys = {key[0]: key for key in parse_cache.used if key[0] in wanted}
+    return kept
 
 
 def snapshot_path(site_dir: Path) -> Path:

@@ -270,3 +270,48 @@ def test_a_site_record_copied_into_another_tree_is_not_believed(config_for, deck
     copy = tmp_path / "copy"
     shutil.copytree(out, copy)
     assert output.SiteRecord.load(copy) is None
+
+
+def test_a_watching_build_keeps_unchanged_runs_unread_and_builds_what_a_build_from_scratch_builds(
+        config_for, deck: Path, tmp_path: Path, trust_at_once):
+    """A watching build takes the run and annotation records, run views and run pages of its previous build for
+    the folders its file-system record shows unchanged; every rebuild publishes what a build from scratch of the
+    same data publishes, and reports the same."""
+    from kernelbench.sitegen.buildcache import WarmState
+
+    out, warm = tmp_path / "site", WarmState()
+    build_site(config_for(deck, out), warm)
+    annotation = min((deck / "annotations").glob("*.yaml"))
+    quoted = deck / "runs" / annotation.stem / "solution.py"
+    runs = sorted(p for p in (deck / "runs").iterdir() if (p / "solution.py").is_file() and p != quoted.parent)
+
+    def edit_annotation():
+        annotation.write_text(annotation.read_text().replace("summary: ", "summary: Edited. ", 1))
+
+    def edit_quoted_file():  # the annotation, unchanged, no longer matches its run's file
+        quoted.write_text(quoted.read_text().replace("tiled kernel launch", "TILED KERNEL LAUNCH"))
+
+    def same_size_edit():
+        _same_size_edit(runs[0] / "solution.py", "tiled kernel launch", "TILED KERNEL LAUNCH")
+
+    def add_run():
+        shutil.copytree(runs[1], deck / "runs" / "added")
+        result = json.loads((deck / "runs" / "added" / "result.json").read_text())
+        (deck / "runs" / "added" / "result.json").write_text(json.dumps({**result, "run_id": "added"}))
+
+    def remove_run():
+        shutil.rmtree(runs[2])
+
+    changes = (edit_annotation, edit_quoted_file, same_size_edit, add_run, remove_run, edit_annotation)
+    for step, change in enumerate(changes):
+        change()
+        time.sleep(0.02)
+        with pytest.MonkeyPatch.context() as patch:
+            reads = _Reads(patch)
+            report = build_site(config_for(deck, out), warm)
+        assert reads.folders <= 2, f"{change.__name__}: only runs/ and the changed run folder are opened"
+        scratch = tmp_path / f"scratch-{step}"
+        fresh = build_site(config_for(deck, scratch))
+        assert _published(out) == _published(scratch), change.__name__
+        assert [str(d) for d in report.diagnostics] == [str(d) for d in fresh.diagnostics], change.__name__
+    assert any("quote" in str(d) for d in report.diagnostics)
