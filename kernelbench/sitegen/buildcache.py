@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the models behind it are imported when a build starts, not for `build.py --help`
     from kernelbench.results.dataset import Dataset, ParseCache
-    from kernelbench.sitegen.plan import PlanMemo
     from kernelbench.sitegen.snapshot import Snapshot
 
 CACHE_DIR = ".kernelbench-cache"
@@ -32,7 +31,7 @@ class WarmState:
     """Kept by the dev server between rebuilds, so a rebuild after one edit parses and compiles only that edit."""
 
     parse_cache: ParseCache = field(default_factory=lambda: _new_parse_cache())
-    memo: PlanMemo | None = None  # plan.PlanMemo: derived values keyed by what they were derived from
+    memo: object | None = None  # plan.PlanMemo (not imported here: plan imports this module): derived values keyed by what they were derived from
     # the previous build's file-system record and dataset, and when its manifest was begun: what shows which
     # records the next build may keep unread (results.dataset.KeptInputs)
     snapshot: Snapshot | None = None

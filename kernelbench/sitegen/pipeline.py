@@ -186,7 +186,7 @@ def _memo(warm: WarmState | None, previous: Manifest):
 
     if warm is None:
         return None
-    if warm.memo is None:
+    if not isinstance(warm.memo, PlanMemo):
         warm.memo = PlanMemo()
     if previous.started_ns != warm.manifest_started_ns:
         warm.memo.forget_pages()
