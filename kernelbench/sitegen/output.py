@@ -20,9 +20,9 @@ import ctypes
 import ctypes.util
 import errno
 import os
+import secrets
 import shutil
 import subprocess
-import secrets
 import tempfile
 from pathlib import Path
 
