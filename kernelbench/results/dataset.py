@@ -111,6 +111,23 @@ class ParseCache:
             self.statuses_used[path] = known
         return value
 
+    def keep(self, path: str) -> bool:
+        """Carry the value of the file at `path` (read with its status) into this load unread, for a caller that
+        knows the file is unchanged since the previous load (a watching build's file-system record); False when
+        there is nothing to carry."""
+        known = self.statuses.get(path)
+        return known is not None and self.keep_key((path, known[1]), known)
+
+    def keep_key(self, key: tuple[str, bytes], status: tuple | None = None) -> bool:
+        value = self._known(key)
+        if value is MISSING:
+            return False
+        self.hits += 1
+        self.used[key] = value
+        if status is not None:
+            self.statuses_used[key[0]] = status
+        return True
+
     def _known(self, key: tuple[str, bytes]) -> Any:
         value = self.entries.get(key, MISSING)
         if value is MISSING and key in self.stored:
@@ -294,6 +311,19 @@ class ProblemRecord:
 
 
 @dataclass
+class KeptInputs:
+    """What a watching build takes from its previous load without reading it again, because its file-system record
+    shows the files unchanged since (sitegen.snapshot.unchanged_names): run records by folder name (their folders
+    still open) and annotation records by path, each with what its load reported and the run it was checked
+    against (the record is kept only while that run is still the one its run id names). Parse-cache keys of the
+    annotations, so the cache carries them on."""
+
+    runs: dict[str, RunRecord] = field(default_factory=dict)
+    annotations: dict[str, tuple[AnnotationRecord, list[Diagnostic], RunRecord | None]] = field(default_factory=dict)
+    annotation_keys: dict[str, tuple[str, bytes]] = field(default_factory=dict)
+
+
+@dataclass
 class Dataset:
     """Everything loaded from a data directory.
 
@@ -312,6 +342,8 @@ class Dataset:
     baselines: dict[str, dict[tuple[str, str], ProblemBaselines]] = field(default_factory=dict)
     baseline_notes: dict[str, BaselineNotes] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    # what loading each annotation reported, by its path (for a watching build that keeps the record)
+    annotation_reports: dict[str, list[Diagnostic]] = field(default_factory=dict)
 
     @property
     def errors(self) -> list[Diagnostic]:
@@ -329,14 +361,16 @@ class Dataset:
 # --------------------------------------------------------------------------------------------- entry point
 
 def load_dataset(data_dir: Path, problems_dir: Path | None = None, *, runs_dir: Path | None = None,
-                 annotations_dir: Path | None = None, cache: ParseCache | None = None) -> Dataset:
+                 annotations_dir: Path | None = None, cache: ParseCache | None = None,
+                 kept: KeptInputs | None = None) -> Dataset:
     """Load runs, annotations, writeups, problems and baselines; never raises for bad input.
 
     problems_dir defaults to `<data_dir>/problems` when that folder exists (an imported data directory keeps its
     baselines there). runs_dir / annotations_dir override `<data_dir>/runs` and `<data_dir>/annotations`
     (writeups are read from `<annotations_dir>/writeups`). Problems load first, then runs, then annotations
     (checked against the runs), then writeups. `cache` (optional) keeps validated files between loads of the
-    same folders, so a rebuild after one edit parses one file.
+    same folders, so a rebuild after one edit parses one file. `kept`: records a watching build knows unchanged
+    since its previous load (see KeptInputs), taken as they are.
 
     Every file comes through `kernelbench.inputs` (nothing outside the data folder, or outside a folder given
     explicitly, is read; only regular files; each kind under its size cap), and whatever one file holds, its
@@ -352,10 +386,11 @@ def load_dataset(data_dir: Path, problems_dir: Path | None = None, *, runs_dir: 
     if dataset.problems_dir is not None:
         _load_problems(dataset, dataset.problems_dir, cache)
     runs = _top_folder(dataset, runs_dir, "runs")
+    kept = kept or KeptInputs()
     if runs is not None:
-        _load_runs(dataset, *runs, cache)
+        _load_runs(dataset, *runs, cache, kept)
     if annotations is not None:
-        _load_annotations(dataset, *annotations, cache)
+        _load_annotations(dataset, *annotations, cache, kept)
         writeups = _located_folder(dataset, annotations[0] / "writeups", annotations[1])
         if writeups is not None:
             _load_writeups(dataset, writeups, annotations[1], cache)
@@ -497,7 +532,7 @@ def _load_baseline_notes(dataset: Dataset, problem_id: str, path: Path, root: Pa
 
 # --------------------------------------------------------------------------------------------- runs
 
-def _load_runs(dataset: Dataset, runs_dir: Path, root: Path, cache: ParseCache) -> None:
+def _load_runs(dataset: Dataset, runs_dir: Path, root: Path, cache: ParseCache, kept: KeptInputs) -> None:
     runs = _opened_folder(dataset, runs_dir, root)
     if runs is None:
         return
@@ -507,7 +542,11 @@ def _load_runs(dataset: Dataset, runs_dir: Path, root: Path, cache: ParseCache) 
                              key=lambda e: e.name)
         inputs.allow_open_folders(len(entries))
         for entry in entries:
-            _load_run_folder(dataset, runs, entry, root, cache)
+            record = kept.runs.get(entry.name)
+            if record is not None and not entry.is_symlink() and cache.keep(str(record.result_path)):
+                _add_run(dataset, record)
+            else:
+                _load_run_folder(dataset, runs, entry, root, cache)
     finally:
         runs.close()
 
@@ -528,14 +567,19 @@ def _load_run_folder(dataset: Dataset, runs: inputs.Folder, entry: os.DirEntry, 
     if record is None:
         folder.close()
         return
+    if not _add_run(dataset, record):
+        folder.close()
+
+
+def _add_run(dataset: Dataset, record: RunRecord) -> bool:
     if record.run_id in dataset.runs:
         first = dataset.runs[record.run_id].path
         dataset.diagnostics.append(Diagnostic(
             path=record.result_path, message=f"duplicate run id '{record.run_id}' (also in {first})",
             hint="each run directory needs its own run id; remove or rename the copy"))
-        folder.close()
-        return
+        return False
     dataset.runs[record.run_id] = record
+    return True
 
 
 def _opened_folder(dataset: Dataset, path: Path, root: Path) -> inputs.Folder | None:
@@ -593,9 +637,13 @@ def _json_key_line(raw: bytes, key: str) -> int | None:
 
 # --------------------------------------------------------------------------------------------- annotations
 
-def _load_annotations(dataset: Dataset, folder: Path, root: Path, cache: ParseCache) -> None:
+def _load_annotations(dataset: Dataset, folder: Path, root: Path, cache: ParseCache, kept: KeptInputs) -> None:
     for path in sorted(folder.glob("*.yaml")) + sorted(folder.glob("*.yml")):
-        record = _guarded(dataset, path, functools.partial(load_annotation_file, path, dataset, cache, root))
+        before = len(dataset.diagnostics)
+        record = _kept_annotation(dataset, str(path), cache, kept)
+        if record is None:
+            record = _guarded(dataset, path, functools.partial(load_annotation_file, path, dataset, cache, root))
+        dataset.annotation_reports[str(path)] = dataset.diagnostics[before:]
         if record is None:
             continue
         if record.run_id in dataset.annotations:
@@ -605,6 +653,20 @@ def _load_annotations(dataset: Dataset, folder: Path, root: Path, cache: ParseCa
                 hint="keep one annotation per run, in annotations/<run_id>.yaml"))
             continue
         dataset.annotations[record.run_id] = record
+
+
+def _kept_annotation(dataset: Dataset, path: str, cache: ParseCache, kept: KeptInputs) -> AnnotationRecord | None:
+    """The annotation record of the previous load, with what it reported, when the file is unchanged and its run id
+    still names the run (or no run) it was checked against; None: load it."""
+    found = kept.annotations.get(path)
+    key = kept.annotation_keys.get(path)
+    if found is None or key is None:
+        return None
+    record, reported, run = found
+    if dataset.runs.get(record.run_id) is not run or not cache.keep_key(key):
+        return None
+    dataset.diagnostics.extend(reported)
+    return record
 
 
 def load_annotation_file(path: Path, dataset: Dataset, cache: ParseCache | None = None,

@@ -23,7 +23,7 @@ import math
 import statistics
 import sys
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from enum import Enum
 from pathlib import Path
@@ -364,10 +364,11 @@ def make_trial(result: RunResult, annotation: Annotation | None = None,
                  held_out=result.grading.held_out.correct if result.grading.held_out is not None else None)
 
 
-def trials_of(dataset: Dataset) -> list[Trial]:
-    """Every loaded run as a Trial, with its annotation and its problem's baselines on that GPU."""
-    return [make_trial(r.result, dataset.annotation_for(r.run_id),
-                       dataset.baselines_for(r.result.problem, r.result.gpu, r.result.deck))
+def trials_of(dataset: Dataset, make: Callable[..., Trial] = make_trial) -> list[Trial]:
+    """Every loaded run as a Trial, with its annotation and its problem's baselines on that GPU. `make`: what
+    makes a trial (a memo of `make_trial`, in a process that builds again and again)."""
+    return [make(r.result, dataset.annotation_for(r.run_id),
+                 dataset.baselines_for(r.result.problem, r.result.gpu, r.result.deck))
             for r in sorted(dataset.runs.values(), key=_run_order)]
 
 
@@ -548,9 +549,10 @@ def build_board(gpu: str, cells: list[Cell], dataset: Dataset | None = None, gpu
 
 
 def build_boards(dataset: Dataset, grid: Iterable[float] = P_GRID,
-                 unaudited_threshold: float = UNAUDITED_THRESHOLD) -> list[Board]:
+                 unaudited_threshold: float = UNAUDITED_THRESHOLD,
+                 make: Callable[..., Trial] = make_trial) -> list[Board]:
     """One board per (deck, GPU key) found in the dataset's runs: our deck's first, then by deck and key."""
-    cells = build_cells(trials_of(dataset), unaudited_threshold)
+    cells = build_cells(trials_of(dataset, make), unaudited_threshold)
     names = _gpu_names(dataset)
     keys = sorted({(c.deck != MAIN_DECK, c.deck, c.gpu) for c in cells})
     return [build_board(gpu, cells, dataset, names.get(gpu, ""), grid, deck) for _, deck, gpu in keys]

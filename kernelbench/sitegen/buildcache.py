@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the models behind it are imported when a build starts, not for `build.py --help`
-    from kernelbench.results.dataset import ParseCache
+    from kernelbench.results.dataset import Dataset, ParseCache
+    from kernelbench.sitegen.snapshot import Snapshot
 
 CACHE_DIR = ".kernelbench-cache"
 PARSE_CACHE_NAME = "parsed-inputs.pickle"
@@ -30,6 +31,12 @@ class WarmState:
     """Kept by the dev server between rebuilds, so a rebuild after one edit parses and compiles only that edit."""
 
     parse_cache: ParseCache = field(default_factory=lambda: _new_parse_cache())
+    memo: object | None = None  # plan.PlanMemo (not imported here: plan imports this module): derived values keyed by what they were derived from
+    # the previous build's file-system record and dataset, and when its manifest was begun: what shows which
+    # records the next build may keep unread (results.dataset.KeptInputs)
+    snapshot: Snapshot | None = None
+    dataset: Dataset | None = None
+    manifest_started_ns: int = 0
     env: object | None = None  # jinja2 environment, valid for `env_key`
     env_key: str = ""
     builds: int = 0

@@ -64,6 +64,7 @@ class Manifest:
     started_ns: int = 0  # wall clock when that build began hashing (signatures are trusted before it)
     rendered: int = 0  # pages rendered by this build (not stored)
     settled: dict[str, list] = field(default_factory=dict)  # files hashed where their pages were rendered (not stored)
+    written: list[str] = field(default_factory=list)  # the pages this build rendered (not stored)
 
     @classmethod
     def load(cls, out_dir: Path) -> "Manifest":
@@ -162,6 +163,15 @@ class FileHasher:
         run): no page showing it can then match a previous one, and it may be hashed where its page is
         rendered."""
         return key not in self.previous
+
+    def carry(self, key: str) -> bool:
+        """Take the previous build's record of a file as this build's, for a caller that knows the file unchanged
+        since (a watching build's file-system record); False when there is none."""
+        cached = self.previous.get(key)
+        if cached is None:
+            return False
+        self.seen[key] = cached
+        return True
 
     def entry(self, key: str) -> list | None:
         """What this build recorded of a file (signature and hash), by the key it was hashed under."""

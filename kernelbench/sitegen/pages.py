@@ -31,11 +31,19 @@ class Page:
     # rendered instead of once more while planning): fills them into `inputs` and returns the file signatures
     # it took, for the manifest. A page with it is always rendered (it has no previous record to match).
     settle: Callable[[], dict[str, list]] | None = None
+    # what the fingerprint hashes in place of `inputs`, when given: the inputs with each run view replaced by its
+    # own digest (plan.SiteData.hashed), so ten thousand run views are serialised once a build, not once per page
+    # that lists them
+    hashed: Any = None
     digest: str = field(default="", init=False)
+    digest_of: str = field(default="", init=False)  # the templates hash `digest` was taken with
 
     def fingerprint(self, templates_hash: str) -> str:
-        if not self.digest:
-            self.digest = hash_data([templates_hash, self.url, self.template, self.title, self.inputs])
+        # a watching build may plan a page again from the same inputs (plan.PlanMemo) after a template changed
+        if not self.digest or self.digest_of != templates_hash:
+            inputs = self.inputs if self.hashed is None else self.hashed
+            self.digest = hash_data([templates_hash, self.url, self.template, self.title, inputs])
+            self.digest_of = templates_hash
         return self.digest
 
     def href(self, target: str) -> str:

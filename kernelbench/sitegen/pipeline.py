@@ -120,12 +120,15 @@ def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildR
     staging = output.new_staging_dir(out_dir)
     seeding = None
     try:
+        spare_runs = output.take_spare(out_dir, staging)
         output.claim(staging)
-        seeding = output.Seeding(out_dir, staging)  # runs while the inputs are read
+        seeding = output.Seeding(out_dir, staging, spare_runs)  # runs while the inputs are read
+        seeded_from = output.SiteRecord.load(out_dir)
         version = cache_version()
         parse_cache = warm.parse_cache if warm else load_parse_cache(out_dir, version)
+        memo, kept_inputs = _memo(warm, previous), _kept_inputs(warm, config, inputs_now, parse_cache)
         with gc_paused():  # tens of thousands of long-lived objects, no cycle among them (see gcpause.py)
-            site = plan_site(config, hasher, parse_cache)  # gather + validate + derive, all in memory
+            site = plan_site(config, hasher, parse_cache, memo, kept_inputs)  # gather + validate + derive
         clock.lap("load and plan")
         tpl_hash = templates_hash(config.templates_dir)
         env = _environment(config, tpl_hash, warm, staging)
@@ -148,10 +151,12 @@ def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildR
         atomic_write_bytes(staging / MANIFEST_NAME, manifest.dump())
         outcome = _outcome(site.pages, manifest, site.diagnostics + render_diags)
         snapshot.save(snapshot_path(staging), inputs_now, outcome)
-        output.swap_in(staging, out_dir)
+        output.SiteRecord.of_staging(staging, seeded_from, written_run_folders(manifest.written)).save(staging)
+        output.swap_in(staging, out_dir, keep_spare=True)
         clock.lap("exports and swap")
         if warm is not None:
             warm.builds += 1
+            warm.snapshot, warm.dataset, warm.manifest_started_ns = inputs_now, site.dataset, manifest.started_ns
     except BaseException:
         if seeding is not None:
             seeding.cancel()
@@ -168,6 +173,54 @@ def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildR
         timings=clock.laps,
         cpu_s=time.process_time() - clock.cpu_start,
     )
+
+
+def written_run_folders(urls_written: list[str]) -> list[str]:
+    """The run folders (under runs/) of the pages a build wrote: a run page writes its chunk files beside it."""
+    return sorted({url.split("/")[1] for url in urls_written if url.startswith("runs/") and url.count("/") == 2})
+
+
+def _memo(warm: WarmState | None, previous: Manifest):
+    """The watching process's memo of derived values (a command builds once: nothing to keep)."""
+    from kernelbench.sitegen.plan import PlanMemo
+
+    if warm is None:
+        return None
+    if not isinstance(warm.memo, PlanMemo):
+        warm.memo = PlanMemo()
+    if previous.started_ns != warm.manifest_started_ns:
+        warm.memo.forget_pages()
+    return warm.memo
+
+
+def _kept_inputs(warm: WarmState | None, config: BuildConfig, now: snapshot.Snapshot, parse_cache):
+    """The run and annotation records of the watching process's previous build whose files its file-system record
+    shows unchanged since (snapshot.unchanged_names): taken unread (results.dataset.KeptInputs)."""
+    from kernelbench.results.dataset import KeptInputs
+
+    if warm is None or warm.snapshot is None or warm.dataset is None:
+        return None
+    before, dataset = warm.snapshot, warm.dataset
+    runs_root, annotations_root = (str(Path(config.data_dir) / name) for name in ("runs", "annotations"))
+    same_runs = snapshot.unchanged_names(before, now, runs_root)
+    same_annotations = snapshot.unchanged_names(before, now, annotations_root)
+    kept = KeptInputs()
+    for record in dataset.runs.values():
+        name = record.path.name
+        entry = now.folders.get(f"{runs_root}/{name}")
+        if (name in same_runs and str(record.path.parent) == runs_root and record.opened is not None
+                and entry is not None and record.opened.identity == (entry[0][1], entry[0][2])):
+            kept.runs[name] = record
+    wanted = {}
+    for annotation in dataset.annotations.values():
+        path = annotation.path
+        if path.name in same_annotations and str(path.parent) == annotations_root:
+            run = dataset.runs.get(annotation.run_id) if annotation.run_known else None
+            if run is None or run.path.name in kept.runs:
+                wanted[str(path)] = (annotation, dataset.annotation_reports.get(str(path), []), run)
+    kept.annotations = wanted
+    kept.annotation_keys = {key[0]: key for key in parse_cache.used if key[0] in wanted}
+    return kept
 
 
 def snapshot_path(site_dir: Path) -> Path:
@@ -284,6 +337,7 @@ def render_changed_pages(
         else:
             todo.append(page)
     manifest.rendered = len(todo)
+    manifest.written = [page.url for page in todo]
     for url, digest, diags, settled in _render_all(todo, env, tpl_hash, staging, config):
         manifest.pages[url] = [digest, [_diag_to_json(d) for d in diags]]
         manifest.settled.update(settled)

@@ -15,8 +15,8 @@ from pathlib import Path
 from kernelbench.base.decks import MAIN_DECK
 from kernelbench.errors import Diagnostic
 from kernelbench.inputs import NotPlain
-from kernelbench.results.dataset import Dataset, ParseCache, RunRecord, load_dataset
-from kernelbench.results.leaderboard import Board, build_boards, export_csv, export_json
+from kernelbench.results.dataset import Dataset, KeptInputs, ParseCache, RunRecord, load_dataset
+from kernelbench.results.leaderboard import Board, build_boards, export_csv, export_json, make_trial
 from kernelbench.sitegen import charts, urls, views
 from kernelbench.sitegen.buildcache import viewer_cache_file
 from kernelbench.sitegen.manifest import FileHasher, Unknown, hash_data
@@ -37,6 +37,17 @@ class SiteData:
     runs: dict[str, dict]  # run_id -> run view
     scripted: set[str] = field(default_factory=set)
     viewer_version: str = "raw"
+    view_digests: dict[int, str] = field(default_factory=dict)  # id of a run view (in `runs`) -> its hash_data
+
+    def hashed(self, inputs: dict) -> dict:
+        """A page's inputs as its fingerprint takes them (Page.hashed): its run view ("run") or list of run views
+        ("runs") replaced by their digests, which stand for them exactly."""
+        found = dict(inputs)
+        if "run" in found:
+            found["run"] = self.view_digests[id(found["run"])]
+        if "runs" in found:
+            found["runs"] = [self.view_digests[id(view)] for view in found["runs"]]
+        return found
 
     def shown_path(self, path: Path | str | None) -> str:
         """A path as the site shows it: relative to the data (or problems) folder, so a published site does not
@@ -77,9 +88,72 @@ class SitePlan:
         export_csv(self.boards, staging / "data" / "leaderboard.csv")
 
 
-def plan_site(config, hasher: FileHasher, cache: ParseCache | None = None) -> SitePlan:
-    dataset = load_dataset(Path(config.data_dir), config.resolved_problems_dir(), cache=cache)
-    data = derive(dataset)
+class PlanMemo:
+    """What a process that builds again and again (`--watch`, `--serve`) derived in its previous build, each value
+    keyed by the very objects it was derived from. The parse cache hands back the same object for the same bytes
+    (results.dataset.ParseCache), and no loaded or derived value is ever changed in place, so the same key objects
+    give the same value: a rebuild after one edit derives the board's trial and the run view of one run again,
+    not of every run. Each build keeps only the entries it used (which hold their key objects, so an id is never
+    taken for another object's)."""
+
+    def __init__(self) -> None:
+        self.trials: dict[tuple[int, int, int], tuple] = {}
+        self.views: dict[tuple, tuple] = {}
+        # run id -> (record, annotation record, run view, viewer version, page, the keys its files were hashed under)
+        self.pages: dict[str, tuple] = {}
+        self._trials_used: dict[tuple[int, int, int], tuple] = {}
+        self._views_used: dict[tuple, tuple] = {}
+        self._pages_used: dict[str, tuple] = {}
+
+    def trial(self, result, annotation, baselines):
+        key = (id(result), id(annotation), id(baselines))
+        kept = self.trials.get(key) or (result, annotation, baselines, make_trial(result, annotation, baselines))
+        self._trials_used[key] = kept
+        return kept[-1]
+
+    def run_view(self, record: RunRecord, dataset: Dataset, shown: dict) -> tuple[dict, str]:
+        annotation = dataset.annotation_for(record.run_id)
+        cell = shown.get(record.run_id)
+        key = (record.run_id, id(record.result), annotation.verdict if annotation else None,
+               bool(cell and cell.unaudited))
+        kept = self.views.get(key)
+        if kept is None:
+            view = views.run_view(record, dataset, shown)
+            kept = (record.result, view, hash_data(view))
+        self._views_used[key] = kept
+        return kept[1], kept[2]
+
+    def run_page(self, record: RunRecord, annotation, view: dict, viewer: str, hasher: FileHasher) -> Page | None:
+        """The previous build's page of this run when it was planned from the very same run record (kept only while
+        its folder is unchanged: results.dataset.KeptInputs), annotation record and run view: its file hashes are
+        the previous build's, carried into this build's manifest."""
+        kept = self.pages.get(record.run_id)
+        if kept is None or kept[0] is not record or kept[1] is not annotation or kept[2] is not view:
+            return None
+        page, keys = kept[4], kept[5]
+        if kept[3] != viewer or page.settle is not None or not all(hasher.carry(key) for key in keys):
+            return None
+        self._pages_used[record.run_id] = kept
+        return page
+
+    def keep_page(self, record: RunRecord, annotation, view: dict, viewer: str, page: Page, keys: list[str]) -> None:
+        self._pages_used[record.run_id] = (record, annotation, view, viewer, page, keys)
+
+    def forget_pages(self) -> None:
+        """The previous build's file hashes are not in the manifest this build starts from (another process built
+        the site since): no page is taken from it."""
+        self.pages = {}
+
+    def end_build(self) -> None:
+        self.trials, self._trials_used = self._trials_used, {}
+        self.views, self._views_used = self._views_used, {}
+        self.pages, self._pages_used = self._pages_used, {}
+
+
+def plan_site(config, hasher: FileHasher, cache: ParseCache | None = None, memo: PlanMemo | None = None,
+              kept: KeptInputs | None = None) -> SitePlan:
+    dataset = load_dataset(Path(config.data_dir), config.resolved_problems_dir(), cache=cache, kept=kept)
+    data = derive(dataset, memo)
     pages = [
         *leaderboard_pages(data),
         runs_index_page(data),
@@ -88,24 +162,34 @@ def plan_site(config, hasher: FileHasher, cache: ParseCache | None = None) -> Si
         *agent_pages(data),
         audits_page(data),
         *writeup_pages(data),
-        *run_pages(data, hasher),
+        *run_pages(data, hasher, memo),
     ]
+    if memo is not None:
+        memo.end_build()
     return SitePlan(pages=pages, diagnostics=list(dataset.diagnostics), boards=data.boards, dataset=dataset)
 
 
-def derive(dataset: Dataset) -> SiteData:
+def derive(dataset: Dataset, memo: PlanMemo | None = None) -> SiteData:
     dataset.diagnostics += claim_addresses(dataset)
-    boards = build_boards(dataset)
+    boards = build_boards(dataset, make=memo.trial if memo else make_trial)
     dataset.diagnostics += claim_board_addresses(boards, dataset)
     shown = views.shown_runs(boards)
-    runs = {run_id: views.run_view(record, dataset, shown) for run_id, record in sorted(dataset.runs.items())}
+    run_view = memo.run_view if memo else _run_view
+    found = {run_id: run_view(record, dataset, shown) for run_id, record in sorted(dataset.runs.items())}
+    runs = {run_id: view for run_id, (view, _) in found.items()}
     return SiteData(
         dataset=dataset,
         boards=boards,
         runs=runs,
+        view_digests={id(view): digest for view, digest in found.values()},
         scripted=views.scripted_agents(dataset),
         viewer_version=_viewer_version(),
     )
+
+
+def _run_view(record: RunRecord, dataset: Dataset, shown: dict) -> tuple[dict, str]:
+    view = views.run_view(record, dataset, shown)
+    return view, hash_data(view)
 
 
 def claim_addresses(dataset: Dataset) -> list[Diagnostic]:
@@ -268,7 +352,8 @@ def runs_index_page(data: SiteData) -> Page:
     runs = list(data.runs.values())
     filters = {key: sorted({r[key] for r in runs}) for key in ("status", "problem", "agent", "gpu")}
     inputs = {"runs": runs, "filters": filters}
-    return Page(urls.RUNS_INDEX, "runs.html", "All runs", inputs, context=_static(inputs), kind="index")
+    return Page(urls.RUNS_INDEX, "runs.html", "All runs", inputs, context=_static(inputs), kind="index",
+                hashed=data.hashed(inputs))
 
 
 # ------------------------------------------------------------------------------------------------ agents
@@ -298,7 +383,8 @@ def agent_pages(data: SiteData) -> list[Page]:
         }
         summaries.append({k: v for k, v in view.items() if k != "cells"})
         inputs = {"agent": view, "runs": runs}
-        pages.append(Page(view["url"], "agent.html", agent, inputs, context=_static(inputs), kind="agent"))
+        pages.append(Page(view["url"], "agent.html", agent, inputs, context=_static(inputs), kind="agent",
+                          hashed=data.hashed(inputs)))
     inputs = {"agents": summaries}
     return [
         Page(urls.AGENTS_INDEX, "agents.html", "Agents", inputs, context=_static(inputs), kind="index"),
@@ -347,18 +433,22 @@ def audits_page(data: SiteData) -> Page:
 # ------------------------------------------------------------------------------------------------ run pages
 
 
-def run_pages(data: SiteData, hasher: FileHasher) -> list[Page]:
-    return [_run_page(data, record, hasher) for _, record in sorted(data.dataset.runs.items())]
+def run_pages(data: SiteData, hasher: FileHasher, memo: PlanMemo | None = None) -> list[Page]:
+    return [_run_page(data, record, hasher, memo) for _, record in sorted(data.dataset.runs.items())]
 
 
-def _run_page(data: SiteData, record: RunRecord, hasher: FileHasher) -> Page:
+def _run_page(data: SiteData, record: RunRecord, hasher: FileHasher, memo: PlanMemo | None = None) -> Page:
     view = data.runs[record.run_id]
     annotation_record = data.dataset.annotations.get(record.run_id)
+    if memo is not None:
+        kept = memo.run_page(record, annotation_record, view, data.viewer_version, hasher)
+        if kept is not None:
+            return kept
     annotation = views.annotation_view(annotation_record, data.shown_path)
     # only files the input policy lets the page show are hashed (and so read); those no build recorded before are
     # hashed where the page is rendered (see _files_of_page)
     transcript = None if record.imported else _shown_run_file(record, transcript_name(record))
-    files, settle = _files_of_page(hasher, record, transcript)
+    files, settle, keys = _files_of_page(hasher, record, transcript)
     inputs = {"run": view, "annotation": annotation, "files": files, "viewer": data.viewer_version}
     sources = tuple(
         data.shown_path(p) for p in (record.result_path, annotation_record.path if annotation_record else None) if p
@@ -376,7 +466,7 @@ def _run_page(data: SiteData, record: RunRecord, hasher: FileHasher) -> Page:
         tabs, transcript_info = run_tabs(record, shown, run_dir, prefix, extra["diagnostics_out"], reuse)
         return {"run": view, "annotation": shown, "tabs": tabs, "transcript": transcript_info}
 
-    return Page(
+    page = Page(
         urls.run_url(record.run_id),
         "run.html",
         record.run_id,
@@ -386,7 +476,11 @@ def _run_page(data: SiteData, record: RunRecord, hasher: FileHasher) -> Page:
         kind="run",
         parallel=True,
         settle=settle,
+        hashed=data.hashed(inputs),
     )
+    if memo is not None:
+        memo.keep_page(record, annotation_record, view, data.viewer_version, page, keys)
+    return page
 
 
 RUN_PAGE_FILES = ("solution.py", "check.log", "benchmark.log", "result.json")
@@ -404,15 +498,18 @@ def _files_of_page(hasher: FileHasher, record: RunRecord, transcript: str | None
         names["transcript"] = transcript_name(record)
     files: dict[str, str | None] = {"transcript": None}
     later: dict[str, tuple[str, str]] = {}  # key in files -> (file name, where it is shown)
+    keys: list[str] = []  # where each file is shown: what its hash is recorded under
     for key, name in names.items():
         shown = transcript if key == "transcript" else _shown_run_file(record, name)
         files[key] = None
+        if shown is not None:
+            keys.append(shown)
         if shown is not None and hasher.never_hashed(shown):
             later[key] = (name, shown)
         elif shown is not None:
             files[key] = _hash_run_file(hasher, record, name)
     if not later:
-        return files, None
+        return files, None, keys
 
     def settle() -> dict[str, list]:
         """Hash the files left for the render, through the run folder's descriptor as planning would have, into
@@ -425,7 +522,7 @@ def _files_of_page(hasher: FileHasher, record: RunRecord, transcript: str | None
                 entries[shown] = entry
         return entries
 
-    return files, settle
+    return files, settle, keys
 
 
 def _shown_run_file(record: RunRecord, name: str) -> str | None:

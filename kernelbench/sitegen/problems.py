@@ -77,6 +77,7 @@ def _problem_page(data, deck: str, problem_id: str) -> tuple[Page, dict]:
         "problem.html",
         problem_id,
         inputs,
+        hashed=data.hashed(inputs),
         sources=sources,
         context=context,
         kind="problem",

@@ -165,6 +165,31 @@ def _statuses(snapshot: Snapshot, folder: str, names: tuple[str, ...]) -> tuple[
     return tuple(entries)
 
 
+def unchanged_names(previous: Snapshot, now: Snapshot, folder: str) -> set[str]:
+    """The names in `folder` whose entry, and every entry below it, is the same in both records and changed last
+    well before `previous` was taken: what the build that took `previous` read of them is what they hold now (a
+    change would have moved a ctime past that moment). Nothing when either record cannot vouch for its entries."""
+    here, before = now.folders.get(folder), previous.folders.get(folder)
+    if here is None or before is None or not (previous.certain and now.certain):
+        return set()
+    limit = previous.taken_ns - RACY_MARGIN_NS
+    old = dict(zip(before[1], before[2]))
+    names = {name for name, entry in zip(here[1], here[2])
+             if entry is not None and entry[_CTIME] < limit and old.get(name) == entry}
+    prefix = folder + "/"
+    changed = set()
+    for path, record in now.folders.items():
+        if path.startswith(prefix):
+            name = path[len(prefix):].split("/", 1)[0]
+            if name in names and (previous.folders.get(path) != record
+                                  or any(e is None or e[_CTIME] >= limit for e in record[2])):
+                changed.add(name)
+    for path in previous.folders.keys() - now.folders.keys():
+        if path.startswith(prefix):
+            changed.add(path[len(prefix):].split("/", 1)[0])
+    return names - changed
+
+
 def build_context(config) -> tuple:
     """The folders a build is given and the Python it runs on: the same inputs under another of them is another
     site."""

@@ -198,7 +198,8 @@ def test_parallel_build_matches_serial(config_for, deck: Path, tmp_path: Path):
     a, b = _tree_digest(serial), _tree_digest(parallel)
     a.pop(MANIFEST_NAME), b.pop(MANIFEST_NAME)
     for name in ("data/leaderboard.json",  # holds the build time
-                 ".kernelbench-cache/parsed-inputs.pickle", ".kernelbench-cache/inputs.snapshot"):  # when inputs were read
+                 ".kernelbench-cache/parsed-inputs.pickle", ".kernelbench-cache/inputs.snapshot",  # when inputs were read
+                 ".kernelbench-cache/site.json"):  # the site's own id and folder
         a.pop(name), b.pop(name)
     assert a == b
 

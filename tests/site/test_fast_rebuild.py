@@ -15,7 +15,7 @@ import pytest
 
 from kernelbench import inputs
 from kernelbench.results import dataset
-from kernelbench.sitegen import snapshot
+from kernelbench.sitegen import output, snapshot
 from kernelbench.sitegen.buildcache import CACHE_DIR
 from kernelbench.sitegen.manifest import MANIFEST_NAME, FileHasher
 from kernelbench.sitegen.pipeline import REPO, build_site
@@ -201,3 +201,117 @@ def test_the_record_vouches_only_for_plain_files_and_folders_changed_before_it(t
     assert not record.same_inputs(snapshot.take([root], [], context))  # the ctime moved
     (root / "link").symlink_to(root / "a")
     assert not snapshot.take([root], [], context).certain
+
+
+def test_rebuilds_seeded_from_the_spare_site_build_what_a_build_from_scratch_builds(
+        config_for, deck: Path, tmp_path: Path):
+    """The site a swap retires is kept and brought up to date as the next build's staging folder (only what the
+    site in place wrote is linked again): edits, a run added and a run removed, each rebuild compared with a build
+    from scratch of the same data."""
+    out = tmp_path / "site"
+    spare = output.spare_dir(out)
+    build_site(config_for(deck, out))
+    roots = [out.stat().st_ino]
+    runs = sorted(p for p in (deck / "runs").iterdir() if (p / "solution.py").is_file())
+    annotation = min((deck / "annotations").glob("*.yaml"))
+
+    def edit_annotation():
+        annotation.write_text(annotation.read_text().replace("summary: ", "summary: Edited. ", 1))
+
+    def edit_solution():
+        (runs[0] / "solution.py").write_text((runs[0] / "solution.py").read_text() + "\n# edited\n")
+
+    def add_run():
+        shutil.copytree(runs[1], deck / "runs" / "added", copy_function=shutil.copy)
+        result = json.loads((deck / "runs" / "added" / "result.json").read_text())
+        result["run_id"] = "added"
+        (deck / "runs" / "added" / "result.json").write_text(json.dumps(result))
+
+    def remove_run():
+        shutil.rmtree(runs[2])
+
+    for step, change in enumerate((edit_annotation, edit_solution, add_run, edit_annotation, remove_run)):
+        change()
+        report = build_site(config_for(deck, out))
+        assert 0 < report.rendered < report.pages
+        roots.append(out.stat().st_ino)
+        scratch = tmp_path / f"scratch-{step}"
+        build_site(config_for(deck, scratch))
+        assert _published(out) == _published(scratch), change.__name__
+        assert spare.is_dir()
+    # from the third build on, each build's folder is the site retired two builds before (nothing copied whole)
+    assert roots[2:] == [roots[0], roots[1]] * 2
+
+
+def test_a_spare_site_the_records_do_not_vouch_for_is_not_used(config_for, deck: Path, tmp_path: Path):
+    out = tmp_path / "site"
+    for _ in range(2):
+        annotation = min((deck / "annotations").glob("*.yaml"))
+        annotation.write_text(annotation.read_text().replace("summary: ", "summary: Edited. ", 1))
+        build_site(config_for(deck, out))
+    spare = output.spare_dir(out)
+    spare_root = spare.stat().st_ino
+    (spare / output.SITE_RECORD).write_text("{}")
+    annotation.write_text(annotation.read_text().replace("summary: ", "summary: Again. ", 1))
+    build_site(config_for(deck, out))
+    assert out.stat().st_ino != spare_root, "a spare of unknown origin was deleted, not built into"
+    scratch = tmp_path / "scratch"
+    build_site(config_for(deck, scratch))
+    assert _published(out) == _published(scratch)
+
+
+def test_a_site_record_copied_into_another_tree_is_not_believed(config_for, deck: Path, tmp_path: Path):
+    """A build of older code seeds its staging folder with the whole previous site, the record of the previous
+    site included: that record describes another tree, so the spare is not brought up to date from it."""
+    out = tmp_path / "site"
+    build_site(config_for(deck, out))
+    record = output.SiteRecord.load(out)
+    assert record is not None
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    assert output.SiteRecord.load(copy) is None
+
+
+def test_a_watching_build_keeps_unchanged_runs_unread_and_builds_what_a_build_from_scratch_builds(
+        config_for, deck: Path, tmp_path: Path, trust_at_once):
+    """A watching build takes the run and annotation records, run views and run pages of its previous build for
+    the folders its file-system record shows unchanged; every rebuild publishes what a build from scratch of the
+    same data publishes, and reports the same."""
+    from kernelbench.sitegen.buildcache import WarmState
+
+    out, warm = tmp_path / "site", WarmState()
+    build_site(config_for(deck, out), warm)
+    annotation = min((deck / "annotations").glob("*.yaml"))
+    quoted = deck / "runs" / annotation.stem / "solution.py"
+    runs = sorted(p for p in (deck / "runs").iterdir() if (p / "solution.py").is_file() and p != quoted.parent)
+
+    def edit_annotation():
+        annotation.write_text(annotation.read_text().replace("summary: ", "summary: Edited. ", 1))
+
+    def edit_quoted_file():  # the annotation, unchanged, no longer matches its run's file
+        quoted.write_text(quoted.read_text().replace("tiled kernel launch", "TILED KERNEL LAUNCH"))
+
+    def same_size_edit():
+        _same_size_edit(runs[0] / "solution.py", "tiled kernel launch", "TILED KERNEL LAUNCH")
+
+    def add_run():
+        shutil.copytree(runs[1], deck / "runs" / "added")
+        result = json.loads((deck / "runs" / "added" / "result.json").read_text())
+        (deck / "runs" / "added" / "result.json").write_text(json.dumps({**result, "run_id": "added"}))
+
+    def remove_run():
+        shutil.rmtree(runs[2])
+
+    changes = (edit_annotation, edit_quoted_file, same_size_edit, add_run, remove_run, edit_annotation)
+    for step, change in enumerate(changes):
+        change()
+        time.sleep(0.02)
+        with pytest.MonkeyPatch.context() as patch:
+            reads = _Reads(patch)
+            report = build_site(config_for(deck, out), warm)
+        assert reads.folders <= 2, f"{change.__name__}: only runs/ and the changed run folder are opened"
+        scratch = tmp_path / f"scratch-{step}"
+        fresh = build_site(config_for(deck, scratch))
+        assert _published(out) == _published(scratch), change.__name__
+        assert [str(d) for d in report.diagnostics] == [str(d) for d in fresh.diagnostics], change.__name__
+    assert any("quote" in str(d) for d in report.diagnostics)
