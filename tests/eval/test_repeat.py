@@ -106,3 +106,30 @@ def test_the_grader_hash_changes_with_the_grading_code(tmp_path, monkeypatch):
         assert environment.grader_hash() != before
     finally:
         environment.grader_hash.cache_clear()
+
+
+def test_outputs_are_compared_only_where_the_reference_drew_the_same_inputs(tmp_path):
+    """A repeat whose inputs did not replay (a problem whose draw ignores its seed) shows no difference: none
+    that a kernel made could be told from the new inputs."""
+    from types import SimpleNamespace
+
+    from kernelbench.eval.tensorfile import save_tensors
+    from kernelbench.eval.worker.judge import against_first_call, inputs_digest
+
+    spec = load_problem_spec(REPO / "problems" / "07_w4a16_gemm")
+    cases = build_cases(spec, spec.smoke_shapes, 7, "smoke")
+    repeat = next(c for c in cases if c.repeat_of)
+    first = next(c for c in cases if c.id == repeat.repeat_of)
+
+    def judged(tmp: Path, inputs_again: list) -> list:
+        judge = SimpleNamespace(repeated={first.id}, first_outputs={}, first_inputs={})
+        for case, out, inputs in ((first, torch.zeros(3), [torch.ones(5), 2]), (repeat, torch.ones(3), inputs_again)):
+            path = tmp / f"out_{case.id}.kbt"
+            save_tensors(path, [out], single=True)
+            found = against_first_call(judge, case, path, inputs)
+        return found
+
+    assert [d.differing for d in judged(tmp_path, [torch.ones(5), 2])] == [3]
+    assert judged(tmp_path, [torch.full((5,), 2.0), 2]) == []
+    assert judged(tmp_path, [torch.ones(5), 3]) == []
+    assert inputs_digest([torch.arange(10**6)]) != inputs_digest([torch.arange(10**6) + 1])

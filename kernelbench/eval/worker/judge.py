@@ -77,6 +77,7 @@ class Judge:
     oracle_everywhere: bool = False   # a Kahan problem's row-sum evidence needs an oracle on every case
     repeated: set[str] = field(default_factory=set)       # cases a later repeat case calls again
     first_outputs: dict[str, list] = field(default_factory=dict)  # their outputs, on the host, until the repeat
+    first_inputs: dict[str, str] = field(default_factory=dict)    # and a digest of the inputs they were given
 
     @classmethod
     def open(cls, ctx: StageContext, oracle_everywhere: bool) -> Judge:
@@ -318,7 +319,7 @@ def judge_case(judge: Judge, case: Case, kept: Expected) -> CaseVerdict:
     try:
         with judge.clock.step("compare"):
             verdict = judge_output(judge, case.id, case.oracle, path, kept, judge.comparer.tolerance_of(case))
-            verdict.repeat = against_first_call(judge, case, path)
+            verdict.repeat = against_first_call(judge, case, path, kept.cpu_inputs or [])
             return verdict
     except GuardFailed as exc:
         return CaseVerdict(guard_error=str(exc))
@@ -345,18 +346,41 @@ def judge_output(judge: Judge, case_id: str, oracle_case: bool, path: Path, kept
     return verdict
 
 
-def against_first_call(judge: Judge, case: Case, path: Path) -> list[RepeatDifference]:
+def against_first_call(judge: Judge, case: Case, path: Path, cpu_inputs: list) -> list[RepeatDifference]:
     """A case a repeat calls again keeps its output (on the host) until then; the repeat's output is compared with
-    it bit for bit. Bits, not values: a NaN where the first call had one is the same, a -0.0 for 0.0 is not."""
+    it bit for bit. Bits, not values: a NaN where the first call had one is the same, a -0.0 for 0.0 is not. Only
+    where the reference drew the same inputs both times (a problem whose draw does not replay from its seed
+    would otherwise show a difference no kernel made)."""
     if case.id not in judge.repeated and not case.repeat_of:
         return []
     tensors, _ = load_tensors(path, "cpu")
     if case.id in judge.repeated:
         judge.first_outputs[case.id] = tensors
+        judge.first_inputs[case.id] = inputs_digest(cpu_inputs)
     first = judge.first_outputs.pop(case.repeat_of, None) if case.repeat_of else None
-    if first is None:
+    drawn = judge.first_inputs.pop(case.repeat_of, None) if case.repeat_of else None
+    if first is None or drawn != inputs_digest(cpu_inputs):
         return []
     return [d for i, (a, b) in enumerate(zip(first, tensors)) if (d := bitwise_difference(case.repeat_of, i, a, b))]
+
+
+def inputs_digest(inputs: list, sample: int = 65536) -> str:
+    """Types, shapes and a strided sample of every input's bytes: enough to tell a draw that did not replay (it
+    differs almost everywhere) without hashing gigabytes; the inputs come from the trusted reference."""
+    import hashlib
+
+    import torch
+
+    digest = hashlib.sha256()
+    for x in inputs:
+        if isinstance(x, torch.Tensor):
+            flat = x.detach().contiguous().flatten()
+            step = max(1, flat.numel() // sample)
+            digest.update(f"{x.dtype}{tuple(x.shape)}".encode())
+            digest.update(flat[::step].contiguous().view(torch.uint8).numpy().tobytes())
+        else:
+            digest.update(repr(x).encode())
+    return digest.hexdigest()
 
 
 def bitwise_difference(of: str, output: int, first, again) -> RepeatDifference | None:
