@@ -50,15 +50,11 @@ def size(shape: dict) -> float:
 def mismatches(reference, spec, got, want, inputs) -> list[str]:
     """The grader's own judgment of one output (its Comparer: the spec's tolerances with row_rtol, the index rules,
     then the problem's compare() hook), so the deck's tests and benchmarks/gpu_heldout_validate.py judge as a
-    grading does; an allclose of their own once failed FP8 GEMM outputs that the grader rightly passes."""
+    grading does."""
     tolerance = {name: tol.model_dump() for name, tol in spec.tolerance.items()}
-    comparer = Comparer(torch, reference, str(want_device(want)), None, tolerance, list(spec.index_outputs))
+    comparer = Comparer(torch, reference, str(as_tuple(want)[0].device), None, tolerance, list(spec.index_outputs))
     result, _ = comparer.judge("deck", got, want, list(inputs), None, [])
     return list(result.messages)
-
-
-def want_device(want) -> torch.device:
-    return (want if isinstance(want, torch.Tensor) else want[0]).device
 
 
 @pytest.mark.parametrize("pid", PROBLEM_IDS)

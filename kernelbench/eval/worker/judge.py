@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import hashlib
 import os
 import time
 from dataclasses import dataclass, field
@@ -367,8 +368,6 @@ def against_first_call(judge: Judge, case: Case, path: Path, cpu_inputs: list) -
 def inputs_digest(inputs: list, sample: int = 65536) -> str:
     """Types, shapes and a strided sample of every input's bytes: enough to tell a draw that did not replay (it
     differs almost everywhere) without hashing gigabytes; the inputs come from the trusted reference."""
-    import hashlib
-
     import torch
 
     digest = hashlib.sha256()
