@@ -19,6 +19,8 @@
 #   their checker's verdict, which `sweeps/unpack-runs.sh` brings home into their result.json, and are not graded
 #   again, so leave it off for a call that regrades superseded cells such as kbh-h100-next-rest.txt; the carried
 #   .foreign copy then needs their harness package, benchmarks/hard/src, beside the deck),
+#   FRESH (a file of published run ids that OWN_CHECKER does not copy in: graded again, e.g. cells graded before
+#   the grader's last change; their old run directories are to be removed at home before unpacking),
 #   GPU0_FIRST (a command run alone on GPU 0 before the suite, e.g. a baseline measured again: its time is the
 #   suite's; output in gpu0-first.log)
 set -uo pipefail
@@ -59,7 +61,11 @@ n=$((gpus - first_regrade_gpu))
 regrade_gpus=$(seq -s, "$first_regrade_gpu" "$((gpus - 1))")
 if [ -n "${OWN_CHECKER:-}" ]; then  # cells graded by earlier calls: --resume skips their grading, not their checker
   mkdir -p runs-regraded
-  for dir in runs/*_regraded; do [ -e "runs-regraded/${dir#runs/}" ] || cp -rp "$dir" runs-regraded/; done
+  for dir in runs/*_regraded; do
+    id=${dir#runs/}
+    [ -n "${FRESH:-}" ] && grep -qxF "${id%_regraded}" "$FRESH" && continue  # graded again in this call
+    [ -e "runs-regraded/$id" ] || cp -rp "$dir" runs-regraded/
+  done
 fi
 touch /tmp/regrade-call-started  # only cells finished in this call go back (a warm machine keeps runs-regraded/)
 (

@@ -387,11 +387,12 @@ def run_their_checker(job: CellJob, settings: CellSettings, runs_dir: Path) -> s
 
 
 def check_with_their_checker(cells: list[CellJob], settings: CellSettings, runs_dir: Path,
-                             slots: list[str | None], deadline: float | None) -> None:
-    """Their checker over each of `cells` that wants it (`wants_their_checker`), one at a time on each GPU, none
-    started after `deadline` (time.monotonic()). It runs in a pass of its own, never beside our measurements:
+                             slots: list[str | None], per_gpu: int, deadline: float | None) -> None:
+    """Their checker over each of `cells` that wants it (`wants_their_checker`), `per_gpu` at a time on each GPU,
+    none started after `deadline` (time.monotonic()). It runs in a pass of its own, never beside our measurements:
     inside a grading it held the GPU's measuring lock for minutes (their 06 checker draws its inputs on the host)
-    and the GPU's other grading waited."""
+    and the GPU's other grading waited. Their checker measures nothing, so within the pass checkers share a GPU
+    as our correctness stages do."""
     from kernelbench.eval.process import on_gpu
 
     queue = [job for job in cells if wants_their_checker(job, runs_dir)]
@@ -407,7 +408,7 @@ def check_with_their_checker(cells: list[CellJob], settings: CellSettings, runs_
             outcome = f"their checker could not run: {exc}"
         settings.timeline.finish(job, f"their checker: {outcome}")
 
-    spread_over_gpus(queue, slots, 1, one, checked, settings, runs_dir, deadline)
+    spread_over_gpus(queue, slots, max(1, per_gpu), one, checked, settings, runs_dir, deadline)
 
 
 # ------------------------------------------------------------------------------------------------ the board
@@ -447,11 +448,11 @@ def regrade_board(leaderboard: Path, solutions_dir: Path, deck_dir: Path, runs_d
     slots = gpu_slots(device, gpus)
     deadline = None if stop_after is None else time.monotonic() + stop_after
     if own_checker:  # the cells an earlier call graded first, then the ones graded now
-        check_with_their_checker(cells, settings, runs_dir, slots, deadline)
+        check_with_their_checker(cells, settings, runs_dir, slots, jobs, deadline)
     left = None if deadline is None else max(0.0, deadline - time.monotonic())
     grade_cells(todo, settings, runs_dir, report, slots, jobs, left, progress)
     if own_checker:
-        check_with_their_checker(todo, settings, runs_dir, slots, deadline)
+        check_with_their_checker(todo, settings, runs_dir, slots, jobs, deadline)
     return report
 
 
