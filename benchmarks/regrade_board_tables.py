@@ -58,8 +58,9 @@ def board_tables(gpu: str, results: list, gaps: int) -> str:
     disputes = checker_disputes(rows)
     if disputes:
         out += ["Their checker here against their published verdict:", "",
-                table(["cell", "published", "their checker here", "ours", "their checker's line"],
-                      [[r["run_id"], r["published"], r["own_checker"], r["ours"],
+                table(["cell", "published", "their checker here", "ours", "their cases in our checks",
+                       "their checker's line"],
+                      [[r["run_id"], r["published"], r["own_checker"], r["ours"], r["their_cases_checked"],
                         (r["own_checker_line"] or "").replace("|", "\\|")[:200]] for r in disputes]), ""]
     out += [f"The {gaps} largest peak gaps (ours / published):", "",
             table(["cell", "ratio", "ceilings", "input protocol", "speed", "roofs (theirs / ours)"],

@@ -67,6 +67,10 @@ class Disagreement:
     our_ceiling: Ceiling | None = None
     own_checker: str | None = None  # their own checker's verdict here (PASS | FAIL | error), where it was run
     own_checker_line: str = ""      # the line of its output that gives the verdict's reason ("FAIL: shape 0 ...")
+    # how many of the published harness's own stress cases (numeric and generated property cases) our grading
+    # checked: 0 for gradings made before the adapter drew them, so a dispute with their checker can say whether
+    # our PASS ever met the case their checker failed
+    their_cases_checked: int = 0
 
     @property
     def peak_ratio(self) -> float | None:
@@ -102,6 +106,15 @@ class Disagreement:
         return ratio / (ceiling * (self.protocol_factor or 1.0))
 
 
+def their_cases_checked(result: RunResult) -> int:
+    """The checks of a grading that ran one of the published harness's own stress cases: a numeric case
+    ("stress:<name>") or a property case other than extra seeds of the base distribution ("property:<Case>(...)",
+    not "property:base@<n>"; kernelbench.problems.layouts.kbh_stress names them)."""
+    return sum(1 for check in result.grading.checks
+               if check.case.startswith("stress:")
+               or (check.case.startswith("property:") and not check.case.startswith("property:base")))
+
+
 def reason_line(output: str, limit: int = 400) -> str:
     """The line of a checker's output that says why it failed (its first FAIL line), else its last line."""
     lines = [line.strip() for line in output.splitlines() if line.strip()]
@@ -123,7 +136,8 @@ def compare(result: RunResult) -> Disagreement:
         adaptations=tuple(provenance.adaptations), published_ceiling=provenance.published_ceiling,
         our_ceiling=result.grading.ceiling,
         own_checker=provenance.own_checker.outcome if provenance.own_checker else None,
-        own_checker_line=reason_line(provenance.own_checker.output_tail) if provenance.own_checker else "")
+        own_checker_line=reason_line(provenance.own_checker.output_tail) if provenance.own_checker else "",
+        their_cases_checked=their_cases_checked(result))
     if ours == published:
         return disagreement(agrees=True, kind="agree", reason="")
     if ours == Status.INVALID.value and errors:

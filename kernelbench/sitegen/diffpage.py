@@ -50,7 +50,8 @@ def _row(d) -> dict:
             "published": d.published, "ours": d.ours, "published_peak": d.published_peak, "our_peak": d.our_peak,
             "ratio": d.peak_ratio, "agrees": d.agrees, "kind": d.kind, "reason": d.reason, "evidence": d.evidence,
             "classes": list(d.classes), "peak_same_inputs": d.peak_same_inputs, "peak_new_tensors": d.peak_new_tensors,
-            "adaptations": list(d.adaptations), "own_checker": d.own_checker, "own_checker_line": d.own_checker_line}
+            "adaptations": list(d.adaptations), "own_checker": d.own_checker, "own_checker_line": d.own_checker_line,
+            "their_cases_checked": d.their_cases_checked}
 
 
 def peak_gaps(cells: list) -> list[dict]:

@@ -86,3 +86,27 @@ def test_a_cell_where_their_checker_disagrees_with_their_board_is_listed_with_it
             {"published": "PASS", "own_checker": "error", "ours": "PASS"},    # a crash of the run, not a verdict
             {"published": "FAIL", "own_checker": "PASS", "ours": "PASS"}]
     assert checker_disputes(rows) == [rows[0], rows[3]]
+
+
+def test_a_dispute_says_whether_our_grading_ever_ran_their_stress_cases():
+    from pathlib import Path
+
+    from kernelbench.base.models import SeedResult
+    from kernelbench.results.regraded import compare
+    from kernelbench.results.run import load_result
+
+    runs = Path(__file__).resolve().parents[2] / "runs"
+    regraded = next((d for d in sorted(runs.glob("*_regraded")) if (d / "result.json").is_file()), None)
+    if regraded is None:
+        pytest.skip("no regraded run directory in runs/")
+    result = load_result(regraded)
+
+    def with_cases(*cases: str):
+        checks = [SeedResult(shape_index=0, seed=42, case=case, passed=True) for case in cases]
+        return result.model_copy(update={"grading": result.grading.model_copy(update={"checks": checks})})
+
+    before_the_adapter = with_cases("base", "base", "property:base@1", "property:base@2")
+    assert compare(before_the_adapter).their_cases_checked == 0
+    drawn = with_cases("base", "stress:small_hidden", "property:base@1",
+                       "property:SonicRaggedMixedCase(receiver=0, donor=1, row_delta=129)", "repeat:s0_base_42")
+    assert compare(drawn).their_cases_checked == 2
