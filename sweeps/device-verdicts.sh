@@ -19,7 +19,10 @@
 #   their checker's verdict, which `sweeps/unpack-runs.sh` brings home into their result.json, and are not graded
 #   again, so leave it off for a call that regrades superseded cells such as kbh-h100-next-rest.txt; the carried
 #   .foreign copy then needs their harness package, benchmarks/hard/src, beside the deck),
-#   FRESH (a file of published run ids that OWN_CHECKER does not copy in: graded again, e.g. cells graded before
+#   OWN_BENCHMARK (1: after the gradings and checkers, kernelbench.com's own benchmark.py times each cell that passed
+#   our checks, alone on its GPU, the cells graded earlier copied in as for OWN_CHECKER: their timer and protocol on
+#   this GPU, which splits a peak gap into the machine's part and the grader's),
+#   FRESH (a file of published run ids that OWN_CHECKER and OWN_BENCHMARK do not copy in: graded again, e.g. cells graded before
 #   the grader's last change; their old run directories are to be removed at home before unpacking),
 #   GPU0_FIRST (a command run alone on GPU 0 before the suite, e.g. a baseline measured again: its time is the
 #   suite's; output in gpu0-first.log)
@@ -59,7 +62,7 @@ deal() {  # the cells of file $1 for timer process $2 of $3
 }
 n=$((gpus - first_regrade_gpu))
 regrade_gpus=$(seq -s, "$first_regrade_gpu" "$((gpus - 1))")
-if [ -n "${OWN_CHECKER:-}" ]; then  # cells graded by earlier calls: --resume skips their grading, not their checker
+if [ -n "${OWN_CHECKER:-}${OWN_BENCHMARK:-}" ]; then  # cells graded earlier: --resume skips their grading only
   mkdir -p runs-regraded
   for dir in runs/*_regraded; do
     id=${dir#runs/}
@@ -91,7 +94,7 @@ touch /tmp/regrade-call-started  # only cells finished in this call go back (a w
     timeout --signal=INT --kill-after=30 "$((left - 10))" \
       python3 -m kernelbench regrade "$board" --solutions "$solutions" --deck "$deck" --runs runs-regraded \
         --gpus "$regrade_gpus" --resume --jobs "$jobs" --stop-after "$stop_after" \
-        ${OWN_CHECKER:+--own-checker} "${only[@]}"
+        ${OWN_CHECKER:+--own-checker} ${OWN_BENCHMARK:+--own-benchmark} "${only[@]}"
   done
 ) > "$out/regrade.log" 2>&1 &
 pids+=($!)

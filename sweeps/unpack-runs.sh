@@ -2,8 +2,9 @@
 # Bring the runs of a device call home: unpack runs.tgz (written by sweeps/device-demo.sh) and copy into RUNS only
 # the run directories it does not hold yet, leaving out harness errors (an interrupted grading: the next
 # `--resume` redoes it). An existing run directory is left as it is, with one exception: where the call added the
-# published benchmark's own checker's verdict (`regrade --own-checker`) to a cell that had none, and nothing else
-# in its result.json differs as the result model reads both, that result.json is replaced (whole, by a rename).
+# published benchmark's own checker's verdict (`regrade --own-checker`) or its own timing (`--own-benchmark`) to a
+# cell that had none, and nothing else in its result.json differs as the result model reads both, that result.json
+# is replaced (whole, by a rename).
 #
 #   bash sweeps/unpack-runs.sh /path/to/runs.tgz [RUNS]        (RUNS defaults to runs)
 set -euo pipefail
@@ -23,16 +24,20 @@ import json, sys
 from kernelbench.results.run import RunResult, upgrade_result
 # compared as the result model reads them, so a field a newer grader writes as null is not a difference
 home, came = (RunResult.model_validate(upgrade_result(json.load(open(path)))) for path in sys.argv[1:3])
-if came.provenance is None or came.provenance.own_checker is None:
+# their own scripts' results, the only fields a call may add to a cell graded earlier
+ADDED = ("own_checker", "own_benchmark")
+if came.provenance is None or home.provenance is None:
     sys.exit(1)
-if home.provenance is None or home.provenance.own_checker is not None:
+new = [f for f in ADDED if getattr(came.provenance, f) is not None and getattr(home.provenance, f) is None]
+if not new:
     sys.exit(1)
-came_without = came.model_copy(update={"provenance": came.provenance.model_copy(update={"own_checker": None})})
-sys.exit(0 if came_without.model_dump() == home.model_dump() else 1)
+came_without = came.model_copy(update={"provenance": came.provenance.model_copy(update={f: None for f in new})})
+home_without = home.model_copy(update={"provenance": home.provenance.model_copy(update={f: None for f in new})})
+sys.exit(0 if came_without.model_dump() == home_without.model_dump() else 1)
 PY
     then
       cp "$dir/result.json" "$runs/$name/.result.json.partial" && mv "$runs/$name/.result.json.partial" "$runs/$name/result.json"
-      echo "their checker's verdict added: $name"; checked=$((checked + 1))
+      echo "their own script's result added: $name"; checked=$((checked + 1))
     fi
     continue
   fi
@@ -43,4 +48,4 @@ PY
   cp -r "$dir" "$runs/.$name.partial" && mv "$runs/.$name.partial" "$runs/$name"
   echo "added: $name"; added=$((added + 1))
 done
-echo "$added run directories added to $runs, $skipped harness errors left out, $checked given their checker's verdict"
+echo "$added run directories added to $runs, $skipped harness errors left out, $checked given their own scripts' results"

@@ -199,6 +199,10 @@ def register_regrade(subparsers) -> None:
                         "confined, and show its verdict here beside the board's and ours: a pass of its own over "
                         "the cells graded earlier that lack it, then over those graded now (never beside a "
                         "measurement)")
+    p.add_argument("--own-benchmark", action="store_true",
+                   help="also run the published benchmark's own timing script (its problems' benchmark.py) over "
+                        "each cell that passed our checks, confined, one at a time on each GPU after every grading "
+                        "of the call: its peak here splits a peak gap into the machine's part and the grader's")
     p.add_argument("--repository", help="the solutions' repository URL (default: SOURCE beside them)")
     p.add_argument("--commit", help="the solutions' commit (default: COMMIT beside them)")
     p.set_defaults(func=regrade_command)
@@ -283,7 +287,8 @@ def regrade_command(args: argparse.Namespace) -> int:
                                stop_after=args.stop_after,
                                limits=dict(args.limit), only=args.only, repository=args.repository,
                                commit=args.commit, counters=args.counters == "on",
-                               own_checker=args.own_checker, progress=progress,
+                               own_checker=args.own_checker, own_benchmark=args.own_benchmark,
+                               progress=progress,
                                timeline=CellTimeline(progress.stage))
     for problem in report.no_problem:
         console.print(f"[yellow]no problem folder[/yellow] for column {problem} in {args.deck}: its cells are skipped")

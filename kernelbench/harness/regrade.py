@@ -49,6 +49,7 @@ from kernelbench.results.run import (
     Provenance,
     RunResult,
     Session,
+    Status,
     Tokens,
 )
 
@@ -411,6 +412,78 @@ def check_with_their_checker(cells: list[CellJob], settings: CellSettings, runs_
     spread_over_gpus(queue, slots, max(1, per_gpu), one, checked, settings, runs_dir, deadline)
 
 
+# ------------------------------------------------------------------------------------------------ their timing
+
+def wants_their_benchmark(job: CellJob, runs_dir: Path) -> bool:
+    """A graded cell with a solution that passed our checks, of a problem whose layout ships a timing script,
+    with no timing of it yet (a solution that fails its checks has no peak on either board to explain)."""
+    from kernelbench.harness.own_checker import benchmark_of
+    from kernelbench.results.run import load_result
+
+    if job.solution is None or job.problem_dir is None or not (runs_dir / job.run_id / RESULT_FILE).is_file():
+        return False
+    if benchmark_of(job.problem_dir) is None:
+        return False
+    try:
+        result = load_result(runs_dir / job.run_id)
+    except (KernelBenchError, ValueError):
+        return False
+    return (result.provenance is not None and result.provenance.own_benchmark is None
+            and result.status == Status.PASS)
+
+
+def run_their_benchmark(job: CellJob, settings: CellSettings, runs_dir: Path) -> str:
+    """Their timing script over the cell's solution, set up as for the grading, its figures recorded in the
+    cell's result.json (the one field this pass writes, in a file replaced whole). Returns its outcome."""
+    import tempfile
+
+    from kernelbench.eval.grading import scratch_dir
+    from kernelbench.harness.own_checker import benchmark_of, run_own_benchmark
+    from kernelbench.harness.rebuild import set_up
+    from kernelbench.results.run import load_result
+
+    assert job.solution is not None and job.problem_dir is not None  # wants_their_benchmark chose the cell
+    benchmark = benchmark_of(job.problem_dir)
+    assert benchmark is not None
+    with tempfile.TemporaryDirectory(prefix="kb-own-benchmark-", dir=scratch_dir()) as tmp:
+        solution_folder, scratch = Path(tmp) / "solution", Path(tmp) / "benchmark"
+        solution_folder.mkdir()
+        scratch.mkdir()
+        set_up(job.solution, solution_folder)
+        settings.timeline.stage(job, "their own benchmark")
+        run = run_own_benchmark(job.problem_dir, benchmark, solution_folder, settings.device, scratch)
+    if settings.cancelled.is_set():
+        raise KeyboardInterrupt
+    result = load_result(runs_dir / job.run_id)
+    assert result.provenance is not None
+    result.provenance.own_benchmark = run
+    atomic_write_text(runs_dir / job.run_id / RESULT_FILE, result.dump_json())
+    return run.outcome if run.peak_fraction is None else f"{run.outcome}, peak {run.peak_fraction:.4f}"
+
+
+def time_with_their_benchmark(cells: list[CellJob], settings: CellSettings, runs_dir: Path,
+                              slots: list[str | None], deadline: float | None) -> None:
+    """Their timing script over each of `cells` that wants it (`wants_their_benchmark`), one at a time on each GPU
+    and in a pass of its own (after every grading and checker of the call): it measures, so nothing shares its
+    GPU."""
+    from kernelbench.eval.process import on_gpu
+
+    queue = [job for job in cells if wants_their_benchmark(job, runs_dir)]
+
+    def one(job: CellJob, gpu: str | None) -> str:
+        with on_gpu(gpu):
+            return run_their_benchmark(job, settings, runs_dir)
+
+    def timed(job: CellJob, future: Future) -> None:
+        try:
+            outcome = future.result()
+        except KernelBenchError as exc:  # a cell's files, not the pass: the next cell goes on
+            outcome = f"could not run: {exc}"
+        settings.timeline.finish(job, f"their benchmark: {outcome}")
+
+    spread_over_gpus(queue, slots, 1, one, timed, settings, runs_dir, deadline)
+
+
 # ------------------------------------------------------------------------------------------------ the board
 
 def regrade_board(leaderboard: Path, solutions_dir: Path, deck_dir: Path, runs_dir: Path, *, device: str = "cuda",
@@ -418,7 +491,8 @@ def regrade_board(leaderboard: Path, solutions_dir: Path, deck_dir: Path, runs_d
                   stop_after: float | None = None,
                   limits: dict[str, float] | None = None, only: list[str] | None = None,
                   repository: str | None = None, commit: str | None = None, counters: bool = True,
-                  own_checker: bool = False, progress=None, timeline: CellTimeline | None = None) -> RegradeReport:
+                  own_checker: bool = False, own_benchmark: bool = False, progress=None,
+                  timeline: CellTimeline | None = None) -> RegradeReport:
     """Grade every cell not yet graded; see the module docstring."""
     board = load_published_board(Path(leaderboard))
     for folder, what in ((solutions_dir, "solutions folder"), (deck_dir, "deck folder")):
@@ -453,6 +527,8 @@ def regrade_board(leaderboard: Path, solutions_dir: Path, deck_dir: Path, runs_d
     grade_cells(todo, settings, runs_dir, report, slots, jobs, left, progress)
     if own_checker:
         check_with_their_checker(todo, settings, runs_dir, slots, jobs, deadline)
+    if own_benchmark:  # last, alone on each GPU: the cells graded earlier and now alike
+        time_with_their_benchmark(cells, settings, runs_dir, slots, deadline)
     return report
 
 

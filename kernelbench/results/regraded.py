@@ -71,6 +71,9 @@ class Disagreement:
     # checked: 0 for gradings made before the adapter drew them, so a dispute with their checker can say whether
     # our PASS ever met the case their checker failed
     their_cases_checked: int = 0
+    # the peak fraction their own timing script gave here (kernelbench regrade --own-benchmark): their timer, their
+    # input protocol and their roof, on this GPU
+    their_benchmark_peak: float | None = None
 
     @property
     def peak_ratio(self) -> float | None:
@@ -95,6 +98,22 @@ class Disagreement:
         if self.our_peak is None or not self.peak_same_inputs:
             return None
         return self.our_peak / self.peak_same_inputs
+
+    # Where their own timing script ran here, the same gap splits another way, by who changed:
+    #   machine_factor  theirs here / published: their timer and roof, only the machine differs;
+    #   grader_factor   ours / theirs here: the same machine, only the grader differs (its timer, input protocol
+    #                   and roof).
+    @property
+    def machine_factor(self) -> float | None:
+        if not self.their_benchmark_peak or not self.published_peak:
+            return None
+        return self.their_benchmark_peak / self.published_peak
+
+    @property
+    def grader_factor(self) -> float | None:
+        if self.our_peak is None or not self.their_benchmark_peak:
+            return None
+        return self.our_peak / self.their_benchmark_peak
 
     @property
     def speed_factor(self) -> float | None:
@@ -137,7 +156,8 @@ def compare(result: RunResult) -> Disagreement:
         our_ceiling=result.grading.ceiling,
         own_checker=provenance.own_checker.outcome if provenance.own_checker else None,
         own_checker_line=reason_line(provenance.own_checker.output_tail) if provenance.own_checker else "",
-        their_cases_checked=their_cases_checked(result))
+        their_cases_checked=their_cases_checked(result),
+        their_benchmark_peak=provenance.own_benchmark.peak_fraction if provenance.own_benchmark else None)
     if ours == published:
         return disagreement(agrees=True, kind="agree", reason="")
     if ours == Status.INVALID.value and errors:

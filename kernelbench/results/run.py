@@ -100,6 +100,22 @@ class OwnCheckerRun(Model):
     isolation: str = ""                          # how it was confined (as a grading's stages are, or not)
 
 
+class OwnBenchmarkRun(Model):
+    """The published benchmark's own timing script run on this machine over the same solution, set up the same way:
+    their timer, their input protocol and their roof on this GPU, so that a peak gap splits into what changed with
+    the machine (the board against this) and what changed with the grader (this against ours)."""
+
+    outcome: Literal["timed", "error"]  # error: it did not finish, or printed no peak fraction
+    exit_code: int | None = None
+    seconds: float = 0.0
+    script: str = ""                              # the timing script, inside the problem folder (benchmark.py)
+    shape_ms: dict[int, float] = Field(default_factory=dict)  # each shape's median as their script printed it
+    peak_fraction: float | None = None           # their geometric mean, of their roof for their GPU
+    roof_of: str = ""                            # the GPU whose roof their script divides by (problem.yaml)
+    output_tail: str = ""
+    isolation: str = ""
+
+
 class Provenance(Model):
     """Where a regraded solution comes from and what its own benchmark published about it. The solution's text is
     not kept (it is another project's code): its repository, commit, path and hash name it exactly."""
@@ -124,6 +140,7 @@ class Provenance(Model):
     adaptations: list[str] = Field(default_factory=list)
     not_provided: list[str] = Field(default_factory=list)
     own_checker: OwnCheckerRun | None = None  # their own checker's verdict here (kernelbench regrade --own-checker)
+    own_benchmark: OwnBenchmarkRun | None = None  # their own timing here (kernelbench regrade --own-benchmark)
 
     @property
     def upstream_url(self) -> str | None:

@@ -29,11 +29,13 @@ def _diff_page(data, board: Board) -> Page:
     results = _regraded(data, board)
     rows = [_row(compare(result)) for result in results]
     hardware = sorted({r.provenance.published_hardware for r in results if r.provenance.published_hardware})
+    gaps = peak_gaps([compare(result) for result in results])
     inputs = {
         "board": {"title": board.title, "url": urls.board_url(board.deck, board.gpu, False),
                   "gpu": board.gpu_name or board.gpu, "published_hardware": hardware, "boards": sorted({r.provenance.board for r in results})},
         "rows": rows,
-        "gaps": peak_gaps([compare(result) for result in results]),
+        "gaps": gaps,
+        "their_benchmark": any(g["theirs_here"] is not None for g in gaps),
         "agreement": _agreement(rows),
         "three_way": three_way(rows),
         "checker_disputes": checker_disputes(rows),
@@ -63,7 +65,8 @@ def peak_gaps(cells: list) -> list[dict]:
             continue
         gaps.append({"run_id": d.run_id, "url": urls.run_url(d.run_id), "agent": d.agent, "problem": d.problem,
                      "ratio": d.peak_ratio, "ceiling": d.ceiling_factor, "protocol": d.protocol_factor,
-                     "speed": d.speed_factor, "roofs": _roofs(d)})
+                     "speed": d.speed_factor, "roofs": _roofs(d), "theirs_here": d.their_benchmark_peak,
+                     "machine": d.machine_factor, "grader": d.grader_factor})
     return sorted(gaps, key=lambda g: -abs(math.log(g["ratio"])))
 
 

@@ -109,3 +109,74 @@ def test_the_verdict_is_what_the_checker_said_and_how_it_ended():
     assert verdict_of(1, b"FAIL: forbidden op used: torch.matmul\n") == "FAIL"
     assert verdict_of(1, b"Traceback (most recent call last):\n") == "error"
     assert verdict_of(0, b"") == "error"
+
+
+BENCHMARK = textwrap.dedent('''\
+    """A benchmark.py printing the lines their problems' benchmark.py prints, timed on the CPU."""
+    import math
+    import sys
+    import time
+    from pathlib import Path
+
+    import torch
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    import reference  # noqa: E402
+    import shapes  # noqa: E402
+    import solution  # noqa: E402
+
+    fractions = []
+    for index, shape in enumerate(shapes.SHAPES):
+        for key, value in shape.items():
+            setattr(reference, key, value)
+        torch.manual_seed(2026)
+        sol = solution.Model(*reference.get_init_inputs())
+        x = reference.get_inputs()
+        began = time.perf_counter()
+        sol(*x)
+        ms = max((time.perf_counter() - began) * 1e3, 1e-3)
+        print(f"shape={index} variant=solution tflops=0.001 gbps=0.010 ms={ms:.3f}", flush=True)
+        print(f"shape={index} solution_peak_fraction=0.0100")
+        fractions.append(0.01)
+    print(f"peak_fraction: {math.exp(sum(map(math.log, fractions)) / len(fractions)):.4f}")
+    print("RESULT: LOW")
+''')
+
+
+def test_their_timing_lines_become_each_shapes_milliseconds_and_their_peak():
+    """The lines their benchmark.py's docstring says the harness picks up; anything else is ignored, and a number
+    that is not a plain non-negative one is left out (the output is the candidate process's too)."""
+    from kernelbench.harness.own_checker import timing_of
+
+    out = (b"shape=0 variant=solution tflops=812.345 gbps=401.000 ms=0.169\n"
+           b"shape=0 solution_peak_fraction=0.4104\n"
+           b"shape=1 variant=eager tflops=1.0 gbps=1.0 ms=9.000\n"
+           b"shape=1 variant=solution tflops=1.0 gbps=1.0 ms=nan\n"
+           b"shape=2 variant=solution tflops=1.0 gbps=1.0 ms=-3\n"
+           b"peak_fraction: 0.2965\nRESULT: OK\n")
+    assert timing_of(out) == ({0: 0.169}, 0.2965)
+    assert timing_of(b"Traceback (most recent call last):\n") == ({}, None)
+
+
+@pytest.mark.slow
+def test_their_benchmark_times_a_passing_cell_alone_and_keeps_its_peak(their_tree: Path, tmp_path: Path):
+    """`--own-benchmark` on a cell an earlier call graded: their timing script runs over it confined, and its
+    milliseconds and peak go into the cell's provenance, our grading untouched; a failing cell is not timed."""
+    for problem in their_tree.iterdir():
+        (problem / "benchmark.py").write_text(BENCHMARK)
+    runs = tmp_path / "runs"
+    regrade = [sys.executable, "-m", "kernelbench", "regrade", str(BOARD / "leaderboard.json"),
+               "--solutions", str(BOARD / "solutions"), "--deck", str(their_tree), "--runs", str(runs),
+               "--device", "cpu", "--shapes", "smoke", "--only", PASSING, "--only", WRONG]
+    proc = subprocess.run(regrade, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    earlier = load_result(runs / f"{PASSING}_regraded")
+    proc = subprocess.run(regrade + ["--resume", "--own-benchmark"], capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    assert "their benchmark: timed, peak 0.0100" in proc.stderr
+    passing, wrong = (load_result(runs / f"{run_id}_regraded") for run_id in (PASSING, WRONG))
+    assert passing.grading == earlier.grading
+    timing = passing.provenance.own_benchmark
+    assert timing.outcome == "timed" and timing.peak_fraction == pytest.approx(0.01), timing
+    assert timing.script == "benchmark.py" and timing.roof_of == "H100" and 0 in timing.shape_ms
+    assert wrong.provenance.own_benchmark is None  # its checks failed: no peak to explain

@@ -78,5 +78,40 @@ def test_their_checkers_verdict_reaches_a_cell_graded_earlier_and_nothing_else_d
 
     assert checker_of("amended")["outcome"] == "FAIL" and checker_of("newer_fields")["outcome"] == "FAIL"
     assert checker_of("regraded") is None and checker_of("had_one")["outcome"] == "PASS"
-    assert "2 given their checker's verdict" in done.stdout
+    assert "2 given their own scripts' results" in done.stdout
     assert not list((home / "runs").rglob("*.partial"))
+
+
+def test_their_timing_reaches_a_cell_that_has_their_checkers_verdict_already(tmp_path: Path):
+    """`regrade --own-benchmark` amends a cell an earlier call gave their checker's verdict: the timing comes home
+    beside the verdict kept; a call whose checker's verdict differs from the one at home brings nothing."""
+    def cell(root: Path, name: str, checker, timing) -> None:
+        run = root / "runs" / name
+        run.mkdir(parents=True)
+        (run / "result.json").write_text(json.dumps({
+            "run_id": name, "harness": "claude", "model": "m", "problem": "05_topk_bitonic", "gpu": "h100_sxm",
+            "grading": {"outcome": "pass"},
+            "provenance": {"repository": "https://github.com/o/r", "commit": "0" * 40, "path": f"{name}.py",
+                           "board": "published-h100", "published_run_id": name, "published_status": "PASS",
+                           "own_checker": checker, "own_benchmark": timing}}))
+
+    device, home = tmp_path / "device", tmp_path / "home"
+    passed, timing = {"outcome": "PASS"}, {"outcome": "timed", "shape_ms": {"0": 0.169}, "peak_fraction": 0.41}
+    cell(device, "timed", passed, timing)
+    cell(home, "timed", passed, None)
+    cell(device, "other_verdict", {"outcome": "FAIL"}, timing)
+    cell(home, "other_verdict", passed, None)
+    tgz = tmp_path / "runs.tgz"
+    with tarfile.open(tgz, "w:gz") as tar:
+        tar.add(device / "runs", arcname="runs")
+
+    done = subprocess.run(["bash", str(SCRIPT), str(tgz), str(home / "runs")], capture_output=True, text=True,
+                          check=True)
+
+    def provenance(name: str) -> dict:
+        return json.loads((home / "runs" / name / "result.json").read_text())["provenance"]
+
+    assert provenance("timed")["own_benchmark"]["peak_fraction"] == 0.41
+    assert provenance("timed")["own_checker"]["outcome"] == "PASS"
+    assert provenance("other_verdict")["own_benchmark"] is None
+    assert "1 given their own scripts' results" in done.stdout

@@ -110,3 +110,18 @@ def test_a_dispute_says_whether_our_grading_ever_ran_their_stress_cases():
     drawn = with_cases("base", "stress:small_hidden", "property:base@1",
                        "property:SonicRaggedMixedCase(receiver=0, donor=1, row_delta=129)", "repeat:s0_base_42")
     assert compare(drawn).their_cases_checked == 2
+
+
+def test_their_timing_here_splits_a_gap_into_the_machine_and_the_grader():
+    """Their benchmark.py run here: their peak here / published is the machine's part, ours / theirs here the
+    grader's; the two multiply to the gap, and without their timing neither is claimed."""
+    cell = Disagreement(run_id="r", agent="a", problem="05_topk_bitonic", published="PASS", ours="PASS",
+                        published_peak=0.40, our_peak=0.05, agrees=True, kind="agree", reason="",
+                        their_benchmark_peak=0.50)
+    assert cell.machine_factor == pytest.approx(1.25) and cell.grader_factor == pytest.approx(0.1)
+    assert cell.machine_factor * cell.grader_factor == pytest.approx(cell.peak_ratio)
+    untimed = Disagreement(run_id="r", agent="a", problem="05_topk_bitonic", published="PASS", ours="PASS",
+                           published_peak=0.40, our_peak=0.05, agrees=True, kind="agree", reason="")
+    assert untimed.machine_factor is None and untimed.grader_factor is None
+    gap = peak_gaps([cell])[0]
+    assert (gap["theirs_here"], gap["machine"], gap["grader"]) == (0.50, cell.machine_factor, cell.grader_factor)

@@ -81,8 +81,12 @@ class Layout:
     def mapping(self, path: Path) -> list[ConceptMapping]:
         return []
 
-    def own_checker(self, path: Path) -> OwnChecker | None:
+    def own_checker(self, path: Path) -> OwnScript | None:
         """The benchmark's own correctness checker for this problem, where its layout ships one (None: ours only)."""
+        return None
+
+    def own_benchmark(self, path: Path) -> OwnScript | None:
+        """The benchmark's own timing script for this problem, where its layout ships one (None: ours only)."""
         return None
 
     def content_hash(self, path: Path) -> str:
@@ -95,10 +99,10 @@ class Layout:
 
 
 @dataclass(frozen=True)
-class OwnChecker:
-    """A benchmark's own checker: `script`, run with the problem folder as working directory, next to the
-    solution, with `harness` (a folder of that benchmark the script imports from) at `harness_at`, a path
-    relative to the problem folder (their check.py finds its package two folders up)."""
+class OwnScript:
+    """A script of a benchmark's own (its checker or its timing script): `script`, run with the problem folder as
+    working directory, next to the solution, with `harness` (a folder of that benchmark the script imports from)
+    at `harness_at`, a path relative to the problem folder (their check.py finds its package two folders up)."""
 
     script: str
     harness: Path

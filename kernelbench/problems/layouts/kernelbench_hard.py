@@ -27,7 +27,7 @@ from kernelbench.fileio import LineMap, load_yaml
 from kernelbench.problems.layouts.base import (
     ConceptMapping,
     Layout,
-    OwnChecker,
+    OwnScript,
     first_paragraph,
     parse_source,
     spec_or_error,
@@ -147,14 +147,16 @@ class KernelBenchHardLayout(Layout):
 
     # ---------------------------------------------------------------------------------------------- mapping
 
-    def own_checker(self, path: Path) -> OwnChecker | None:
+    def own_checker(self, path: Path) -> OwnScript | None:
         """Their problems' check.py (all shapes, their seeds, their stress cases, their tolerance); it imports
         `src.eval` from their benchmark's root, two folders above the problem (`benchmarks/hard/src`)."""
-        path = Path(path)
-        harness = path.parent.parent / "src"
-        if not ((path / "check.py").is_file() and (harness / "eval").is_dir()):
-            return None
-        return OwnChecker(script="check.py", harness=harness, harness_at="../../src")
+        return _their_script(Path(path), "check.py")
+
+    def own_benchmark(self, path: Path) -> OwnScript | None:
+        """Their problems' benchmark.py: each shape timed by their harness (the same tensors every call, L2 flushed
+        between calls, the median of their trials), each shape's milliseconds and the geometric mean of peak
+        fractions against the roof of the GPU their problem.yaml names (their table, not the GPU it runs on)."""
+        return _their_script(Path(path), "benchmark.py")
 
     def mapping(self, path: Path) -> list[ConceptMapping]:
         path = Path(path)
@@ -163,6 +165,14 @@ class KernelBenchHardLayout(Layout):
                 _forbidden_row(meta, spec), _fp8_row(meta), _stress_row(path, meta, spec), _weights_row(),
                 _sota_row(meta),
                 _timing_row(spec), *_index_rows(spec), *_custom_row(spec)]
+
+
+def _their_script(path: Path, script: str) -> OwnScript | None:
+    """One of their problem's scripts, which import `src` from their benchmark's root two folders up."""
+    harness = path.parent.parent / "src"
+    if not ((path / script).is_file() and (harness / "eval").is_dir()):
+        return None
+    return OwnScript(script=script, harness=harness, harness_at="../../src")
 
 
 # outputs their check.py judges by what they select rather than element by element: top-k's indices ("INDICES:
