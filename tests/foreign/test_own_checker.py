@@ -51,66 +51,6 @@ CHECK = textwrap.dedent('''\
 ''')
 
 
-@pytest.fixture(scope="module")
-def their_tree(tmp_path_factory) -> Path:
-    """kernelbench.com's layout: hard/problems-toy/<problem>/check.py and hard/src/eval/."""
-    hard = tmp_path_factory.mktemp("hard")
-    deck = hard / "problems-toy"
-    shutil.copytree(DECK, deck)
-    for problem in deck.iterdir():
-        (problem / "check.py").write_text(CHECK)
-    (hard / "src" / "eval").mkdir(parents=True)
-    (hard / "src" / "__init__.py").write_text("")
-    (hard / "src" / "eval" / "__init__.py").write_text("")
-    (hard / "src" / "eval" / "verdict.py").write_text(
-        "import torch\n\ndef close(a, b):\n    return torch.allclose(a, b, atol=1e-4, rtol=1e-4)\n")
-    return deck
-
-
-@pytest.mark.slow
-def test_their_checker_gives_its_verdict_beside_ours(their_tree: Path, tmp_path: Path):
-    """A cell graded by an earlier call without their checker gets its verdict from the next call's pass (our
-    grading of it untouched), and a cell graded in that call gets it after its grading."""
-    runs = tmp_path / "runs"
-    regrade = [sys.executable, "-m", "kernelbench", "regrade", str(BOARD / "leaderboard.json"),
-               "--solutions", str(BOARD / "solutions"), "--deck", str(their_tree), "--runs", str(runs),
-               "--device", "cpu", "--shapes", "smoke", "--only", PASSING]
-    proc = subprocess.run(regrade, capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stderr
-    earlier = load_result(runs / f"{PASSING}_regraded")
-    assert earlier.provenance.own_checker is None
-    proc = subprocess.run(regrade + ["--resume", "--own-checker", "--only", WRONG], capture_output=True, text=True,
-                          timeout=900)
-    assert proc.returncode == 0, proc.stderr
-    assert "their checker: PASS" in proc.stderr and "their checker: FAIL" in proc.stderr
-    passing, wrong = (load_result(runs / f"{run_id}_regraded") for run_id in (PASSING, WRONG))
-    assert passing.grading == earlier.grading
-    assert passing.provenance.own_checker.outcome == "PASS", passing.provenance.own_checker
-    assert wrong.provenance.own_checker.outcome == "FAIL", wrong.provenance.own_checker
-    assert "differs" in wrong.provenance.own_checker.output_tail
-    assert passing.provenance.own_checker.script == "check.py"
-    document = json.loads((runs / f"{PASSING}_regraded" / "result.json").read_text())
-    assert document["provenance"]["own_checker"]["outcome"] == "PASS"
-
-
-def test_a_problem_without_their_harness_has_no_checker(tmp_path: Path):
-    from kernelbench.harness.own_checker import checker_of
-
-    copy = tmp_path / "problems-toy" / "01_toy_scaled_gemm"
-    shutil.copytree(DECK / "01_toy_scaled_gemm", copy)
-    (copy / "check.py").write_text(CHECK)
-    assert checker_of(copy) is None  # no src/eval two folders up: their check.py could not import it
-    (tmp_path / "src" / "eval").mkdir(parents=True)
-    assert checker_of(copy).script == "check.py"
-
-
-def test_the_verdict_is_what_the_checker_said_and_how_it_ended():
-    assert verdict_of(0, b"shape 0 ok\nPASS\n") == "PASS"
-    assert verdict_of(1, b"FAIL: forbidden op used: torch.matmul\n") == "FAIL"
-    assert verdict_of(1, b"Traceback (most recent call last):\n") == "error"
-    assert verdict_of(0, b"") == "error"
-
-
 BENCHMARK = textwrap.dedent('''\
     """A benchmark.py printing the lines their problems' benchmark.py prints, timed on the CPU."""
     import math
@@ -143,6 +83,74 @@ BENCHMARK = textwrap.dedent('''\
 ''')
 
 
+
+@pytest.fixture(scope="module")
+def their_tree(tmp_path_factory) -> Path:
+    """kernelbench.com's layout: hard/problems-toy/<problem>/check.py and hard/src/eval/."""
+    hard = tmp_path_factory.mktemp("hard")
+    deck = hard / "problems-toy"
+    shutil.copytree(DECK, deck)
+    for problem in deck.iterdir():
+        (problem / "check.py").write_text(CHECK)
+        (problem / "benchmark.py").write_text(BENCHMARK)
+    (hard / "src" / "eval").mkdir(parents=True)
+    (hard / "src" / "__init__.py").write_text("")
+    (hard / "src" / "eval" / "__init__.py").write_text("")
+    (hard / "src" / "eval" / "verdict.py").write_text(
+        "import torch\n\ndef close(a, b):\n    return torch.allclose(a, b, atol=1e-4, rtol=1e-4)\n")
+    return deck
+
+
+@pytest.mark.slow
+def test_their_checker_and_benchmark_give_their_results_beside_ours(their_tree: Path, tmp_path: Path):
+    """A cell graded by an earlier call without their checker gets its verdict from the next call's pass (our
+    grading of it untouched), and a cell graded in that call gets it after its grading. Their timing script then
+    times the cell that passed our checks (its milliseconds and peak kept); the failing cell is not timed."""
+    runs = tmp_path / "runs"
+    regrade = [sys.executable, "-m", "kernelbench", "regrade", str(BOARD / "leaderboard.json"),
+               "--solutions", str(BOARD / "solutions"), "--deck", str(their_tree), "--runs", str(runs),
+               "--device", "cpu", "--shapes", "smoke", "--only", PASSING]
+    proc = subprocess.run(regrade, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    earlier = load_result(runs / f"{PASSING}_regraded")
+    assert earlier.provenance.own_checker is None
+    proc = subprocess.run(regrade + ["--resume", "--own-checker", "--own-benchmark", "--only", WRONG],
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    assert "their checker: PASS" in proc.stderr and "their checker: FAIL" in proc.stderr
+    assert "their benchmark: timed, peak 0.0100" in proc.stderr
+    passing, wrong = (load_result(runs / f"{run_id}_regraded") for run_id in (PASSING, WRONG))
+    assert passing.grading == earlier.grading
+    assert passing.provenance.own_checker.outcome == "PASS", passing.provenance.own_checker
+    assert wrong.provenance.own_checker.outcome == "FAIL", wrong.provenance.own_checker
+    assert "differs" in wrong.provenance.own_checker.output_tail
+    assert passing.provenance.own_checker.script == "check.py"
+    document = json.loads((runs / f"{PASSING}_regraded" / "result.json").read_text())
+    assert document["provenance"]["own_checker"]["outcome"] == "PASS"
+    timing = passing.provenance.own_benchmark
+    assert timing.outcome == "timed" and timing.peak_fraction == pytest.approx(0.01), timing
+    assert timing.script == "benchmark.py" and timing.roof_of == "H100" and 0 in timing.shape_ms
+    assert wrong.provenance.own_benchmark is None  # its checks failed: no peak to explain
+
+
+def test_a_problem_without_their_harness_has_no_checker(tmp_path: Path):
+    from kernelbench.harness.own_checker import checker_of
+
+    copy = tmp_path / "problems-toy" / "01_toy_scaled_gemm"
+    shutil.copytree(DECK / "01_toy_scaled_gemm", copy)
+    (copy / "check.py").write_text(CHECK)
+    assert checker_of(copy) is None  # no src/eval two folders up: their check.py could not import it
+    (tmp_path / "src" / "eval").mkdir(parents=True)
+    assert checker_of(copy).script == "check.py"
+
+
+def test_the_verdict_is_what_the_checker_said_and_how_it_ended():
+    assert verdict_of(0, b"shape 0 ok\nPASS\n") == "PASS"
+    assert verdict_of(1, b"FAIL: forbidden op used: torch.matmul\n") == "FAIL"
+    assert verdict_of(1, b"Traceback (most recent call last):\n") == "error"
+    assert verdict_of(0, b"") == "error"
+
+
 def test_their_timing_lines_become_each_shapes_milliseconds_and_their_peak():
     """The lines their benchmark.py's docstring says the harness picks up; anything else is ignored, and a number
     that is not a plain non-negative one is left out (the output is the candidate process's too)."""
@@ -157,26 +165,3 @@ def test_their_timing_lines_become_each_shapes_milliseconds_and_their_peak():
     assert timing_of(out) == ({0: 0.169}, 0.2965)
     assert timing_of(b"Traceback (most recent call last):\n") == ({}, None)
 
-
-@pytest.mark.slow
-def test_their_benchmark_times_a_passing_cell_alone_and_keeps_its_peak(their_tree: Path, tmp_path: Path):
-    """`--own-benchmark` on a cell an earlier call graded: their timing script runs over it confined, and its
-    milliseconds and peak go into the cell's provenance, our grading untouched; a failing cell is not timed."""
-    for problem in their_tree.iterdir():
-        (problem / "benchmark.py").write_text(BENCHMARK)
-    runs = tmp_path / "runs"
-    regrade = [sys.executable, "-m", "kernelbench", "regrade", str(BOARD / "leaderboard.json"),
-               "--solutions", str(BOARD / "solutions"), "--deck", str(their_tree), "--runs", str(runs),
-               "--device", "cpu", "--shapes", "smoke", "--only", PASSING, "--only", WRONG]
-    proc = subprocess.run(regrade, capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stderr
-    earlier = load_result(runs / f"{PASSING}_regraded")
-    proc = subprocess.run(regrade + ["--resume", "--own-benchmark"], capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stderr
-    assert "their benchmark: timed, peak 0.0100" in proc.stderr
-    passing, wrong = (load_result(runs / f"{run_id}_regraded") for run_id in (PASSING, WRONG))
-    assert passing.grading == earlier.grading
-    timing = passing.provenance.own_benchmark
-    assert timing.outcome == "timed" and timing.peak_fraction == pytest.approx(0.01), timing
-    assert timing.script == "benchmark.py" and timing.roof_of == "H100" and 0 in timing.shape_ms
-    assert wrong.provenance.own_benchmark is None  # its checks failed: no peak to explain
