@@ -10,7 +10,6 @@ from __future__ import annotations
 import io
 import os
 import queue
-import shutil
 import subprocess
 import sys
 import tarfile
@@ -22,7 +21,7 @@ from typing import Callable, Protocol
 
 from kernelbench.errors import KernelBenchError
 from kernelbench.harness.jobs import Job, JobSummary
-from kernelbench.harness.rundir import create_staging, publish
+from kernelbench.results.rundir import staged_run
 
 OnStart = Callable[[Job], None]
 OnDone = Callable[[Job, JobSummary], None]
@@ -225,22 +224,17 @@ def _ray_job(job_data: dict):
 
 def unpack_run(summary: JobSummary, archive: bytes, runs_dir: Path) -> JobSummary:
     """Extract a packed run into a staging folder of `runs_dir` and rename it into place."""
-    staging = create_staging(runs_dir, summary.run_id or "run")
-    try:
+    assert summary.run_id is not None  # the summary of a packed run is read from the run's result
+    with staged_run(runs_dir, summary.run_id) as run:
         with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
-            tar.extractall(staging, filter="data")
-        assert summary.run_id is not None  # the summary of a packed run is read from the run's result
-        inner = staging / summary.run_id
+            tar.extractall(run.path, filter="data")
+        inner = run.path / summary.run_id
         for item in inner.iterdir():
-            item.rename(staging / item.name)
+            item.rename(run.path / item.name)
         inner.rmdir()
         try:
-            final = publish(staging, runs_dir, summary.run_id)
+            final = run.publish()
         except KernelBenchError as exc:  # the name is taken here: keep the run aside rather than lose it
-            kept = runs_dir / f".conflict-{staging.name}"
-            staging.rename(kept)
+            kept = run.keep_as_conflict()
             return summary.model_copy(update={"error": f"{exc} (kept in {kept})"})
         return summary.model_copy(update={"run_dir": str(final)})
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import sys
 import threading
 import time
@@ -31,8 +30,6 @@ from pathlib import Path
 
 from kernelbench.base.models import Ceiling
 from kernelbench.errors import KernelBenchError
-from kernelbench.fileio import atomic_write_text
-from kernelbench.harness.rundir import STAGING_PREFIX, create_staging, publish, remove_stale_staging
 from kernelbench.results.published import (
     PublishedAgent,
     PublishedBoard,
@@ -51,6 +48,13 @@ from kernelbench.results.run import (
     Session,
     Status,
     Tokens,
+)
+from kernelbench.results.rundir import (
+    discard_staging,
+    gpu_key,
+    remove_stale_staging,
+    replace_result_field,
+    staged_run,
 )
 
 SOURCE = "regrade:kernelbench-hard"
@@ -269,55 +273,51 @@ def grade_cell(job: CellJob, settings: CellSettings, runs_dir: Path, exclusive=N
     assert job.problem_dir is not None  # a cell with no problem folder is listed (no_problem), never graded
     layout = layout_of(job.problem_dir)
     mapping = [MappedConcept(**row.model_dump()) for row in layout.mapping(job.problem_dir)]
-    staging = create_staging(runs_dir, job.run_id)
-    try:
+    with staged_run(runs_dir, job.run_id) as run:
         result = RunResult(run_id=job.run_id, harness=job.agent.harness, model=job.agent.model,
                            effort=job.agent.effort or None, deck=layout.default_deck(job.problem_dir),
-                           problem=job.problem, gpu="unknown", source=SOURCE,
+                           problem=job.problem, gpu=gpu_key(settings.device), source=SOURCE,
                            session=Session(elapsed_s=job.cell.elapsed_seconds,
                                            tokens=Tokens(output=job.cell.output_tokens or 0),
                                            notes=["the agent's session ran on the published board; graded again here"]),
                            provenance=provenance_of(job, settings, layout.name, mapping))
+        report = None
         if job.solution is None:
             result.grading = Grading(outcome=Outcome.NO_SOLUTION,
                                      reasons=[f"no solution file for {job.cell.run_id} in the solutions folder"])
-            result.gpu = settings.gpu or this_gpu(settings.device)
         else:
             provenance = result.provenance
             assert provenance is not None  # given above
             try:
-                report = _grade_copy(job, settings, staging, exclusive, grade_solution, provenance)
+                report = _grade_copy(job, settings, exclusive, grade_solution, provenance)
             except Exception as exc:  # noqa: BLE001 - the grader could not grade this cell: its outcome, not fatal
                 result.grading = Grading(has_solution=True, outcome=Outcome.HARNESS_ERROR,
                                          reasons=[f"grading aborted: {type(exc).__name__}: {exc}"[:2000]])
-            else:
-                result.grading, result.integrity, result.environment = report.grading, report.integrity, \
-                    report.environment
-                result.gpu = report.environment.gpu_key or settings.device
-                settings.gpu = settings.gpu or result.gpu
+        if report is not None:
+            result.grading, result.integrity, result.environment = report.grading, report.integrity, \
+                report.environment
+            result.gpu = gpu_key(settings.device, measured=report.environment.gpu_key)
+            settings.gpu = settings.gpu or result.gpu
+            run.write_grade_logs(report.check_log, report.benchmark_log)
+        else:  # nothing was graded: filed under the GPU the other cells were graded on, else this machine's
+            result.gpu = gpu_key(settings.device, expected=settings.gpu or this_gpu(settings.device))
         if settings.cancelled.is_set():
             raise KeyboardInterrupt
-        (staging / "grade.json").unlink(missing_ok=True)  # result.json holds the same grading
-        atomic_write_text(staging / RESULT_FILE, result.dump_json())
-        publish(staging, runs_dir, job.run_id)
+        run.publish(result)
         return result
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
 
 
-def this_gpu(device: str) -> str:
-    """This machine's profile key, for a cell that nothing was graded in."""
+def this_gpu(device: str) -> str | None:
+    """This machine's profile key (None: no profile matches it, or no GPU is asked for)."""
     if device != "cuda":
-        return device
+        return None
     from kernelbench.hardware import detect_profile
 
     profile = detect_profile()
-    return profile.key if profile else "unknown"
+    return profile.key if profile else None
 
 
-def _grade_copy(job: CellJob, settings: CellSettings, staging: Path, exclusive, grade_solution,
-                provenance: Provenance):
+def _grade_copy(job: CellJob, settings: CellSettings, exclusive, grade_solution, provenance: Provenance):
     """The solution graded from a scratch folder set up as its authors had it (solution.py, its sidecars, the
     CUTLASS headers it includes: kernelbench.harness.rebuild, each step recorded in `provenance`); the folder
     goes away afterwards, so the run directory never holds its text."""
@@ -334,7 +334,7 @@ def _grade_copy(job: CellJob, settings: CellSettings, staging: Path, exclusive, 
         provenance.adaptations = [a.what for a in adaptations]
         provenance.not_provided = missing
         return grade_solution(solution, job.problem_dir, device=settings.device, shapes=settings.shapes,
-                              out_dir=staging, limits=settings.limits, counters=settings.counters,
+                              limits=settings.limits, counters=settings.counters,
                               exclusive=exclusive, stage=lambda name, detail="": timeline.stage(job, name, detail))
 
 
@@ -358,13 +358,12 @@ def wants_their_checker(job: CellJob, runs_dir: Path) -> bool:
 
 def run_their_checker(job: CellJob, settings: CellSettings, runs_dir: Path) -> str:
     """Their checker over the cell's solution, set up as for the grading, its verdict recorded in the cell's
-    result.json (the one field this pass writes, in a file replaced whole). Returns that verdict."""
+    result.json: that one field is set, the rest of the file left byte for byte as it was. Returns that verdict."""
     import tempfile
 
     from kernelbench.eval.grading import scratch_dir
     from kernelbench.harness.own_checker import checker_of, run_own_checker
     from kernelbench.harness.rebuild import set_up
-    from kernelbench.results.run import load_result
 
     # wants_their_checker chose the cell: a solution, a problem folder whose layout ships a checker, a result
     # with provenance
@@ -380,10 +379,7 @@ def run_their_checker(job: CellJob, settings: CellSettings, runs_dir: Path) -> s
         run = run_own_checker(job.problem_dir, checker, solution_folder, settings.device, scratch)
     if settings.cancelled.is_set():
         raise KeyboardInterrupt
-    result = load_result(runs_dir / job.run_id)
-    assert result.provenance is not None
-    result.provenance.own_checker = run
-    atomic_write_text(runs_dir / job.run_id / RESULT_FILE, result.dump_json())
+    replace_result_field(runs_dir / job.run_id, ("provenance", "own_checker"), run)
     return run.outcome
 
 
@@ -651,8 +647,7 @@ def _abandon(jobs: list[CellJob], runs_dir: Path) -> None:
     its thread would also hold the interpreter's exit (the pool's threads are joined then): its staging folder goes
     and the process ends now, as a Ctrl-C asks."""
     for job in jobs:
-        for staging in Path(runs_dir).glob(f"{STAGING_PREFIX}{job.run_id}-*"):
-            shutil.rmtree(staging, ignore_errors=True)
+        discard_staging(runs_dir, job.run_id)
     sys.stderr.write(f"interrupted: {len(jobs)} grading(s) did not stop within {CANCEL_GRACE_S:.0f} s; "
                      "their cells are thrown away\n")
     sys.stderr.flush()

@@ -16,18 +16,18 @@ from typing import Any
 
 import kernelbench
 from kernelbench.errors import KernelBenchError
-from kernelbench.fileio import atomic_write_text
 from kernelbench.harness import DEFAULT_BUDGET_S, sandbox
 from kernelbench.harness.agents import AgentAdapter, AgentContext, AgentReport, get_adapter
 from kernelbench.harness.agents.base import STDERR_NAME
 from kernelbench.harness.agentspec import AgentSpec
 from kernelbench.harness.outcome import classify, template_findings
 from kernelbench.harness.process import ProcessResult, run_budgeted
-from kernelbench.harness.rundir import create_staging, publish, unique_run_id
+from kernelbench.harness.runids import unique_run_id
 from kernelbench.harness.workspace import Workspace, collect_submission, copy_workspace, prepare_workspace
 from kernelbench.problems.loader import problem_deck, problem_hash
 from kernelbench.problems.loader import load_problem_spec
 from kernelbench.results.run import Environment, Finding, Outcome, RunResult, Session
+from kernelbench.results.rundir import MODEL_SERVER_LOG, StagedRun, gpu_key, staged_run
 
 
 
@@ -87,26 +87,22 @@ def execute_run(request: RunRequest) -> Path:
     spec = load_problem_spec(request.problem_dir)
     started = datetime.now(UTC)
     run_id = unique_run_id(request.runs_dir, started, request.agent, spec.id, request.trial)
-    staging = scratch = None
+    scratch = None
     try:
-        staging = create_staging(request.runs_dir, run_id)
-        scratch = Path(tempfile.mkdtemp(prefix=f"kernelbench-{run_id}-"))
-        result = _run_in(request, run_id, started, staging, scratch)
-        atomic_write_text(staging / "result.json", result.dump_json())
-        return publish(staging, request.runs_dir, run_id)
+        with staged_run(request.runs_dir, run_id) as run:
+            scratch = Path(tempfile.mkdtemp(prefix=f"kernelbench-{run_id}-"))
+            return run.publish(_run_in(request, run_id, started, run, scratch))
     finally:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)  # holds the copies of the agent's credentials
-        if staging is not None and staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
 
 
-def _run_in(request: RunRequest, run_id: str, started: datetime, staging: Path, scratch: Path) -> RunResult:
+def _run_in(request: RunRequest, run_id: str, started: datetime, run: StagedRun, scratch: Path) -> RunResult:
     profile = _profile(request)
     result = RunResult(run_id=run_id, harness=request.agent.harness, model=request.agent.model,
                        effort=request.agent.effort, deck=problem_deck(request.problem_dir),
                        problem=Path(request.problem_dir).name,
-                       gpu=profile.key if profile else ("cpu" if request.device == "cpu" else "unknown"),
+                       gpu=gpu_key(request.device, expected=profile.key if profile else None),
                        trial=request.trial,
                        started=started, scripted=get_adapter(request.agent.harness).scripted,
                        session=Session(budget_s=request.budget_s, sandboxed=request.sandboxed,
@@ -117,27 +113,22 @@ def _run_in(request: RunRequest, run_id: str, started: datetime, staging: Path, 
     _record_cli(result.session, request)
     proc, report, error = None, None, None
     try:
-        with _model_server(request, ws, staging) as url:
-            proc, report = _run_agent(request, run_id, ws, scratch / "home", staging, url)
+        with _model_server(request, ws, run) as url:
+            proc, report = _run_agent(request, run_id, ws, scratch / "home", run.path, url)
     except KernelBenchError:
         raise
     except Exception as exc:  # the run is still written, as a harness error with its traceback
         error = f"{type(exc).__name__}: {exc}"
-        (staging / "harness_error.txt").write_text(traceback.format_exc())
+        run.write_harness_error(traceback.format_exc())
     _record_session(result.session, proc, report)
-    _grade_and_classify(request, ws, staging, result, proc, report, error)
-    skipped = copy_workspace(ws, staging / "workspace")
-    if skipped:
-        (staging / "workspace" / ".left_out.txt").write_text("\n".join(skipped) + "\n")
+    _grade_and_classify(request, ws, run, result, proc, report, error, profile.key if profile else None)
+    run.note_left_out(copy_workspace(ws, run.workspace_dir))
     result.finished = datetime.now(UTC)
     return result
 
 
-MODEL_SERVER_LOG = "model_server.jsonl"
-
-
 @contextmanager
-def _model_server(request: RunRequest, ws: Workspace, staging: Path) -> Iterator[str | None]:
+def _model_server(request: RunRequest, ws: Workspace, run: StagedRun) -> Iterator[str | None]:
     """The URL the CLI is pointed at: a stand-in started for this run (its request log kept in the run
     directory), the one given, or none (the provider's real API)."""
     if not request.stand_in:
@@ -152,7 +143,7 @@ def _model_server(request: RunRequest, ws: Workspace, staging: Path) -> Iterator
         yield server.start()
     finally:
         server.stop()
-        atomic_write_text(staging / MODEL_SERVER_LOG, server.log_jsonl())
+        run.write_text(MODEL_SERVER_LOG, server.log_jsonl())
 
 
 def _record_cli(session: Session, request: RunRequest) -> None:
@@ -218,31 +209,31 @@ def _record_session(session: Session, proc: ProcessResult | None, report: AgentR
             session.notes.append("stopped: its output passed the size limit")
 
 
-def _grade_and_classify(request: RunRequest, ws: Workspace, staging: Path, result: RunResult,
-                        proc: ProcessResult | None, report: AgentReport | None, error: str | None) -> None:
+def _grade_and_classify(request: RunRequest, ws: Workspace, run: StagedRun, result: RunResult,
+                        proc: ProcessResult | None, report: AgentReport | None, error: str | None,
+                        expected_gpu: str | None) -> None:
     findings: list[Finding] = template_findings(ws.template_changes())
-    submission = collect_submission(ws, staging / "submission")
+    submission = collect_submission(ws, run.submission_dir)
     grade = None
     if submission is not None and error is None:
-        shutil.copyfile(submission, staging / "solution.py")
+        run.keep_solution(submission)
         try:
             grade = _grade(submission, request)
         except Exception as exc:  # a grader failure is the harness's, not the agent's
             error = f"grading failed: {type(exc).__name__}: {exc}"
-            (staging / "harness_error.txt").write_text(traceback.format_exc())
+            run.write_harness_error(traceback.format_exc())
     if grade is not None:
         findings = [*grade.integrity, *findings]
         result.environment = grade.environment.model_copy(update={"host": result.environment.host})
-        result.gpu = grade.environment.gpu_key or result.gpu  # what the grader measured on
-        atomic_write_text(staging / "check.log", grade.check_log)
-        atomic_write_text(staging / "benchmark.log", grade.benchmark_log)
+        result.gpu = gpu_key(request.device, grade.environment.gpu_key, expected_gpu)  # what the grader measured on
+        run.write_grade_logs(grade.check_log, grade.benchmark_log)
     result.integrity = findings
     result.grading = classify(proc, report, grade, findings, has_solution=submission is not None,
                               harness_error=error)
-    early = early_exit_reason(request, result.session, proc, staging)
+    early = early_exit_reason(request, result.session, proc, run.path)
     if early and result.grading.outcome not in (Outcome.PASS, Outcome.INVALID):
         result.grading.reasons.insert(0, early)
-    _sidecars_only(staging / "submission")
+    run.keep_submission()
 
 
 EARLY_EXIT_S = 15.0   # a CLI that ends this soon with an error never started its session
@@ -277,17 +268,6 @@ def _grade(submission: Path, request: RunRequest):
 
     return grade_solution(submission, Path(request.problem_dir), device=request.device, shapes=request.shapes,
                           held_out=request.held_out)
-
-
-def _sidecars_only(folder: Path) -> None:
-    """Keep the solution's sidecar sources under `sources/`; solution.py already sits at the top."""
-    if not folder.is_dir():
-        return
-    (folder / "solution.py").unlink(missing_ok=True)
-    if any(folder.rglob("*")):
-        folder.rename(folder.parent / "sources")
-    else:
-        folder.rmdir()
 
 
 def _profile(request: RunRequest):

@@ -16,7 +16,7 @@ from kernelbench.errors import KernelBenchError
 from kernelbench.fileio import load_json, load_yaml_model
 from kernelbench.harness.agentspec import AgentSpec
 from kernelbench.harness.jobs import Job
-from kernelbench.harness.rundir import RETRIED_DIR, remove_stale_staging, set_aside
+from kernelbench.results.rundir import RETRIED_DIR, remove_stale_staging, set_aside
 from kernelbench.harness import DEFAULT_BUDGET_S
 
 

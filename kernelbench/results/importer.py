@@ -31,6 +31,7 @@ from kernelbench.results.published import (
     parse_raw_baselines,
 )
 from kernelbench.results.run import RESULT_FILE, Environment, Grading, Outcome, RunResult, Session, Tokens
+from kernelbench.results.rundir import Saved, save_result
 from kernelbench.results.yamlout import dump_annotation
 
 SOURCE = "import:kernelbench-hard"
@@ -73,7 +74,7 @@ def import_kernelbench_hard(leaderboard: Path, out: Path, *, annotations_dir: Pa
             lines_by_problem[baselines.problem] = {k: v.peak_fraction for k, v in baselines.lines.items()}
     results = _unique_runs(convert_board(board, report.gpu, lines_by_problem), Path(leaderboard), report)
     for result in results.values():
-        _write(report, Path(out) / "runs" / result.run_id / RESULT_FILE, result.dump_json(), force, "runs")
+        _save_run(report, Path(out) / "runs", result, force)
     annotations = _annotations(board, results, annotations_dir, report)
     for annotation in annotations:
         path = Path(out) / "annotations" / f"{annotation.run_id}.yaml"
@@ -104,13 +105,29 @@ def _write(report: ImportReport, path: Path, text: str, force: bool, counter: st
             report.unchanged += 1
             return
         if not force:
-            report.kept.append(path)
-            report.diagnostics.append(Diagnostic(path=path, severity="warning",
-                                                 message="differs from the imported version; left as it is",
-                                                 hint="pass --force to overwrite it with the published data"))
+            _keep(report, path)
             return
     atomic_write_text(path, text)
     setattr(report, counter, getattr(report, counter) + 1)
+
+
+def _save_run(report: ImportReport, runs_dir: Path, result: RunResult, force: bool) -> None:
+    """The cell's run directory, through the runs' one writer (same rule as `_write`: a differing result.json is
+    replaced only with --force)."""
+    saved = save_result(runs_dir, result, replace=force)
+    if saved is Saved.UNCHANGED:
+        report.unchanged += 1
+    elif saved is Saved.KEPT:
+        _keep(report, runs_dir / result.run_id / RESULT_FILE)
+    else:
+        report.runs += 1
+
+
+def _keep(report: ImportReport, path: Path) -> None:
+    report.kept.append(path)
+    report.diagnostics.append(Diagnostic(path=path, severity="warning",
+                                         message="differs from the imported version; left as it is",
+                                         hint="pass --force to overwrite it with the published data"))
 
 
 def _unique_runs(results: list[RunResult], path: Path, report: ImportReport) -> dict[str, RunResult]:

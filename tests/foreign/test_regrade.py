@@ -229,11 +229,12 @@ def test_a_grading_that_does_not_stop_after_ctrl_c_is_thrown_away(tmp_path: Path
     from types import SimpleNamespace
 
     from kernelbench.harness import regrade
+    from kernelbench.results.rundir import STAGING_PREFIX
 
     stuck = Future()
     stuck.set_running_or_notify_cancel()  # running: cancel() cannot stop it
     job = SimpleNamespace(run_id="cell_regraded")
-    staging = tmp_path / f"{regrade.STAGING_PREFIX}cell_regraded-abc"
+    staging = tmp_path / f"{STAGING_PREFIX}cell_regraded-abc"
     staging.mkdir()
     (tmp_path / "other_regraded").mkdir()
     monkeypatch.setattr(regrade, "CANCEL_GRACE_S", 0.3)

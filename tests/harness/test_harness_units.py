@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from datetime import datetime
 from pathlib import Path
 
@@ -15,8 +14,7 @@ from kernelbench.harness.agentspec import AgentSpec
 from kernelbench.harness.outcome import classify, template_findings
 from kernelbench.harness.plans import find_plan, load_plan, plan_sources, resolve_plan
 from kernelbench.harness.process import ProcessResult
-from kernelbench.harness.rundir import (OWNER_FILE, create_staging, make_run_id, publish, remove_stale_staging,
-                                        unique_run_id)
+from kernelbench.harness.runids import make_run_id, unique_run_id
 from kernelbench.harness.sweep import Sweep
 from kernelbench.harness.workspace import TemplateChange, render_prompt
 from kernelbench.results.run import RUN_ID_RE, Grading, Outcome, ProviderError
@@ -48,27 +46,14 @@ def test_run_id_matches_the_shared_pattern():
     assert match and match["problem"] == "04_kahan_softmax" and match["trial"] == "3"
 
 
-def test_run_directories_are_never_overwritten(tmp_path):
+def test_a_run_id_moves_on_past_a_run_directory_or_staging_folder_of_that_name(tmp_path):
     spec, started = AgentSpec.parse("scripted:eager"), datetime(2026, 1, 1)
     first = unique_run_id(tmp_path, started, spec, "04_kahan_softmax", 1)
-    staging = create_staging(tmp_path, first)
-    (staging / "result.json").write_text("{}")
-    final = publish(staging, tmp_path, first)
-    assert final.name == first and not (final / OWNER_FILE).exists()
-    assert unique_run_id(tmp_path, started, spec, "04_kahan_softmax", 1) != first
-    again = create_staging(tmp_path, first)
-    with pytest.raises(KernelBenchError, match="already exists"):
-        publish(again, tmp_path, first)
-    assert (final / "result.json").read_text() == "{}"
-
-
-def test_stale_staging_is_removed_only_when_its_writer_is_gone(tmp_path):
-    live = create_staging(tmp_path, "a")
-    (live / OWNER_FILE).write_text(f"{os.uname().nodename} {os.getppid()}\n")  # a live process, not us
-    dead = create_staging(tmp_path, "b")
-    (dead / OWNER_FILE).write_text(f"{os.uname().nodename} 999999999\n")
-    assert remove_stale_staging(tmp_path) == [dead]
-    assert live.exists()
+    (tmp_path / first).mkdir()
+    second = unique_run_id(tmp_path, started, spec, "04_kahan_softmax", 1)
+    assert second != first and second.startswith("20260101_000001_")
+    (tmp_path / f".tmp-{second}-x").mkdir()  # being written
+    assert unique_run_id(tmp_path, started, spec, "04_kahan_softmax", 1).startswith("20260101_000002_")
 
 
 def test_prompt_fills_profile_fields_and_leaves_code_braces():
