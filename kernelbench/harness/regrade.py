@@ -430,13 +430,12 @@ def wants_their_benchmark(job: CellJob, runs_dir: Path) -> bool:
 
 def run_their_benchmark(job: CellJob, settings: CellSettings, runs_dir: Path) -> str:
     """Their timing script over the cell's solution, set up as for the grading, its figures recorded in the
-    cell's result.json (the one field this pass writes, in a file replaced whole). Returns its outcome."""
+    cell's result.json (the one field this pass changes there, `replace_result_field`). Returns its outcome."""
     import tempfile
 
     from kernelbench.eval.grading import scratch_dir
     from kernelbench.harness.own_checker import benchmark_of, run_own_benchmark
     from kernelbench.harness.rebuild import set_up
-    from kernelbench.results.run import load_result
 
     assert job.solution is not None and job.problem_dir is not None  # wants_their_benchmark chose the cell
     benchmark = benchmark_of(job.problem_dir)
@@ -450,10 +449,7 @@ def run_their_benchmark(job: CellJob, settings: CellSettings, runs_dir: Path) ->
         run = run_own_benchmark(job.problem_dir, benchmark, solution_folder, settings.device, scratch)
     if settings.cancelled.is_set():
         raise KeyboardInterrupt
-    result = load_result(runs_dir / job.run_id)
-    assert result.provenance is not None
-    result.provenance.own_benchmark = run
-    atomic_write_text(runs_dir / job.run_id / RESULT_FILE, result.dump_json())
+    replace_result_field(runs_dir / job.run_id, ("provenance", "own_benchmark"), run)
     return run.outcome if run.peak_fraction is None else f"{run.outcome}, peak {run.peak_fraction:.4f}"
 
 

@@ -154,7 +154,8 @@ def test_setting_a_field_changes_nothing_else_in_an_older_file(tmp_path: Path):
     folder = _regraded(tmp_path)
     path = folder / "result.json"
     old = path.read_text().replace('  "version": 2,\n', '  "version": 1,\n').replace(
-        '  "deck": "main",\n', '').replace(',\n    "own_checker": null', '')  # older: no deck, no own_checker
+        '  "deck": "main",\n', '').replace(',\n    "own_checker": null', '').replace(
+        ',\n    "own_benchmark": null', '')  # older: no deck, no own_checker nor own_benchmark
     path.write_text(old)
     replace_result_field(folder, ("provenance", "own_checker"), VERDICT)
     new = path.read_text()
