@@ -203,6 +203,10 @@ def register_regrade(subparsers) -> None:
                    help="also run the published benchmark's own timing script (its problems' benchmark.py) over "
                         "each cell that passed our checks, confined, one at a time on each GPU after every grading "
                         "of the call: its peak here splits a peak gap into the machine's part and the grader's")
+    p.add_argument("--backend", choices=("local", "ray"), default="local",
+                   help="local: this machine's GPUs (default); ray: one task per cell on a Ray cluster, each on a "
+                        "GPU of its own (the board, solutions and deck at the same paths on every node)")
+    p.add_argument("--address", help="the Ray cluster's address (default: RAY_ADDRESS, else auto)")
     p.add_argument("--repository", help="the solutions' repository URL (default: SOURCE beside them)")
     p.add_argument("--commit", help="the solutions' commit (default: COMMIT beside them)")
     p.set_defaults(func=regrade_command)
@@ -288,7 +292,7 @@ def regrade_command(args: argparse.Namespace) -> int:
                                limits=dict(args.limit), only=args.only, repository=args.repository,
                                commit=args.commit, counters=args.counters == "on",
                                own_checker=args.own_checker, own_benchmark=args.own_benchmark,
-                               progress=progress,
+                               progress=progress, backend=args.backend, address=args.address,
                                timeline=CellTimeline(progress.stage))
     for problem in report.no_problem:
         console.print(f"[yellow]no problem folder[/yellow] for column {problem} in {args.deck}: its cells are skipped")

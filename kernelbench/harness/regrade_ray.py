@@ -1,0 +1,140 @@
+"""`kernelbench regrade --backend ray`: a board's cells spread over a Ray cluster, one cell a task holding one GPU
+(one CPU for a CPU regrade), for boards larger than one machine can grade in the time at hand.
+
+Each task is a whole `regrade_board` of its one cell on the node Ray placed it on (its GPU the one Ray gave it,
+through CUDA_VISIBLE_DEVICES), into a private folder, with their checker and their timing script after it where
+asked (alone on that GPU, as on one machine). The task returns the run directory packed; the driver brings it
+into the runs folder through the run-directory writer (`backends.unpack_run`: staged, renamed into place, a taken
+name kept aside), so an interrupted regrade leaves the runs folder as it was and `--resume` carries on.
+
+The board, the solutions and the deck are read by path on every node: give every node the same copy at the same
+path (a shared file system, or the same checkout everywhere), as sweeps on Ray do for their problems.
+"""
+
+from __future__ import annotations
+
+import io
+import tarfile
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kernelbench.errors import KernelBenchError
+
+
+@dataclass(frozen=True)
+class RayCell:
+    """What a task needs to grade one cell: the board's files (by path, the same on every node) and the
+    regrade's options; `run_id` is the published run id."""
+
+    leaderboard: str
+    solutions: str
+    deck: str
+    run_id: str
+    device: str = "cuda"
+    shapes: str = "full"
+    limits: dict[str, float] = field(default_factory=dict)
+    repository: str | None = None
+    commit: str | None = None
+    counters: bool = True
+    own_checker: bool = False
+    own_benchmark: bool = False
+
+
+def grade_cell_packed(cell: dict[str, Any]) -> tuple[str, str | None, bytes | None, str]:
+    """The Ray task: one cell graded by `regrade_board` into a private folder. Returns (our run id, its status,
+    the run directory as a gzipped tar, an error line); no archive where nothing was graded."""
+    from kernelbench.harness.regrade import regrade_board
+
+    spec = RayCell(**cell)
+    with tempfile.TemporaryDirectory(prefix="kernelbench-regrade-") as tmp:
+        runs = Path(tmp) / "runs"
+        try:
+            report = regrade_board(Path(spec.leaderboard), Path(spec.solutions), Path(spec.deck), runs,
+                                   device=spec.device, shapes=spec.shapes, limits=spec.limits,
+                                   only=[spec.run_id], repository=spec.repository, commit=spec.commit,
+                                   counters=spec.counters, own_checker=spec.own_checker,
+                                   own_benchmark=spec.own_benchmark)
+        except KernelBenchError as exc:
+            return spec.run_id, None, None, str(exc)
+        if not report.graded:
+            return spec.run_id, None, None, "the task found nothing to grade for this cell"
+        ours = report.graded[0]
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+            archive.add(runs / ours, arcname=ours)
+        return ours, report.statuses.get(ours), buffer.getvalue(), ""
+
+
+def grade_cells_on_ray(cells: list[RayCell], runs_dir: Path, *, address: str | None = None,
+                       stop_after: float | None = None, on_start=None,
+                       on_done=None) -> tuple[dict[str, str], bool]:
+    """Every cell of `cells` as a Ray task; each finished run brought into `runs_dir` as it ends. `on_start(run_id)`
+    is told as each is submitted and `on_done(run_id, status_or_error)` as each ends. None is submitted once `stop_after` seconds have passed. Returns the
+    statuses of the cells graded (our run id -> status) and whether the deadline left cells unsubmitted."""
+    from kernelbench.harness.backends import unpack_run
+    from kernelbench.harness.jobs import JobSummary
+
+    ray = _connected_ray(address)
+    device = cells[0].device if cells else "cuda"
+    options = {"num_gpus": 1} if device == "cuda" else {"num_cpus": 1}
+    task = ray.remote(max_retries=0, **options)(grade_cell_packed)
+    deadline = None if stop_after is None else time.monotonic() + stop_after
+    queue: list[RayCell] = list(cells)
+    in_flight: dict[Any, RayCell] = {}
+    statuses: dict[str, str] = {}
+    try:
+        while queue or in_flight:
+            while queue and (deadline is None or time.monotonic() < deadline):
+                cell = queue.pop(0)
+                in_flight[task.remote(asdict(cell))] = cell
+                if on_start is not None:
+                    on_start(cell.run_id)
+            if not in_flight:
+                break
+            ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=1.0)
+            for ref in ready:
+                cell = in_flight.pop(ref)
+                outcome = _bring_home(ray, ref, runs_dir, unpack_run, JobSummary)
+                if outcome[1] is not None:
+                    statuses[outcome[0]] = outcome[1]
+                if on_done is not None:
+                    on_done(cell.run_id, outcome[1] or f"error: {outcome[2]}")
+    except KeyboardInterrupt:
+        for ref in in_flight:
+            ray.cancel(ref, force=True)
+        raise
+    return statuses, bool(queue)
+
+
+def _bring_home(ray, ref, runs_dir: Path, unpack_run, summary_model) -> tuple[str, str | None, str]:
+    """A finished task's run, unpacked into the runs folder; (our run id, status or None, error line)."""
+    try:
+        ours, status, archive, error = ray.get(ref)
+    except Exception as exc:  # a task that died is that cell's error; the next cells go on
+        return "", None, f"ray task failed: {type(exc).__name__}: {exc}"[:2000]
+    if archive is None:
+        return ours, None, error
+    summary = unpack_run(summary_model(run_id=ours, status=status or "ERR"), archive, Path(runs_dir))
+    if summary.error:
+        return ours, None, summary.error
+    return ours, status, ""
+
+
+def _connected_ray(address: str | None):
+    try:
+        import ray
+    except ImportError:
+        raise KernelBenchError("the ray backend needs Ray", hint="pip install -e '.[ray]'") from None
+    if not ray.is_initialized():
+        import os
+
+        target = address or os.environ.get("RAY_ADDRESS") or "auto"
+        try:
+            ray.init(address=target, log_to_driver=False)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            raise KernelBenchError(f"no Ray cluster at '{target}': {exc}",
+                                   hint="start one (ray start --head) or pass --address HOST:PORT") from None
+    return ray
