@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import os
 import threading
 import time
 import traceback
@@ -21,6 +22,11 @@ from kernelbench.sitegen.pipeline import BuildConfig, BuildReport, build_site
 
 BUILD_ID_PATH = "/__kernelbench/build-id"
 DEBOUNCE_S = 0.1  # an editor's save (write a temporary file, rename it) takes milliseconds
+# Above this many run folders, runs/ is polled folder by folder instead of watched with one inotify watch per
+# folder: at 10,000 folders a burst of new runs overflows inotify's event queue, and the watcher then spent minutes
+# re-adding a watch for every folder (benchmarks/results/site_build_speed.md) instead of letting the build look.
+INOTIFY_RUN_FOLDERS = 2000
+POLL_S = 1.0
 RELOAD_SCRIPT = b"""<script>/* live reload: injected by `python build.py --serve` only */
 (function () {
   var seen = null;
@@ -132,6 +138,72 @@ def watched_paths(config: BuildConfig) -> list[Path]:
     return [p for p in paths if p.is_dir()]
 
 
+class RunFolderPoller:
+    """Watches a large runs folder by polling: every `interval` seconds, the modification time and inode of the
+    folder and of each run folder in it (one `stat` a folder, about 10,000 a poll at 10,000 runs), and a rebuild is
+    scheduled when any of them changed. Every writer of run directories publishes by renaming (a new run folder, a
+    result.json replaced whole), which changes those times; the build itself then decides what changed from its
+    file-system record. A file edited in place inside a run folder, without a rename, is not seen until the next
+    change: run folders are written by the harness, not by hand."""
+
+    def __init__(self, runs_dir: Path, on_change: Callable[[], None], interval: float = POLL_S):
+        self.runs_dir, self.on_change, self.interval = Path(runs_dir), on_change, interval
+        self._stopped = threading.Event()
+        self._seen = self.signature()
+        self._thread = threading.Thread(target=self._loop, name="run-folder-poller", daemon=True)
+
+    def signature(self) -> dict[str, tuple[int, int]]:
+        """(inode, mtime in ns) of the runs folder ("") and of each folder in it, by name."""
+        seen: dict[str, tuple[int, int]] = {}
+        try:
+            top = os.stat(self.runs_dir)
+            seen[""] = (top.st_ino, top.st_mtime_ns)
+            with os.scandir(self.runs_dir) as entries:
+                for entry in entries:
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            info = entry.stat(follow_symlinks=False)
+                            seen[entry.name] = (info.st_ino, info.st_mtime_ns)
+                    except OSError:  # gone between the listing and the stat: the next poll sees it gone
+                        continue
+        except OSError:
+            pass
+        return seen
+
+    def start(self) -> "RunFolderPoller":
+        self._thread.start()
+        return self
+
+    def _loop(self) -> None:
+        while not self._stopped.wait(self.interval):
+            now = self.signature()
+            if now != self._seen:
+                self._seen = now
+                self.on_change()
+
+    def stop(self) -> None:
+        self._stopped.set()
+
+
+class Watchers:
+    """The watchers of one dev loop, stopped together."""
+
+    def __init__(self, *watchers):
+        self.watchers = watchers
+
+    def stop(self) -> None:
+        for watcher in self.watchers:
+            watcher.stop()
+
+
+def run_folder_count(runs_dir: Path) -> int:
+    try:
+        with os.scandir(runs_dir) as entries:
+            return sum(1 for entry in entries if entry.is_dir(follow_symlinks=False))
+    except OSError:
+        return 0
+
+
 def start_watching(config: BuildConfig, rebuilder: Rebuilder):
     from watchdog.events import FileSystemEventHandler
     from watchdog.observers import Observer
@@ -152,12 +224,17 @@ def start_watching(config: BuildConfig, rebuilder: Rebuilder):
                 return
             rebuilder.schedule()
 
+    runs_dir = Path(config.data_dir) / "runs"
+    polled = runs_dir if run_folder_count(runs_dir) > INOTIFY_RUN_FOLDERS else None
     observer = Observer()
     for path in watched_paths(config):
-        observer.schedule(OnChange(), str(path), recursive=True)
+        if path != polled:
+            observer.schedule(OnChange(), str(path), recursive=True)
     observer.daemon = True
     observer.start()
-    return observer
+    if polled is None:
+        return Watchers(observer)
+    return Watchers(observer, RunFolderPoller(polled, rebuilder.schedule).start())
 
 
 def run_dev_loop(config: BuildConfig, port: int | None, print_report) -> int:
