@@ -203,7 +203,7 @@ class SanitizerFinding(Model):
 
 
 class SanitizerRun(Model):
-    """One compute-sanitizer tool over the candidate's call (and, where the candidate's run reported something,
+    """One compute-sanitizer tool over the candidate's call (and, where the candidate's run reported an error,
     over the reference's call on the same inputs). `ran` False: `note` says why ("not run: ..."); nothing the
     tool did not finish is a finding or a clean bill."""
 

@@ -188,12 +188,23 @@ def test_a_report_the_reference_also_sets_off_is_recorded_not_failed(stand_in, t
     assert [(f.in_reference, f.fails) for f in findings] == [(True, False), (False, False)]  # its own warning is recorded
 
 
+def test_warnings_alone_are_recorded_without_running_the_reference(stand_in, toy_problem, toy_solutions):
+    warning_only = "========= Warning" + RACECHECK.split("========= Warning")[1].replace("(1 error, 1 warning)",
+                                                                                      "(0 errors, 1 warning)")
+    (stand_in / "racecheck_candidate.txt").write_text(warning_only)
+    grading = grade(toy_problem, toy_solutions)
+    racecheck = grading.sanitizer.runs[1]
+    assert grading.outcome is Outcome.PASS and grading.sanitizer.passed is True
+    assert racecheck.reference_seconds is None
+    assert [(f.severity, f.in_reference, f.fails) for f in racecheck.findings] == [("warning", None, False)]
+
+
 def test_a_missing_tool_or_a_hang_is_not_run_never_a_verdict(stand_in, toy_problem, toy_solutions, monkeypatch):
     (stand_in / "hang").touch()
     (stand_in / "memcheck_candidate.txt").write_text(MEMCHECK)
     grading = grade(toy_problem, toy_solutions, limits={"sanitizer": 4.0})
     assert grading.outcome is Outcome.PASS and grading.sanitizer.passed is None
-    assert [r.note.startswith("not run: memcheck did not finish") for r in grading.sanitizer.runs][0]
+    assert grading.sanitizer.runs[0].note.startswith("not run: memcheck did not finish")
     assert grading.sanitizer.runs[1].note == "not run: the stage's time limit was spent"
     monkeypatch.setenv(sanitizer.TOOL_ENV, str(stand_in / "absent"))
     grading = grade(toy_problem, toy_solutions)
@@ -228,3 +239,14 @@ def test_the_result_round_trips_and_older_gradings_load_without_it():
     older = json.loads(Grading().model_dump_json())
     del older["sanitizer"]
     assert Grading.model_validate(older).sanitizer is None
+
+
+def test_the_grade_command_prints_a_line_with_the_tools_text_made_visible():
+    from kernelbench.eval.cli import sanitizer_line
+
+    undecided = SanitizerResult(note="", runs=[SanitizerRun(tool="memcheck", note="not run: ended\x1b[2J early")])
+    line = sanitizer_line(undecided)
+    assert "memcheck: not run: ended" in line and "\x1b" not in line
+    shared = SanitizerFinding(tool="memcheck", kernel="k", kind="x", in_reference=True)
+    clean = SanitizerResult(passed=True, runs=[SanitizerRun(tool="memcheck", ran=True, findings=[shared])])
+    assert sanitizer_line(clean) == "  sanitizer: memcheck and racecheck clean (1 report(s) also in the reference's run)"

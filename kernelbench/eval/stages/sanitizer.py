@@ -8,7 +8,7 @@ imports the candidate, which gets no more here than in its other stages), the to
 at the stage's limit, which every run of the stage shares.
 
 Which reports fail a grading: library kernels (PyTorch's, cuBLAS's) may report too, and the candidate is not to
-blame for what the reference's own call also sets off. So where the candidate's run reported anything, the
+blame for what the reference's own call also sets off. So where the candidate's run reported an error, the
 reference's call runs under the same tool on the same inputs, and a report counts against the candidate only in
 a kernel (by name) the reference's run did not report. Racecheck's warnings (hazards that are safe under
 warp-synchronous execution) are recorded, never a failure. A tool that is missing, runs out of time, or ends
@@ -147,14 +147,15 @@ def sanitize(plan: GradingPlan, state: GradingState) -> SanitizerResult:
 
 
 def tool_run(plan: GradingPlan, tool: str, name: str, case: Case, deadline: float) -> SanitizerRun:
-    """One tool over the candidate's call and, where that reported anything, over the reference's."""
+    """One tool over the candidate's call and, where that reported an error, over the reference's."""
     theirs = run_probe(plan, tool, name, case, "candidate", deadline)
     run = SanitizerRun(tool=name, seconds=round(theirs.seconds, 3), exit_code=theirs.returncode)
     if theirs.why:
         run.note = f"not run: {theirs.why}"
         return run
-    if not theirs.output.reports:
+    if not any(r.severity == "error" for r in theirs.output.reports):  # warnings never fail: no comparison
         run.ran = True
+        run.findings = merge(theirs.output.reports, None)
         return run
     ours = run_probe(plan, tool, name, case, "reference", deadline)
     run.reference_seconds = round(ours.seconds, 3)

@@ -9,7 +9,6 @@ import triton
 import triton.language as tl
 from torch.utils.cpp_extension import load_inline
 
-
 _PEEK_CUDA = r"""
 #include <ATen/cuda/CUDAContext.h>
 
