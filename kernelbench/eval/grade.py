@@ -129,10 +129,8 @@ def run_stages(plan: GradingPlan, state: GradingState, exclusive: AbstractContex
     audits.problem_copy(plan, state)
     announce("launch audit")
     audits.launches(plan, state)
-    if correct:
-        announce("sanitizer", sanitizer.detail(plan))
     # a memory error or race in the candidate's own kernels fails it as a wrong output would (nothing is timed)
-    correct = not sanitizer.check(plan, state, correct) and correct
+    correct = not sanitizer.check(plan, state, correct, announce) and correct
     if correct:
         with exclusive or nullcontext():
             announce("counters")

@@ -21,8 +21,12 @@ def stub_stages(monkeypatch, correct: bool) -> None:
             monkeypatch.setattr(module, name, lambda plan, state: None)
     monkeypatch.setattr(correctness, "check", lambda plan, state, announce=None: correct)
     monkeypatch.setattr(heldout, "check", lambda plan, state, correct: None)
-    monkeypatch.setattr(sanitizer, "check", lambda plan, state, correct: False)
-    monkeypatch.setattr(sanitizer, "detail", lambda plan: "memcheck and racecheck")
+
+    def sanitize(plan, state, correct, announce=None):  # announces itself where the checks passed, as the stage does
+        if correct and announce is not None:
+            announce("sanitizer", "memcheck and racecheck")
+        return False
+    monkeypatch.setattr(sanitizer, "check", sanitize)
 
 
 PLAN = SimpleNamespace(options=SimpleNamespace(timing=True, held_out=True), cases=[1, 2, 3], shapes=[1, 2],

@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,9 +45,13 @@ CUDA_ONLY = "not run: cuda only (compute-sanitizer checks CUDA kernels)"
 NOT_CORRECT = "not run: the solution failed its checks"
 
 
-def check(plan: GradingPlan, state: GradingState, correct: bool) -> bool:
+def check(plan: GradingPlan, state: GradingState, correct: bool,
+          announce: Callable[[str, str], None] | None = None) -> bool:
     """Record the stage's result in `state.grading.sanitizer`; True when it fails the candidate (an error report
-    in a kernel of its own), with the reason added to the grading's."""
+    in a kernel of its own), with the reason added to the grading's. `announce` is told the stage's name and what
+    it will do, where the checks passed (the stages after it are announced only then too)."""
+    if correct and announce is not None:
+        announce("sanitizer", detail(plan))
     if plan.options.line != "candidate":  # the deck's own lines are baselines, not entrants
         return False
     note = skip_reason(plan, correct)
@@ -80,6 +85,8 @@ def skip_reason(plan: GradingPlan, correct: bool) -> str:
 
 def detail(plan: GradingPlan) -> str:
     """What the stage will do, for progress."""
+    if plan.options.line != "candidate":
+        return "not run for the deck's own lines"
     return skip_reason(plan, True).removeprefix("not run: ") or "memcheck and racecheck"
 
 
