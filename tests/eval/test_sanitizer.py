@@ -250,3 +250,15 @@ def test_the_grade_command_prints_a_line_with_the_tools_text_made_visible():
     shared = SanitizerFinding(tool="memcheck", kernel="k", kind="x", in_reference=True)
     clean = SanitizerResult(passed=True, runs=[SanitizerRun(tool="memcheck", ran=True, findings=[shared])])
     assert sanitizer_line(clean) == "  sanitizer: memcheck and racecheck clean (1 report(s) also in the reference's run)"
+
+
+@pytest.mark.parametrize("name", ["sanitizer_oob_read.py", "sanitizer_shared_race.py"])
+def test_the_planted_solutions_pass_the_static_lint(name):
+    """benchmarks/gpu_sanitizer.py expects them failed by the sanitizer on a GPU: nothing before it may stop them."""
+    from kernelbench.eval.integrity.lint import lint_solution
+    from kernelbench.problems.loader import load_problem_spec
+
+    repo = Path(__file__).resolve().parents[2]
+    spec = load_problem_spec(repo / "problems" / "04_kahan_softmax")
+    found = lint_solution(repo / "tests" / "redteam" / "gpu" / name, spec)
+    assert not [f for f in found if f.severity == "error"], found
