@@ -262,3 +262,14 @@ def test_the_planted_solutions_pass_the_static_lint(name):
     spec = load_problem_spec(repo / "problems" / "04_kahan_softmax")
     found = lint_solution(repo / "tests" / "redteam" / "gpu" / name, spec)
     assert not [f for f in found if f.severity == "error"], found
+
+
+def test_the_probe_loads_no_torch_before_it_turns_the_caching_allocator_off():
+    """PYTORCH_NO_CUDA_MEMORY_CACHING is read when torch initialises CUDA: the probe sets it in main(), so its
+    module (and the packages above it) must not have imported torch by then."""
+    import subprocess
+
+    code = "import sys, kernelbench.eval.integrity.sanitizer_probe; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[2])
+    assert out.stdout.strip() == "False"
