@@ -183,6 +183,55 @@ class HeldOut(Model):
         return sum(c.passed for c in self.checks)
 
 
+class SanitizerFinding(Model):
+    """Reports of one kind in one kernel from one compute-sanitizer tool, merged (`count` of them). `evidence`: the
+    tool's lines of the first such report, bounded. `in_reference`: the reference's own run under the same tool on
+    the same inputs reported that kernel too (a library kernel both launch: recorded, never the candidate's fault);
+    None where the reference was not run. `severity`: racecheck's level (a warning never fails a grading)."""
+
+    tool: Literal["memcheck", "racecheck"]
+    kernel: str
+    kind: str
+    severity: Literal["error", "warning"] = "error"
+    count: Count = 1
+    evidence: list[str] = Field(default_factory=list)
+    in_reference: bool | None = None
+
+    @property
+    def fails(self) -> bool:
+        return self.severity == "error" and self.in_reference is not True
+
+
+class SanitizerRun(Model):
+    """One compute-sanitizer tool over the candidate's call (and, where the candidate's run reported an error,
+    over the reference's call on the same inputs). `ran` False: `note` says why ("not run: ..."); nothing the
+    tool did not finish is a finding or a clean bill."""
+
+    tool: Literal["memcheck", "racecheck"]
+    ran: bool = False
+    note: str = ""
+    seconds: Seconds = 0.0                # the candidate's run under the tool
+    reference_seconds: Seconds | None = None  # the reference's run, where one was needed
+    exit_code: Int64 | None = None
+    findings: list[SanitizerFinding] = Field(default_factory=list)
+
+
+class SanitizerResult(Model):
+    """The sanitizer stage (docs/grading.md, "Sanitizer"): memcheck and racecheck over one call of the candidate
+    on the smallest published shape, after the checks passed. `passed` True: every tool ran and none found an
+    error in a kernel the reference's own run does not also report; False: one did (the grading fails); None: not
+    run, or not every tool finished (`note` or each run's note says why)."""
+
+    passed: bool | None = None
+    note: str = ""
+    shape_index: Index | None = None
+    shape: dict[str, ShapeValue] = Field(default_factory=dict)
+    case: str = ""                        # the case whose inputs the call was made on
+    runs: list[SanitizerRun] = Field(default_factory=list)
+    seconds: Seconds = 0.0                # the whole stage
+    limit_s: Seconds | None = None        # the stage's time limit, shared by its runs
+
+
 class Grading(Model):
     has_solution: bool = False
     correct: bool | None = None
@@ -200,6 +249,7 @@ class Grading(Model):
     conditions: GpuConditions | None = None  # the GPU across the whole bench stage (None: recorded before)
     elapsed_s: Seconds | None = None
     held_out: HeldOut | None = None       # the held-out cases, apart from the verdict (None: none declared)
+    sanitizer: SanitizerResult | None = None  # compute-sanitizer's memcheck and racecheck (None: recorded before)
 
 
 class Finding(Model):

@@ -49,7 +49,7 @@ def _register_grade(subparsers) -> None:
     p.add_argument("--json", action="store_true", help="print the GradeReport as JSON on stdout")
     p.add_argument("--out", type=Path, help="write check.log, benchmark.log and grade.json here")
     p.add_argument("--limit", action="append", default=[], metavar="STAGE=SECONDS", type=stage_limit,
-                   help="a stage's time limit (stages: check, reference, bench, counters; shape_seconds caps timing "
+                   help="a stage's time limit (stages: check, reference, bench, counters, heldout, sanitizer; shape_seconds caps timing "
                         "per shape); repeatable, e.g. --limit check=20 --limit bench=120")
     p.add_argument("--counters", choices=["on", "off"], default="on",
                    help="the hardware-counter pass on CUDA gradings (ncu; off where ncu is absent); the result "
@@ -57,6 +57,10 @@ def _register_grade(subparsers) -> None:
     p.add_argument("--held-out", choices=["on", "off"], default="on",
                    help="judge the problem's held-out cases after the other stages (default on; they never change "
                         "the verdict); off skips their stage pair, and the result says it was turned off")
+    p.add_argument("--sanitizer", choices=["on", "off"], default="on",
+                   help="run compute-sanitizer's memcheck and racecheck over one call on the smallest shape (CUDA "
+                        "gradings; default on; an error in the candidate's own kernels fails it); off skips the "
+                        "stage, and the result says it was turned off")
     p.set_defaults(func=grade_command)
 
 
@@ -111,7 +115,8 @@ def grade_command(args: argparse.Namespace) -> int:
         progress.note(f"grading {args.solution} on {args.problem} ({args.device}, {args.shapes} shapes)")
         report = grade_solution(args.solution, args.problem, device=args.device, shapes=args.shapes, out_dir=args.out,
                                 limits=dict(args.limit), counters=args.counters == "on",
-                                held_out=args.held_out == "on", stage=progress.step)
+                                held_out=args.held_out == "on", sanitizer=args.sanitizer == "on",
+                                stage=progress.step)
     g = report.grading
     if args.json:
         sys.stdout.write(report.dump_json())
@@ -124,6 +129,8 @@ def grade_command(args: argparse.Namespace) -> int:
             print(f"  [{f.severity}] class {f.klass} {f.class_name}: {f.message} {f.evidence}")
         if g.held_out is not None:
             print(held_out_line(g.held_out))
+        if g.sanitizer is not None and g.sanitizer.passed is not False:  # a failure is among the reasons
+            print(sanitizer_line(g.sanitizer))
     return 0 if g.outcome is Outcome.PASS else 1
 
 
@@ -135,6 +142,18 @@ def held_out_line(held) -> str:
     result = {True: "right", False: "WRONG", None: "not judged"}[held.correct]
     return (f"  held-out cases (not part of the verdict): {result}, {held.passed} of {len(held.checks)} right"
             + (f" — {visible(held.note)}" if held.note else ""))
+
+
+def sanitizer_line(result) -> str:
+    """The sanitizer stage in one line (docs/grading.md, "Sanitizer"); its notes may quote the tool's output."""
+    from kernelbench.text import visible
+
+    if result.passed is None:
+        notes = [result.note] + [f"{r.tool}: {r.note}" for r in result.runs if r.note]
+        return "  sanitizer: " + visible("; ".join(n for n in notes if n))[:400]
+    return "  sanitizer: memcheck and racecheck clean" + (
+        f" ({sum(len(r.findings) for r in result.runs)} report(s) also in the reference's run)"
+        if any(r.findings for r in result.runs) else "")
 
 
 def _register_problem(subparsers) -> None:

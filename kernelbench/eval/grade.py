@@ -66,18 +66,20 @@ def template_paths(solution: Path, problem_dir: Path) -> list[Path]:
 def grade_solution(solution: Path, problem_dir: Path, *, device: str = "cuda", shapes: str = "full",
                    out_dir: Path | None = None, line: Line = "candidate", lint: bool = True,
                    limits: dict[str, float] | None = None, timing: bool = True,
-                   counters: bool = True, held_out: bool = True, exclusive: AbstractContextManager | None = None,
+                   counters: bool = True, held_out: bool = True, sanitizer: bool = True,
+                   exclusive: AbstractContextManager | None = None,
                    stage: StageAnnouncer | None = None) -> GradeReport:
     """Grade one solution file against one problem; see kernelbench.eval.stages for the order of stages.
 
     `exclusive` is held around the stages that measure (counters, timing): gradings that share a GPU may check
     correctness side by side and take turns for their measurements (kernelbench regrade --jobs). `stage` is told
     each stage's name as it starts (for progress). `held_out=False` skips the held-out stage (its result then says
-    it was turned off): for callers that grade for another reason; every real grading keeps it on."""
+    it was turned off): for callers that grade for another reason; every real grading keeps it on. `sanitizer=False`
+    skips the sanitizer stage the same way (CUDA gradings only; its result says it was turned off)."""
     started = time.monotonic()
     solution, problem_dir = Path(solution).resolve(), Path(problem_dir).resolve()
     options = GradingOptions(device=device, shapes=shapes, line=line, lint=lint, timing=timing, counters=counters,
-                             held_out=held_out, limits=dict(limits or {}))
+                             held_out=held_out, sanitizer=sanitizer, limits=dict(limits or {}))
     state = GradingState(Grading(device=device, shapes_mode=shapes, has_solution=solution.is_file()))
     if not solution.is_file():
         state.grading.outcome = Outcome.NO_SOLUTION
@@ -107,8 +109,8 @@ def grade_solution(solution: Path, problem_dir: Path, *, device: str = "cuda", s
 
 
 # the stages as run_stages announces them, in order
-STAGES = ("lint", "correctness", "problem copy", "launch audit", "counters", "timing", "speed of light",
-          "baseline medians", "held-out")
+STAGES = ("lint", "correctness", "problem copy", "launch audit", "sanitizer", "counters", "timing",
+          "speed of light", "baseline medians", "held-out")
 
 
 def run_stages(plan: GradingPlan, state: GradingState, exclusive: AbstractContextManager | None = None,
@@ -116,7 +118,7 @@ def run_stages(plan: GradingPlan, state: GradingState, exclusive: AbstractContex
     """Every stage in order (kernelbench.eval.stages); True when the solution passed every check. The measuring
     stages run inside `exclusive`; `stage` is told the name (one of STAGES) of each as it starts, and how much
     work it holds (cases, shapes) where that is known."""
-    from kernelbench.eval.stages import audits, correctness, heldout, timing
+    from kernelbench.eval.stages import audits, correctness, heldout, sanitizer, timing
 
     announce: StageAnnouncer = stage or (lambda name, detail="": None)
     announce("lint")
@@ -127,6 +129,8 @@ def run_stages(plan: GradingPlan, state: GradingState, exclusive: AbstractContex
     audits.problem_copy(plan, state)
     announce("launch audit")
     audits.launches(plan, state)
+    # a memory error or race in the candidate's own kernels fails it as a wrong output would (nothing is timed)
+    correct = not sanitizer.check(plan, state, correct, announce) and correct
     if correct:
         with exclusive or nullcontext():
             announce("counters")

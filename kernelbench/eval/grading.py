@@ -57,8 +57,10 @@ CPU_WARMUP, CPU_TRIALS = 1, 3
 # Limits stop hangs; they are not a speed test. The check stage's covers the slowest honest line measured, a
 # Python-loop GQA rewrite (eager 08, ~60k ops a call): 271 s on the H100 with its checked calls launch-audited
 # (benchmarks/results/h100_integrity_session5.md); an honest slow rewrite must not fail on time.
+# The sanitizer's covers both tools over one call on the smallest shape, and the reference's call under each where
+# the candidate's reported something (docs/grading.md, "Sanitizer"): the tools slow kernels tens of times over.
 STAGE_LIMITS_S = {"check": 600.0, "reference": 300.0, "bench": 420.0, "counters": 30.0, "fresh": 300.0,
-                  "heldout": 300.0}
+                  "heldout": 300.0, "sanitizer": 300.0}
 # Timed calls per shape whose outputs (on fresh inputs, chosen after each call returned) the fresh stage judges
 # afterwards: each costs a reference call (and an fp64 oracle where the problem needs one) in a trusted process.
 FRESH_KEPT_PER_SHAPE = 2
@@ -76,6 +78,8 @@ class GradingOptions:
     # the held-out stage (docs/grading.md, "Held-out cases"): on for every real grading; the grader's caller may
     # turn it off where the column is not wanted (tests that grade for another reason), and the result says so
     held_out: bool = True
+    # the sanitizer stage (docs/grading.md, "Sanitizer"): on for every real grading; off as held-out's is
+    sanitizer: bool = True
     limits: dict[str, float] = field(default_factory=dict)
 
     def limit(self, stage: str) -> float:

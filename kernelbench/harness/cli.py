@@ -45,6 +45,9 @@ def register(subparsers) -> None:
     run.add_argument("--held-out", choices=["on", "off"], default="on",
                      help="the grading judges the problem's held-out cases (default on; off skips them and the "
                           "result says so)")
+    run.add_argument("--sanitizer", choices=["on", "off"], default="on",
+                     help="the CUDA grading runs compute-sanitizer's memcheck and racecheck over one call (default "
+                          "on; off skips the stage and the result says so)")
     run.add_argument("--unshare-net", action="store_true", help="no network inside the sandbox")
     run.add_argument("--provider-order", help="comma-separated providers a routed model is pinned to")
     served = run.add_mutually_exclusive_group()
@@ -103,7 +106,8 @@ def run_command(args: argparse.Namespace) -> int:
     for trial in range(1, args.trials + 1):
         request = RunRequest(agent=AgentSpec.parse(args.agent), problem_dir=args.problem, runs_dir=args.runs,
                              budget_s=args.budget, trial=trial, device=args.device, shapes=args.shapes,
-                             held_out=args.held_out == "on", sandboxed=not args.no_sandbox,
+                             held_out=args.held_out == "on", sanitizer=args.sanitizer == "on",
+                             sandboxed=not args.no_sandbox,
                              network=not args.unshare_net, gpu=args.gpu,
                              options=options, stand_in=args.stand_in, model_server=args.model_server)
         with console.status(f"trial {trial}/{args.trials}: {args.agent} on {args.problem.name}"):

@@ -34,6 +34,7 @@ class Job(BaseModel):
     device: str = "cuda"
     shapes: str = "full"
     held_out: bool = True
+    sanitizer: bool = True
     sandboxed: bool = True
     network: bool = True
     gpu: str | None = None
@@ -48,6 +49,7 @@ class Job(BaseModel):
         return RunRequest(agent=AgentSpec.parse(self.agent), problem_dir=Path(self.problem_dir),
                           runs_dir=runs_dir or Path(self.runs_dir), budget_s=self.budget_s, trial=self.trial,
                           device=self.device, shapes=self.shapes, held_out=self.held_out,
+                          sanitizer=self.sanitizer,
                           sandboxed=self.sandboxed, network=self.network,
                           gpu=self.gpu, options=dict(self.options), env=env or {},
                           stand_in=Path(self.stand_in) if self.stand_in else None)

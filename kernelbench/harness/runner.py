@@ -41,6 +41,7 @@ class RunRequest:
     device: str = "cuda"
     shapes: str = "full"
     held_out: bool = True              # the grading judges the held-out cases (off only where a caller opts out)
+    sanitizer: bool = True             # the grading's sanitizer stage (CUDA; off only where a caller opts out)
     sandboxed: bool = True
     network: bool = True
     gpu: str | None = None                                   # profile key; detected when None
@@ -267,7 +268,7 @@ def _grade(submission: Path, request: RunRequest):
     from kernelbench.eval.grade import grade_solution
 
     return grade_solution(submission, Path(request.problem_dir), device=request.device, shapes=request.shapes,
-                          held_out=request.held_out)
+                          held_out=request.held_out, sanitizer=request.sanitizer)
 
 
 def _profile(request: RunRequest):

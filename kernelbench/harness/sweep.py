@@ -53,6 +53,7 @@ class SweepFile(Strict):
     device: Literal["cuda", "cpu"] = "cuda"
     shapes: Literal["full", "smoke"] = "full"
     held_out: bool = True                       # each grading judges the held-out cases (docs/grading.md)
+    sanitizer: bool = True                      # each CUDA grading runs the sanitizer stage (docs/grading.md)
     gpu: str | None = None                      # profile key; detected on the machine when absent
     sandbox: bool = True
     network: bool = True
@@ -117,7 +118,7 @@ class Sweep:
                     jobs.append(Job(agent=entry.agent, options=self.options(entry), problem_dir=str(problem),
                                     trial=trial, runs_dir=str(self.runs_dir), budget_s=spec.budget_s,
                                     device=spec.device, shapes=spec.shapes, held_out=spec.held_out,
-                                    sandboxed=spec.sandbox,
+                                    sanitizer=spec.sanitizer, sandboxed=spec.sandbox,
                                     network=spec.network, gpu=spec.gpu,
                                     stand_in=str(self.stand_in(entry)) if entry.stand_in else None))
         return jobs

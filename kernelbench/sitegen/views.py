@@ -98,6 +98,7 @@ def run_view(record: RunRecord, dataset: Dataset, shown: dict[str, Cell]) -> dic
                                if any(name in s.protocols for s in grading.shapes)],
         "findings": [_finding_view(f) for f in result.integrity],
         "held_out": held_out_view(grading.held_out),
+        "sanitizer": sanitizer_view(grading.sanitizer),
         "provenance": provenance_view(result.provenance),
     }
 
@@ -111,6 +112,22 @@ def held_out_view(held) -> dict | None:
             "checks": [{"case": c.case, "shape": shape_label(held.shapes[c.shape_index])
                         if c.shape_index < len(held.shapes) else "", "seed": c.seed, "passed": c.passed,
                         "message": c.message} for c in held.checks]}
+
+
+def sanitizer_view(result) -> dict | None:
+    """The sanitizer stage of a grading (docs/grading.md, "Sanitizer"), for the run page; None: recorded before
+    the stage existed. The tool's lines are the candidate's process's output: the template escapes them."""
+    if result is None:
+        return None
+    return {"passed": result.passed, "note": result.note, "case": result.case,
+            "shape": shape_label(result.shape) if result.shape else "", "seconds": result.seconds,
+            "limit_s": result.limit_s,
+            "runs": [{"tool": r.tool, "ran": r.ran, "note": r.note, "seconds": r.seconds,
+                      "reference_seconds": r.reference_seconds,
+                      "findings": [{"kernel": f.kernel, "kind": f.kind, "severity": f.severity, "count": f.count,
+                                    "fails": f.fails, "in_reference": f.in_reference,
+                                    "evidence": "\n".join(f.evidence)} for f in r.findings]}
+                     for r in result.runs]}
 
 
 def provenance_view(provenance) -> dict | None:

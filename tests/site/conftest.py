@@ -65,6 +65,11 @@ def plant_payloads(deck: Path) -> None:
     data["grading"]["held_out"] = {"correct": False, "note": "note " + PAYLOAD, "shapes": [{"n": PAYLOAD}],
                                    "checks": [{"shape_index": 0, "seed": 7, "case": "heldout:" + PAYLOAD,
                                                "passed": False, "message": "wrong " + PAYLOAD}]}
+    data["grading"]["sanitizer"] = {"passed": False, "case": "s0_" + PAYLOAD, "runs": [
+        {"tool": "memcheck", "ran": True, "findings": [{"tool": "memcheck", "kernel": "k<" + PAYLOAD + ">",
+                                                        "kind": "Invalid read " + PAYLOAD, "in_reference": False,
+                                                        "evidence": ["at k+0x10 " + PAYLOAD, "by thread (0,0,0)"]}]},
+        {"tool": "racecheck", "note": "not run: " + PAYLOAD}]}
     result_path.write_text(json.dumps(data))
     for run in runs:
         if (run / "solution.py").exists():

@@ -30,3 +30,12 @@ def test_a_held_out_result_is_shown_escaped(hostile_site: Path):
     held = [html for html in pages if 'id="held-out"' in html]
     assert len(held) == 1
     assert "heldout:&lt;/script&gt;" in held[0] and "note &lt;/script&gt;" in held[0] and "wrong &lt;/script&gt;" in held[0]
+
+
+def test_a_sanitizer_result_is_shown_escaped(hostile_site: Path):
+    """The planted run's sanitizer kernel, kind, the tool's lines (in a <pre>) and a run's note reach its page as
+    text (conftest.plant_payloads)."""
+    pages = [p.read_text(encoding="utf-8") for p in hostile_site.rglob("runs/*/index.html")]
+    (page,) = [html for html in pages if 'id="sanitizer"' in html]
+    assert "k&lt;&lt;/script&gt;" in page and "Invalid read &lt;/script&gt;" in page
+    assert '<pre class="sanitizer-evidence">at k+0x10 &lt;/script&gt;' in page and "not run: &lt;/script&gt;" in page

@@ -13,7 +13,7 @@ from kernelbench.eval.progress import StepProgress
 
 
 def stub_stages(monkeypatch, correct: bool) -> None:
-    from kernelbench.eval.stages import audits, correctness, heldout, timing
+    from kernelbench.eval.stages import audits, correctness, heldout, sanitizer, timing
 
     for module, names in ((audits, ("lint", "problem_copy", "launches", "counters", "speed_of_light")),
                           (timing, ("bench", "baseline_medians"))):
@@ -21,6 +21,12 @@ def stub_stages(monkeypatch, correct: bool) -> None:
             monkeypatch.setattr(module, name, lambda plan, state: None)
     monkeypatch.setattr(correctness, "check", lambda plan, state, announce=None: correct)
     monkeypatch.setattr(heldout, "check", lambda plan, state, correct: None)
+
+    def sanitize(plan, state, correct, announce=None):  # announces itself where the checks passed, as the stage does
+        if correct and announce is not None:
+            announce("sanitizer", "memcheck and racecheck")
+        return False
+    monkeypatch.setattr(sanitizer, "check", sanitize)
 
 
 PLAN = SimpleNamespace(options=SimpleNamespace(timing=True, held_out=True), cases=[1, 2, 3], shapes=[1, 2],

@@ -23,8 +23,11 @@ def check(plan: GradingPlan, state: GradingState, announce: Callable[[str, str],
     the judge has settled as it goes ("correctness", "case 4 of 15")."""
     started = time.monotonic()
     check_dir = plan.workdir / "check"
+    from kernelbench.eval.stages.sanitizer import kept_cases
+
     keep = [c.id for c in plan.timing_cases() + plan.timed_stress] if plan.options.timing or plan.options.counters \
         else []
+    keep += [c.id for c in kept_cases(plan) if c.id not in keep]  # the sanitizer stage calls on one of them
     judge = plan.start(plan.judge_job(plan.cases, check_dir=str(check_dir), keep_ids=keep))
     checked = finish_beside(plan.start(plan.check_job()), judge, plan.options.limit("check"),
                             cases_judged(judge.out_dir, announce) if announce is not None else None)
