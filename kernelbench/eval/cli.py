@@ -57,10 +57,11 @@ def _register_grade(subparsers) -> None:
     p.add_argument("--held-out", choices=["on", "off"], default="on",
                    help="judge the problem's held-out cases after the other stages (default on; they never change "
                         "the verdict); off skips their stage pair, and the result says it was turned off")
-    p.add_argument("--sanitizer", choices=["on", "off"], default="on",
+    p.add_argument("--sanitizer", choices=["on", "off"], default="off",
                    help="run compute-sanitizer's memcheck and racecheck over one call on the smallest shape (CUDA "
-                        "gradings; default on; an error in the candidate's own kernels fails it); off skips the "
-                        "stage, and the result says it was turned off")
+                        "gradings; an error in the candidate's own kernels fails it); default off until the stage is "
+                        "validated on a GPU (docs/grading.md, \"Sanitizer\"); off skips the stage, and the result says "
+                        "it was turned off")
     p.set_defaults(func=grade_command)
 
 

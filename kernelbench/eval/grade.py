@@ -66,7 +66,7 @@ def template_paths(solution: Path, problem_dir: Path) -> list[Path]:
 def grade_solution(solution: Path, problem_dir: Path, *, device: str = "cuda", shapes: str = "full",
                    out_dir: Path | None = None, line: Line = "candidate", lint: bool = True,
                    limits: dict[str, float] | None = None, timing: bool = True,
-                   counters: bool = True, held_out: bool = True, sanitizer: bool = True,
+                   counters: bool = True, held_out: bool = True, sanitizer: bool = False,
                    exclusive: AbstractContextManager | None = None,
                    stage: StageAnnouncer | None = None) -> GradeReport:
     """Grade one solution file against one problem; see kernelbench.eval.stages for the order of stages.
@@ -74,8 +74,9 @@ def grade_solution(solution: Path, problem_dir: Path, *, device: str = "cuda", s
     `exclusive` is held around the stages that measure (counters, timing): gradings that share a GPU may check
     correctness side by side and take turns for their measurements (kernelbench regrade --jobs). `stage` is told
     each stage's name as it starts (for progress). `held_out=False` skips the held-out stage (its result then says
-    it was turned off): for callers that grade for another reason; every real grading keeps it on. `sanitizer=False`
-    skips the sanitizer stage the same way (CUDA gradings only; its result says it was turned off)."""
+    it was turned off): for callers that grade for another reason; every real grading keeps it on. `sanitizer`
+    turns the sanitizer stage on (CUDA gradings only): off by default until benchmarks/gpu_sanitizer.py has shown on
+    a GPU that the deck's honest solutions pass it and the planted ones fail it; off, its result says so."""
     started = time.monotonic()
     solution, problem_dir = Path(solution).resolve(), Path(problem_dir).resolve()
     options = GradingOptions(device=device, shapes=shapes, line=line, lint=lint, timing=timing, counters=counters,

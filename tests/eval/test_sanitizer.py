@@ -148,6 +148,7 @@ def stand_in(tmp_path, monkeypatch):
 
 
 def grade(toy_problem, toy_solutions, **options):
+    options.setdefault("sanitizer", True)  # off by default until validated on a GPU (docs/grading.md)
     return grade_solution(toy_solutions / "honest.py", toy_problem, device="cpu", shapes="smoke", timing=False,
                           **options).grading
 
@@ -214,6 +215,9 @@ def test_a_missing_tool_or_a_hang_is_not_run_never_a_verdict(stand_in, toy_probl
 def test_off_and_on_the_cpu_the_stage_says_why_it_did_not_run(toy_problem, toy_solutions):
     assert grade(toy_problem, toy_solutions).sanitizer.note == sanitizer.CUDA_ONLY
     assert grade(toy_problem, toy_solutions, sanitizer=False).sanitizer.note == sanitizer.TURNED_OFF
+    # off unless asked for, until the stage has been validated on a GPU
+    plain = grade_solution(toy_solutions / "honest.py", toy_problem, device="cpu", shapes="smoke", timing=False)
+    assert plain.grading.sanitizer.note == sanitizer.TURNED_OFF
 
 
 def test_verdict_needs_every_tool_and_fails_only_on_own_errors():

@@ -20,6 +20,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Literal
+
+Tool = Literal["memcheck", "racecheck"]
+Severity = Literal["error", "warning"]
 
 PREFIX = "========="
 MAX_EVIDENCE_LINES = 12
@@ -43,17 +47,17 @@ _NOTICES = ("COMPUTE-SANITIZER", "ERROR SUMMARY", "RACECHECK SUMMARY", "LEAK SUM
 class Report:
     """One report of the tool: what happened (`kind`), in which kernel, and the tool's lines as evidence."""
 
-    tool: str
+    tool: Tool
     kind: str
     kernel: str
-    severity: str = "error"          # racecheck's own level (error | warning); memcheck reports are errors
+    severity: Severity = "error"     # racecheck's own level (error | warning); memcheck reports are errors
     lines: list[str] = field(default_factory=list)
     hazards: int = 1                 # racecheck: the hazards the report stands for
 
 
 @dataclass
 class ToolOutput:
-    tool: str
+    tool: Tool
     reports: list[Report] = field(default_factory=list)
     summary_errors: int | None = None    # the summary's error count (None: no summary line: the run did not end)
     summary_warnings: int = 0
@@ -63,7 +67,7 @@ class ToolOutput:
         return self.summary_errors is not None
 
 
-def parse(tool: str, text: str) -> ToolOutput:
+def parse(tool: Tool, text: str) -> ToolOutput:
     """The reports and summary of one run of `tool` (memcheck | racecheck) from its plain-text output; lines
     without the tool's prefix (the program's own output, interleaved) are skipped."""
     out = ToolOutput(tool)
@@ -107,14 +111,15 @@ def _close(out: ToolOutput, block: list[str]) -> None:
         out.reports.append(Report(out.tool, _bounded(header), _memcheck_kernel(block), "error", _evidence(block)))
 
 
-def _race_report(tool: str, block: list[str], race: re.Match) -> Report:
+def _race_report(tool: Tool, block: list[str], race: re.Match) -> Report:
     level, access, where = race.groups()
     partners = [m for line in block[1:] if (m := _RACE_PARTNER.match(line))]
     kind = f"Race reported between {access} access"
     if partners:
         kind += f" and {partners[0].group(1)} access"
     hazards = sum(_int(m.group(3)) for m in partners if m.group(3)) or 1
-    return Report(tool, kind, function_name(where), level.lower(), _evidence(block), hazards)
+    severity: Severity = "warning" if level == "Warning" else "error"
+    return Report(tool, kind, function_name(where), severity, _evidence(block), hazards)
 
 
 def _memcheck_kernel(block: list[str]) -> str:

@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from kernelbench.base.models import SanitizerFinding, SanitizerResult, SanitizerRun
 from kernelbench.eval.cases import Case
@@ -34,7 +35,7 @@ from kernelbench.eval.integrity.sanitizer_probe import SanitizerJob, SanitizerSt
 from kernelbench.eval.protocol import read_tensor_header
 
 STAGE = "sanitizer"
-TOOLS = ("memcheck", "racecheck")
+TOOLS: tuple[sanitizer_output.Tool, ...] = ("memcheck", "racecheck")
 DEVICES = ("cuda",)                 # where the stage runs (tests add "cpu" to drive it with a stand-in tool)
 TOOL_ENV = "KERNELBENCH_COMPUTE_SANITIZER"  # path of the compute-sanitizer to use
 DEFAULT_PATHS = ("/usr/local/cuda/bin/compute-sanitizer", "/usr/local/cuda/compute-sanitizer/compute-sanitizer")
@@ -153,7 +154,7 @@ def sanitize(plan: GradingPlan, state: GradingState) -> SanitizerResult:
     return result
 
 
-def tool_run(plan: GradingPlan, tool: str, name: str, case: Case, deadline: float) -> SanitizerRun:
+def tool_run(plan: GradingPlan, tool: str, name: sanitizer_output.Tool, case: Case, deadline: float) -> SanitizerRun:
     """One tool over the candidate's call and, where that reported an error, over the reference's."""
     theirs = run_probe(plan, tool, name, case, "candidate", deadline)
     run = SanitizerRun(tool=name, seconds=round(theirs.seconds, 3), exit_code=theirs.returncode)
@@ -203,7 +204,8 @@ class ProbeRun:
     why: str = ""                        # why the run decides nothing ("": it decides)
 
 
-def run_probe(plan: GradingPlan, tool: str, name: str, case: Case, line: str, deadline: float) -> ProbeRun:
+def run_probe(plan: GradingPlan, tool: str, name: sanitizer_output.Tool, case: Case,
+              line: Literal["candidate", "reference"], deadline: float) -> ProbeRun:
     """The probe under one tool, confined as the candidate's stages are, killed as a group at the deadline."""
     folder = plan.workdir / f"{STAGE}_{name}_{line}"
     folder.mkdir(parents=True, exist_ok=True)
@@ -275,6 +277,7 @@ def run_confined(plan: GradingPlan, cmd: list[str], folder: Path, limit_s: float
     command = None
     pass_fds: tuple[int, ...] = ()
     if plan.isolation.sandboxed:
+        assert plan.isolation.bwrap is not None  # what sandboxed means
         command = sandboxed(cmd, plan.isolation.bwrap, workdir=plan.workdir, device=plan.device, env=env,
                             writable=(folder,), readable=(Path(os.path.realpath(cmd[0])).parent,),
                             addable=(plan.workdir / SOLUTION_FOLDER,))
