@@ -149,8 +149,9 @@ def stand_in(tmp_path, monkeypatch):
 
 def grade(toy_problem, toy_solutions, **options):
     options.setdefault("sanitizer", True)  # off by default until validated on a GPU (docs/grading.md)
+    # graded for the sanitizer's sake: the held-out pair of processes would add nothing here
     return grade_solution(toy_solutions / "honest.py", toy_problem, device="cpu", shapes="smoke", timing=False,
-                          **options).grading
+                          held_out=False, **options).grading
 
 
 def test_a_report_in_the_candidates_own_kernel_fails_it_with_the_tools_evidence(stand_in, toy_problem,
@@ -216,7 +217,8 @@ def test_off_and_on_the_cpu_the_stage_says_why_it_did_not_run(toy_problem, toy_s
     assert grade(toy_problem, toy_solutions).sanitizer.note == sanitizer.CUDA_ONLY
     assert grade(toy_problem, toy_solutions, sanitizer=False).sanitizer.note == sanitizer.TURNED_OFF
     # off unless asked for, until the stage has been validated on a GPU
-    plain = grade_solution(toy_solutions / "honest.py", toy_problem, device="cpu", shapes="smoke", timing=False)
+    plain = grade_solution(toy_solutions / "honest.py", toy_problem, device="cpu", shapes="smoke", timing=False,
+                           held_out=False)
     assert plain.grading.sanitizer.note == sanitizer.TURNED_OFF
 
 
