@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 from pathlib import Path
 
 from kernelbench.harness import DEFAULT_BUDGET_S
@@ -290,13 +291,18 @@ def regrade_command(args: argparse.Namespace) -> int:
     _interruptible()
     cells = plan_cells(load_published_board(args.leaderboard), args.solutions, args.deck)
     with RegradeProgress(total=sum(c.problem_dir is not None for c in cells)) as progress:
-        report = regrade_board(args.leaderboard, args.solutions, args.deck, args.runs, device=args.device,
+        regrade = regrade_board
+        if args.backend == "ray":
+            from kernelbench.harness.regrade_ray import regrade_board_on_ray
+
+            regrade = functools.partial(regrade_board_on_ray, address=args.address)
+        report = regrade(args.leaderboard, args.solutions, args.deck, args.runs, device=args.device,
                                shapes=args.shapes, resume=args.resume, jobs=args.jobs, gpus=args.gpus,
                                stop_after=args.stop_after,
                                limits=dict(args.limit), only=args.only, repository=args.repository,
                                commit=args.commit, counters=args.counters == "on",
                                own_checker=args.own_checker, own_benchmark=args.own_benchmark,
-                               progress=progress, backend=args.backend, address=args.address,
+                               progress=progress,
                                timeline=CellTimeline(progress.stage))
     for problem in report.no_problem:
         console.print(f"[yellow]no problem folder[/yellow] for column {problem} in {args.deck}: its cells are skipped")

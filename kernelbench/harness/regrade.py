@@ -484,10 +484,10 @@ def regrade_board(leaderboard: Path, solutions_dir: Path, deck_dir: Path, runs_d
                   limits: dict[str, float] | None = None, only: list[str] | None = None,
                   repository: str | None = None, commit: str | None = None, counters: bool = True,
                   own_checker: bool = False, own_benchmark: bool = False, progress=None,
-                  timeline: CellTimeline | None = None, backend: str = "local",
-                  address: str | None = None) -> RegradeReport:
-    """Grade every cell not yet graded; see the module docstring. `backend="ray"` spreads the cells over a Ray
-    cluster instead of this machine's GPUs (kernelbench.harness.regrade_ray)."""
+                  timeline: CellTimeline | None = None, grade_elsewhere=None) -> RegradeReport:
+    """Grade every cell not yet graded; see the module docstring. `grade_elsewhere(todo, settings, runs_dir,
+    report, finished, stop_after)` grades the cells somewhere other than this machine's GPUs (a Ray cluster:
+    kernelbench.harness.regrade_ray.regrade_board_on_ray)."""
     board = load_published_board(Path(leaderboard))
     for folder, what in ((solutions_dir, "solutions folder"), (deck_dir, "deck folder")):
         if not Path(folder).is_dir():
@@ -513,11 +513,8 @@ def regrade_board(leaderboard: Path, solutions_dir: Path, deck_dir: Path, runs_d
     todo = sorted((j for j in cells if j.run_id not in finished and j.problem_dir is not None),
                   key=lambda j: j.solution is None)
     report.total -= sum(1 for j in cells if j.problem_dir is None)
-    if backend == "ray":
-        calls = {"leaderboard": str(Path(leaderboard).resolve()), "solutions": str(Path(solutions_dir).resolve()),
-                 "deck": str(Path(deck_dir).resolve()), "repository": repository, "commit": commit,
-                 "own_checker": own_checker, "own_benchmark": own_benchmark}
-        grade_cells_on_ray_cluster(todo, settings, runs_dir, report, calls, finished, stop_after, address)
+    if grade_elsewhere is not None:
+        grade_elsewhere(todo, settings, runs_dir, report, finished, stop_after)
         return report
     slots = gpu_slots(device, gpus)
     deadline = None if stop_after is None else time.monotonic() + stop_after
@@ -530,35 +527,6 @@ def regrade_board(leaderboard: Path, solutions_dir: Path, deck_dir: Path, runs_d
     if own_benchmark:  # last, alone on each GPU: the cells graded earlier and now alike
         time_with_their_benchmark(cells, settings, runs_dir, slots, deadline)
     return report
-
-
-def grade_cells_on_ray_cluster(todo: list[CellJob], settings: CellSettings, runs_dir: Path, report: RegradeReport,
-                               calls: dict, finished: set[str], stop_after: float | None,
-                               address: str | None) -> None:
-    """The cells of `todo` with a solution, one Ray task each (their checker and timing script in the same task,
-    for the cells graded then: the cells an earlier call graded get theirs from a regrade on one machine); then
-    the cells without a solution file, here, filed under the GPU the others were graded on."""
-    from kernelbench.harness.regrade_ray import RayCell, grade_cells_on_ray
-
-    by_run_id = {job.cell.run_id: job for job in todo}
-    cells = [RayCell(run_id=job.cell.run_id, device=settings.device, shapes=settings.shapes,
-                     limits=dict(settings.limits), counters=settings.counters, **calls)
-             for job in todo if job.solution is not None]
-
-    def started(run_id: str) -> None:
-        settings.timeline.start(by_run_id[run_id], None)
-
-    def done(run_id: str, status: str) -> None:
-        settings.timeline.finish(by_run_id[run_id], status)
-
-    statuses, report.stopped = grade_cells_on_ray(cells, runs_dir, address=address, stop_after=stop_after,
-                                                  on_start=started, on_done=done)
-    report.graded += list(statuses)
-    report.statuses.update(statuses)
-    if report.stopped:
-        return
-    settings.gpu = _earlier_gpu(runs_dir, finished | set(statuses)) or settings.gpu
-    grade_cells([job for job in todo if job.solution is None], settings, runs_dir, report, [None], 1, None, None)
 
 
 def gpu_slots(device: str, gpus: list[str] | None) -> list[str | None]:

@@ -19,9 +19,12 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernelbench.errors import KernelBenchError
+
+if TYPE_CHECKING:
+    from kernelbench.harness.regrade import RegradeReport
 
 
 @dataclass(frozen=True)
@@ -138,3 +141,36 @@ def _connected_ray(address: str | None):
             raise KernelBenchError(f"no Ray cluster at '{target}': {exc}",
                                    hint="start one (ray start --head) or pass --address HOST:PORT") from None
     return ray
+
+
+def regrade_board_on_ray(leaderboard: Path, solutions_dir: Path, deck_dir: Path, runs_dir: Path, *,
+                         address: str | None = None, **options) -> RegradeReport:
+    """`regrade_board` with the cells graded on a Ray cluster: the cells with a solution, one Ray task each (their
+    checker and timing script in the same task, for the cells graded then: the cells an earlier call graded get
+    theirs from a regrade on one machine); then the cells without a solution file, here, filed under the GPU the
+    others were graded on."""
+    from kernelbench.harness.regrade import _earlier_gpu, grade_cells, regrade_board
+
+    calls = {"leaderboard": str(Path(leaderboard).resolve()), "solutions": str(Path(solutions_dir).resolve()),
+             "deck": str(Path(deck_dir).resolve()), "repository": options.get("repository"),
+             "commit": options.get("commit"), "own_checker": options.get("own_checker", False),
+             "own_benchmark": options.get("own_benchmark", False)}
+
+    def on_ray(todo, settings, runs_dir, report, finished, stop_after) -> None:
+        by_run_id = {job.cell.run_id: job for job in todo}
+        cells = [RayCell(run_id=job.cell.run_id, device=settings.device, shapes=settings.shapes,
+                         limits=dict(settings.limits), counters=settings.counters, **calls)
+                 for job in todo if job.solution is not None]
+        statuses, report.stopped = grade_cells_on_ray(
+            cells, runs_dir, address=address, stop_after=stop_after,
+            on_start=lambda run_id: settings.timeline.start(by_run_id[run_id], None),
+            on_done=lambda run_id, status: settings.timeline.finish(by_run_id[run_id], status))
+        report.graded += list(statuses)
+        report.statuses.update(statuses)
+        if report.stopped:
+            return
+        settings.gpu = _earlier_gpu(runs_dir, finished | set(statuses)) or settings.gpu
+        grade_cells([job for job in todo if job.solution is None], settings, runs_dir, report, [None], 1, None,
+                    None)
+
+    return regrade_board(leaderboard, solutions_dir, deck_dir, runs_dir, grade_elsewhere=on_ray, **options)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kernelbench.harness.regrade import regrade_board
+from kernelbench.harness.regrade_ray import regrade_board_on_ray
 from kernelbench.results.run import load_result
 
 FOREIGN = Path(__file__).resolve().parents[1] / "foreign"
@@ -21,8 +21,8 @@ WRONG = "20260101_000002_codex_gpt_01_toy_scaled_gemm"
 def test_a_regrade_on_ray_grades_each_cell_in_a_task_and_resumes(ray_local, tmp_path: Path):
     runs = tmp_path / "runs"
     board = dict(leaderboard=BOARD / "leaderboard.json", solutions_dir=BOARD / "solutions", deck_dir=DECK,
-                 runs_dir=runs, device="cpu", shapes="smoke", backend="ray")
-    report = regrade_board(**board, only=[PASSING, WRONG])
+                 runs_dir=runs, device="cpu", shapes="smoke")
+    report = regrade_board_on_ray(**board, only=[PASSING, WRONG])
     assert report.statuses == {f"{PASSING}_regraded": "PASS", f"{WRONG}_regraded": "FAIL"}, report
     assert not report.stopped and report.remaining == 0
     passing = load_result(runs / f"{PASSING}_regraded")
@@ -30,7 +30,7 @@ def test_a_regrade_on_ray_grades_each_cell_in_a_task_and_resumes(ray_local, tmp_
     assert passing.gpu == "cpu" and (runs / f"{PASSING}_regraded" / "check.log").is_file()
     assert not [p.name for p in runs.iterdir() if p.name.startswith(".")]  # no staging or conflict left behind
 
-    again = regrade_board(**board, only=[PASSING, WRONG], resume=True)
+    again = regrade_board_on_ray(**board, only=[PASSING, WRONG], resume=True)
     assert again.graded == [] and again.skipped == 2
 
 

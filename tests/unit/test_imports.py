@@ -129,10 +129,12 @@ def test_no_stage_imports_a_later_one(stage):
 
 
 def test_the_grader_does_not_import_its_worker_for_constants():
-    """The grading process talks to its stages through the protocol; only the counter probe (a stage-like process
-    of its own) shares the worker's model building."""
+    """The grading process talks to its stages through the protocol; only the counter probe and the sanitizer's
+    probe (stage-like processes of their own, run under ncu and compute-sanitizer) share the worker's model
+    building."""
+    probes = {"kernelbench.eval.integrity.counter_probe", "kernelbench.eval.integrity.sanitizer_probe"}
     parent = [m for m in GRAPH if m.startswith("kernelbench.eval") and not m.startswith("kernelbench.eval.worker")
-              and m != "kernelbench.eval.integrity.counter_probe"]
+              and m not in probes]
     wrong = sorted(f"{m} -> {t}" for m in parent for t in GRAPH[m] if t.startswith("kernelbench.eval.worker"))
     assert not wrong, "\n".join(wrong)
 

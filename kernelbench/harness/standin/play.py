@@ -17,6 +17,7 @@ from kernelbench.harness.standin.policy import LoadedPolicy, Step
 
 REJECTED_TOOL = "kb_standin_no_such_tool"   # what the `reject_tool` fault calls
 REJECT_MARK = "kbreject"
+SHELL_WAIT_MS = 300_000
 SHELL_TOOLS = ("Bash", "exec_command", "shell", "shell_command", "run_shell_command", "bash", "Shell")
 WRITE_TOOLS = ("Write", "write_file", "write", "WriteFile")
 READ_TOOLS = ("Read", "read_file", "read", "ReadFile")
@@ -146,6 +147,11 @@ def shell_call(conv: Conversation, command: str) -> ToolCall:
         args["description"] = f"Run {command}"
     if "is_background" in tool.required:
         args["is_background"] = False
+    if "yield_time_ms" in tool.params:
+        # codex's exec_command returns after this long with the process still running (default 10 s): a plan's
+        # command is a check that imports torch, which a loaded machine can take longer than that to finish, and
+        # the plan's next step reads its verdict, so ask for the wait a model gives a test run
+        args["yield_time_ms"] = SHELL_WAIT_MS
     return ToolCall(tool.name, args)
 
 
