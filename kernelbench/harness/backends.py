@@ -158,23 +158,29 @@ class _Pending:
 
 # ---------------------------------------------------------------------------------------------- Ray
 
+def connected_ray(address: str | None):
+    """Ray, connected to the cluster at `address` (else RAY_ADDRESS, else the local one) unless this process is
+    connected already (a test's local instance)."""
+    try:
+        import ray
+    except ImportError:
+        raise KernelBenchError("the ray backend needs Ray", hint="pip install -e '.[ray]'") from None
+    if not ray.is_initialized():
+        target = address or os.environ.get("RAY_ADDRESS") or "auto"
+        try:
+            ray.init(address=target, log_to_driver=False)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            raise KernelBenchError(f"no Ray cluster at '{target}': {exc}",
+                                   hint="start one (ray start --head) or pass --address HOST:PORT") from None
+    return ray
+
+
 class RayBackend:
     """Each job is a Ray task needing one GPU (or one CPU for CPU sweeps) on an existing cluster."""
 
     def __init__(self, address: str | None, device: str, deadline: float | None = None):
         self.deadline = deadline
-        try:
-            import ray
-        except ImportError:
-            raise KernelBenchError("the ray backend needs Ray", hint="pip install -e '.[ray]'") from None
-        self.ray = ray
-        if not ray.is_initialized():
-            target = address or os.environ.get("RAY_ADDRESS") or "auto"
-            try:
-                ray.init(address=target, log_to_driver=False)
-            except (ConnectionError, RuntimeError, ValueError) as exc:
-                raise KernelBenchError(f"no Ray cluster at '{target}': {exc}",
-                                       hint="start one (ray start --head) or pass --address HOST:PORT") from None
+        self.ray = ray = connected_ray(address)
         if device == "cuda":
             remote = ray.remote(max_retries=0, num_gpus=1)
         else:

@@ -10,8 +10,8 @@ against ours the grader's (timer, input protocol, roof).
 The checker is another project's code running an untrusted solution: it runs confined as a grading's candidate
 stages are (kernelbench.eval.isolation), in a copy of the problem folder with the solution's files beside it and
 their harness package where the checker looks for it, and in a pass of its own after the gradings
-(kernelbench.harness.regrade.check_with_their_checker): their checker must not run beside a grading's timed loop,
-and their timing script runs alone on its GPU (kernelbench.harness.regrade.time_with_their_benchmark).
+(kernelbench.harness.regrade.with_their_script): their checker must not run beside a grading's timed loop, and
+their timing script runs alone on its GPU.
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from typing import Any
 from pathlib import Path
 
 from kernelbench.base.models import Ceiling
@@ -338,142 +339,104 @@ def _grade_copy(job: CellJob, settings: CellSettings, exclusive, grade_solution,
                               exclusive=exclusive, stage=lambda name, detail="": timeline.stage(job, name, detail))
 
 
-# ------------------------------------------------------------------------------------------------ their checker
+# ------------------------------------------------------------------------------------------ their own scripts
 
-def wants_their_checker(job: CellJob, runs_dir: Path) -> bool:
-    """A graded cell with a solution, of a problem whose layout ships a checker, that has no verdict of it yet."""
-    from kernelbench.harness.own_checker import checker_of
+@dataclass(frozen=True)
+class TheirPass:
+    """One of the published benchmark's own scripts run over graded cells, in a pass of its own: which script
+    (`script_of`, `run`, kernelbench.harness.own_checker), the provenance field its result fills, and which cells
+    want it."""
+
+    label: str                               # "their checker", "their benchmark" (progress and messages)
+    field: str                               # the Provenance field it fills
+    script_of: Callable[[Path], Any]         # the problem folder -> its OwnScript, or None
+    run: Callable[..., Any]                  # run_own_checker or run_own_benchmark
+    passed_only: bool                        # only cells that passed our checks (a failing one has no peak)
+
+    def outcome(self, run) -> str:
+        peak = getattr(run, "peak_fraction", None)
+        return run.outcome if peak is None else f"{run.outcome}, peak {peak:.4f}"
+
+
+def their_checker() -> TheirPass:
+    from kernelbench.harness.own_checker import checker_of, run_own_checker
+
+    return TheirPass("their checker", "own_checker", checker_of, run_own_checker, passed_only=False)
+
+
+def their_benchmark() -> TheirPass:
+    from kernelbench.harness.own_checker import benchmark_of, run_own_benchmark
+
+    return TheirPass("their benchmark", "own_benchmark", benchmark_of, run_own_benchmark, passed_only=True)
+
+
+def wants_their_script(job: CellJob, runs_dir: Path, their: TheirPass) -> bool:
+    """A graded cell with a solution, of a problem whose layout ships the script, with no result of it yet (and,
+    for a pass that wants it, a cell that passed our checks)."""
     from kernelbench.results.run import load_result
 
     if job.solution is None or job.problem_dir is None or not (runs_dir / job.run_id / RESULT_FILE).is_file():
         return False
-    if checker_of(job.problem_dir) is None:
+    if their.script_of(job.problem_dir) is None:
         return False
     try:
         result = load_result(runs_dir / job.run_id)
     except (KernelBenchError, ValueError):
         return False
-    return result.provenance is not None and result.provenance.own_checker is None
+    if result.provenance is None or getattr(result.provenance, their.field) is not None:
+        return False
+    return result.status == Status.PASS or not their.passed_only
 
 
-def run_their_checker(job: CellJob, settings: CellSettings, runs_dir: Path) -> str:
-    """Their checker over the cell's solution, set up as for the grading, its verdict recorded in the cell's
-    result.json: that one field is set, the rest of the file left byte for byte as it was. Returns that verdict."""
+def run_their_script(job: CellJob, settings: CellSettings, runs_dir: Path, their: TheirPass) -> str:
+    """Their script over the cell's solution, set up as for the grading, its result recorded in the cell's
+    result.json: that one field is set, the rest of the file left byte for byte as it was. Returns its outcome."""
     import tempfile
 
     from kernelbench.eval.grading import scratch_dir
-    from kernelbench.harness.own_checker import checker_of, run_own_checker
     from kernelbench.harness.rebuild import set_up
 
-    # wants_their_checker chose the cell: a solution, a problem folder whose layout ships a checker, a result
+    # wants_their_script chose the cell: a solution, a problem folder whose layout ships the script, a result
     # with provenance
     assert job.solution is not None and job.problem_dir is not None
-    checker = checker_of(job.problem_dir)
-    assert checker is not None
-    with tempfile.TemporaryDirectory(prefix="kb-own-checker-", dir=scratch_dir()) as tmp:
-        solution_folder, scratch = Path(tmp) / "solution", Path(tmp) / "checker"
+    script = their.script_of(job.problem_dir)
+    assert script is not None
+    with tempfile.TemporaryDirectory(prefix=f"kb-{their.field.replace('_', '-')}-", dir=scratch_dir()) as tmp:
+        solution_folder, scratch = Path(tmp) / "solution", Path(tmp) / "script"
         solution_folder.mkdir()
         scratch.mkdir()
         set_up(job.solution, solution_folder)
-        settings.timeline.stage(job, "their own checker")
-        run = run_own_checker(job.problem_dir, checker, solution_folder, settings.device, scratch)
+        settings.timeline.stage(job, their.label.replace("their ", "their own "))
+        run = their.run(job.problem_dir, script, solution_folder, settings.device, scratch)
     if settings.cancelled.is_set():
         raise KeyboardInterrupt
-    replace_result_field(runs_dir / job.run_id, ("provenance", "own_checker"), run)
-    return run.outcome
+    replace_result_field(runs_dir / job.run_id, ("provenance", their.field), run)
+    return their.outcome(run)
 
 
-def check_with_their_checker(cells: list[CellJob], settings: CellSettings, runs_dir: Path,
-                             slots: list[str | None], per_gpu: int, deadline: float | None) -> None:
-    """Their checker over each of `cells` that wants it (`wants_their_checker`), `per_gpu` at a time on each GPU,
-    none started after `deadline` (time.monotonic()). It runs in a pass of its own, never beside our measurements:
-    inside a grading it held the GPU's measuring lock for minutes (their 06 checker draws its inputs on the host)
-    and the GPU's other grading waited. Their checker measures nothing, so within the pass checkers share a GPU
-    as our correctness stages do."""
+def with_their_script(cells: list[CellJob], settings: CellSettings, runs_dir: Path, slots: list[str | None],
+                      per_gpu: int, deadline: float | None, their: TheirPass) -> None:
+    """Their script over each of `cells` that wants it (`wants_their_script`), `per_gpu` at a time on each GPU,
+    none started after `deadline` (time.monotonic()), in a pass of its own, never beside our measurements: their
+    checker held a GPU's measuring lock for minutes inside a grading (their 06 checker draws its inputs on the
+    host). Their checker measures nothing, so checkers may share a GPU as our correctness stages do; their
+    benchmark measures, so it runs one a GPU."""
     from kernelbench.eval.process import on_gpu
 
-    queue = [job for job in cells if wants_their_checker(job, runs_dir)]
+    queue = [job for job in cells if wants_their_script(job, runs_dir, their)]
 
     def one(job: CellJob, gpu: str | None) -> str:
         with on_gpu(gpu):
-            return run_their_checker(job, settings, runs_dir)
+            return run_their_script(job, settings, runs_dir, their)
 
-    def checked(job: CellJob, future: Future) -> None:
-        try:
-            outcome = future.result()
-        except KernelBenchError as exc:  # a cell's files, not the pass: the next cell goes on
-            outcome = f"their checker could not run: {exc}"
-        settings.timeline.finish(job, f"their checker: {outcome}")
-
-    spread_over_gpus(queue, slots, max(1, per_gpu), one, checked, settings, runs_dir, deadline)
-
-
-# ------------------------------------------------------------------------------------------------ their timing
-
-def wants_their_benchmark(job: CellJob, runs_dir: Path) -> bool:
-    """A graded cell with a solution that passed our checks, of a problem whose layout ships a timing script,
-    with no timing of it yet (a solution that fails its checks has no peak on either board to explain)."""
-    from kernelbench.harness.own_checker import benchmark_of
-    from kernelbench.results.run import load_result
-
-    if job.solution is None or job.problem_dir is None or not (runs_dir / job.run_id / RESULT_FILE).is_file():
-        return False
-    if benchmark_of(job.problem_dir) is None:
-        return False
-    try:
-        result = load_result(runs_dir / job.run_id)
-    except (KernelBenchError, ValueError):
-        return False
-    return (result.provenance is not None and result.provenance.own_benchmark is None
-            and result.status == Status.PASS)
-
-
-def run_their_benchmark(job: CellJob, settings: CellSettings, runs_dir: Path) -> str:
-    """Their timing script over the cell's solution, set up as for the grading, its figures recorded in the
-    cell's result.json (the one field this pass changes there, `replace_result_field`). Returns its outcome."""
-    import tempfile
-
-    from kernelbench.eval.grading import scratch_dir
-    from kernelbench.harness.own_checker import benchmark_of, run_own_benchmark
-    from kernelbench.harness.rebuild import set_up
-
-    assert job.solution is not None and job.problem_dir is not None  # wants_their_benchmark chose the cell
-    benchmark = benchmark_of(job.problem_dir)
-    assert benchmark is not None
-    with tempfile.TemporaryDirectory(prefix="kb-own-benchmark-", dir=scratch_dir()) as tmp:
-        solution_folder, scratch = Path(tmp) / "solution", Path(tmp) / "benchmark"
-        solution_folder.mkdir()
-        scratch.mkdir()
-        set_up(job.solution, solution_folder)
-        settings.timeline.stage(job, "their own benchmark")
-        run = run_own_benchmark(job.problem_dir, benchmark, solution_folder, settings.device, scratch)
-    if settings.cancelled.is_set():
-        raise KeyboardInterrupt
-    replace_result_field(runs_dir / job.run_id, ("provenance", "own_benchmark"), run)
-    return run.outcome if run.peak_fraction is None else f"{run.outcome}, peak {run.peak_fraction:.4f}"
-
-
-def time_with_their_benchmark(cells: list[CellJob], settings: CellSettings, runs_dir: Path,
-                              slots: list[str | None], deadline: float | None) -> None:
-    """Their timing script over each of `cells` that wants it (`wants_their_benchmark`), one at a time on each GPU
-    and in a pass of its own (after every grading and checker of the call): it measures, so nothing shares its
-    GPU."""
-    from kernelbench.eval.process import on_gpu
-
-    queue = [job for job in cells if wants_their_benchmark(job, runs_dir)]
-
-    def one(job: CellJob, gpu: str | None) -> str:
-        with on_gpu(gpu):
-            return run_their_benchmark(job, settings, runs_dir)
-
-    def timed(job: CellJob, future: Future) -> None:
+    def ended(job: CellJob, future: Future) -> None:
         try:
             outcome = future.result()
         except KernelBenchError as exc:  # a cell's files, not the pass: the next cell goes on
             outcome = f"could not run: {exc}"
-        settings.timeline.finish(job, f"their benchmark: {outcome}")
+        settings.timeline.finish(job, f"{their.label}: {outcome}")
 
-    spread_over_gpus(queue, slots, 1, one, timed, settings, runs_dir, deadline)
+    spread_over_gpus(queue, slots, max(1, per_gpu), one, ended, settings, runs_dir, deadline)
 
 
 # ------------------------------------------------------------------------------------------------ the board
@@ -519,13 +482,13 @@ def regrade_board(leaderboard: Path, solutions_dir: Path, deck_dir: Path, runs_d
     slots = gpu_slots(device, gpus)
     deadline = None if stop_after is None else time.monotonic() + stop_after
     if own_checker:  # the cells an earlier call graded first, then the ones graded now
-        check_with_their_checker(cells, settings, runs_dir, slots, jobs, deadline)
+        with_their_script(cells, settings, runs_dir, slots, jobs, deadline, their_checker())
     left = None if deadline is None else max(0.0, deadline - time.monotonic())
     grade_cells(todo, settings, runs_dir, report, slots, jobs, left, progress)
     if own_checker:
-        check_with_their_checker(todo, settings, runs_dir, slots, jobs, deadline)
+        with_their_script(todo, settings, runs_dir, slots, jobs, deadline, their_checker())
     if own_benchmark:  # last, alone on each GPU: the cells graded earlier and now alike
-        time_with_their_benchmark(cells, settings, runs_dir, slots, deadline)
+        with_their_script(cells, settings, runs_dir, slots, 1, deadline, their_benchmark())
     return report
 
 

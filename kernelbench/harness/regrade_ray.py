@@ -77,10 +77,10 @@ def grade_cells_on_ray(cells: list[RayCell], runs_dir: Path, *, address: str | N
     """Every cell of `cells` as a Ray task; each finished run brought into `runs_dir` as it ends. `on_start(run_id)`
     is told as each is submitted and `on_done(run_id, status_or_error)` as each ends. None is submitted once `stop_after` seconds have passed. Returns the
     statuses of the cells graded (our run id -> status) and whether the deadline left cells unsubmitted."""
-    from kernelbench.harness.backends import unpack_run
+    from kernelbench.harness.backends import connected_ray, unpack_run
     from kernelbench.harness.jobs import JobSummary
 
-    ray = _connected_ray(address)
+    ray = connected_ray(address)
     device = cells[0].device if cells else "cuda"
     options = {"num_gpus": 1} if device == "cuda" else {"num_cpus": 1}
     task = ray.remote(max_retries=0, **options)(grade_cell_packed)
@@ -124,23 +124,6 @@ def _bring_home(ray, ref, runs_dir: Path, unpack_run, summary_model) -> tuple[st
     if summary.error:
         return ours, None, summary.error
     return ours, status, ""
-
-
-def _connected_ray(address: str | None):
-    try:
-        import ray
-    except ImportError:
-        raise KernelBenchError("the ray backend needs Ray", hint="pip install -e '.[ray]'") from None
-    if not ray.is_initialized():
-        import os
-
-        target = address or os.environ.get("RAY_ADDRESS") or "auto"
-        try:
-            ray.init(address=target, log_to_driver=False)
-        except (ConnectionError, RuntimeError, ValueError) as exc:
-            raise KernelBenchError(f"no Ray cluster at '{target}': {exc}",
-                                   hint="start one (ray start --head) or pass --address HOST:PORT") from None
-    return ray
 
 
 def regrade_board_on_ray(leaderboard: Path, solutions_dir: Path, deck_dir: Path, runs_dir: Path, *,
