@@ -10,6 +10,7 @@
 #   CELLS (a file of published run ids, one per line), MORE (another, graded after them), BUDGET (seconds for the
 #   whole call, default 540), SUITE_BUDGET (seconds for the suite on GPU 0, default BUDGET - 60), JOBS (gradings
 #   side by side on each regrading GPU, default 2), SUITE (0: no suite, every GPU regrades), OUT,
+#   SUITE=first (GPU 0 runs GPU0_FIRST and no suite, e.g. another device check beside the regrade),
 #   SUITE_ARGS (more arguments for the suite, e.g. "--only 09_host_work.py --honest"),
 #   TIMERS (a file of published run ids: before regrading, each regrading GPU times its share of them with
 #   benchmarks/gpu_cell_timers.py for up to TIMERS_BUDGET seconds, default 300; figures in timers.tgz, one
@@ -50,6 +51,7 @@ if [ "${SUITE:-1}" != 0 ]; then
     CUDA_VISIBLE_DEVICES=0 bash -c "$GPU0_FIRST" > "$out/gpu0-first.log" 2>&1
     suite_budget=$(( suite_budget - ($(date +%s) - first_started) ))
   fi
+  [ "${SUITE:-1}" = first ] && exit 0  # GPU 0 runs GPU0_FIRST alone
   CUDA_VISIBLE_DEVICES=0 python3 benchmarks/integrity_gpu.py --out "$out/integrity" --budget-s "$suite_budget" \
     --parallel 8 ${SUITE_ARGS:-} > "$out/integrity.log" 2>&1
   ) &

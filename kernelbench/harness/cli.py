@@ -194,7 +194,8 @@ def register_regrade(subparsers) -> None:
                         "this process sees, from CUDA_VISIBLE_DEVICES or nvidia-smi)")
     p.add_argument("--resume", action="store_true", help="skip the cells already graded in --runs")
     p.add_argument("--stop-after", type=float, metavar="SECONDS", help="start no cell after this many seconds")
-    p.add_argument("--only", action="append", default=[], metavar="RUN_ID|PROBLEM", help="grade only these cells")
+    p.add_argument("--only", action="append", default=[], metavar="RUN_ID|PROBLEM",
+                   help="grade only these cells, in the order named")
     p.add_argument("--limit", action="append", default=[], metavar="STAGE=SECONDS", type=stage_limit,
                    help="a stage's time limit, as for kernelbench grade")
     p.add_argument("--counters", choices=("on", "off"), default="on",

@@ -472,9 +472,10 @@ def regrade_board(leaderboard: Path, solutions_dir: Path, deck_dir: Path, runs_d
     remove_stale_staging(runs_dir) if runs_dir.is_dir() else None
     report.skipped = len(finished)
     settings.gpu = _earlier_gpu(runs_dir, finished)
-    # cells without a solution file last: they are filed under the GPU the others were graded on
+    # cells without a solution file last: they are filed under the GPU the others were graded on; the rest in the
+    # order `only` names them, so a plan can put its longest cells first, where a call's end cannot cut them
     todo = sorted((j for j in cells if j.run_id not in finished and j.problem_dir is not None),
-                  key=lambda j: j.solution is None)
+                  key=lambda j: (j.solution is None, _named_at(j, only)))
     report.total -= sum(1 for j in cells if j.problem_dir is None)
     if grade_elsewhere is not None:
         grade_elsewhere(todo, settings, runs_dir, report, finished, stop_after)
@@ -490,6 +491,16 @@ def regrade_board(leaderboard: Path, solutions_dir: Path, deck_dir: Path, runs_d
     if own_benchmark:  # last, alone on each GPU: the cells graded earlier and now alike
         with_their_script(cells, settings, runs_dir, slots, 1, deadline, their_benchmark())
     return report
+
+
+def _named_at(job: CellJob, only: list[str] | None) -> int:
+    """Where `only` names the cell (by its run id, else its problem); 0 for every cell when `only` is not given."""
+    if not only:
+        return 0
+    for name in (job.cell.run_id, job.problem):
+        if name in only:
+            return only.index(name)
+    return len(only)
 
 
 def gpu_slots(device: str, gpus: list[str] | None) -> list[str | None]:
