@@ -160,8 +160,8 @@ def conclude(plan: GradingPlan, state: GradingState, correct: bool) -> None:
         shape.median_interval_ms = interval
     if state.profile is not None:
         grading.ceiling = ceiling_of(plan.spec, state.profile)
-    verdict.decide(grading, state.findings, correct=correct, timed=state.timed, shapes_expected=len(plan.shapes),
-                   unjudged=state.unjudged)
+    verdict.decide(grading, state.findings, correct=correct and not state.wrong_timed_shapes, timed=state.timed,
+                   shapes_expected=len(plan.shapes), unjudged=state.unjudged)
 
 
 def report_of(state: GradingState, options: GradingOptions, problem_dir: Path, started: float,

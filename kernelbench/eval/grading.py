@@ -238,6 +238,7 @@ class GradingState:
     machine_code: MachineCode | None = None  # the code of the kernels the solution built (audits.machine_code)
     error_sizes: dict[str, list[ErrorSize]] = field(default_factory=dict)  # the judge's, per oracle case
     timed: bool = False
+    wrong_timed_shapes: list[int] = field(default_factory=list)  # shapes whose timed calls met a wrong output
     unjudged: str = ""                   # why the kept fresh-input calls could not be judged, if they could not
 
     def add(self, label: str, found: list[Finding]) -> None:

@@ -223,11 +223,42 @@ class CaseRecord(Message):
     saved: bool = False
 
 
+class RefusedCallReplay(Message):
+    """A timed call whose output was refused, called again eagerly outside the timed loop on the values it was
+    given (bench.py `replay_refused_call`): each entry is that call's problems, empty when its output was right,
+    or the error it raised. What separates the causes: an output that follows its tensors' identity rather than
+    their values (memoisation keyed on pointer or version: wrong in the same tensors, right in new ones), a kernel
+    wrong on these values after the calls before (wrong in new tensors too; `new_model` tells whether a model
+    with no history gets them right), or a wrong output seen only inside the timed loop (right everywhere here)."""
+
+    set_index: int
+    case: str
+    same_tensors: list[str]              # the refused call's own tensors, its values written back in place
+    new_tensors: list[str]               # the same values in tensors allocated for the call
+    new_model: list[str] | None = None   # a model built afresh, the values in new tensors (None: not built)
+    answer_of: list[str] = Field(default_factory=list)  # cases whose checked output a wrong one here equals exactly
+
+    @property
+    def follows_identity(self) -> bool:
+        return bool(self.same_tensors) and not self.new_tensors
+
+    @property
+    def memoised(self) -> bool:
+        """Evidence of an answer kept across calls: the output follows the tensors' identity, or a wrong output is
+        bit for bit another input's answer."""
+        return self.follows_identity or bool(self.answer_of)
+
+    @property
+    def reproduced(self) -> bool:
+        return bool(self.same_tensors or self.new_tensors or self.new_model)
+
+
 class ShapeTiming(Message):
     """One shape timed by the bench stage: the samples, what the timing guards saw, and the kept fresh calls."""
 
     error: str | None = None              # timing failed (a timed output refused, the candidate raised)
     guard_error: str | None = None        # a guard raised judging a timed output: the grader's fault
+    refused_replay: RefusedCallReplay | None = None  # a refused timed call, called again outside the loop
     integrity: list[Finding] = Field(default_factory=list)  # the timed judging's findings (Kahan, error size)
     launches: dict[str, float] = Field(default_factory=dict)
     samples_ms: list[float] = Field(default_factory=list)

@@ -19,6 +19,7 @@ from kernelbench.eval.protocol import (
     CaseVerdict,
     ErrorSize,
     KeptCall,
+    RefusedCallReplay,
     RepeatDifference,
     ShapeTiming,
 )
@@ -169,12 +170,48 @@ def first_line(error: str) -> str:
     return error.splitlines()[0] if error else "unknown error"
 
 
-def timing_failure_findings(index: int, error: str) -> list[Finding]:
-    """A shape that could not be timed because a timed call returned a wrong output."""
-    if "TimedOutputInvalid" not in error:
+def timing_failure_findings(index: int, error: str, replay: RefusedCallReplay | None) -> list[Finding]:
+    """A shape that could not be timed because a timed call returned a wrong output. The refused call made again
+    outside the loop decides what it was: an output that follows its tensors' identity rather than their values, or
+    a wrong output that is bit for bit another input's answer, is memoisation (class 7, INVALID); a wrong output the calls outside the loop reproduce, or do not, is a wrong
+    output (the grading fails its checks: `timed_output_wrong`), the second with a lead that it appeared only while
+    timed. A refused call alone proves no intent: a race or a stale-state bug refuses calls too."""
+    if "TimedOutputInvalid" not in error or replay is None:
         return []
-    return [finding("timed_output", 8, f"shape {index}: a timed call returned a wrong output though the checked calls "
-                    "were right", first_line(error))]
+    evidence = f"{first_line(error)[:600]}; called again: {replay_summary(replay)}"
+    if replay.follows_identity:
+        return [finding("timed_output", 7, f"shape {index}: a timed call's output follows its input tensors' "
+                        "identity, not their values: the refused values, written back into the very tensors the "
+                        "call was given (pointer and version counter kept), give the wrong output again, and in "
+                        "new tensors the right one", evidence)]
+    if replay.answer_of:
+        return [finding("timed_output", 7, f"shape {index}: a timed call returned, bit for bit, the answer of another "
+                        f"input ({', '.join(replay.answer_of[:3])}): an answer kept across calls", evidence)]
+    if replay.reproduced:
+        return []
+    return [finding("timed_output", 8, f"shape {index}: a timed call returned a wrong output that no call outside "
+                    "the timed loop reproduced (a race, or behaviour that depends on being timed)", evidence,
+                    severity="warning")]
+
+
+def replay_summary(replay: RefusedCallReplay) -> str:
+    def verdict(problems: list[str] | None) -> str:
+        if problems is None:
+            return "not built"
+        return f"wrong ({problems[0][:300]})" if problems else "right"
+
+    kept = f"; a wrong output here is bit for bit the answer of {', '.join(replay.answer_of[:3])}" \
+        if replay.answer_of else ""
+    return (f"input set {replay.set_index} ({replay.case}): in the same tensors {verdict(replay.same_tensors)}; "
+            f"in new tensors {verdict(replay.new_tensors)}; on a model built afresh {verdict(replay.new_model)}"
+            f"{kept}")
+
+
+def timed_output_wrong(timing: ShapeTiming) -> bool:
+    """A refused timed call that is a wrong output rather than memoisation: the grading fails its checks."""
+    replay = timing.refused_replay
+    return timing.error is not None and "TimedOutputInvalid" in timing.error and (
+        replay is None or not replay.memoised)
 
 
 def timing_guard_findings(index: int, timing: ShapeTiming, device: str) -> list[Finding]:

@@ -53,7 +53,12 @@ PROTOCOLS: tuple[InputProtocol, ...] = ("buffers", "tensors", "same")
 
 
 class TimedOutputInvalid(Exception):
-    """A timed call returned a wrong output."""
+    """A timed call returned a wrong output. `set_index`, `call_inputs` (the tensors the call was given) and
+    `values` (where its values came from) let the caller call it again outside the timed loop (bench.py)."""
+
+    set_index: int | None = None
+    call_inputs: list | None = None
+    values: list | None = None
 
 
 @dataclass
@@ -593,7 +598,11 @@ class TimedCalls:
         else:
             sample, out = measure(lambda: self.fn(*inputs))
         if seed is None:
-            _check(self.validate, out, k)
+            try:
+                _check(self.validate, out, k)
+            except TimedOutputInvalid as exc:  # a validated call's values are its own set's (`inputs`)
+                exc.set_index, exc.call_inputs, exc.values = k, inputs, self.sets[k]
+                raise
         else:
             assert fresh is not None  # a seed is drawn for a fresh call only
             fresh.offer(k, seed, out)

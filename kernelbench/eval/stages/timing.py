@@ -171,9 +171,16 @@ def candidate_shape(plan: GradingPlan, state: GradingState, index: int, shape: d
     result = shape_result(plan, state, index, shape, timing)
     if result.median_ms is None:
         error = timing.error or "no samples"
-        state.findings += verdict.timing_failure_findings(index, error) + timing.integrity
+        state.findings += verdict.timing_failure_findings(index, error, timing.refused_replay) + timing.integrity
         state.grading.reasons.append(f"timing failed on shape {index}: {verdict.first_line(error)}")
         state.log.bench.append(f"shape {index}: timing failed: {error}")
+        if timing.refused_replay is not None:
+            replayed = verdict.replay_summary(timing.refused_replay)
+            state.grading.reasons.append(f"shape {index}: the refused timed call, called again outside the loop: "
+                                         f"{replayed}")
+            state.log.bench.append(f"shape {index}: the refused call again: {replayed}")
+        if verdict.timed_output_wrong(timing):  # a wrong output, whenever it is met, fails the checks
+            state.wrong_timed_shapes.append(index)
         return result
     state.findings += verdict.timing_guard_findings(index, timing, plan.device)
     state.log.bench += timing_notes(index, timing)

@@ -13,7 +13,7 @@ from kernelbench.base.models import ProtocolTiming
 from kernelbench.eval.cases import Case
 from kernelbench.eval.failures import GuardFailed, describe
 from kernelbench.eval.portable.fresh import Reservoir
-from kernelbench.eval.protocol import BenchJob, KeptCall, LineTiming, ShapeTiming
+from kernelbench.eval.protocol import BenchJob, KeptCall, LineTiming, RefusedCallReplay, ShapeTiming
 from kernelbench.eval.worker.audit import mix_rotation_seed, timed_audit
 from kernelbench.eval.worker.context import StageContext, exact_tensors, launch_recorder
 from kernelbench.eval.worker.timed_judge import TimedJudge
@@ -81,7 +81,7 @@ def bench_shape(ctx: StageContext, index: int, cases: list[Case]) -> ShapeTiming
     # unprofiled call
     problem_code = ctx.problem_code()
     audit_timed = device.type == "cpu" and bool(problem_code)
-    invalid = None
+    invalid, refused = None, None
     fresh = Reservoir(job.fresh_kept, lambda out: kept_copy(torch, out), pacer=ctx.pacer, shape=index)
     audit = timed_audit(ctx, index, len(input_sets) / n_base) if device.type == "cuda" and problem_code else None
     with torch.no_grad(), launch_recorder(device, audit_timed, problem_code) as launches:
@@ -94,11 +94,13 @@ def bench_shape(ctx: StageContext, index: int, cases: list[Case]) -> ShapeTiming
                 rotation_seed=mix_rotation_seed(job, index), fresh=fresh, audit=audit,
                 compare_trials=spec.compare_trials)
         except timing.TimedOutputInvalid as exc:
-            invalid = describe(exc)
+            invalid, refused = describe(exc), exc
     if audit is not None:  # on a GPU the timed calls' launches are the audited windows'
         launches = {**launches, **audit.launches}
     if invalid is not None:  # the launches are known once the recording has ended
-        return ShapeTiming(error=invalid, integrity=judged.findings, launches=launches)
+        findings = list(judged.findings)  # the replay's own judging adds none to the report
+        replay = replay_refused_call(ctx, index, cases[0].shape, model, judged, ordered, refused)
+        return ShapeTiming(error=invalid, integrity=findings, launches=launches, refused_replay=replay)
     return ShapeTiming(
         samples_ms=result.samples_ms, method=result.method, sync_overhead_ms=result.sync_overhead_ms,
         memo_probe=result.memo_probe, notes=result.notes, flags=guards.changed_flags(pinned),
@@ -110,6 +112,66 @@ def bench_shape(ctx: StageContext, index: int, cases: list[Case]) -> ShapeTiming
         fresh_calls=fresh.offered, fresh_kept=save_kept(ctx, index, base, fresh),
         persisting_l2_reset=result.persisting_l2_reset, protocol=result.protocol,
         protocols={name: ProtocolTiming(**vars(p)) for name, p in result.protocols.items()})
+
+
+def replay_refused_call(ctx: StageContext, index: int, shape: dict[str, Any], model, judged: TimedJudge,
+                        cases: list[Case], refused) -> RefusedCallReplay | None:
+    """The refused timed call made again, eagerly and outside the timed loop, three ways (RefusedCallReplay): its
+    values written back into its own tensors in place (pointer and version counter kept, as the loop wrote them),
+    the values in new tensors, and a model built afresh on new tensors. Each output judged as the timed one was."""
+    k = refused.set_index
+    if k is None or refused.call_inputs is None or refused.values is None:
+        return None
+    torch = ctx.torch
+    from kernelbench.eval.portable.timing import _copy_into
+
+    answers: list[int] = []  # the other input sets whose checked answer a wrong output here is, exactly
+
+    def judged_call(call_model, inputs: list) -> list[str]:
+        try:
+            with torch.no_grad():
+                out = call_model(*inputs)
+                problems = judged(out, k)
+                if problems:
+                    answers.extend(j for j in answer_of_another_set(torch, out, judged.expected, k)
+                                   if j not in answers)
+        except Exception as exc:  # the candidate raised: that is this call's problem
+            problems = [f"raised {describe(exc)}"]
+        return problems or []
+
+    def new_tensors() -> list:
+        return [v.clone() if isinstance(v, torch.Tensor) else v for v in refused.values]
+
+    values = new_tensors()  # before any call below can touch the source
+    _copy_into(refused.call_inputs, values)
+    same = judged_call(model, refused.call_inputs)
+    fresh = judged_call(model, new_tensors())
+    try:
+        rebuilt = ctx.build_model(index, shape)
+    except Exception:  # a model that cannot be built twice: the first two calls still tell
+        new_model = None
+    else:
+        new_model = judged_call(rebuilt, new_tensors())
+    return RefusedCallReplay(set_index=k, case=cases[k].id, same_tensors=same, new_tensors=fresh,
+                             new_model=new_model, answer_of=[cases[j].id for j in answers])
+
+
+def answer_of_another_set(torch, out: Any, expected: list, k: int) -> list[int]:
+    """The input sets other than k whose checked output `out` equals bit for bit: an answer kept from another
+    input, which no arithmetic slip reproduces exactly."""
+    from kernelbench.eval.worker.context import tensors_of
+
+    mine = tensors_of(torch, out)
+    found = []
+    for j, theirs in enumerate(expected):
+        if j == k:
+            continue
+        other = tensors_of(torch, theirs)
+        if len(other) == len(mine) and all(
+                type(a) is torch.Tensor and a.shape == b.shape and a.dtype == b.dtype
+                and torch.equal(a.detach().cpu(), b.detach().cpu()) for a, b in zip(mine, other)):
+            found.append(j)
+    return found
 
 
 @dataclass
