@@ -234,3 +234,22 @@ def test_a_deck_that_asks_for_a_custom_kernel_refuses_only_a_solution_that_compi
     [lead] = custom_kernel_findings(by_shape, code)
     assert lead.severity == "warning" and lead.message.startswith("shape 1:")
     assert custom_kernel_findings({0: {"my_topk_kernel": 10.0}}, code) == []
+
+
+def test_reading_machine_code_reports_what_each_binary_cost(tmp_path):
+    """The launch audit reads every binary a grading built; each read is logged with its sizes and seconds, so a
+    grading whose audit takes minutes names the binary that cost them."""
+    from kernelbench.eval.integrity.sass import collect_sass
+
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "ext.so").write_bytes(b"\x7fELF" + b"\0" * 60)
+    (tmp_path / "build" / "notes.txt").write_text("not a binary")
+    tool = tmp_path / "cuobjdump"
+    tool.write_text("#!/bin/sh\nprintf '\\tFunction : _Z6kernelPf\\n\\t/*0000*/ FFMA R0, R1, R2, R3 ;\\n"
+                    "\\tFunction : other\\n\\t/*0000*/ EXIT ;\\n'\n")
+    tool.chmod(0o755)
+    costs: list[str] = []
+    kernels, errors = collect_sass([tmp_path / "build"], cuobjdump=str(tool), costs=costs)
+    assert [k.name for k in kernels] == ["_Z6kernelPf", "other"] and errors == []
+    [line] = costs
+    assert line.startswith("ext.so: 64 bytes, listing ") and "2 functions" in line and line.endswith(" s")

@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,10 +88,11 @@ def _is_elf(path: Path) -> bool:
         return False
 
 
-def collect_sass(roots: Iterable[Path], cuobjdump: str | None = None,
-                 skip: Iterable[Path] = ()) -> tuple[list[KernelCode], list[str]]:
+def collect_sass(roots: Iterable[Path], cuobjdump: str | None = None, skip: Iterable[Path] = (),
+                 costs: list[str] | None = None) -> tuple[list[KernelCode], list[str]]:
     """Disassemble every binary under `roots` but those in `skip`; returns the kernels found and the errors met
-    on the way."""
+    on the way. `costs` (optional) gets one line per binary read: its size, the listing's, the functions found and
+    the seconds cuobjdump took (a grading's launch audit pays for them)."""
     skipped = {Path(p) for p in skip}
     tool = cuobjdump or shutil.which("cuobjdump") or _toolkit_tool("cuobjdump")
     kernels: list[KernelCode] = []
@@ -101,14 +103,26 @@ def collect_sass(roots: Iterable[Path], cuobjdump: str | None = None,
         if tool is None:
             errors.append("cuobjdump not found (CUDA toolkit missing)")
             break
+        started = time.monotonic()
         proc = subprocess.run([tool, "-sass", str(path)], check=False, capture_output=True, text=True, timeout=120)
         if proc.returncode != 0 and not proc.stdout:
             errors.append(f"{path.name}: {proc.stderr.strip()[:200]}")
-        kernels += split_functions(proc.stdout, str(path))
+        functions = split_functions(proc.stdout, str(path))
+        kernels += functions
+        if costs is not None:
+            costs.append(f"{path.name}: {_size(path)} bytes, listing {len(proc.stdout)} characters, "
+                         f"{len(functions)} functions, {time.monotonic() - started:.1f} s")
         ptx = path.with_suffix(".ptx")
         if ptx.is_file():
             kernels += ptx_functions(ptx.read_text(errors="replace"), str(ptx))
     return kernels, errors
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return -1
 
 
 def _toolkit_tool(name: str) -> str | None:

@@ -79,6 +79,14 @@ def machine_code(plan: GradingPlan, state: GradingState):
     return state.machine_code
 
 
+def log_machine_code(state: GradingState, code) -> None:
+    """What reading the machine code cost, in the check log: a launch audit that takes minutes names its binaries."""
+    if code.costs:
+        state.stages["machine code"] = round(code.read_s, 3)
+        state.log.check.append(f"[machine code] {len(code.costs)} binaries read in {code.read_s:.1f} s")
+        state.log.check += [f"[machine code] {line}" for line in code.costs[:40]]
+
+
 def launches(plan: GradingPlan, state: GradingState) -> None:
     """What actually ran in the checked calls: forbidden libraries (launch audit: a kernel compiled from the
     solution's own sources is its work whatever its name) and, for FP8 problems on a GPU, FP8 tensor-core code in
@@ -88,7 +96,10 @@ def launches(plan: GradingPlan, state: GradingState) -> None:
     if not plan.options.lint or not state.launches:
         return
     code = machine_code(plan, state)
+    started = time.monotonic()
     state.add("launch audit", plan.guards.launch_findings(state.launches, plan.spec, own=code.own))
+    state.clock("launch audit", started)
+    log_machine_code(state, code)
     if plan.guards.needs_sass(plan.spec, plan.device):
         started = time.monotonic()
         state.add("fp8 sass", plan.guards.sass_findings(state.launches_by_shape, plan.spec,
