@@ -2,7 +2,10 @@
 honest ones with the stage on, and writes what it found and what it cost.
 
     python benchmarks/gpu_sanitizer.py --out $OUT [--shapes full] [--lines triton eager] [--budget-s 540]
-    (on a lent machine: bash benchmarks/gpu_sanitizer.sh, which sets up the sandbox's tools first)
+        [--part K/N]                       grade only the jobs j with j % N == K (one GPU's share)
+    python benchmarks/gpu_sanitizer.py --out $OUT --merge DIR...   combine the parts' DIR/sanitizer.json
+    (on a lent machine: bash benchmarks/gpu_sanitizer.sh, which sets up the sandbox's tools first and runs one
+    part per GPU)
 
 - tests/redteam/gpu/sanitizer_oob_read.py: 04_kahan_softmax whose Triton kernel reads one float past the input
   (and drops it); must be check_failed with a memcheck finding in its kernel.
@@ -15,8 +18,13 @@ Per solution: the outcome, each tool's result (ran or why not, findings with ker
 reference's run reported the kernel too), the seconds each tool took on the solution's call and on the
 reference's, the stage's seconds and the grading's. Written to $OUT/sanitizer.json and $OUT/sanitizer.md; the
 exit status is 1 when a planted solution was not caught or an honest one failed on the sanitizer. Gradings run one
-at a time (the tools' slowdown is what is measured), without the counter pass, the timing or the held-out stage
-(the sanitizer runs before them and does not depend on them).
+at a time per process (the tools' slowdown is what is measured), without the counter pass, the timing or the
+held-out stage (the sanitizer runs before them and does not depend on them).
+
+Parts: the jobs (planted ones first, then the honest ones) are dealt round robin, job j to part j % N, so N
+processes, one per GPU, grade the list together; each part answers only for what it was dealt. The merge puts the
+rows back in the jobs' order and applies the same rules to the whole: a planted solution missing from every part
+fails it, as does a part that wrote no report or did not finish (its jobs are listed as not graded).
 """
 
 from __future__ import annotations
@@ -28,6 +36,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 REPO = Path(__file__).resolve().parents[1]
 PLANTED = {  # file: (problem, tool that must report, a part of the kernel's name it must report)
@@ -108,7 +118,216 @@ def table(entries: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main() -> int:
+Job = tuple[str, Path, str]  # (row name, solution file, problem)
+
+
+class Part(BaseModel):
+    """One process's share of the jobs: those whose position j in the list has j % count == index."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    index: int
+    count: int
+
+    def label(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+class PartSummary(BaseModel):
+    """What one part's folder held, for the merged report."""
+
+    model_config = ConfigDict(extra="forbid")
+    folder: str
+    part: str = ""                  # "K/N"; "" where the folder held no readable report
+    graded: int = 0
+    skipped: int = 0
+    finished: bool = False
+    wall_s: float = 0.0
+    note: str = ""                  # why the folder counts for nothing, where it does
+
+
+class SanitizerReport(BaseModel):
+    """$OUT/sanitizer.json: the rows of one run (every job, one part of them, or the parts merged), what was not
+    graded, and what failed."""
+
+    model_config = ConfigDict(extra="forbid")
+    jobs: list[str]                  # every job's name before the deal: the rows' order and what was asked for
+    part: Part | None = None         # the share this run graded; None for every job, and for a merge
+    finished: bool = False           # False while gradings are still going (the file is rewritten after each)
+    entries: list[dict[str, Any]] = []
+    skipped: list[str] = []          # not graded: the budget was spent
+    lost: list[str] = []             # a merge: dealt to a part that wrote no report or did not finish
+    failures: list[str] = []
+    wall_s: float = 0.0
+    parts: list[PartSummary] = []    # a merge: each part's folder
+
+
+def parse_part(text: str) -> Part:
+    try:
+        index, count = (int(n) for n in text.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not K/N (part K of N, e.g. 0/4)") from None
+    if not 0 <= index < count:
+        raise argparse.ArgumentTypeError(f"{text!r}: K must be at least 0 and below N (0/4 to 3/4 for 4 GPUs)")
+    return Part(index=index, count=count)
+
+
+def planted_name(path: Path) -> str:
+    return f"planted:{path.name}"
+
+
+def all_jobs(lines: list[str], only: list[str] | None) -> list[Job]:
+    """The planted solutions, then each line's honest ones (those of a problem in the deck), in a fixed order."""
+    jobs = [(planted_name(p), p, problem) for p, (problem, _, _) in PLANTED.items()]
+    jobs += [(f"honest:{line}/{p.name}", p, p.stem) for line in lines
+             for p in sorted((REPO / "solutions" / line).glob("*.py"))
+             if (REPO / "problems" / p.stem / "problem.yaml").is_file()]
+    if only:
+        jobs = [job for job in jobs if any(part in job[0] for part in only)]
+    return jobs
+
+
+def dealt(jobs: list[Job], part: Part | None) -> list[Job]:
+    """This run's share: every job, or job j where j % N == K (planted ones are dealt like the others)."""
+    return jobs if part is None else jobs[part.index::part.count]
+
+
+def failures_of(entries: list[dict[str, Any]], answerable: set[str]) -> list[str]:
+    """A planted solution this run answers for (asked for, and dealt to it) that was not caught, graded or not;
+    an honest one graded that failed on the sanitizer."""
+    by_name = {e["solution"]: e for e in entries}
+    failures = []
+    for path, (_, tool, kernel) in PLANTED.items():
+        name = planted_name(path)
+        if name not in answerable:
+            continue
+        entry = by_name.get(name)
+        if entry is None or not caught(entry, tool, kernel):
+            failures.append(f"planted {path.name} not caught by {tool} in {kernel}"
+                            + ("" if entry is not None else " (not graded)"))
+    failures += [f"honest {e['solution']} failed on the sanitizer" for e in entries
+                 if e["solution"].startswith("honest:") and e["sanitizer"].get("passed") is False]
+    return failures
+
+
+def grade_jobs(args: argparse.Namespace) -> SanitizerReport:
+    """Grade this run's share one at a time, the report rewritten after each grading (a run cut short keeps its
+    rows), no grading started with under 30 s of the budget left."""
+    started = time.monotonic()
+    deadline = started + args.budget_s
+    jobs = all_jobs(args.lines, args.only)
+    mine = dealt(jobs, args.part)
+    report = SanitizerReport(jobs=[name for name, _, _ in jobs], part=args.part)
+    for name, path, problem in mine:
+        left = deadline - time.monotonic()
+        if left < 30:
+            report.skipped.append(name)
+            continue
+        entry = row(name, grade(path, problem, args.device, args.shapes, left))
+        report.entries.append(entry)
+        print(f"{name}: {entry['outcome']} sanitizer={entry['sanitizer'].get('passed')} "
+              f"stage {entry['stage_s']} s, grading {entry['grading_s']} s", flush=True)
+        report.wall_s = round(time.monotonic() - started, 1)
+        write_json(args.out, report)
+    report.failures = failures_of(report.entries, {name for name, _, _ in mine})
+    report.finished = True
+    report.wall_s = round(time.monotonic() - started, 1)
+    return report
+
+
+def read_part(folder: Path) -> tuple[SanitizerReport | None, str]:
+    """A part's report, or why there is none to use."""
+    path = folder / "sanitizer.json"
+    try:
+        report = SanitizerReport.model_validate_json(path.read_bytes())
+    except FileNotFoundError:
+        return None, f"{path}: no report (the part's process ended before its first grading; see its log)"
+    except (OSError, ValidationError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return None, f"{path}: unreadable ({first[:200]}); grade that part again"
+    if report.part is None:
+        return None, f"{path}: written without --part (a whole run or a merge); merge only the parts of one deal"
+    return report, ""
+
+
+def merge(folders: list[Path]) -> SanitizerReport:
+    """The parts' rows in the jobs' order and the failure rules over the whole: a planted solution missing from
+    every part fails it, and so does each part that is missing, unreadable, from another deal, or unfinished."""
+    problems: list[str] = []
+    summaries: list[PartSummary] = []
+    parts: dict[int, SanitizerReport] = {}
+    jobs: list[str] | None = None
+    count = 0
+    for folder in folders:
+        report, why = read_part(folder)
+        if report is None:
+            problems.append(why)
+            summaries.append(PartSummary(folder=str(folder), note=why))
+            continue
+        assert report.part is not None  # read_part refuses the rest
+        label = report.part.label()
+        summaries.append(PartSummary(folder=str(folder), part=label, graded=len(report.entries),
+                                     skipped=len(report.skipped), finished=report.finished, wall_s=report.wall_s))
+        if jobs is None:
+            jobs, count = report.jobs, report.part.count
+        if report.jobs != jobs or report.part.count != count:
+            why = f"{folder}/sanitizer.json: part {label} of another deal (other jobs, or not of {count} parts)"
+        elif report.part.index in parts:
+            why = f"{folder}/sanitizer.json: part {label} given twice"
+        else:
+            parts[report.part.index] = report
+            continue
+        problems.append(why)
+        summaries[-1].note = why
+    jobs = jobs or []
+    lost: list[str] = []
+    for index in range(count):
+        report = parts.get(index)
+        share = jobs[index::count]
+        if report is None:
+            problems.append(f"part {index}/{count}: no report among the folders merged")
+            lost += share
+        elif not report.finished:
+            done = {e["solution"] for e in report.entries} | set(report.skipped)
+            problems.append(f"part {index}/{count}: did not finish (its process was killed or crashed)")
+            lost += [name for name in share if name not in done]
+    order = {name: i for i, name in enumerate(jobs)}
+    entries = sorted((e for r in parts.values() for e in r.entries), key=lambda e: order.get(e["solution"], 0))
+    skipped = sorted((n for r in parts.values() for n in r.skipped), key=lambda n: order.get(n, 0))
+    # without a single readable part the jobs asked for are unknown: every planted solution is still owed
+    answerable = set(jobs) if jobs else {planted_name(p) for p in PLANTED}
+    return SanitizerReport(jobs=jobs, finished=True, entries=entries, skipped=skipped,
+                           lost=sorted(lost, key=lambda n: order[n]), parts=summaries,
+                           failures=problems + failures_of(entries, answerable),
+                           wall_s=max((r.wall_s for r in parts.values()), default=0.0))
+
+
+def parts_table(parts: list[PartSummary]) -> str:
+    lines = ["| part | folder | graded | skipped | finished | wall s |", "| --- | --- | --- | --- | --- | --- |"]
+    lines += [f"| {p.part or '?'} | {p.folder.replace('|', '/')} | {p.graded} | {p.skipped} | "
+              f"{'yes' if p.finished else 'NO'} | {p.wall_s} |" for p in parts]
+    return "\n".join(lines) + "\n"
+
+
+def markdown(report: SanitizerReport) -> str:
+    text = table(report.entries)
+    if report.parts:
+        text += "\n" + parts_table(report.parts)
+    if report.skipped:
+        text += f"\nNot graded (budget spent): {', '.join(report.skipped)}\n"
+    if report.lost:
+        text += f"\nNot graded (their part wrote no report or did not finish): {', '.join(report.lost)}\n"
+    if report.failures:
+        return text + "\n" + "\n".join(f"- {f}" for f in report.failures) + "\n"
+    return text + ("\nEvery planted solution graded was caught; no honest solution failed on the sanitizer.\n")
+
+
+def write_json(out: Path, report: SanitizerReport) -> None:
+    tmp = out / ".sanitizer.json.tmp"
+    tmp.write_text(report.model_dump_json(indent=1))
+    tmp.replace(out / "sanitizer.json")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--shapes", default="full", choices=["full", "smoke"])
@@ -116,43 +335,22 @@ def main() -> int:
     parser.add_argument("--lines", nargs="*", default=["triton", "eager"], help="honest lines under solutions/")
     parser.add_argument("--budget-s", type=float, default=540.0, help="start no grading after this")
     parser.add_argument("--only", nargs="*", help="grade only the solutions whose name holds one of these")
-    args = parser.parse_args()
+    share = parser.add_mutually_exclusive_group()
+    share.add_argument("--part", type=parse_part, help="K/N: grade only the jobs j with j %% N == K")
+    share.add_argument("--merge", type=Path, nargs="+", metavar="DIR",
+                       help="grade nothing: combine each DIR/sanitizer.json (the parts) into --out")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    deadline = time.monotonic() + args.budget_s
-    jobs = [(f"planted:{p.name}", p, problem) for p, (problem, _, _) in PLANTED.items()]
-    jobs += [(f"honest:{line}/{p.name}", p, p.stem) for line in args.lines
-             for p in sorted((REPO / "solutions" / line).glob("*.py"))
-             if (REPO / "problems" / p.stem / "problem.yaml").is_file()]
-    if args.only:
-        jobs = [job for job in jobs if any(part in job[0] for part in args.only)]
-    entries, skipped = [], []
-    for name, path, problem in jobs:
-        left = deadline - time.monotonic()
-        if left < 30:
-            skipped.append(name)
-            continue
-        entry = row(name, grade(path, problem, args.device, args.shapes, left))
-        entries.append(entry)
-        print(f"{name}: {entry['outcome']} sanitizer={entry['sanitizer'].get('passed')} "
-              f"stage {entry['stage_s']} s, grading {entry['grading_s']} s", flush=True)
-        (args.out / "sanitizer.json").write_text(json.dumps({"entries": entries, "skipped": skipped}, indent=1))
-    failures = []
-    for (path, (_, tool, kernel)) in PLANTED.items():
-        entry = next((e for e in entries if e["solution"] == f"planted:{path.name}"), None)
-        if entry is None and args.only:
-            continue  # not asked for
-        if entry is None or not caught(entry, tool, kernel):
-            failures.append(f"planted {path.name} not caught by {tool} in {kernel}")
-    failures += [f"honest {e['solution']} failed on the sanitizer" for e in entries
-                 if e["solution"].startswith("honest:") and e["sanitizer"].get("passed") is False]
-    text = table(entries) + (f"\nNot graded (budget spent): {', '.join(skipped)}\n" if skipped else "") + (
-        "\n" + "\n".join(f"- {f}" for f in failures) + "\n" if failures else "\nEvery planted solution graded was "
-        "caught; no honest solution failed on the sanitizer.\n")
-    (args.out / "sanitizer.json").write_text(json.dumps({"entries": entries, "skipped": skipped,
-                                                         "failures": failures}, indent=1))
+    report = merge(args.merge) if args.merge else grade_jobs(args)
+    write_json(args.out, report)
+    text = markdown(report)
     (args.out / "sanitizer.md").write_text(text)
     print(text)
-    return 1 if failures else 0
+    return 1 if report.failures else 0
 
 
 if __name__ == "__main__":

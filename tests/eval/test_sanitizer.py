@@ -279,3 +279,46 @@ def test_the_probe_loads_no_torch_before_it_turns_the_caching_allocator_off():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[2])
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("vocab", [2048, 3000, 1000])  # a multiple of the kernel's block (1024), not, below it
+def test_the_planted_read_goes_one_float_past_the_input_whatever_vocab_is_and_the_outputs_stay_right(
+        vocab, monkeypatch):
+    """The sanitizer stage runs the candidate on the smallest published shape (vocab 262144, a multiple of the
+    block): the planted read must happen there too. Run in Triton's interpreter with every load's addresses
+    recorded; the input sits at the front of a bigger buffer, so the read past it lands on a sentinel that would
+    spoil the last row were it not dropped."""
+    pytest.importorskip("triton", reason="triton is not installed (pip install -e '.[eval]')")
+    import os
+
+    import torch
+    from triton.runtime import interpreter
+
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        pytest.skip("needs Triton's interpreter (TRITON_INTERPRET=1, set by tests/conftest.py without a GPU)")
+    from kernelbench.problems.loader import load_solution
+    from kernelbench.problems.modules import load_module
+
+    repo = Path(__file__).resolve().parents[2]
+    reference = load_module(repo / "problems" / "04_kahan_softmax" / "reference.py", "kahan_reference")
+    planted = load_solution(repo / "tests" / "redteam" / "gpu" / "sanitizer_oob_read.py", "planted")
+    read: list[int] = []
+    original = interpreter.InterpreterBuilder.create_masked_load
+
+    def recording_load(self, ptrs, mask, *rest):
+        read.extend(int(a) for a in ptrs.data[mask.data])
+        return original(self, ptrs, mask, *rest)
+
+    monkeypatch.setattr(interpreter.InterpreterBuilder, "create_masked_load", recording_load)
+    rows = 3
+    buffer = torch.randn(rows * vocab + 16, generator=torch.Generator().manual_seed(vocab)) * 3.0
+    buffer[rows * vocab:] = 1e30
+    x = buffer[:rows * vocab].view(rows, vocab)
+    y = planted.Model(vocab)(x)
+
+    expected = reference.Model(vocab)(x)
+    assert reference.compare(y, expected, [x], {"atol": 1e-12, "rtol": 1e-5}) == []
+    base, size = x.data_ptr(), x.element_size()
+    past = sorted({(a - base) // size for a in read if a >= base + rows * vocab * size})
+    assert past == [rows * vocab], f"read past the input at element(s) {past[:5]}, expected {rows * vocab} only"
+    assert min(read) >= base

@@ -1,7 +1,9 @@
 """Planted for the sanitizer stage (docs/grading.md, "Sanitizer"): 04_kahan_softmax as the deck's honest Triton
-solution, but the row-max pass's load mask is off by one (`<=`): it reads one float past each row, past the end of
-the input on the last row, and masks the value away again. Every output is right (the checks pass); memcheck
-reports an invalid __global__ read in the kernel. GPU only: benchmarks/gpu_sanitizer.py grades it."""
+solution, but the row-max pass also loads each element's right-hand neighbour under an off-by-one mask (`<=`): the
+lane whose neighbour is element `vocab` reads one float past the row, past the end of the input on the last row,
+whatever vocab is (a multiple of the block or not), and the value is masked away again. Every output is right (the
+checks pass); memcheck reports an invalid __global__ read in the kernel. GPU only: benchmarks/gpu_sanitizer.py
+grades it."""
 
 import torch
 import triton
@@ -26,10 +28,13 @@ def _kahan_softmax_kernel(x_ptr, y_ptr, vocab, stride_x, stride_y, BLOCK: tl.con
 
     running_max = tl.full([BLOCK], float("-inf"), tl.float32)
     for start in range(0, vocab, BLOCK):
-        # the planted bug: `<=` loads element `vocab` too, one past the row (past the tensor on the last row)
-        x = tl.load(x_row + start + offs, mask=start + offs <= vocab, other=float("-inf"))
-        x = tl.where(start + offs < vocab, x, float("-inf"))  # ... and drops it, so the outputs stay right
-        running_max = tl.maximum(running_max, x)
+        x = tl.load(x_row + start + offs, mask=start + offs < vocab, other=float("-inf"))
+        # the planted bug: the neighbour's mask `<=` lets the lane at vocab - 1 load element `vocab`, one past the
+        # row (past the tensor on the last row). The loop's last block always holds that lane (start <= vocab - 1
+        # < start + BLOCK), so the read happens whether or not vocab is a multiple of BLOCK.
+        neighbour = tl.load(x_row + start + offs + 1, mask=start + offs + 1 <= vocab, other=float("-inf"))
+        neighbour = tl.where(start + offs + 1 < vocab, neighbour, float("-inf"))  # ... dropped: outputs stay right
+        running_max = tl.maximum(running_max, tl.maximum(x, neighbour))
     row_max = tl.max(running_max, axis=0)
 
     total = tl.zeros([BLOCK], tl.float32)
