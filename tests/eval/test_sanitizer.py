@@ -322,3 +322,18 @@ def test_the_planted_read_goes_one_float_past_the_input_whatever_vocab_is_and_th
     past = sorted({(a - base) // size for a in read if a >= base + rows * vocab * size})
     assert past == [rows * vocab], f"read past the input at element(s) {past[:5]}, expected {rows * vocab} only"
     assert min(read) >= base
+
+
+def test_memcheck_pads_every_allocation_where_the_tool_offers_it(tmp_path):
+    """A read one element past a tensor lands in the next allocation when the two are adjacent; memcheck sees it
+    only with a padding buffer after each allocation, asked for where the tool's --help lists the option."""
+    offers, lacks = tmp_path / "offers", tmp_path / "lacks"
+    offers.write_text("#!/bin/sh\necho '  --padding arg   Size in bytes of a padding buffer after each allocation'\n")
+    lacks.write_text("#!/bin/sh\necho '  --tool arg'\n")
+    for tool in (offers, lacks):
+        tool.chmod(0o755)
+    padded = sanitizer.tool_command(str(offers), "memcheck", Path("job.json"))
+    assert padded[padded.index("--padding") + 1] == str(sanitizer.PADDING_BYTES)
+    assert "--padding" not in sanitizer.tool_command(str(lacks), "memcheck", Path("job.json"))
+    assert "--padding" not in sanitizer.tool_command(str(offers), "racecheck", Path("job.json"))  # memcheck's option
+    assert not sanitizer.offers_padding(str(tmp_path / "missing"))

@@ -17,6 +17,7 @@ without its summary and without a report is recorded as not run, never as a fail
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -41,6 +42,10 @@ TOOL_ENV = "KERNELBENCH_COMPUTE_SANITIZER"  # path of the compute-sanitizer to u
 DEFAULT_PATHS = ("/usr/local/cuda/bin/compute-sanitizer", "/usr/local/cuda/compute-sanitizer/compute-sanitizer")
 ERROR_EXIT = 86                     # --error-exitcode: the tool's "errors found", told apart from a crash
 PRINT_LIMIT = 50                    # reports printed per run: enough to name every kernel, bounded output
+# memcheck sees an access outside every allocation, not one that lands in the next: the tensors of a call are
+# often adjacent (a 32 MiB input and its output, each a multiple of the driver's granularity), so a read one
+# element past the input lands in the output; a padding buffer after every allocation puts it out of bounds
+PADDING_BYTES = 4096
 TURNED_OFF = "not run: turned off for this grading by its caller (--sanitizer off)"
 CUDA_ONLY = "not run: cuda only (compute-sanitizer checks CUDA kernels)"
 NOT_CORRECT = "not run: the solution failed its checks"
@@ -230,10 +235,21 @@ def run_probe(plan: GradingPlan, tool: str, name: sanitizer_output.Tool, case: C
 def tool_command(tool: str, name: str, job_path: Path) -> list[str]:
     """compute-sanitizer's options: the tool; its exit status when it found errors; how many reports it prints;
     no reports of CUDA API calls that returned an error (libraries probe the driver and handle the answer: those
-    are not memory errors)."""
+    are not memory errors); for memcheck, a padding buffer after every allocation where the tool offers one."""
+    padding = ["--padding", str(PADDING_BYTES)] if name == "memcheck" and offers_padding(tool) else []
     return [tool, "--tool", name, "--error-exitcode", str(ERROR_EXIT), "--print-limit", str(PRINT_LIMIT),
-            "--report-api-errors", "no",
+            "--report-api-errors", "no", *padding,
             sys.executable, "-P", "-m", "kernelbench.eval.integrity.sanitizer_probe", str(job_path)]
+
+
+@functools.cache
+def offers_padding(tool: str) -> bool:
+    """Whether this compute-sanitizer takes --padding (asked once per tool: its --help lists its options)."""
+    try:
+        proc = subprocess.run([tool, "--help"], check=False, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "--padding" in proc.stdout
 
 
 def not_run_reason(name: str, output: sanitizer_output.ToolOutput, code: int | None, timed_out: bool,
