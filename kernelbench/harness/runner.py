@@ -168,7 +168,7 @@ def _run_agent(request: RunRequest, run_id: str, ws: Workspace, home: Path, stag
     ctx = AgentContext(spec=request.agent, prompt=ws.prompt, workspace=ws.root, home=home, run_dir=staging,
                        problem_dir=Path(request.problem_dir), problem_id=ws.spec.id, budget_s=request.budget_s,
                        run_id=run_id, shapes=request.shapes, options=request.agent_options, env=dict(request.env),
-                       model_server=model_server, sandboxed=request.sandboxed)
+                       model_server=model_server, sandboxed=request.sandboxed, workspace_top=ws.top)
     hidden = [Path(request.runs_dir).resolve(), Path(request.problem_dir).resolve()]
     return launch_agent(adapter, ctx, sandboxed=request.sandboxed, network=request.network, hidden=hidden)
 
@@ -181,8 +181,8 @@ def launch_agent(adapter: AgentAdapter, ctx: AgentContext, *, sandboxed: bool = 
     argv, env = adapter.command(ctx), adapter.environment(ctx)
     wrapped = None
     if sandboxed:
-        box = sandbox.SandboxSpec(workspace=ctx.workspace, home=ctx.home, network=network,
-                                  extra_ro=adapter.runtime_paths(), hidden=list(hidden or []))
+        box = sandbox.SandboxSpec(workspace=ctx.workspace_top or ctx.workspace, home=ctx.home, network=network,
+                                  extra_ro=adapter.runtime_paths(), hidden=list(hidden or []), cwd=ctx.workspace)
         wrapped = sandbox.wrap(argv, box, env)
         argv, env = wrapped.argv, {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
     try:

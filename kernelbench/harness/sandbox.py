@@ -43,6 +43,7 @@ class SandboxSpec:
     gpu: bool = True
     extra_ro: list[Path] = field(default_factory=list)      # the agent CLI's install, its runtime (node, ...)
     hidden: list[Path] = field(default_factory=list)        # paths to cover if a mounted folder holds them
+    cwd: Path | None = None     # where the command starts, inside `workspace` (None: `workspace` itself)
 
 
 class SandboxUnavailable(KernelBenchError):
@@ -111,7 +112,7 @@ def wrap(argv: list[str], spec: SandboxSpec, env: dict[str, str]) -> Wrapped:
     shm.mkdir(exist_ok=True)
     confinement.hand_over(shm)
     args += ["--bind", str(shm), "/dev/shm"]
-    args += ["--chdir", str(_real(spec.workspace)), "--clearenv"]
+    args += ["--chdir", str(_real(spec.cwd or spec.workspace)), "--clearenv"]
     for key, value in sorted(env.items()):
         args += ["--setenv", key, value]
     return Wrapped(args + ["--"] + confinement.command_prefix() + list(argv), (fd,))

@@ -4,6 +4,11 @@ The agent gets reference.py, problem.yaml, the prompt (GPU fields filled), the s
 check.py/benchmark.py. Nothing else of the problem folder goes in (no README explaining the leak checks, no
 sota.py, no baselines). Every template file is hashed before the agent starts; a file changed or deleted
 afterwards makes the run INVALID, and the diff against the pristine copy is recorded as the evidence.
+
+A problem of another benchmark that ships its own workspace for agents (its layout's `own_workspace`:
+kernelbench.com's problems, whose check.py imports their harness package two folders up) is laid out as that
+benchmark lays it out: the agent works in the problem's folder, `root`, inside a larger `top` holding the harness
+where their scripts look for it; the sandbox binds `top`, and every file in it is a hashed template.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from kernelbench.errors import KernelBenchError
 from kernelbench.eval.integrity.templates import TemplateChange, file_change
 from kernelbench.problems.loader import shapes_for
 from kernelbench.problems.loader import load_problem_spec
+from kernelbench.problems.layouts.base import OwnWorkspace
 from kernelbench.problems.spec import ProblemSpec
 
 TEMPLATE_FILES = ("reference.py", "problem.yaml")
@@ -34,17 +40,26 @@ SKIP_DIRS = {"__pycache__", ".git", "build", ".cache", ".triton", "node_modules"
 
 @dataclass
 class Workspace:
-    root: Path
-    pristine: Path
+    root: Path                  # the agent's working folder (solution.py goes here)
+    pristine: Path              # a copy of `top` as it was before the agent started
     spec: ProblemSpec
     prompt: str
-    hashes: dict[str, str] = field(default_factory=dict)
+    hashes: dict[str, str] = field(default_factory=dict)  # every template file, by its path relative to `top`
+    top: Path | None = None     # the folder the sandbox binds, holding `root` (None: `root` itself)
+
+    @property
+    def bound(self) -> Path:
+        return self.top or self.root
+
+    def relative(self, path: Path) -> str:
+        """`path`'s name among the templates (relative to the bound folder)."""
+        return path.relative_to(self.bound).as_posix()
 
     def template_changes(self) -> list[TemplateChange]:
         """Every template file the agent changed or deleted, with a unified diff against the pristine copy."""
         changes = []
         for rel, digest in sorted(self.hashes.items()):
-            path = self.root / rel
+            path = self.bound / rel
             if path.is_file() and _sha256(path) == digest:
                 continue
             change = file_change(path, (self.pristine / rel).read_bytes(), rel)
@@ -58,8 +73,20 @@ class Workspace:
 def prepare_workspace(problem_dir: Path, root: Path, pristine: Path, *, profile: Any = None,
                       device: str = "cuda", shapes: str = "full") -> Workspace:
     """Fill `root` with the template files and keep a byte-identical copy in `pristine` (outside the sandbox)."""
+    from kernelbench.problems.layouts import layout_of
+
     problem_dir = Path(problem_dir)
     spec = load_problem_spec(problem_dir)
+    layout = layout_of(problem_dir)
+    own = layout.own_workspace(problem_dir)
+    if own is not None:
+        return prepare_own_workspace(problem_dir, own, root, pristine, spec, profile)
+    if layout.name != "native":
+        raise KernelBenchError(
+            f"an agent cannot be given this problem: its layout ({layout.title}) ships no workspace of its own for "
+            "agents, and ours (check.py, benchmark.py) reads our reference interface", path=problem_dir,
+            hint="grade its solutions with `kernelbench grade`, or give agents a problem in our layout or in "
+                 "kernelbench.com's with their harness package beside the deck (benchmarks/hard/src)")
     root.mkdir(parents=True, exist_ok=True)
     for name in TEMPLATE_FILES:
         source = problem_dir / name
@@ -75,6 +102,27 @@ def prepare_workspace(problem_dir: Path, root: Path, pristine: Path, *, profile:
     hashes = {p.relative_to(root).as_posix(): _sha256(p) for p in sorted(root.rglob("*")) if p.is_file()}
     shutil.copytree(root, pristine, dirs_exist_ok=True)
     return Workspace(root=root, pristine=pristine, spec=spec, prompt=prompt, hashes=hashes)
+
+
+def prepare_own_workspace(problem_dir: Path, own: OwnWorkspace, top: Path, pristine: Path, spec: ProblemSpec,
+                          profile: Any) -> Workspace:
+    """Another benchmark's workspace as it lays it out (see the module docstring): the problem's files in a folder
+    as deep under `top` as the harness's place asks, the harness where its scripts import it from."""
+    depth = Path(own.harness_at).parts.count("..")
+    root = top.joinpath(*Path(problem_dir).resolve().parts[-depth:]) if depth else top
+    root.mkdir(parents=True, exist_ok=True)
+    harness = (root / own.harness_at).resolve()
+    if top.resolve() != harness and top.resolve() not in harness.parents:
+        raise KernelBenchError(f"the benchmark's harness would lie outside the workspace: {own.harness_at}",
+                               path=problem_dir)
+    for name in own.files:
+        shutil.copyfile(Path(problem_dir) / name, root / name)
+    shutil.copytree(own.harness, harness, ignore=shutil.ignore_patterns("__pycache__"))
+    prompt = render_prompt(_read_prompt(problem_dir), profile)
+    (root / PROMPT_FILE).write_text(prompt, encoding="utf-8")
+    hashes = {p.relative_to(top).as_posix(): _sha256(p) for p in sorted(top.rglob("*")) if p.is_file()}
+    shutil.copytree(top, pristine, dirs_exist_ok=True)
+    return Workspace(root=root, pristine=pristine, spec=spec, prompt=prompt, hashes=hashes, top=top)
 
 
 def _read_prompt(problem_dir: Path) -> str:
@@ -149,7 +197,7 @@ def _agent_sources(ws: Workspace) -> list[Path]:
         rel = path.relative_to(ws.root)
         if not path.is_file() or path.is_symlink() or any(part in SKIP_DIRS for part in rel.parts):
             continue
-        if rel.as_posix() in templates or path.suffix not in SIDECAR_SUFFIXES:
+        if ws.relative(path) in templates or path.suffix not in SIDECAR_SUFFIXES:
             continue
         if path.stat().st_size <= 2 << 20:
             found.append(path)
@@ -160,9 +208,10 @@ def copy_workspace(ws: Workspace, dest: Path, *, max_file: int = 256 << 10, max_
     """A small copy of what the agent left: its own text files and any template it changed (unchanged templates
     are the problem's, identical by hash, and left out to keep runs small). Returns what was left out."""
     skipped, total = [], 0
-    unchanged = ws.template_names() - {c.path for c in ws.template_changes()} - {PROMPT_FILE}
-    for path in sorted(ws.root.rglob("*")):
-        rel = path.relative_to(ws.root)
+    prompt = ws.relative(ws.root / PROMPT_FILE)
+    unchanged = ws.template_names() - {c.path for c in ws.template_changes()} - {prompt}
+    for path in sorted(ws.bound.rglob("*")):
+        rel = path.relative_to(ws.bound)
         if path.is_dir() or any(part in SKIP_DIRS for part in rel.parts) or rel.as_posix() in unchanged:
             continue
         size = path.stat().st_size if path.is_file() and not path.is_symlink() else -1

@@ -8,97 +8,24 @@ import json
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from kernelbench.harness.own_checker import verdict_of
 from kernelbench.results.run import load_result
+from tests.support.foreign_tree import BENCHMARK, CHECK, DECK, lay_out_their_tree
 
 HERE = Path(__file__).resolve().parent
 BOARD = HERE / "boards" / "kbh-toy"
-DECK = HERE / "decks" / "kbh-toy"
 PASSING = "20260101_000001_claude_opus_01_toy_scaled_gemm"
 WRONG = "20260101_000002_codex_gpt_01_toy_scaled_gemm"
-
-CHECK = textwrap.dedent('''\
-    """A check.py as their problems ship one: their harness package from two folders up, then every shape."""
-    import sys
-    from pathlib import Path
-
-    import torch
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-    from src.eval.verdict import close  # noqa: E402
-
-    import reference  # noqa: E402
-    import shapes  # noqa: E402
-    import solution  # noqa: E402
-
-    for shape in shapes.SHAPES:
-        for key, value in shape.items():
-            setattr(reference, key, value)
-        torch.manual_seed(42)
-        ref = reference.Model(*reference.get_init_inputs())
-        sol = solution.Model(*reference.get_init_inputs())
-        sol.load_state_dict(ref.state_dict(), strict=True)
-        x = reference.get_inputs()
-        if not close(sol(*x), ref(*x)):
-            print(f"FAIL: shape {shape} differs")
-            sys.exit(1)
-    print("PASS")
-''')
-
-
-BENCHMARK = textwrap.dedent('''\
-    """A benchmark.py printing the lines their problems' benchmark.py prints, timed on the CPU."""
-    import math
-    import sys
-    import time
-    from pathlib import Path
-
-    import torch
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-    import reference  # noqa: E402
-    import shapes  # noqa: E402
-    import solution  # noqa: E402
-
-    fractions = []
-    for index, shape in enumerate(shapes.SHAPES):
-        for key, value in shape.items():
-            setattr(reference, key, value)
-        torch.manual_seed(2026)
-        sol = solution.Model(*reference.get_init_inputs())
-        x = reference.get_inputs()
-        began = time.perf_counter()
-        sol(*x)
-        ms = max((time.perf_counter() - began) * 1e3, 1e-3)
-        print(f"shape={index} variant=solution tflops=0.001 gbps=0.010 ms={ms:.3f}", flush=True)
-        print(f"shape={index} solution_peak_fraction=0.0100")
-        fractions.append(0.01)
-    print(f"peak_fraction: {math.exp(sum(map(math.log, fractions)) / len(fractions)):.4f}")
-    print("RESULT: LOW")
-''')
-
 
 
 @pytest.fixture(scope="module")
 def their_tree(tmp_path_factory) -> Path:
     """kernelbench.com's layout: hard/problems-toy/<problem>/check.py and hard/src/eval/."""
-    hard = tmp_path_factory.mktemp("hard")
-    deck = hard / "problems-toy"
-    shutil.copytree(DECK, deck)
-    for problem in deck.iterdir():
-        (problem / "check.py").write_text(CHECK)
-        (problem / "benchmark.py").write_text(BENCHMARK)
-    (hard / "src" / "eval").mkdir(parents=True)
-    (hard / "src" / "__init__.py").write_text("")
-    (hard / "src" / "eval" / "__init__.py").write_text("")
-    (hard / "src" / "eval" / "verdict.py").write_text(
-        "import torch\n\ndef close(a, b):\n    return torch.allclose(a, b, atol=1e-4, rtol=1e-4)\n")
-    return deck
+    return lay_out_their_tree(tmp_path_factory.mktemp("hard"))
 
 
 @pytest.mark.slow

@@ -58,6 +58,7 @@ class AgentContext:
     env: dict[str, str] = field(default_factory=dict)       # from the harness: CUDA_VISIBLE_DEVICES, ...
     model_server: str | None = None     # a model server's base URL (the stand-in): the CLI talks to it, not the API
     sandboxed: bool = True
+    workspace_top: Path | None = None   # the folder the sandbox binds where it holds `workspace` deeper down
 
     @property
     def stdout_path(self) -> Path:

@@ -89,6 +89,11 @@ class Layout:
         """The benchmark's own timing script for this problem, where its layout ships one (None: ours only)."""
         return None
 
+    def own_workspace(self, path: Path) -> OwnWorkspace | None:
+        """What an agent given this problem works in, where the benchmark ships its own scripts for agents (None:
+        the workspace is ours: our check.py and benchmark.py, which read our reference interface)."""
+        return None
+
     def content_hash(self, path: Path) -> str:
         """sha256 over the graded files, names included (a result names exactly the problem it was graded on)."""
         digest = hashlib.sha256()
@@ -105,6 +110,17 @@ class OwnScript:
     at `harness_at`, a path relative to the problem folder (their check.py finds its package two folders up)."""
 
     script: str
+    harness: Path
+    harness_at: str
+
+
+@dataclass(frozen=True)
+class OwnWorkspace:
+    """A benchmark's own workspace for agents: `files`, the problem's files the agent gets (by name, in its working
+    folder: the prompt, the reference, the benchmark's own check and timing scripts), and `harness`, the package
+    those scripts import, at `harness_at` relative to the working folder (as OwnScript)."""
+
+    files: tuple[str, ...]
     harness: Path
     harness_at: str
 

@@ -28,6 +28,7 @@ from kernelbench.problems.layouts.base import (
     ConceptMapping,
     Layout,
     OwnScript,
+    OwnWorkspace,
     first_paragraph,
     parse_source,
     spec_or_error,
@@ -158,6 +159,16 @@ class KernelBenchHardLayout(Layout):
         fractions against the roof of the GPU their problem.yaml names (their table, not the GPU it runs on)."""
         return _their_script(Path(path), "benchmark.py")
 
+    def own_workspace(self, path: Path) -> OwnWorkspace | None:
+        """Their agents' workspace: the problem folder as their prompt describes it (reference.py, problem.yaml,
+        shapes.py, their check.py and benchmark.py; not sota.py, the library line the prompt forbids) with their
+        harness package two folders up, where check.py imports it from."""
+        checker = _their_script(Path(path), "check.py")
+        if checker is None:
+            return None
+        files = tuple(n for n in AGENT_FILES if (Path(path) / n).is_file())
+        return OwnWorkspace(files=files, harness=checker.harness, harness_at=checker.harness_at)
+
     def mapping(self, path: Path) -> list[ConceptMapping]:
         path = Path(path)
         meta, spec = _meta(path), self.load_spec(path)
@@ -165,6 +176,9 @@ class KernelBenchHardLayout(Layout):
                 _forbidden_row(meta, spec), _fp8_row(meta), _stress_row(path, meta, spec), _weights_row(),
                 _sota_row(meta),
                 _timing_row(spec), *_index_rows(spec), *_custom_row(spec)]
+
+
+AGENT_FILES = ("PROMPT.txt", "reference.py", "problem.yaml", "shapes.py", "check.py", "benchmark.py")
 
 
 def _their_script(path: Path, script: str) -> OwnScript | None:
