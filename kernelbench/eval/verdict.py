@@ -26,6 +26,10 @@ from kernelbench.eval.protocol import (
 
 # error-size detector: candidate error vs the reference's own error, both against an fp64 oracle
 ERROR_RATIO_WARN, ERROR_RATIO_FAIL, ERROR_MIN_ULPS = 8.0, 64.0, 4.0
+# an rms error half the output's own size, far above the reference's, is no answer at all (zeros, the wrong
+# tensor), not a lower precision: the case fails its check (an output smaller than the tolerance's atol
+# everywhere passes the elementwise comparison whatever it holds)
+WRONG_ANSWER_RMS = 0.5
 
 
 class ReferenceFailed(Exception):
@@ -49,15 +53,28 @@ def judge_case(case: Case, record: CaseRecord | None, judged: CaseVerdict | None
     repeat_messages = [repeat_message(d) for d in judged.repeat]
     if case.exact_repeat and repeat_messages:  # the problem asks for determinism: a difference is a failed check
         messages += [f"not deterministic: {m}" for m in repeat_messages]
-    result = seed_result(passed=judged.passed and not (case.exact_repeat and repeat_messages),
+    wrong = [size for size in judged.error_size if is_no_answer(size)]
+    messages += [no_answer_message(size) for size in wrong]
+    result = seed_result(passed=judged.passed and not wrong and not (case.exact_repeat and repeat_messages),
                          max_abs_err=_finite(judged.max_abs_err), max_rel_err=_finite(judged.max_rel_err),
                          worst_index=judged.worst_index, message="; ".join(messages))
     findings += judged.integrity
     findings += [finding("repeat_bitwise", 16, f"shape {case.shape_index}: {m}", f"case {case.id}",
                          severity="warning") for m in repeat_messages]
     for size in judged.error_size:
-        findings += error_size_findings(case.id, size)
+        if size not in wrong:
+            findings += error_size_findings(case.id, size)
     return result, findings
+
+
+def is_no_answer(size: ErrorSize) -> bool:
+    """An output whose error against the fp64 oracle is half its own size and far above the reference's."""
+    return size.candidate >= WRONG_ANSWER_RMS and size.candidate / max(size.reference, size.eps / 64) > ERROR_RATIO_FAIL
+
+
+def no_answer_message(size: ErrorSize) -> str:
+    return (f"output {size.output}: rms error {size.candidate:.3g} of the output's own size against an fp64 oracle "
+            f"(the reference's {size.reference:.3g}): not the answer, though within the elementwise tolerance")
 
 
 def repeat_message(d: RepeatDifference) -> str:

@@ -6,7 +6,7 @@ import torch
 
 from kernelbench.eval.cases import Case
 from kernelbench.eval.process import KEEP_BYTES, BoundedReader
-from kernelbench.eval.protocol import CaseRecord, CaseVerdict
+from kernelbench.eval.protocol import CaseRecord, CaseVerdict, ErrorSize
 from kernelbench.eval.verdict import error_size_findings, judge_case
 from kernelbench.eval.worker.comparison import error_sizes
 
@@ -29,6 +29,24 @@ def test_precision_downgrade_is_flagged_and_honest_error_is_not():
     [finding] = error_size_findings(CASE.id, size)
     assert finding.klass == 14 and finding.severity == "error" and "ratio" in finding.evidence
     assert error_size_findings(CASE.id, error_sizes(honest, reference, oracle)[0]) == []
+
+
+def test_an_output_that_is_no_answer_fails_its_check_rather_than_being_called_a_downgrade():
+    """All zeros where the reference's outputs are smaller than the tolerance's atol passes the elementwise check;
+    its rms error is the output's whole size: a wrong answer (the case fails), not a lower precision (no class 14).
+    A bf16 GEMM keeps its class 14 finding and passes the check."""
+    oracle, reference, downgraded = _gemm_outputs()
+    zeros = torch.zeros_like(reference)
+    judged = CaseVerdict(passed=True, error_size=error_sizes(zeros, reference, oracle))
+    result, findings = judge_case(CASE, CaseRecord(saved=True), judged)
+    assert not result.passed and "not the answer" in result.message and "rms error 1 " in result.message
+    assert not [f for f in findings if f.check == "error_size"]
+    judged = CaseVerdict(passed=True, error_size=error_sizes(downgraded, reference, oracle))
+    result, findings = judge_case(CASE, CaseRecord(saved=True), judged)
+    assert result.passed and [f.klass for f in findings if f.check == "error_size"] == [14]
+    # an output the reference itself gets only roughly (its own error close to the candidate's) is not judged so
+    noisy = ErrorSize(output=0, candidate=0.6, reference=0.5, eps=torch.finfo(torch.float32).eps)
+    assert judge_case(CASE, CaseRecord(saved=True), CaseVerdict(passed=True, error_size=[noisy]))[0].passed
 
 
 def test_guard_records_turn_into_findings():
