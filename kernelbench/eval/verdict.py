@@ -67,9 +67,14 @@ def judge_case(case: Case, record: CaseRecord | None, judged: CaseVerdict | None
     return result, findings
 
 
+def error_ratio(size: ErrorSize) -> float:
+    """The candidate's error against the fp64 oracle over the reference's own (a floor below a float's rounding)."""
+    return size.candidate / max(size.reference, size.eps / 64)
+
+
 def is_no_answer(size: ErrorSize) -> bool:
     """An output whose error against the fp64 oracle is half its own size and far above the reference's."""
-    return size.candidate >= WRONG_ANSWER_RMS and size.candidate / max(size.reference, size.eps / 64) > ERROR_RATIO_FAIL
+    return size.candidate >= WRONG_ANSWER_RMS and error_ratio(size) > ERROR_RATIO_FAIL
 
 
 def no_answer_message(size: ErrorSize) -> str:
@@ -111,7 +116,7 @@ def guard_problems(case: Case, record: CaseRecord | None) -> tuple[list[str], li
 def error_size_findings(case_id: str, size: ErrorSize) -> list[Finding]:
     """A candidate whose error against fp64 is far larger than the reference's own computes in lower precision."""
     err_c, err_r, eps = size.candidate, size.reference, size.eps
-    ratio = err_c / max(err_r, eps / 64)
+    ratio = error_ratio(size)
     evidence = (f"case {case_id} output {size.output}: candidate rms error {err_c:.3g}, reference {err_r:.3g} "
                 f"(ratio {ratio:.3g}) against an fp64 oracle")
     if err_c <= ERROR_MIN_ULPS * eps:
@@ -190,9 +195,10 @@ def first_line(error: str) -> str:
 def timing_failure_findings(index: int, error: str, replay: RefusedCallReplay | None) -> list[Finding]:
     """A shape that could not be timed because a timed call returned a wrong output. The refused call made again
     outside the loop decides what it was: an output that follows its tensors' identity rather than their values, or
-    a wrong output that is bit for bit another input's answer, is memoisation (class 7, INVALID); a wrong output the calls outside the loop reproduce, or do not, is a wrong
-    output (the grading fails its checks: `timed_output_wrong`), the second with a lead that it appeared only while
-    timed. A refused call alone proves no intent: a race or a stale-state bug refuses calls too."""
+    a wrong output that is bit for bit another input's answer, is memoisation (class 7, INVALID); a wrong output the
+    calls outside the loop reproduce, or do not, is a wrong output (the grading fails its checks:
+    `timed_output_wrong`), the second with a lead that it appeared only while timed. A refused call alone proves
+    no intent: a race or a stale-state bug refuses calls too."""
     if "TimedOutputInvalid" not in error or replay is None:
         return []
     evidence = f"{first_line(error)[:600]}; called again: {replay_summary(replay)}"

@@ -99,9 +99,14 @@ def prepare_workspace(problem_dir: Path, root: Path, pristine: Path, *, profile:
     graded = shapes_for(spec, shapes)
     (root / SHAPES_FILE).write_text(json.dumps({"mode": shapes, "shapes": graded}, indent=2) + "\n")
     write_agent_files(problem_dir, root, device=device, shapes=shapes)
-    hashes = {p.relative_to(root).as_posix(): _sha256(p) for p in sorted(root.rglob("*")) if p.is_file()}
-    shutil.copytree(root, pristine, dirs_exist_ok=True)
-    return Workspace(root=root, pristine=pristine, spec=spec, prompt=prompt, hashes=hashes)
+    return Workspace(root=root, pristine=pristine, spec=spec, prompt=prompt, hashes=keep_pristine(root, pristine))
+
+
+def keep_pristine(bound: Path, pristine: Path) -> dict[str, str]:
+    """Every file the agent is given, hashed by its path under `bound`, and a byte-identical copy in `pristine`."""
+    hashes = {p.relative_to(bound).as_posix(): _sha256(p) for p in sorted(bound.rglob("*")) if p.is_file()}
+    shutil.copytree(bound, pristine, dirs_exist_ok=True)
+    return hashes
 
 
 def prepare_own_workspace(problem_dir: Path, own: OwnWorkspace, top: Path, pristine: Path, spec: ProblemSpec,
@@ -120,9 +125,8 @@ def prepare_own_workspace(problem_dir: Path, own: OwnWorkspace, top: Path, prist
     shutil.copytree(own.harness, harness, ignore=shutil.ignore_patterns("__pycache__"))
     prompt = render_prompt(_read_prompt(problem_dir), profile)
     (root / PROMPT_FILE).write_text(prompt, encoding="utf-8")
-    hashes = {p.relative_to(top).as_posix(): _sha256(p) for p in sorted(top.rglob("*")) if p.is_file()}
-    shutil.copytree(top, pristine, dirs_exist_ok=True)
-    return Workspace(root=root, pristine=pristine, spec=spec, prompt=prompt, hashes=hashes, top=top)
+    return Workspace(root=root, pristine=pristine, spec=spec, prompt=prompt, hashes=keep_pristine(top, pristine),
+                     top=top)
 
 
 def _read_prompt(problem_dir: Path) -> str:

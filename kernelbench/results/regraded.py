@@ -77,9 +77,7 @@ class Disagreement:
 
     @property
     def peak_ratio(self) -> float | None:
-        if self.our_peak is None or not self.published_peak:
-            return None
-        return self.our_peak / self.published_peak
+        return _ratio(self.our_peak, self.published_peak)
 
     # A peak gap, ours / published, is the product of three parts a reader can check:
     #   ceiling_factor  their roof / ours: the ratio the same absolute speed would give;
@@ -95,9 +93,7 @@ class Disagreement:
 
     @property
     def protocol_factor(self) -> float | None:
-        if self.our_peak is None or not self.peak_same_inputs:
-            return None
-        return self.our_peak / self.peak_same_inputs
+        return _ratio(self.our_peak, self.peak_same_inputs)
 
     # Where their own timing script ran here, the same gap splits another way, by who changed:
     #   machine_factor  theirs here / published: their timer and roof, only the machine differs;
@@ -105,15 +101,11 @@ class Disagreement:
     #                   and roof).
     @property
     def machine_factor(self) -> float | None:
-        if not self.their_benchmark_peak or not self.published_peak:
-            return None
-        return self.their_benchmark_peak / self.published_peak
+        return _ratio(self.their_benchmark_peak or None, self.published_peak)
 
     @property
     def grader_factor(self) -> float | None:
-        if self.our_peak is None or not self.their_benchmark_peak:
-            return None
-        return self.our_peak / self.their_benchmark_peak
+        return _ratio(self.our_peak, self.their_benchmark_peak)
 
     @property
     def speed_factor(self) -> float | None:
@@ -123,6 +115,13 @@ class Disagreement:
         if ratio is None or ratio <= 0 or ceiling is None:
             return None
         return ratio / (ceiling * (self.protocol_factor or 1.0))
+
+
+def _ratio(numerator: float | None, denominator: float | None) -> float | None:
+    """numerator / denominator, or None where either is unknown (or the denominator is zero)."""
+    if numerator is None or not denominator:
+        return None
+    return numerator / denominator
 
 
 def their_cases_checked(result: RunResult) -> int:
