@@ -3,7 +3,9 @@
 #   1. compute-sanitizer's version and a bare memcheck run (is the tool there and does it start here?)
 #   2. the planted out-of-bounds read and shared-memory race, and the deck's honest Triton and eager solutions,
 #      graded with the stage on, sandboxed (gpu_sanitizer.py: findings, verdicts, seconds per tool), one process
-#      per GPU, each grading its part of the list (--part g/N) one at a time within BUDGET_S (default 480 s),
+#      per GPU (PARTS_PER_GPU of them per GPU where the list is long for the machine: the tools' seconds are then
+#      measured on a shared GPU, which the report says), each grading its part of the list (--part k/N) one at a
+#      time within BUDGET_S (default 480 s),
 #      then the parts merged into sanitizer.json and sanitizer.md (--merge); the parts' own folders, logs
 #      included, go into sanitizer_parts.tgz. Arguments are passed to every part (e.g. --only eager/04).
 #
@@ -17,12 +19,17 @@ tool="${KERNELBENCH_COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /u
   2>&1 | tee "$out/sanitizer_tool.txt"
 gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
 if [ "$gpus" -lt 1 ]; then echo "nvidia-smi lists no GPU: one part, on whatever CUDA sees"; gpus=1; fi
+per_gpu=${PARTS_PER_GPU:-1}
+nparts=$(( gpus * per_gpu ))
+echo "parts: $nparts on $gpus GPU(s), $per_gpu per GPU (tool seconds are measured on a GPU shared by $per_gpu)" \
+  | tee -a "$out/sanitizer_tool.txt"
 parts=()
-for g in $(seq 0 $(( gpus - 1 ))); do
-  mkdir -p "$out/gpu$g"
-  parts+=("gpu$g")
-  CUDA_VISIBLE_DEVICES=$g KERNELBENCH_ISOLATION=bwrap python3 benchmarks/gpu_sanitizer.py --out "$out/gpu$g" \
-    --part "$g/$gpus" --budget-s "${BUDGET_S:-480}" "$@" 2>&1 | grep -v USDT > "$out/gpu$g/gpu_sanitizer.log" &
+for k in $(seq 0 $(( nparts - 1 ))); do
+  g=$(( k % gpus ))
+  mkdir -p "$out/part$k"
+  parts+=("part$k")
+  CUDA_VISIBLE_DEVICES=$g KERNELBENCH_ISOLATION=bwrap python3 benchmarks/gpu_sanitizer.py --out "$out/part$k" \
+    --part "$k/$nparts" --budget-s "${BUDGET_S:-480}" "$@" 2>&1 | grep -v USDT > "$out/part$k/gpu_sanitizer.log" &
 done
 wait
 { for p in "${parts[@]}"; do grep -E '^(planted|honest):' "$out/$p/gpu_sanitizer.log" | sed "s/^/[$p] /"; done
