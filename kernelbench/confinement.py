@@ -27,10 +27,12 @@ the run with the reason, never runs it unconfined.
 from __future__ import annotations
 
 import atexit
+import ctypes
 import functools
 import os
 import resource
 import shutil
+import signal
 import tempfile
 import time
 from dataclasses import dataclass
@@ -324,6 +326,7 @@ def apply_limits() -> None:
 
 def apply_common_limits() -> None:
     """What every stage process gets, the trusted ones too (their memory is the problem's, not bounded here)."""
+    die_with_parent()
     os.umask(0o022)  # what the stages write for each other stays readable by the sandbox uid
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (file_cap(), file_cap()))
@@ -379,3 +382,22 @@ def privileges_held() -> str:
     if os.geteuid() == 0:
         held.append("runs as root")
     return ("the sandboxed process kept a privilege: " + ", ".join(held)) if held else ""
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:
+    """In a child before it runs its command: killed when the process that started it ends. A stage runs in a
+    session of its own (so that its whole group can be killed), which a signal to the grader's group does not
+    reach: a grader ended by `timeout`, a CI runner or a Ctrl-C elsewhere would otherwise leave its stages running,
+    holding memory and a GPU, with nobody to read their replies. Linux only; elsewhere nothing is done."""
+    parent = os.getppid()
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+            return
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent ended before the request took effect
+        os._exit(1)
