@@ -209,6 +209,10 @@ class CaseVerdict(Message):
     error_size_status: str | None = None  # why no error size was measured on an oracle case
     guard_error: str | None = None        # a guard raised on an output the comparison accepted: the grader's fault
     fingerprint: int | None = None        # fresh stage: the kept output's fingerprint under its call's weight
+    # fresh stage, a wrong kept output: how it compares with the answer to its base set's inputs unpermuted (the
+    # inputs an earlier call saw), where that answer differs from the fresh inputs' own; None when not measured
+    base_answer: str | None = None
+    matches_base_answer: bool = False
     repeat: list[RepeatDifference] = Field(default_factory=list)  # a repeat case's outputs that differ bitwise
 
 
@@ -227,7 +231,7 @@ class RefusedCallReplay(Message):
     """A timed call whose output was refused, called again eagerly outside the timed loop on the values it was
     given (bench.py `replay_refused_call`): each entry is that call's problems, empty when its output was right,
     or the error it raised. What separates the causes: an output that follows its tensors' identity rather than
-    their values (memoisation keyed on pointer or version: wrong in the same tensors, right in new ones), a kernel
+    their values (state keyed on the pointer: wrong in the same tensors, right in new ones), a kernel
     wrong on these values after the calls before (wrong in new tensors too; `new_model` tells whether a model
     with no history gets them right), or a wrong output seen only inside the timed loop (right everywhere here)."""
 
@@ -244,9 +248,10 @@ class RefusedCallReplay(Message):
 
     @property
     def memoised(self) -> bool:
-        """Evidence of an answer kept across calls: the output follows the tensors' identity, or a wrong output is
-        bit for bit another input's answer."""
-        return self.follows_identity or bool(self.answer_of)
+        """Evidence of an answer kept across calls: a wrong output bit for bit another input's answer. An output
+        that follows the tensors' identity alone is state keyed on the pointer (a launch plan, a padded copy), as
+        likely an honest kernel's bug as a cheat."""
+        return bool(self.answer_of)
 
     @property
     def reproduced(self) -> bool:

@@ -194,22 +194,24 @@ def first_line(error: str) -> str:
 
 def timing_failure_findings(index: int, error: str, replay: RefusedCallReplay | None) -> list[Finding]:
     """A shape that could not be timed because a timed call returned a wrong output. The refused call made again
-    outside the loop decides what it was: an output that follows its tensors' identity rather than their values, or
-    a wrong output that is bit for bit another input's answer, is memoisation (class 7, INVALID); a wrong output the
-    calls outside the loop reproduce, or do not, is a wrong output (the grading fails its checks:
-    `timed_output_wrong`), the second with a lead that it appeared only while timed. A refused call alone proves
-    no intent: a race or a stale-state bug refuses calls too."""
+    outside the loop decides what it was. Memoisation (class 7, INVALID) needs an answer kept across calls: a wrong
+    output that is bit for bit another input's answer. Every other wrong output fails the checks
+    (`timed_output_wrong`), with a lead where the replay points somewhere: an output that follows the tensors'
+    identity rather than their values (state such as a launch plan or a padded copy keyed on the pointer, stale
+    after an in-place write that moved the version counter), or one that no call outside the loop reproduces (a
+    race, or behaviour that depends on being timed). A refused call alone proves no intent."""
     if "TimedOutputInvalid" not in error or replay is None:
         return []
     evidence = f"{first_line(error)[:600]}; called again: {replay_summary(replay)}"
-    if replay.follows_identity:
-        return [finding("timed_output", 7, f"shape {index}: a timed call's output follows its input tensors' "
-                        "identity, not their values: the refused values, written back into the very tensors the "
-                        "call was given (pointer and version counter kept), give the wrong output again, and in "
-                        "new tensors the right one", evidence)]
     if replay.answer_of:
         return [finding("timed_output", 7, f"shape {index}: a timed call returned, bit for bit, the answer of another "
                         f"input ({', '.join(replay.answer_of[:3])}): an answer kept across calls", evidence)]
+    if replay.follows_identity:
+        return [finding("timed_output", 7, f"shape {index}: a timed call's output follows its input tensors' "
+                        "identity, not their values: the refused values, written back in place into the very "
+                        "tensors the call was given (pointer kept, version counter moved), give a wrong output "
+                        "again, and in new tensors the right one; not another input's answer, so state keyed on the "
+                        "pointer (a wrong output), not a kept answer", evidence, severity="warning")]
     if replay.reproduced:
         return []
     return [finding("timed_output", 8, f"shape {index}: a timed call returned a wrong output that no call outside "
@@ -231,7 +233,10 @@ def replay_summary(replay: RefusedCallReplay) -> str:
 
 
 def timed_output_wrong(timing: ShapeTiming) -> bool:
-    """A refused timed call that is a wrong output rather than memoisation: the grading fails its checks."""
+    """A timed call that gave a wrong output rather than a kept answer (a refused call, or the in-place probe's call
+    wrong in some other way than its earlier answer): the grading fails its checks."""
+    if timing.memo_probe.startswith("failed"):
+        return True
     replay = timing.refused_replay
     return timing.error is not None and "TimedOutputInvalid" in timing.error and (
         replay is None or not replay.memoised)
@@ -241,9 +246,15 @@ def timing_guard_findings(index: int, timing: ShapeTiming, device: str) -> list[
     """What the bench stage's guards saw on a timed shape: the in-place memo probe, backend flags, side streams,
     blind audit windows."""
     found = []
-    if timing.memo_probe.startswith("failed"):
+    if timing.memo_probe.startswith("stale"):
         found.append(finding("memo_probe", 7, f"shape {index}: after its input was overwritten in place the output "
-                             "did not change", timing.memo_probe[:500]))
+                             "was, bit for bit, its answer to the values before: an answer kept under the tensors' "
+                             "identity", timing.memo_probe[:500]))
+    elif timing.memo_probe.startswith("failed"):
+        found.append(finding("memo_probe", 7, f"shape {index}: after its input was overwritten in place (version "
+                             "counter moved) the output was wrong, though not its earlier answer: state keyed on the "
+                             "tensors' identity, a wrong output rather than a kept answer", timing.memo_probe[:500],
+                             severity="warning"))
     found += [finding("flag_pinning", 14, f"during timing: backend flag {msg}") for msg in timing.flags]
     if timing.side_stream_samples > len(timing.samples_ms) // 2:
         found.append(finding("side_streams", 9, f"shape {index}: work finished after the call's own end event in "
@@ -267,16 +278,26 @@ def refused_kept_findings(records: list[KeptCall]) -> list[Finding]:
 
 
 def fresh_verdict_findings(case: Case, record: KeptCall, judged: CaseVerdict) -> list[Finding]:
-    """A kept timed call judged on the fresh inputs it was given: wrong, or computed in lower precision."""
+    """A kept timed call judged on the fresh inputs it was given: the answer to the inputs they were permuted from
+    (memoisation, class 7), otherwise wrong (a wrong output, which fails the checks; on that alone no intent is
+    shown), or computed in lower precision (the error-size evidence)."""
     where = f"shape {case.shape_index}, timed call {record.call} of {record.of}"
     found = list(judged.integrity)
     for size in judged.error_size:
         found += [f for f in error_size_findings(f"{case.id} ({where})", size) if f.severity == "error"]
-    if not judged.passed:
+    if not judged.passed and judged.matches_base_answer:
+        messages = judged.messages or ["no output could be compared"]
+        found.append(finding("fresh_inputs", 7, f"{where}: on fresh inputs (its base set permuted, drawn just before "
+                             "the call) the output was the answer to the base set's own inputs, which earlier calls "
+                             "saw: an answer kept under a key the permutation leaves unchanged",
+                             f"against the fresh inputs' answer: {messages[0][:300]}; {judged.base_answer}"))
+    elif not judged.passed:  # the grading fails its checks (timing.judge_fresh_calls); the finding is a lead
         messages = judged.messages or ["no output could be compared"]
         found.append(finding("fresh_inputs", 8, f"{where}: on fresh inputs (drawn just before the call, unseen by any "
-                             "earlier call) the output was wrong though the checked calls were right",
-                             messages[0][:500]))
+                             "earlier call) the output was wrong though the checked calls were right: a wrong "
+                             "output, and a lead (a kernel right only on inputs it has seen, or only when not "
+                             "timed; a race or a bug on these values gives the same)", messages[0][:500],
+                             severity="warning"))
     return found
 
 

@@ -63,4 +63,4 @@ def test_the_memo_probe_is_eager_whatever_was_replayed():
     cache = {}
     memo = lambda x: cache.setdefault(x.data_ptr(), x * 2)  # noqa: E731  (a cache keyed by pointer)
     memo(sets[0][0])
-    assert probe_memoisation(memo, sets, None, CPU, validate).startswith("failed")
+    assert probe_memoisation(memo, sets, None, CPU, validate).startswith("stale")

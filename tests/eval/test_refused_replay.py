@@ -1,7 +1,9 @@
 """A refused timed call made again outside the timed loop (worker.bench.replay_refused_call), and what the verdict
-makes of it (verdict.timing_failure_findings, timed_output_wrong): memoisation keyed on the input tensors' identity
-is INVALID (class 7); a kernel wrong on the values after earlier calls, or wrong only inside the loop, fails its
-checks, the second with a warning, and is never called a cheat on that alone."""
+makes of it (verdict.timing_failure_findings, timed_output_wrong): an answer kept across calls (a wrong output bit
+for bit another input's answer) is memoisation, INVALID (class 7); state keyed on the tensors' identity that makes a
+wrong output, a kernel wrong on the values after earlier calls, or one wrong only inside the loop, fails its checks
+with a lead where there is one, and is never called a cheat on that alone. The loop writes values in place as any
+in-place operation does (the version counter moves), so state kept under identity and version is honest."""
 
 from __future__ import annotations
 
@@ -9,13 +11,13 @@ import torch
 
 from kernelbench.eval.protocol import RefusedCallReplay, ShapeTiming
 from kernelbench.eval.verdict import timed_output_wrong, timing_failure_findings
-from tests.eval.test_timed_judging import Honest, _bench_ctx
+from tests.eval.test_timed_judging import REF, Honest, _bench_ctx
 
 
 class VersionKeyedCache(Honest):
     """Keeps its last answer under the input tensor's identity and version counter, as a padded-copy or packed-
-    input cache does: right whenever a new tensor or a tracked in-place write comes, stale when the values change
-    in a buffer whose counter did not move (a server's static buffer, written by a graph or another library)."""
+    input cache does: right whenever a new tensor or an in-place write comes (every in-place write moves the
+    counter), stale only when values change behind the counter's back (a write through `.data`)."""
 
     def __init__(self, vocab: int):
         super().__init__(vocab)
@@ -26,6 +28,36 @@ class VersionKeyedCache(Honest):
         if key != self.key:
             self.key, self.answer = key, super().forward(x)
         return self.answer
+
+
+class PointerKeyedAnswer(torch.nn.Module):
+    """Keeps each answer under the input's pointer alone and computes as the reference does: after the loop writes
+    other values into a buffer it has seen, it returns the buffer's earlier answer, bit for bit."""
+
+    def __init__(self, vocab: int):
+        super().__init__()
+        self.ref = REF.Model(**REF.get_init_kwargs({"rows": 4, "vocab": vocab}))
+        self.answers: dict[int, torch.Tensor] = {}
+
+    def forward(self, x):
+        if x.data_ptr() not in self.answers:
+            self.answers[x.data_ptr()] = self.ref(x)
+        return self.answers[x.data_ptr()]
+
+
+class PointerKeyedNorm(Honest):
+    """Keeps each row's normaliser (a stand-in for a launch plan or a schedule) under the input's pointer and
+    computes the rest from the values it is given: stale after an in-place write, a wrong output that is no
+    input's answer."""
+
+    def __init__(self, vocab: int):
+        super().__init__(vocab)
+        self.norms: dict[int, torch.Tensor] = {}
+
+    def forward(self, x):
+        e = torch.exp(x.double() - x.double().amax(dim=-1, keepdim=True))
+        norm = self.norms.setdefault(x.data_ptr(), e.sum(dim=-1, keepdim=True))
+        return (e / norm).float()
 
 
 class DriftsAfterManyCalls(Honest):
@@ -60,16 +92,32 @@ def _bench(tmp_path, model_cls) -> ShapeTiming:
     return bench_shape(ctx, 0, cases)
 
 
-def test_a_cache_keyed_on_the_tensors_identity_is_memoisation(tmp_path):
+def test_a_cache_keyed_on_identity_and_version_is_honest_under_the_loops_in_place_writes(tmp_path):
     result = _bench(tmp_path, VersionKeyedCache)
+    assert result.error is None and result.refused_replay is None and result.samples_ms
+    assert result.memo_probe == "ok" and not timed_output_wrong(result)
+
+
+def test_an_answer_kept_under_the_pointer_is_memoisation(tmp_path):
+    result = _bench(tmp_path, PointerKeyedAnswer)
     assert "TimedOutputInvalid" in result.error
     replay = result.refused_replay
-    assert replay is not None and replay.same_tensors and not replay.new_tensors and replay.new_model == []
-    assert replay.follows_identity
+    assert replay is not None and replay.answer_of and replay.memoised
     [found] = timing_failure_findings(0, result.error, replay)
     assert (found.klass, found.severity, found.check) == (7, "error", "timed_output")
-    assert "in the same tensors wrong" in found.evidence and "in new tensors right" in found.evidence
+    assert "bit for bit" in found.message and replay.answer_of[0] in found.message
     assert not timed_output_wrong(result)  # INVALID, not a wrong output
+
+
+def test_state_keyed_on_the_pointer_that_makes_a_wrong_output_fails_the_checks_with_a_lead(tmp_path):
+    result = _bench(tmp_path, PointerKeyedNorm)
+    assert "TimedOutputInvalid" in result.error
+    replay = result.refused_replay
+    assert replay is not None and replay.follows_identity and not replay.answer_of and not replay.memoised
+    [found] = timing_failure_findings(0, result.error, replay)
+    assert (found.klass, found.severity) == (7, "warning")
+    assert "in the same tensors wrong" in found.evidence and "in new tensors right" in found.evidence
+    assert timed_output_wrong(result)
 
 
 def test_a_state_bug_reproduced_in_new_tensors_fails_the_checks_without_an_integrity_finding(tmp_path):
@@ -110,8 +158,9 @@ def test_a_refusal_without_a_replay_is_a_wrong_output_and_other_errors_are_not()
     raised = ShapeTiming(error="RuntimeError: CUDA error: an illegal memory access")
     assert not timed_output_wrong(raised)
     replay = RefusedCallReplay(set_index=3, case="t0", same_tensors=["x"], new_tensors=[], new_model=None)
-    assert replay.follows_identity and "model built afresh not built" in \
-        timing_failure_findings(0, refused.error, replay)[0].evidence
+    [lead] = timing_failure_findings(0, refused.error, replay)
+    assert replay.follows_identity and lead.severity == "warning" and "model built afresh not built" in lead.evidence
+    assert timed_output_wrong(refused.model_copy(update={"refused_replay": replay}))
 
 
 

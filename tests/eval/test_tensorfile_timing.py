@@ -93,20 +93,29 @@ def test_a_call_that_behaves_differently_later_is_caught():
                       validate=lambda out, k: [] if torch.equal(out, sets[k][0] * 2) else ["wrong"])
 
 
-def test_memoisation_by_pointer_fails_the_in_place_probe():
+def test_the_in_place_probe_tells_a_kept_answer_from_a_wrong_one_and_passes_a_version_keyed_cache():
     sets = _sets()
-    cache = {}
     expected = [s[0] * 2 for s in sets]
 
-    def memo(x):
-        key = (x.data_ptr(), x._version)
-        if key not in cache:
-            cache[key] = x * 2
-        return cache[key]
+    def validate(out, k):
+        return [] if torch.allclose(out, expected[k]) else ["stale result"]
 
-    timing = time_function(memo, sets, torch.device("cpu"), warmup=2, trials=4,
-                           validate=lambda out, k: [] if torch.allclose(out, expected[k]) else ["stale result"])
-    assert timing.memo_probe.startswith("failed")
+    def probe(fn):
+        return time_function(fn, _sets(), torch.device("cpu"), warmup=2, trials=4, validate=validate).memo_probe
+
+    def keyed(key):
+        cache: dict = {}
+        return lambda x: cache.setdefault(key(x), x * 2)
+
+    assert probe(keyed(lambda x: (x.data_ptr(), x._version))) == "ok"  # every in-place write moves the counter
+    assert probe(keyed(lambda x: x.data_ptr())).startswith("stale")  # its earlier answer, bit for bit
+    kept: dict = {}
+
+    def pointer_plan(x):  # a term kept under the pointer, applied to the values it is given: wrong, no kept answer
+        first = kept.setdefault(x.data_ptr(), x.clone())
+        return x * 2 + (first - x) * 0.5
+
+    assert probe(pointer_plan).startswith("failed")
 
 
 def test_a_slow_call_is_capped_by_the_shape_time_budget():

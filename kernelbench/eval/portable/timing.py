@@ -610,10 +610,23 @@ class TimedCalls:
 
 
 def _copy_into(buffers: list, values: list) -> None:
-    """Values written into existing tensors: same pointer, and (through .data) the same version counter."""
+    """Values written into existing tensors in place, as any in-place operation writes them: the same pointer, the
+    version counter moved. A candidate may keep work derived from an input under its identity and version (a
+    padded copy, a packed layout), as PyTorch's own caches do; a write hidden from the counter (through `.data`)
+    would make such honest state stale and call the grader's own back door the candidate's memoisation. A cache
+    that follows the counter gains nothing in the timed loop either: every call's values move it."""
     for dst, src in zip(buffers, values):
         if isinstance(dst, torch.Tensor) and dst is not src:
-            dst.data.copy_(src)
+            _write_in_place(dst, src)
+
+
+def _write_in_place(dst: torch.Tensor, src: torch.Tensor) -> None:
+    if dst.is_inference():  # an inference tensor takes in-place writes only in inference mode (and has no counter)
+        with torch.inference_mode():
+            dst.copy_(src)
+        return
+    with torch.no_grad():  # an input that requires grad is still the candidate's buffer, written as data
+        dst.copy_(src)
 
 
 def _try_capture(fn: Callable, input_sets: list[list], device: torch.device, timing: Timing):
@@ -672,18 +685,33 @@ def _sync(device: torch.device) -> None:
 
 def probe_memoisation(fn: Callable, input_sets: list[list], graphs: Any, device: torch.device,
                       validate: Validate | None) -> str:
-    """Overwrite set 0's tensors in place (same pointer, same version counter) with set 1's values: a call
-    must now produce set 1's output. A cache keyed by pointer, id or version returns set 0's instead. The probe
-    is an eager call whatever the timing replayed: memoisation is the candidate's, a stale graph is the
-    grader's (graphs are kept only when they follow such a change, `faithful_graphs`)."""
+    """Overwrite set 0's tensors in place (same pointer, version counter moved, as an in-place operation moves it)
+    with set 1's values: a call must now produce set 1's output. The result says what it gave otherwise: "stale:
+    ..." when the output is bit for bit its answer to the values before (an answer kept under the tensors' pointer
+    or id: memoisation), "failed: ..." when it is wrong in some other way (state such as a launch plan keyed on the pointer: a wrong
+    output, not a kept answer). The probe is an eager call whatever the timing replayed: memoisation is the
+    candidate's, a stale graph is the grader's (graphs are kept only when they follow such a change,
+    `faithful_graphs`)."""
     if validate is None or len(input_sets) < 2 or not _same_layout(input_sets[0], input_sets[1]):
         return "skipped"
+    before = _cloned_tensors(fn(*input_sets[0]))  # its answer to the values the tensors hold now
     _copy_into(input_sets[0], input_sets[1])
     out = fn(*input_sets[0])
     if device.type == "cuda":
         torch.cuda.synchronize(device)
     problems = validate(out, 1)
-    return "ok" if not problems else "failed: " + "; ".join(problems)
+    if not problems:
+        return "ok"
+    after = _cloned_tensors(out)
+    kept = bool(after) and len(after) == len(before) and all(
+        a.shape == b.shape and a.dtype == b.dtype and torch.equal(a, b) for a, b in zip(after, before))
+    return ("stale: " if kept else "failed: ") + "; ".join(problems)
+
+
+def _cloned_tensors(out: Any) -> list[torch.Tensor]:
+    """An output's tensors, copied at once (a persistent output buffer is overwritten by the next call)."""
+    items = out if isinstance(out, (tuple, list)) else [out]
+    return [t.detach().clone() for t in items if isinstance(t, torch.Tensor)]
 
 
 def _same_layout(a: list, b: list) -> bool:

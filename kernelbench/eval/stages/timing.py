@@ -183,6 +183,10 @@ def candidate_shape(plan: GradingPlan, state: GradingState, index: int, shape: d
             state.wrong_timed_shapes.append(index)
         return result
     state.findings += verdict.timing_guard_findings(index, timing, plan.device)
+    if verdict.timed_output_wrong(timing):  # the in-place probe's call was wrong: a wrong output fails the checks
+        state.wrong_timed_shapes.append(index)
+        state.grading.reasons.append(f"shape {index}: after its input was overwritten in place, a wrong output: "
+                                     f"{timing.memo_probe[len('failed: '):][:300]}")
     state.log.bench += timing_notes(index, timing)
     state.log.bench.append(shape_line(result, timing))
     return result
@@ -250,6 +254,12 @@ def judge_fresh_calls(plan: GradingPlan, state: GradingState, shapes: dict[int, 
         if judged.guard_error is not None:
             raise GraderFault(f"a kept timed call: {judged.guard_error}")
         state.findings += verdict.fresh_verdict_findings(cases[record.case], record, judged)
+        if not judged.passed:  # a wrong output on inputs no earlier call saw fails the checks like any other
+            index = cases[record.case].shape_index
+            state.wrong_timed_shapes.append(index)
+            also = f"; {judged.base_answer}" if judged.base_answer else ""
+            state.grading.reasons.append(f"shape {index}: timed call {record.call} of {record.of}, on fresh inputs, "
+                                         f"gave a wrong output: {(judged.messages or ['no output'])[0][:300]}{also}")
         state.findings += verdict.commitment_findings(record, judged)
         state.log.bench.append(fresh_line(cases[record.case].shape_index, record, judged.passed))
     return overheads

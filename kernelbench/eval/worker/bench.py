@@ -117,7 +117,7 @@ def bench_shape(ctx: StageContext, index: int, cases: list[Case]) -> ShapeTiming
 def replay_refused_call(ctx: StageContext, index: int, shape: dict[str, Any], model, judged: TimedJudge,
                         cases: list[Case], refused) -> RefusedCallReplay | None:
     """The refused timed call made again, eagerly and outside the timed loop, three ways (RefusedCallReplay): its
-    values written back into its own tensors in place (pointer and version counter kept, as the loop wrote them),
+    values written back into its own tensors in place (pointer kept, version counter moved, as the loop wrote them),
     the values in new tensors, and a model built afresh on new tensors. Each output judged as the timed one was."""
     k = refused.set_index
     if k is None or refused.call_inputs is None or refused.values is None:

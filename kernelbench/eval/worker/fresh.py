@@ -63,6 +63,8 @@ def run_fresh(ctx: StageContext) -> FreshReply:
             path = Path(job.bench_dir) / str(record.file)
             with judge.clock.step("compare"):
                 verdicts[i] = judge_output(judge, label, case.oracle, path, kept)
+                if not verdicts[i].passed:
+                    against_base_answer(judge, case, model, drawn[1], kept, path, verdicts[i])
             if record.weight is not None:  # the output the call committed to (eval.pacing), by the same function
                 verdicts[i].fingerprint = kept_fingerprint(ctx, path, record.weight)
         except GuardFailed as exc:
@@ -73,6 +75,36 @@ def run_fresh(ctx: StageContext) -> FreshReply:
         with judge.clock.step("calibration"):
             calibrate(ctx, cases)
     return FreshReply(fresh=verdicts, clock=judge.clock.totals)
+
+
+def against_base_answer(judge: Judge, case, model, base: list, kept: Expected, path: Path,
+                        verdict: CaseVerdict) -> None:
+    """A wrong kept output compared with the reference's answer to the base set it was permuted from (inputs the
+    checked calls saw): within the case's tolerance of that answer, and not of its own, it is an answer kept from
+    an earlier call under a key the permutation does not change (memoisation), which no wrong arithmetic gives.
+    Only where the two answers differ beyond the tolerance (an output invariant under the permutation tells
+    nothing)."""
+    from kernelbench.eval.portable.compare import compare_outputs
+    from kernelbench.eval.tensorfile import load_tensors
+
+    torch = judge.ctx.torch
+    device = "cuda" if judge.ctx.job.device == "cuda" and torch.cuda.is_available() else "cpu"
+    tolerance = judge.comparer.tolerance_of(case)
+    with torch.no_grad():
+        base_expected = to_device(model(*base), device)
+    fresh_expected = to_device(kept.expected, device)
+    fresh_inputs = to_device(kept.inputs, device)
+    if not compare_outputs(base_expected, fresh_expected, tolerance, fresh_inputs,
+                           judge.comparer.index_outputs).messages:
+        return  # the permutation does not change the answer: nothing to tell apart
+    tensors, header = load_tensors(path, device)
+    out = tensors[0] if header.single else tuple(tensors)
+    against = compare_outputs(out, base_expected, tolerance, to_device(base, device), judge.comparer.index_outputs)
+    verdict.matches_base_answer = not against.messages
+    error = f" (max abs error {against.max_abs_err:.4g})" if against.max_abs_err is not None else ""
+    verdict.base_answer = (f"within tolerance of the answer to its base set's inputs unpermuted{error}"
+                           if verdict.matches_base_answer else
+                           f"not the answer to its base set's inputs either: {against.messages[0][:200]}")
 
 
 def calibrate(ctx: StageContext, cases: dict) -> None:
