@@ -3,6 +3,7 @@ honest ones with the stage on, and writes what it found and what it cost.
 
     python benchmarks/gpu_sanitizer.py --out $OUT [--shapes full] [--lines triton eager] [--budget-s 540]
         [--part K/N]                       grade only the jobs j with j % N == K (one GPU's share)
+        [--stage-limit-s S]                the sanitizer stage's own limit (default: the grader's)
     python benchmarks/gpu_sanitizer.py --out $OUT --merge DIR...   combine the parts' DIR/sanitizer.json
     (on a lent machine: bash benchmarks/gpu_sanitizer.sh, which sets up the sandbox's tools first and runs one
     part per GPU)
@@ -52,14 +53,17 @@ API_GRADE = """
 import sys
 from pathlib import Path
 from kernelbench.eval.grade import grade_solution
+limits = {"sanitizer": float(sys.argv[5])} if sys.argv[5] else None
 report = grade_solution(Path(sys.argv[1]), Path(sys.argv[2]), device=sys.argv[3], shapes=sys.argv[4],
-                        timing=False, counters=False, held_out=False, sanitizer=True)
+                        timing=False, counters=False, held_out=False, sanitizer=True, limits=limits)
 sys.stdout.write(report.dump_json())
 """
 
 
-def grade(solution: Path, problem: str, device: str, shapes: str, timeout_s: float) -> dict[str, Any]:
-    cmd = [sys.executable, "-c", API_GRADE, str(solution), str(REPO / "problems" / problem), device, shapes]
+def grade(solution: Path, problem: str, device: str, shapes: str, timeout_s: float,
+          stage_limit_s: float | None = None) -> dict[str, Any]:
+    cmd = [sys.executable, "-c", API_GRADE, str(solution), str(REPO / "problems" / problem), device, shapes,
+           "" if stage_limit_s is None else str(stage_limit_s)]
     started = time.monotonic()
     try:
         proc = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=timeout_s, cwd=REPO)
@@ -222,7 +226,7 @@ def grade_jobs(args: argparse.Namespace) -> SanitizerReport:
         if left < 30:
             report.skipped.append(name)
             continue
-        entry = row(name, grade(path, problem, args.device, args.shapes, left))
+        entry = row(name, grade(path, problem, args.device, args.shapes, left, args.stage_limit_s))
         report.entries.append(entry)
         print(f"{name}: {entry['outcome']} sanitizer={entry['sanitizer'].get('passed')} "
               f"stage {entry['stage_s']} s, grading {entry['grading_s']} s", flush=True)
@@ -335,6 +339,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--lines", nargs="*", default=["triton", "eager"], help="honest lines under solutions/")
     parser.add_argument("--budget-s", type=float, default=540.0, help="start no grading after this")
     parser.add_argument("--only", nargs="*", help="grade only the solutions whose name holds one of these")
+    parser.add_argument("--stage-limit-s", type=float, help="the sanitizer stage's limit (the grader's default: "
+                        "STAGE_LIMITS_S['sanitizer'])")
     share = parser.add_mutually_exclusive_group()
     share.add_argument("--part", type=parse_part, help="K/N: grade only the jobs j with j %% N == K")
     share.add_argument("--merge", type=Path, nargs="+", metavar="DIR",

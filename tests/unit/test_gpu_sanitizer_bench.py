@@ -62,7 +62,7 @@ def graded_parts(bench, tmp_path, monkeypatch, count: int, only: list[str]) -> t
     """Every part of a deal run through main(), each grading answered by fake_report."""
     graded: list[str] = []
 
-    def grade(solution, problem, device, shapes, timeout_s):
+    def grade(solution, problem, device, shapes, timeout_s, stage_limit_s=None):
         name = next(n for n, p, _ in bench.all_jobs(["triton", "eager"], None) if p == solution)
         graded.append(name)
         return fake_report(name)
