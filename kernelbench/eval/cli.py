@@ -250,7 +250,7 @@ def deck_entries(value: str, deck: Path) -> list[tuple[Path, Layout | None]]:
     if value != "all":
         return [(Path(value), None)]
     found = [(p, detected(p)) for p in sorted(deck.iterdir()) if not p.name.startswith((".", "_"))]
-    entries = [(p, layout) for p, layout in found if layout is not None]
+    entries: list[tuple[Path, Layout | None]] = [(p, layout) for p, layout in found if layout is not None]
     if not entries:
         raise KernelBenchError("no problem folders found", path=deck)
     return entries

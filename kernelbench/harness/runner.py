@@ -23,7 +23,13 @@ from kernelbench.harness.agentspec import AgentSpec
 from kernelbench.harness.outcome import classify, template_findings
 from kernelbench.harness.process import ProcessResult, run_budgeted
 from kernelbench.harness.runids import unique_run_id
-from kernelbench.harness.workspace import Workspace, collect_submission, copy_workspace, prepare_workspace
+from kernelbench.harness.workspace import (
+    Workspace,
+    check_agents_can_work_on,
+    collect_submission,
+    copy_workspace,
+    prepare_workspace,
+)
 from kernelbench.problems.problem import Problem
 from kernelbench.results.run import Environment, Finding, Outcome, RunResult, Session
 from kernelbench.results.rundir import MODEL_SERVER_LOG, StagedRun, gpu_key, staged_run
@@ -60,6 +66,7 @@ def validate_request(request: RunRequest) -> None:
     if not request.budget_s or request.budget_s <= 0:
         raise KernelBenchError(f"a budget of {request.budget_s} s leaves the agent no time",
                                hint="give --budget a positive number of seconds (default 2700 = 45 min)")
+    check_agents_can_work_on(request.problem)
     adapter = get_adapter(request.agent.harness)
     adapter.find_executable()
     adapter.validate(request.agent, request.agent_options)

@@ -73,13 +73,7 @@ def prepare_workspace(problem: Problem, root: Path, pristine: Path, *, profile: 
     own = problem.own_workspace()
     if own is not None:
         return prepare_own_workspace(problem, own, root, pristine, profile)
-    files = problem.agent_files()
-    if files is None:
-        raise KernelBenchError(
-            f"an agent cannot be given this problem: its layout ({problem.layout.title}) ships no workspace of its "
-            "own for agents, and ours (check.py, benchmark.py) reads our reference interface", path=problem.folder,
-            hint="grade its solutions with `kernelbench grade`, or give agents a problem in our layout or in "
-                 "kernelbench.com's with their harness package beside the deck (benchmarks/hard/src)")
+    files = our_workspace_files(problem)
     root.mkdir(parents=True, exist_ok=True)
     for source in files:
         if not source.is_file():
@@ -93,6 +87,24 @@ def prepare_workspace(problem: Problem, root: Path, pristine: Path, *, profile: 
     write_agent_files(problem, root, device=device, shapes=shapes)
     return Workspace(root=root, pristine=pristine, spec=problem.spec, prompt=prompt,
                      hashes=keep_pristine(root, pristine))
+
+
+def check_agents_can_work_on(problem: Problem) -> None:
+    """An error naming the problem and what to do where an agent cannot be given it (before a run starts)."""
+    if problem.own_workspace() is None:
+        our_workspace_files(problem)
+
+
+def our_workspace_files(problem: Problem) -> tuple[Path, ...]:
+    """The problem's files our workspace gives an agent; an error where its layout has none for ours."""
+    files = problem.agent_files()
+    if files is None:
+        raise KernelBenchError(
+            f"an agent cannot be given this problem: its layout ({problem.layout.title}) ships no workspace of its "
+            "own for agents, and ours (check.py, benchmark.py) reads our reference interface", path=problem.folder,
+            hint="grade its solutions with `kernelbench grade`, or give agents a problem in our layout or in "
+                 "kernelbench.com's with their harness package beside the deck (benchmarks/hard/src)")
+    return files
 
 
 def keep_pristine(bound: Path, pristine: Path) -> dict[str, str]:

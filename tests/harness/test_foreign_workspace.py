@@ -97,3 +97,15 @@ def test_a_real_cli_runs_on_their_problem_with_their_checker_and_is_graded(sandb
     assert site.returncode == 0, site.stderr
     page = tmp_path / "site" / "problems" / result["deck"] / f"{PROBLEM}.html"
     assert page.is_file() and run_dir.name in page.read_text()
+
+
+def test_a_run_on_a_layout_without_a_workspace_is_refused_before_it_starts(tmp_path: Path):
+    from kernelbench.harness.agentspec import AgentSpec
+    from kernelbench.harness.runner import RunRequest, execute_run
+
+    stanford = REPO / "tests" / "foreign" / "decks" / "stanford-toy" / "2_Toy_Softmax.py"
+    request = RunRequest(agent=AgentSpec.parse("scripted:giveup"), problem=open_problem(stanford),
+                         runs_dir=tmp_path / "runs", device="cpu", shapes="smoke", sandboxed=False)
+    with pytest.raises(KernelBenchError, match="ships no workspace of its own for agents"):
+        execute_run(request)
+    assert not (tmp_path / "runs").exists()
