@@ -301,3 +301,27 @@ def test_every_stage_asks_a_foreign_module_for_its_draws_on_the_gradings_device(
     prefetch = InputPrefetcher(recorder, [case], 1, "meta")
     (x,) = prefetch.take(0)
     assert asked == ["meta"] and x.device.type == "cpu"
+
+
+def test_a_regrade_plan_opens_each_column_once_with_the_layout_its_listing_found(monkeypatch):
+    """`kernelbench regrade` lists the deck (each entry's layout detected once) and opens the problem of each
+    column the board has once: every cell of a column carries the same value."""
+    from kernelbench.harness.regrade import plan_cells
+    from kernelbench.problems import layouts
+    from kernelbench.results.published import load_published_board
+
+    board = HERE / "boards" / "kbh-toy"
+    seen, detect = [], layouts.detected
+    monkeypatch.setattr(layouts, "detected", lambda path: seen.append(Path(path).name) or detect(path))
+    monkeypatch.setattr(layouts, "layout_of", lambda path: pytest.fail(f"{path} detected again on opening"))
+    cells = plan_cells(load_published_board(board / "leaderboard.json"), board / "solutions", HERE / "decks" / "kbh-toy")
+    entries = sorted(p.name for p in (HERE / "decks" / "kbh-toy").iterdir() if not p.name.startswith((".", "_")))
+    assert sorted(seen) == entries
+    by_column: dict[str, set[int]] = {}
+    for cell in cells:
+        if cell.problem not in entries:  # a column the deck lacks is listed as such, never opened
+            assert cell.opened is None
+            continue
+        assert cell.opened is not None and cell.opened.name == cell.problem
+        by_column.setdefault(cell.problem, set()).add(id(cell.opened))
+    assert sorted(by_column) == entries and all(len(ids) == 1 for ids in by_column.values())
