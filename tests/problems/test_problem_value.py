@@ -24,7 +24,7 @@ def test_our_problem_opens_into_a_frozen_value_of_everything_a_command_asks():
     assert problem.layout.name == "native" and problem.deck == "main"
     assert problem.content_hash == layouts.layout_of(KAHAN).content_hash(KAHAN) and len(problem.content_hash) == 64
     assert problem.prompt == (KAHAN / "PROMPT.txt").read_text(encoding="utf-8")
-    assert problem.reference_file == KAHAN / "reference.py"
+    assert problem.reference_file == KAHAN / "reference.py" and problem.library_files == [KAHAN / "sota.py"]
     assert [p.name for p in problem.agent_files()] == ["reference.py", "problem.yaml"]  # never sota.py
     assert {"problem.yaml", "reference.py", "sota.py", "PROMPT.txt"} <= {p.name for p in problem.files}
     assert "check.py" in problem.workspace_templates
@@ -37,7 +37,7 @@ def test_our_problem_opens_into_a_frozen_value_of_everything_a_command_asks():
 def test_a_single_file_problem_gets_no_workspace_of_ours_and_no_prompt():
     problem = open_problem(STANFORD)
     assert problem.layout.name == "stanford-kernelbench" and problem.prompt is None
-    assert problem.agent_files() is None and problem.own_workspace() is None
+    assert problem.agent_files() is None and problem.own_workspace() is None and problem.library_files == []
     assert problem.watched_folder() == STANFORD.parent and problem.row_sum_bound() is None
 
 

@@ -3,13 +3,13 @@ per grading by `load_guards`: a guard module that cannot be imported makes the g
 reason, never a grading without that guard.
 
     before the stages:  static_findings(solution, spec)            -> the lint of the solution and its sidecars
-                        build_env(root), kahan_bound(spec, problem)   -> what the stages are given
+                        build_env(root), kahan_bound(spec, problem) -> what the stages are given
     after the stages:   launch_findings(launches, spec)             -> the launch audit of the checked calls
                         sass_findings(launches, spec, ...)          -> the FP8 tensor-core proof (CUDA, FP8 problems)
                         timed_launch_findings(names, spec)          -> the launch audit of the timed calls
                         compiled_kernels(build_env)                  -> torch.compile's kernels, named by their ops
                         counter_findings(spec, target, cases, ...)  -> the hardware-counter pass (CUDA)
-                        template_findings(snapshot, folder)        -> grader exit / file edits
+                        template_findings(snapshot, folder)         -> grader exit / file edits
 
 The guards of the stage processes themselves are armed by kernelbench.eval.worker.arming (candidate stages) and
 called by kernelbench.eval.worker.comparison (Kahan row sums). Each guard here returns findings; one that raises
