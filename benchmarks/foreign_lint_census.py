@@ -23,7 +23,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kernelbench.eval.integrity.lint import lint_source  # noqa: E402
 from kernelbench.harness.regrade import plan_cells  # noqa: E402
-from kernelbench.problems.loader import load_problem_spec  # noqa: E402
 from kernelbench.results.published import load_published_board  # noqa: E402
 
 
@@ -40,9 +39,9 @@ def census(board_path: Path, solutions: Path, deck: Path) -> dict:
     board = load_published_board(board_path)
     cells, specs = [], {}
     for job in plan_cells(board, solutions, deck):
-        if job.solution is None or job.problem_dir is None:
+        if job.solution is None or job.opened is None:
             continue
-        spec = specs.get(job.problem) or specs.setdefault(job.problem, load_problem_spec(job.problem_dir))
+        spec = specs.get(job.problem) or specs.setdefault(job.problem, job.opened.spec)
         findings = lint_source(job.solution.read_text(encoding="utf-8", errors="replace"), spec)
         cells.append({
             "run_id": job.cell.run_id,

@@ -32,25 +32,29 @@ import tempfile
 import time
 import traceback
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
+
+if TYPE_CHECKING:
+    from kernelbench.problems.problem import Problem
 
 FOREIGN = REPO / ".foreign" / "kernelbench.com"
 PUBLISHED_CLEAR_BYTES = 128 << 20
 INPUT_SETS = 4
 
 
-def locate(cell_id: str, board: Path, solutions: Path, deck: Path) -> tuple[Path, Path]:
+def locate(cell_id: str, board: Path, solutions: Path, deck: Path) -> tuple[Problem, Path]:
     from kernelbench.harness.regrade import plan_cells
     from kernelbench.results.published import load_published_board
 
     for job in plan_cells(load_published_board(board), solutions, deck):
         if job.cell.run_id == cell_id:
-            if job.solution is None or job.problem_dir is None:
+            if job.solution is None or job.opened is None:
                 raise LookupError(f"{cell_id}: no solution file or no problem folder")
-            return job.problem_dir, job.solution
+            return job.opened, job.solution
     raise LookupError(f"{cell_id}: not on the board")
 
 
@@ -133,17 +137,16 @@ def time_shape(reference, candidate, shape: dict, index: int, device) -> dict:
 def time_cell(cell_id: str, board: Path, solutions: Path, deck: Path, deadline: float) -> dict:
     import torch
 
-    from kernelbench.problems.layouts import layout_of
-    from kernelbench.problems.loader import bind_shape, load_reference, load_solution
+    from kernelbench.problems.loader import bind_shape, load_solution
 
-    problem_dir, solution = locate(cell_id, board, solutions, deck)
-    spec = layout_of(problem_dir).load_spec(problem_dir)
+    problem, solution = locate(cell_id, board, solutions, deck)
+    spec = problem.spec
     device = torch.device("cuda")
     result: dict = {"cell": cell_id, "problem": spec.id, "gpu": torch.cuda.get_device_name(device), "shapes": []}
     with tempfile.TemporaryDirectory(prefix="kb-cell-") as tmp:
         copy = Path(tmp) / "solution.py"
         shutil.copyfile(solution, copy)
-        reference = load_reference(problem_dir)
+        reference = problem.load_reference()
         candidate = load_solution(copy, "solution")
         for index, shape in enumerate(spec.shapes):
             if time.monotonic() > deadline:

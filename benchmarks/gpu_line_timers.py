@@ -25,6 +25,7 @@ import sys
 import tarfile
 import time
 import traceback
+from types import SimpleNamespace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -150,16 +151,22 @@ def graph_idle_ms(fn, device, trials: int = 20, idle_s: float = 0.003) -> float 
     return statistics.median(samples)
 
 
+def loaded_problem(folder: Path) -> SimpleNamespace:
+    """The problem opened, with its reference imported once: what the independent timers build each line from."""
+    from kernelbench.problems.problem import open_problem
+
+    problem = open_problem(folder)
+    return SimpleNamespace(spec=problem.spec, reference=problem.load_reference(), directory=problem.folder)
+
+
 def independent_problem(problem_dir: Path, lines: tuple[str, ...], deadline: float) -> dict:
     """Every (line, shape) of one problem timed by the independent timers, in this (child) process: a refused
     graph capture can leave torch's CUDA generator unusable for the rest of a process, so each problem gets its
     own, and within it every graph capture comes after the timers that need no graph."""
     import torch
 
-    from kernelbench.problems.loader import load_problem
-
     device = torch.device("cuda")
-    problem = load_problem(problem_dir)
+    problem = loaded_problem(problem_dir)
     seed = problem.spec.seeds[0]
     rows: dict[str, dict] = {}
     for line in lines:

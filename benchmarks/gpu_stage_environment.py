@@ -43,13 +43,12 @@ def child(case: str, guard: bool, arm: bool = False) -> dict:
     import torch
     from triton.testing import do_bench
 
-    from benchmarks.gpu_line_timers import build_line, host_issue_ms
+    from benchmarks.gpu_line_timers import build_line, host_issue_ms, loaded_problem
     from kernelbench.eval.portable.fresh import Reservoir
     from kernelbench.eval.portable.timing import time_function
-    from kernelbench.problems.loader import load_problem
 
     name, line, index = case.split(":")
-    problem = load_problem(REPO / "problems" / name)
+    problem = loaded_problem(REPO / "problems" / name)
     if guard:
         from kernelbench.eval.integrity.introspection import IntrospectionGuard
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from kernelbench.harness import sandbox
 from kernelbench.harness.agentspec import AgentSpec
 from kernelbench.harness.runner import RunRequest, execute_run
+from kernelbench.problems.problem import open_problem
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -49,8 +50,9 @@ def scripted_run(repeat: int) -> float:
         root = Path(tmp)
         (root / "sweeps" / "plans").mkdir(parents=True)
         (root / "sweeps" / "plans" / "idle.yaml").write_text("name: idle\nsteps:\n  - run: ls\n")
-        request = RunRequest(agent=AgentSpec.parse("scripted:idle"), problem_dir=REPO / "problems" /
-                             "04_kahan_softmax", runs_dir=root / "runs", device="cpu", shapes="smoke",
+        problem = open_problem(REPO / "problems" / "04_kahan_softmax")
+        request = RunRequest(agent=AgentSpec.parse("scripted:idle"), problem=problem, runs_dir=root / "runs",
+                             device="cpu", shapes="smoke",
                              options={"plan_search": [str(root)]})
         return statistics.median(timed(lambda: execute_run(request), repeat))
 

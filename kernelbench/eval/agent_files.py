@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 
 from kernelbench.eval.cases import STRESS_SHAPES, smallest_shape_indices
-from kernelbench.problems.loader import load_problem_spec
+from kernelbench.problems.problem import Problem, as_problem
 from kernelbench.problems.spec import ProblemSpec
 
 PORTABLE = Path(__file__).resolve().parent / "portable"
@@ -37,9 +37,9 @@ def problem_config(spec: ProblemSpec) -> dict:
             "stress_shapes": smallest_shape_indices(spec, spec.shapes, STRESS_SHAPES)}
 
 
-def write_agent_files(problem_dir: Path, workspace: Path) -> list[Path]:
+def write_agent_files(problem: Problem | Path, workspace: Path) -> list[Path]:
     """Write check.py, benchmark.py, problem.json and kb_eval/ into `workspace`; returns the paths written."""
-    spec = load_problem_spec(Path(problem_dir))
+    spec = as_problem(problem).spec
     workspace = Path(workspace)
     package = workspace / "kb_eval"
     package.mkdir(parents=True, exist_ok=True)

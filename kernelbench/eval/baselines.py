@@ -20,7 +20,7 @@ from kernelbench.eval.stages.timing import shape_result
 from kernelbench.fileio import atomic_write_text
 from kernelbench.problems.baselines import COMPILED_LINE_MODE, Line, ProblemBaselines
 from kernelbench.problems.baselines import ShapeTiming as LineShape
-from kernelbench.problems.loader import baselines_file, problem_deck, problem_hash, reference_file
+from kernelbench.problems.problem import Problem, as_problem
 
 
 def _line_source(line: str, torch_version: str, sota_source: str) -> str:
@@ -82,27 +82,27 @@ def measure_lines(plan: GradingPlan, state: GradingState, lines: dict[LineName, 
     return measured
 
 
-def measure_baselines(problem_dir: Path, device: str = "cuda",
+def measure_baselines(problem: Problem | Path, device: str = "cuda",
                       lines: tuple[LineName, ...] = ("eager", "compiled", "sota"),
                       shapes: str = "full", limits: dict[str, float] | None = None) -> ProblemBaselines:
     from kernelbench.eval.integrity.hooks import load_guards
 
-    problem_dir = Path(problem_dir).resolve()
+    problem = as_problem(problem)
     options = GradingOptions(device=device, shapes=shapes, line="eager", lint=False, limits=dict(limits or {}))
     with tempfile.TemporaryDirectory(prefix="kb-baselines-", dir=scratch_dir()) as tmp:
-        plan = GradingPlan.create(reference_file(problem_dir), problem_dir, Path(tmp), options, load_guards())
+        plan = GradingPlan.create(problem.reference_file, problem, Path(tmp), options, load_guards())
         state = GradingState(Grading(device=device, shapes_mode=shapes, has_solution=True))
         reference = run_stage(plan, state, plan.judge_job(plan.timing_cases(), save_expected=True))
         reply = reference.reply_as(JudgeReply)
         if reply is None:
-            raise reference_failed(reference_file(problem_dir), reference.error)
+            raise reference_failed(problem.reference_file, reference.error)
         state.note_device(reply.device_info, device)
         if state.profile is None and device == "cuda":
             raise KernelBenchError("this GPU matches no hardware profile", hint="see kernelbench/hardware.py")
-        result = ProblemBaselines(problem=plan.spec.id, deck=problem_deck(problem_dir),
+        result = ProblemBaselines(problem=plan.spec.id, deck=problem.deck,
                                   gpu=state.profile.key if state.profile else device,
                                   gpu_name=state.device_info.name or "cpu", measured_at=datetime.now(UTC),
-                                  problem_hash=problem_hash(problem_dir))
+                                  problem_hash=problem.content_hash)
         result.lines = _measure_all(plan, state, lines, Path(tmp) / "judge", state.device_info.torch)
         env = collect_environment(device, state.profile, result.problem_hash, state.device_info)
         result.environment = {k: str(v) for k, v in env.model_dump().items() if v}
@@ -116,7 +116,7 @@ def _measure_all(plan: GradingPlan, state: GradingState, lines: tuple[LineName, 
     sources: dict[LineName, str] = {}
     for line in lines:
         if line != "sota":
-            modules[line] = reference_file(plan.pristine)
+            modules[line] = plan.problem.reference_in(plan.pristine)
             sources[line] = _line_source(line, torch_version, "")
             continue
         entry = plan.spec.sota[0] if plan.spec.sota else None
@@ -137,9 +137,9 @@ def _measure_all(plan: GradingPlan, state: GradingState, lines: tuple[LineName, 
     return {line: measured.get(line) or unavailable[line] for line in lines}
 
 
-def write_baselines(problem_dir: Path, baselines: ProblemBaselines, merge: bool = False) -> Path:
+def write_baselines(problem: Problem | Path, baselines: ProblemBaselines, merge: bool = False) -> Path:
     """Write the file; with `merge`, lines measured earlier (same problem hash) are kept unless re-measured."""
-    path = baselines_file(problem_dir, baselines.gpu)
+    path = as_problem(problem).baselines_file(baselines.gpu)
     if merge and path.is_file():
         from kernelbench.problems.baselines import load_baselines
 

@@ -7,8 +7,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kernelbench.errors import KernelBenchError
+
+if TYPE_CHECKING:
+    from kernelbench.problems.layouts.base import Layout
 
 GRADE_EXAMPLE = """example:
   kernelbench grade solution.py --problem problems/04_kahan_softmax --device cpu --shapes smoke --json
@@ -162,7 +166,7 @@ def _register_problem(subparsers) -> None:
     sub = p.add_subparsers(dest="problem_command", metavar="COMMAND")
     check = sub.add_parser("check", help="validate a problem: spec, reference, tolerance that can fail",
                            epilog=PROBLEM_CHECK_EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
-    check.add_argument("problem_dir", type=Path, nargs="+",
+    check.add_argument("problems", metavar="problem_dir", type=Path, nargs="+",
                        help="one or more problem folders (or Stanford KernelBench files)")
     add_device_options(check, shapes=False)
     check.set_defaults(func=problem_check_command)
@@ -171,11 +175,12 @@ def _register_problem(subparsers) -> None:
 
 def problem_check_command(args: argparse.Namespace) -> int:
     from kernelbench.eval.problem_check import check_problem
+    from kernelbench.problems.problem import open_problem
 
     resolve_device_options(args)
     failed = 0
-    for problem_dir in args.problem_dir:
-        report = check_problem(problem_dir, device=args.device)
+    for folder in args.problems:
+        report = check_problem(open_problem(folder), device=args.device)
         print(f"{report.problem}: {'PASS' if report.passed else 'FAIL'}")
         for line in report.lines:
             print(f"  {line}")
@@ -237,35 +242,37 @@ def _register_baselines(subparsers) -> None:
     p.set_defaults(func=baselines_command)
 
 
-def problem_dirs(value: str, deck: Path) -> list[Path]:
+def deck_entries(value: str, deck: Path) -> list[tuple[Path, Layout | None]]:
     """One problem, or every problem of a deck folder in whatever layout it is written (a folder, or a file of a
-    single-file layout)."""
-    from kernelbench.problems.layouts import LAYOUTS
+    single-file layout), each with the layout it was found in (None: one named by the user, detected on opening)."""
+    from kernelbench.problems.layouts import detected
 
     if value != "all":
-        return [Path(value)]
-    dirs = sorted(p for p in deck.iterdir()
-                  if not p.name.startswith((".", "_")) and any(layout.detect(p) for layout in LAYOUTS))
-    if not dirs:
+        return [(Path(value), None)]
+    found = [(p, detected(p)) for p in sorted(deck.iterdir()) if not p.name.startswith((".", "_"))]
+    entries: list[tuple[Path, Layout | None]] = [(p, layout) for p, layout in found if layout is not None]
+    if not entries:
         raise KernelBenchError("no problem folders found", path=deck)
-    return dirs
+    return entries
 
 
 def baselines_command(args: argparse.Namespace) -> int:
     from kernelbench.eval.baselines import measure_baselines, write_baselines
     from kernelbench.eval.progress import StepProgress
+    from kernelbench.problems.problem import open_problem
 
     resolve_device_options(args)
     failures = 0
-    problems = problem_dirs(args.problem, args.problems)
-    with StepProgress("baselines", total=len(problems), estimate=True) as progress:
-        for problem in problems:
-            progress.step(problem.name)
+    entries = deck_entries(args.problem, args.problems)
+    with StepProgress("baselines", total=len(entries), estimate=True) as progress:
+        for folder, layout in entries:
+            progress.step(folder.name)
             try:
+                problem = open_problem(folder, layout)
                 result = measure_baselines(problem, device=args.device, lines=tuple(args.lines),
                                            shapes="full" if args.device == "cuda" else "smoke")
             except KernelBenchError as exc:
-                progress.note(f"{problem.name}: {exc}")
+                progress.note(f"{folder.name}: {exc}")
                 failures += 1
                 continue
             path = write_baselines(problem, result)

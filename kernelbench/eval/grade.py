@@ -23,7 +23,6 @@ from kernelbench.eval.environment import collect_environment
 from kernelbench.eval.failures import GraderFault
 from kernelbench.eval.grading import (
     STAGE_LIMITS_S,
-    WORKSPACE_TEMPLATES,
     GradingOptions,
     GradingPlan,
     GradingState,
@@ -32,7 +31,7 @@ from kernelbench.eval.grading import (
 from kernelbench.eval.integrity.templates import Snapshot
 from kernelbench.eval.protocol import Line
 from kernelbench.fileio import atomic_write_text
-from kernelbench.problems.loader import problem_files, problem_hash
+from kernelbench.problems.problem import Problem, as_problem
 
 __all__ = ["STAGE_LIMITS_S", "GradeReport", "grade_solution", "template_paths"]
 
@@ -58,18 +57,19 @@ class GradeReport(BaseModel):
         return self.model_dump_json(indent=2, by_alias=True) + "\n"
 
 
-def template_paths(solution: Path, problem_dir: Path) -> list[Path]:
+def template_paths(solution: Path, problem: Problem) -> list[Path]:
     """Files a solution must not edit: the problem's own and the workspace copies beside the solution."""
-    return problem_files(problem_dir) + [solution.parent / n for n in WORKSPACE_TEMPLATES]
+    return [*problem.files, *(solution.parent / n for n in problem.workspace_templates)]
 
 
-def grade_solution(solution: Path, problem_dir: Path, *, device: str = "cuda", shapes: str = "full",
+def grade_solution(solution: Path, problem: Problem | Path, *, device: str = "cuda", shapes: str = "full",
                    out_dir: Path | None = None, line: Line = "candidate", lint: bool = True,
                    limits: dict[str, float] | None = None, timing: bool = True,
                    counters: bool = True, held_out: bool = True, sanitizer: bool = False,
                    exclusive: AbstractContextManager | None = None,
                    stage: StageAnnouncer | None = None) -> GradeReport:
-    """Grade one solution file against one problem; see kernelbench.eval.stages for the order of stages.
+    """Grade one solution file against one problem (opened by the caller, or a problem folder to open); see
+    kernelbench.eval.stages for the order of stages.
 
     `exclusive` is held around the stages that measure (counters, timing): gradings that share a GPU may check
     correctness side by side and take turns for their measurements (kernelbench regrade --jobs). `stage` is told
@@ -78,7 +78,7 @@ def grade_solution(solution: Path, problem_dir: Path, *, device: str = "cuda", s
     turns the sanitizer stage on (CUDA gradings only): off by default until benchmarks/gpu_sanitizer.py has shown on
     a GPU that the deck's honest solutions pass it and the planted ones fail it; off, its result says so."""
     started = time.monotonic()
-    solution, problem_dir = Path(solution).resolve(), Path(problem_dir).resolve()
+    solution = Path(solution).resolve()
     options = GradingOptions(device=device, shapes=shapes, line=line, lint=lint, timing=timing, counters=counters,
                              held_out=held_out, sanitizer=sanitizer, limits=dict(limits or {}))
     state = GradingState(Grading(device=device, shapes_mode=shapes, has_solution=solution.is_file()))
@@ -86,7 +86,8 @@ def grade_solution(solution: Path, problem_dir: Path, *, device: str = "cuda", s
         state.grading.outcome = Outcome.NO_SOLUTION
         state.grading.reasons.append(f"no solution file at {solution}")
         return _finish(GradeReport(grading=state.grading), out_dir)
-    before = Snapshot.take(template_paths(solution, problem_dir))
+    problem = as_problem(problem)
+    before = Snapshot.take(template_paths(solution, problem))
     isolation = ""
     try:
         from kernelbench.eval.integrity.hooks import load_guards
@@ -94,19 +95,18 @@ def grade_solution(solution: Path, problem_dir: Path, *, device: str = "cuda", s
         guards = load_guards()
         try:
             with tempfile.TemporaryDirectory(prefix="kb-grade-", dir=scratch_dir()) as tmp:
-                plan = GradingPlan.create(solution, problem_dir, Path(tmp), options, guards)
+                plan = GradingPlan.create(solution, problem, Path(tmp), options, guards)
                 isolation = plan.isolation.note
                 state.stages["setup"] = round(time.monotonic() - started, 3)
                 correct = run_stages(plan, state, exclusive or nullcontext(), stage)
         finally:  # whatever ended the grading, the files it watched are put back
-            state.findings += guards.template_findings(before, problem_dir if problem_dir.is_dir()
-                                                       else problem_dir.parent)
+            state.findings += guards.template_findings(before, problem.watched_folder())
         conclude(plan, state, correct)
     except GraderFault as exc:  # the grading could not be carried out: never a verdict on the candidate
         state.grading.outcome = Outcome.HARNESS_ERROR
         state.grading.reasons.insert(0, f"grading aborted: {exc}")
         state.log.check.append(f"[grading aborted] {exc}")
-    return _finish(report_of(state, options, problem_dir, started, isolation), out_dir)
+    return _finish(report_of(state, options, problem, started, isolation), out_dir)
 
 
 # the stages as run_stages announces them, in order
@@ -164,12 +164,12 @@ def conclude(plan: GradingPlan, state: GradingState, correct: bool) -> None:
                    shapes_expected=len(plan.shapes), unjudged=state.unjudged)
 
 
-def report_of(state: GradingState, options: GradingOptions, problem_dir: Path, started: float,
+def report_of(state: GradingState, options: GradingOptions, problem: Problem, started: float,
               isolation: str) -> GradeReport:
     grading = state.grading
     grading.elapsed_s = time.monotonic() - started
     state.stages["total"] = round(grading.elapsed_s, 3)
-    environment = collect_environment(options.device, state.profile, problem_hash(problem_dir), state.device_info)
+    environment = collect_environment(options.device, state.profile, problem.content_hash, state.device_info)
     environment.isolation = isolation
     return GradeReport(grading=grading, integrity=state.findings, environment=environment,
                        check_log=state.log.check_text(state.stages), benchmark_log=state.log.bench_text(),

@@ -38,14 +38,8 @@ from kernelbench.eval.protocol import (
 from kernelbench.eval.solution_folder import SolutionCopy, copy_solution_folder
 from kernelbench.hardware import GpuProfile
 from kernelbench.problems.heldout import heldout_hash, load_heldout
-from kernelbench.problems.loader import (
-    file_hashes,
-    load_problem_spec,
-    pristine_copy,
-    pristine_paths,
-    shapes_for,
-    with_drawn_stress,
-)
+from kernelbench.problems.loader import file_hashes, shapes_for
+from kernelbench.problems.problem import Problem
 from kernelbench.problems.spec import ProblemSpec
 
 if TYPE_CHECKING:
@@ -64,7 +58,6 @@ STAGE_LIMITS_S = {"check": 600.0, "reference": 300.0, "bench": 420.0, "counters"
 # Timed calls per shape whose outputs (on fresh inputs, chosen after each call returned) the fresh stage judges
 # afterwards: each costs a reference call (and an fp64 oracle where the problem needs one) in a trusted process.
 FRESH_KEPT_PER_SHAPE = 2
-WORKSPACE_TEMPLATES = ("check.py", "benchmark.py", "reference.py", "problem.yaml", "PROMPT.txt")
 
 
 @dataclass(frozen=True)
@@ -90,7 +83,7 @@ class GradingOptions:
 @dataclass
 class GradingPlan:
     solution: Path
-    problem_dir: Path
+    problem: Problem                     # the problem as the command opened it (its folder is never imported)
     workdir: Path
     options: GradingOptions
     guards: Guards
@@ -114,25 +107,25 @@ class GradingPlan:
     heldout_hash: str = ""
 
     @classmethod
-    def create(cls, solution: Path, problem_dir: Path, workdir: Path, options: GradingOptions,
+    def create(cls, solution: Path, problem: Problem, workdir: Path, options: GradingOptions,
                guards: Guards) -> GradingPlan:
         secret = secret_seed()
-        spec = with_drawn_stress(problem_dir, load_problem_spec(problem_dir), secret)
+        spec = problem.graded_spec(secret)
         shapes = shapes_for(spec, options.shapes)
         cases = build_cases(spec, shapes, secret, options.shapes)
         timed_stress = timed_stress_cases(spec, shapes, secret, cases, options.shapes) if options.timing else []
         known = {c.id for c in cases}
         cases += [c for c in timed_stress if c.id not in known]
-        pristine = pristine_copy(problem_dir, workdir / "problem")
+        pristine = problem.pristine_copy(workdir / "problem")
         module = workdir / SOLUTION_FOLDER / solution.name
         module.parent.mkdir(parents=True)
         brought = copy_solution_folder(solution, module.parent)
         (workdir / "inputs").mkdir()
         # the sandboxed stages run as an uid of their own: what they read must be readable whatever its mode was
         confinement.readable_by_sandbox(pristine, module.parent, workdir / "inputs")
-        plan = cls(solution, problem_dir, workdir, options, guards, spec, shapes, secret, cases, timed_stress,
+        plan = cls(solution, problem, workdir, options, guards, spec, shapes, secret, cases, timed_stress,
                    pristine, module, guards.build_env(workdir / "build"), isolation_for(options.device), {},
-                   guards.kahan_bound(spec, pristine))
+                   guards.kahan_bound(spec, problem))
         plan.pristine_hashes = file_hashes(plan.pristine_files())
         plan.graded_bytes = module.read_bytes()
         plan.brought = brought
@@ -161,7 +154,7 @@ class GradingPlan:
         return self.options.device
 
     def pristine_files(self) -> list[Path]:
-        return pristine_paths(self.problem_dir, self.pristine)
+        return self.problem.pristine_paths(self.pristine)
 
     def timing_cases(self) -> list[Case]:
         """The base cases the bench stage times: the problem's `input_sets` per shape, in the shapes' order."""

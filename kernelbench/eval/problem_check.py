@@ -9,7 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernelbench.problems.loader import bind_shape, init_arguments, load_problem, reference_file, shapes_for
+from kernelbench.problems.loader import bind_shape, init_arguments, shapes_for
+from kernelbench.problems.problem import Problem, as_problem
+from kernelbench.problems.spec import ProblemSpec
 
 
 @dataclass
@@ -50,13 +52,14 @@ def perturbations(expected: Any, tolerances: dict[str, Any]) -> dict[str, Any]:
     return {"one element perturbed": pack(bumped), "all zeros": pack([torch.zeros_like(t) for t in items])}
 
 
-def check_perturbations(problem, device: str, shape: dict[str, Any], report: CheckReport) -> None:
+def check_perturbations(ref: Any, spec: ProblemSpec, device: str, shape: dict[str, Any],
+                        report: CheckReport) -> None:
+    """`ref`: the problem's reference module (Problem.load_reference)."""
     import torch
 
     from kernelbench.eval.portable.compare import compare_outputs
 
-    ref = problem.reference
-    tolerances = {k: v.model_dump() for k, v in problem.spec.tolerance.items()}
+    tolerances = {k: v.model_dump() for k, v in spec.tolerance.items()}
     torch.manual_seed(0)
     bind_shape(ref, shape)
     args, kwargs = init_arguments(ref, shape)
@@ -72,17 +75,17 @@ def check_perturbations(problem, device: str, shape: dict[str, Any], report: Che
                                                                  " — NOT rejected, the tolerance cannot fail"))
 
 
-def check_problem(problem_dir: Path, device: str = "cpu") -> CheckReport:
+def check_problem(problem: Problem | Path, device: str = "cpu") -> CheckReport:
     from kernelbench.base.models import Outcome
     from kernelbench.eval.grade import grade_solution
 
-    problem = load_problem(problem_dir)
+    problem = as_problem(problem)
+    reference = problem.load_reference()
     report = CheckReport(problem=problem.spec.id)
-    report.record(True, f"spec valid, {problem.layout} layout ({len(problem.spec.shapes)} shapes, "
+    report.record(True, f"spec valid, {problem.layout.name} layout ({len(problem.spec.shapes)} shapes, "
                         f"{len(problem.spec.smoke_shapes)} smoke shapes)")
     mode = "smoke" if device == "cpu" else "full"
-    graded = grade_solution(reference_file(problem_dir), problem_dir, device=device, shapes=mode, lint=False,
-                            timing=False)
+    graded = grade_solution(problem.reference_file, problem, device=device, shapes=mode, lint=False, timing=False)
     g = graded.grading
     report.record(g.outcome is Outcome.PASS, f"reference passes its own check on {len(g.checks)} cases "
                   f"({mode} shapes): {g.outcome.value}" + (f" — {g.reasons[0][:300]}" if g.reasons else ""))
@@ -92,5 +95,5 @@ def check_problem(problem_dir: Path, device: str = "cpu") -> CheckReport:
     if held is not None and g.outcome is Outcome.PASS:  # its declarations load and the reference runs on them
         report.record(held.correct is True, f"reference passes its held-out cases: {held.passed} of "
                       f"{len(held.checks)}" + (f" — {held.note[:300]}" if held.note else ""))
-    check_perturbations(problem, device, shapes_for(problem.spec, mode)[0], report)
+    check_perturbations(reference, problem.spec, device, shapes_for(problem.spec, mode)[0], report)
     return report

@@ -98,14 +98,16 @@ def run_command(args: argparse.Namespace) -> int:
     from kernelbench.harness.jobs import JobSummary
     from kernelbench.harness.progress import describe
     from kernelbench.harness.runner import RunRequest, execute_run
+    from kernelbench.problems.problem import open_problem
 
     if args.trials < 1:
         raise KernelBenchError(f"--trials {args.trials} runs nothing", hint="give --trials 1 or more")
     resolve_device_options(args)
     options = {"provider_order": args.provider_order.split(",")} if args.provider_order else {}
     console, worst = Console(stderr=True), 0
+    problem = open_problem(args.problem)
     for trial in range(1, args.trials + 1):
-        request = RunRequest(agent=AgentSpec.parse(args.agent), problem_dir=args.problem, runs_dir=args.runs,
+        request = RunRequest(agent=AgentSpec.parse(args.agent), problem=problem, runs_dir=args.runs,
                              budget_s=args.budget, trial=trial, device=args.device, shapes=args.shapes,
                              held_out=args.held_out == "on", sanitizer=args.sanitizer == "on",
                              sandboxed=not args.no_sandbox,
@@ -291,7 +293,7 @@ def regrade_command(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
     _interruptible()
     cells = plan_cells(load_published_board(args.leaderboard), args.solutions, args.deck)
-    with RegradeProgress(total=sum(c.problem_dir is not None for c in cells)) as progress:
+    with RegradeProgress(total=sum(c.opened is not None for c in cells)) as progress:
         regrade = regrade_board
         if args.backend == "ray":
             from kernelbench.harness.regrade_ray import regrade_board_on_ray

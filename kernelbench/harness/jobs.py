@@ -27,7 +27,7 @@ class Job(BaseModel):
 
     agent: str
     options: dict[str, Any] = Field(default_factory=dict)
-    problem_dir: str
+    problem_dir: str                    # the folder, opened by the process that runs the job
     trial: int
     runs_dir: str
     budget_s: float
@@ -46,7 +46,9 @@ class Job(BaseModel):
         return (self.agent, Path(self.problem_dir).name, self.trial)
 
     def request(self, runs_dir: Path | None = None, env: dict[str, str] | None = None) -> RunRequest:
-        return RunRequest(agent=AgentSpec.parse(self.agent), problem_dir=Path(self.problem_dir),
+        from kernelbench.problems.problem import open_problem
+
+        return RunRequest(agent=AgentSpec.parse(self.agent), problem=open_problem(self.problem_dir),
                           runs_dir=runs_dir or Path(self.runs_dir), budget_s=self.budget_s, trial=self.trial,
                           device=self.device, shapes=self.shapes, held_out=self.held_out,
                           sanitizer=self.sanitizer,

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from kernelbench import confinement
 from kernelbench.problems.layouts.base import OwnScript
+from kernelbench.problems.problem import Problem
 from kernelbench.results.run import CheckerOutcome, OwnBenchmarkRun, OwnCheckerRun
 
 TIMEOUT_S = 1200.0
@@ -45,10 +46,10 @@ class ScriptRun:
     failure: str = ""  # why it did not finish: "did not start: ...", "did not finish within N s"
 
 
-def run_their_script(problem_dir: Path, script: OwnScript, solution_folder: Path, device: str, scratch: Path,
+def run_their_script(problem: Problem, script: OwnScript, solution_folder: Path, device: str, scratch: Path,
                      timeout_s: float) -> ScriptRun:
     """Their script over the solution set up in `solution_folder`, confined, in a tree built under `scratch`."""
-    problem_copy = lay_out(problem_dir, script, solution_folder, scratch)
+    problem_copy = lay_out(problem.folder, script, solution_folder, scratch)
     command, isolation = _command(script, problem_copy, scratch, device)
     began = time.monotonic()
     try:
@@ -67,10 +68,10 @@ def run_their_script(problem_dir: Path, script: OwnScript, solution_folder: Path
                      isolation)
 
 
-def run_own_checker(problem_dir: Path, checker: OwnScript, solution_folder: Path, device: str,
+def run_own_checker(problem: Problem, checker: OwnScript, solution_folder: Path, device: str,
                     scratch: Path, timeout_s: float = TIMEOUT_S) -> OwnCheckerRun:
     """Their checker over the solution set up in `solution_folder`, in a tree built under `scratch`."""
-    run = run_their_script(problem_dir, checker, solution_folder, device, scratch, timeout_s)
+    run = run_their_script(problem, checker, solution_folder, device, scratch, timeout_s)
     if run.exit_code is None:
         return OwnCheckerRun(outcome="error", seconds=run.seconds, script=checker.script,
                              output_tail=_with_failure(run), isolation=run.isolation)
@@ -79,16 +80,16 @@ def run_own_checker(problem_dir: Path, checker: OwnScript, solution_folder: Path
                          isolation=run.isolation)
 
 
-def run_own_benchmark(problem_dir: Path, benchmark: OwnScript, solution_folder: Path, device: str,
+def run_own_benchmark(problem: Problem, benchmark: OwnScript, solution_folder: Path, device: str,
                       scratch: Path, timeout_s: float = TIMEOUT_S) -> OwnBenchmarkRun:
     """Their timing script over the solution set up in `solution_folder`: each shape's milliseconds and their peak
     fraction as their script printed them (`timing_of`)."""
-    run = run_their_script(problem_dir, benchmark, solution_folder, device, scratch, timeout_s)
+    run = run_their_script(problem, benchmark, solution_folder, device, scratch, timeout_s)
     shape_ms, peak = timing_of(run.stdout)
     timed = run.exit_code == 0 and peak is not None
     return OwnBenchmarkRun(outcome="timed" if timed else "error", exit_code=run.exit_code, seconds=run.seconds,
                            script=benchmark.script, shape_ms=shape_ms, peak_fraction=peak if timed else None,
-                           roof_of=roof_named_by(problem_dir), output_tail=_with_failure(run),
+                           roof_of=problem.roof_named(), output_tail=_with_failure(run),
                            isolation=run.isolation)
 
 
@@ -123,30 +124,18 @@ def _plain_number(text: str) -> float | None:
     return value if value >= 0 and value != float("inf") else None
 
 
-def roof_named_by(problem_dir: Path) -> str:
-    """The GPU whose roof their script divides by: the first of problem.yaml's `hardware` list ("" if none)."""
-    import yaml
-
-    try:
-        meta = yaml.safe_load((Path(problem_dir) / "problem.yaml").read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError):
-        return ""
-    hardware = meta.get("hardware") if isinstance(meta, dict) else None
-    return str(hardware[0]) if isinstance(hardware, list) and hardware else ""
-
-
 def _with_failure(run: ScriptRun) -> str:
     tail = _tail(run.output)
     return f"{tail}\n[{run.failure}]".lstrip("\n") if run.failure else tail
 
 
-def lay_out(problem_dir: Path, checker: OwnScript, solution_folder: Path, scratch: Path) -> Path:
+def lay_out(folder: Path, checker: OwnScript, solution_folder: Path, scratch: Path) -> Path:
     """The problem folder copied under `scratch` with the solution's files beside it (the problem's own files
     win a name they share: the checker imports the problem's reference) and their harness where the checker
     finds it. Returns the copy."""
-    problem_copy = scratch / "bench" / "problems" / Path(problem_dir).name
+    problem_copy = scratch / "bench" / "problems" / Path(folder).name
     shutil.copytree(solution_folder, problem_copy, symlinks=True)
-    shutil.copytree(problem_dir, problem_copy, symlinks=True, dirs_exist_ok=True,
+    shutil.copytree(folder, problem_copy, symlinks=True, dirs_exist_ok=True,
                     ignore=shutil.ignore_patterns("__pycache__", "baselines"))
     harness = (problem_copy / checker.harness_at).resolve()
     if scratch.resolve() not in harness.parents:
@@ -199,16 +188,3 @@ def _command(checker: OwnScript, problem_copy: Path, scratch: Path, device: str)
 def _tail(output: bytes) -> str:
     lines = output.decode(errors="replace").splitlines()[-TAIL_LINES:]
     return "\n".join(lines)[-TAIL_CHARS:]
-
-
-def checker_of(problem_dir: Path) -> OwnScript | None:
-    from kernelbench.problems.layouts import layout_of
-
-    return layout_of(Path(problem_dir)).own_checker(Path(problem_dir))
-
-
-def benchmark_of(problem_dir: Path) -> OwnScript | None:
-    from kernelbench.problems.layouts import layout_of
-
-    return layout_of(Path(problem_dir)).own_benchmark(Path(problem_dir))
-

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from kernelbench.base.models import Ceiling
 from kernelbench.errors import KernelBenchError
+from kernelbench.problems.problem import Problem
 from kernelbench.results.published import (
     PublishedAgent,
     PublishedBoard,
@@ -97,7 +98,7 @@ class CellJob:
     agent: PublishedAgent
     problem: str
     cell: PublishedResult
-    problem_dir: Path | None
+    opened: Problem | None               # the deck's problem of the cell's column (None: the deck has none)
     solution: Path | None
 
     @property
@@ -122,17 +123,22 @@ class RegradeReport:
 
 
 def plan_cells(board: PublishedBoard, solutions_dir: Path, deck_dir: Path) -> list[CellJob]:
-    """Every cell of the board, with its problem folder and solution file where they exist."""
-    from kernelbench.problems.layouts import LAYOUTS
+    """Every cell of the board, with its problem (opened once per column) and solution file where they exist."""
+    from kernelbench.problems.layouts import detected
+    from kernelbench.problems.problem import open_problem
 
-    problems = {p.name if p.is_dir() else p.stem: p for p in sorted(Path(deck_dir).iterdir())
-                if not p.name.startswith((".", "_")) and any(layout.detect(p) for layout in LAYOUTS)}
+    found = {p.name if p.is_dir() else p.stem: (p, detected(p)) for p in sorted(Path(deck_dir).iterdir())
+             if not p.name.startswith((".", "_"))}
+    in_deck = {name: entry for name, entry in found.items() if entry[1] is not None}
+    opened: dict[str, Problem] = {}
     jobs = []
     for agent in board.models:
         for problem, cell in agent.results.items():
             solution = next((Path(solutions_dir) / n.format(run_id=cell.run_id) for n in SOLUTION_NAMES
                              if (Path(solutions_dir) / n.format(run_id=cell.run_id)).is_file()), None)
-            jobs.append(CellJob(agent, problem, cell, problems.get(problem), solution))
+            if problem in in_deck and problem not in opened:
+                opened[problem] = open_problem(*in_deck[problem])
+            jobs.append(CellJob(agent, problem, cell, opened.get(problem), solution))
     return jobs
 
 
@@ -245,11 +251,9 @@ def provenance_of(job: CellJob, settings: CellSettings, layout: str, mapping: li
 
 def published_ceiling(job: CellJob, hardware: PublishedHardware) -> Ceiling | None:
     """The ceiling the published board scored this cell against (its problem's regime on the board's GPU)."""
-    from kernelbench.problems.loader import load_problem_spec
-
-    if job.problem_dir is None:
+    if job.opened is None:
         return None
-    spec = load_problem_spec(job.problem_dir)
+    spec = job.opened.spec
     if spec.regime is None or spec.ceiling is None:
         return None
     return hardware.ceiling(spec.regime, spec.ceiling)
@@ -269,19 +273,18 @@ def grade_cell_on(gpu: str | None, job: CellJob, settings: CellSettings, runs_di
 def grade_cell(job: CellJob, settings: CellSettings, runs_dir: Path, exclusive=None) -> RunResult:
     """Grade one cell into a staging folder and publish it as `<runs>/<run id>_regraded`."""
     from kernelbench.eval.grade import grade_solution
-    from kernelbench.problems.layouts import layout_of
 
-    assert job.problem_dir is not None  # a cell with no problem folder is listed (no_problem), never graded
-    layout = layout_of(job.problem_dir)
-    mapping = [MappedConcept(**row.model_dump()) for row in layout.mapping(job.problem_dir)]
+    problem = job.opened
+    assert problem is not None  # a cell with no problem folder is listed (no_problem), never graded
+    mapping = [MappedConcept(**row.model_dump()) for row in problem.mapping()]
     with staged_run(runs_dir, job.run_id) as run:
         result = RunResult(run_id=job.run_id, harness=job.agent.harness, model=job.agent.model,
-                           effort=job.agent.effort or None, deck=layout.default_deck(job.problem_dir),
+                           effort=job.agent.effort or None, deck=problem.deck,
                            problem=job.problem, gpu=gpu_key(settings.device), source=SOURCE,
                            session=Session(elapsed_s=job.cell.elapsed_seconds,
                                            tokens=Tokens(output=job.cell.output_tokens or 0),
                                            notes=["the agent's session ran on the published board; graded again here"]),
-                           provenance=provenance_of(job, settings, layout.name, mapping))
+                           provenance=provenance_of(job, settings, problem.layout.name, mapping))
         report = None
         if job.solution is None:
             result.grading = Grading(outcome=Outcome.NO_SOLUTION,
@@ -327,14 +330,14 @@ def _grade_copy(job: CellJob, settings: CellSettings, exclusive, grade_solution,
     from kernelbench.eval.grading import scratch_dir
     from kernelbench.harness.rebuild import set_up
 
-    assert job.solution is not None and job.problem_dir is not None  # grade_cell grades a cell with both here
+    assert job.solution is not None and job.opened is not None  # grade_cell grades a cell with both here
     timeline = settings.timeline
     with tempfile.TemporaryDirectory(prefix="kb-regrade-", dir=scratch_dir()) as tmp:
         timeline.stage(job, "set up as its authors had it")
         solution, adaptations, missing = set_up(job.solution, Path(tmp))
         provenance.adaptations = [a.what for a in adaptations]
         provenance.not_provided = missing
-        return grade_solution(solution, job.problem_dir, device=settings.device, shapes=settings.shapes,
+        return grade_solution(solution, job.opened, device=settings.device, shapes=settings.shapes,
                               limits=settings.limits, counters=settings.counters,
                               exclusive=exclusive, stage=lambda name, detail="": timeline.stage(job, name, detail))
 
@@ -349,7 +352,7 @@ class TheirPass:
 
     label: str                               # "their checker", "their benchmark" (progress and messages)
     field: str                               # the Provenance field it fills
-    script_of: Callable[[Path], Any]         # the problem folder -> its OwnScript, or None
+    script_of: Callable[[Problem], Any]      # the problem -> its OwnScript, or None
     run: Callable[..., Any]                  # run_own_checker or run_own_benchmark
     passed_only: bool                        # only cells that passed our checks (a failing one has no peak)
 
@@ -359,15 +362,16 @@ class TheirPass:
 
 
 def their_checker() -> TheirPass:
-    from kernelbench.harness.own_checker import checker_of, run_own_checker
+    from kernelbench.harness.own_checker import run_own_checker
 
-    return TheirPass("their checker", "own_checker", checker_of, run_own_checker, passed_only=False)
+    return TheirPass("their checker", "own_checker", Problem.own_checker, run_own_checker, passed_only=False)
 
 
 def their_benchmark() -> TheirPass:
-    from kernelbench.harness.own_checker import benchmark_of, run_own_benchmark
+    from kernelbench.harness.own_checker import run_own_benchmark
 
-    return TheirPass("their benchmark", "own_benchmark", benchmark_of, run_own_benchmark, passed_only=True)
+    return TheirPass("their benchmark", "own_benchmark", Problem.own_benchmark, run_own_benchmark,
+                     passed_only=True)
 
 
 def wants_their_script(job: CellJob, runs_dir: Path, their: TheirPass) -> bool:
@@ -375,9 +379,9 @@ def wants_their_script(job: CellJob, runs_dir: Path, their: TheirPass) -> bool:
     for a pass that wants it, a cell that passed our checks)."""
     from kernelbench.results.run import load_result
 
-    if job.solution is None or job.problem_dir is None or not (runs_dir / job.run_id / RESULT_FILE).is_file():
+    if job.solution is None or job.opened is None or not (runs_dir / job.run_id / RESULT_FILE).is_file():
         return False
-    if their.script_of(job.problem_dir) is None:
+    if their.script_of(job.opened) is None:
         return False
     try:
         result = load_result(runs_dir / job.run_id)
@@ -398,8 +402,8 @@ def run_their_script(job: CellJob, settings: CellSettings, runs_dir: Path, their
 
     # wants_their_script chose the cell: a solution, a problem folder whose layout ships the script, a result
     # with provenance
-    assert job.solution is not None and job.problem_dir is not None
-    script = their.script_of(job.problem_dir)
+    assert job.solution is not None and job.opened is not None
+    script = their.script_of(job.opened)
     assert script is not None
     with tempfile.TemporaryDirectory(prefix=f"kb-{their.field.replace('_', '-')}-", dir=scratch_dir()) as tmp:
         solution_folder, scratch = Path(tmp) / "solution", Path(tmp) / "script"
@@ -407,7 +411,7 @@ def run_their_script(job: CellJob, settings: CellSettings, runs_dir: Path, their
         scratch.mkdir()
         set_up(job.solution, solution_folder)
         settings.timeline.stage(job, their.label.replace("their ", "their own "))
-        run = their.run(job.problem_dir, script, solution_folder, settings.device, scratch)
+        run = their.run(job.opened, script, solution_folder, settings.device, scratch)
     if settings.cancelled.is_set():
         raise KeyboardInterrupt
     replace_result_field(runs_dir / job.run_id, ("provenance", their.field), run)
@@ -463,8 +467,8 @@ def regrade_board(leaderboard: Path, solutions_dir: Path, deck_dir: Path, runs_d
     cells = [j for j in plan_cells(board, solutions_dir, deck_dir) if not only or j.cell.run_id in only
              or j.problem in only]
     report = RegradeReport(board=settings.board_name, total=len(cells))
-    report.no_problem = sorted({j.problem for j in cells if j.problem_dir is None})
-    report.no_solution = sorted(j.cell.run_id for j in cells if j.solution is None and j.problem_dir is not None)
+    report.no_problem = sorted({j.problem for j in cells if j.opened is None})
+    report.no_solution = sorted(j.cell.run_id for j in cells if j.solution is None and j.opened is not None)
     finished = _finished(runs_dir, cells)
     if finished and not resume:
         raise KernelBenchError(f"{len(finished)} cells of this board are already graded in this runs folder",
@@ -474,9 +478,9 @@ def regrade_board(leaderboard: Path, solutions_dir: Path, deck_dir: Path, runs_d
     settings.gpu = _earlier_gpu(runs_dir, finished)
     # cells without a solution file last: they are filed under the GPU the others were graded on; the rest in the
     # order `only` names them, so a plan can put its longest cells first, where a call's end cannot cut them
-    todo = sorted((j for j in cells if j.run_id not in finished and j.problem_dir is not None),
+    todo = sorted((j for j in cells if j.run_id not in finished and j.opened is not None),
                   key=lambda j: (j.solution is None, _named_at(j, only)))
-    report.total -= sum(1 for j in cells if j.problem_dir is None)
+    report.total -= sum(1 for j in cells if j.opened is None)
     if grade_elsewhere is not None:
         grade_elsewhere(todo, settings, runs_dir, report, finished, stop_after)
         return report

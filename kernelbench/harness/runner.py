@@ -23,9 +23,14 @@ from kernelbench.harness.agentspec import AgentSpec
 from kernelbench.harness.outcome import classify, template_findings
 from kernelbench.harness.process import ProcessResult, run_budgeted
 from kernelbench.harness.runids import unique_run_id
-from kernelbench.harness.workspace import Workspace, collect_submission, copy_workspace, prepare_workspace
-from kernelbench.problems.loader import problem_deck, problem_hash
-from kernelbench.problems.loader import load_problem_spec
+from kernelbench.harness.workspace import (
+    Workspace,
+    check_agents_can_work_on,
+    collect_submission,
+    copy_workspace,
+    prepare_workspace,
+)
+from kernelbench.problems.problem import Problem
 from kernelbench.results.run import Environment, Finding, Outcome, RunResult, Session
 from kernelbench.results.rundir import MODEL_SERVER_LOG, StagedRun, gpu_key, staged_run
 
@@ -34,7 +39,7 @@ from kernelbench.results.rundir import MODEL_SERVER_LOG, StagedRun, gpu_key, sta
 @dataclass
 class RunRequest:
     agent: AgentSpec
-    problem_dir: Path
+    problem: Problem                   # opened once by the command (kernelbench.problems.problem.open_problem)
     runs_dir: Path = Path("runs")
     budget_s: float = DEFAULT_BUDGET_S
     trial: int = 1
@@ -61,10 +66,7 @@ def validate_request(request: RunRequest) -> None:
     if not request.budget_s or request.budget_s <= 0:
         raise KernelBenchError(f"a budget of {request.budget_s} s leaves the agent no time",
                                hint="give --budget a positive number of seconds (default 2700 = 45 min)")
-    if not Path(request.problem_dir).is_dir():
-        raise KernelBenchError("no such problem folder", path=request.problem_dir,
-                               hint="point --problem at a folder such as problems/01_fp8_gemm")
-    load_problem_spec(request.problem_dir)
+    check_agents_can_work_on(request.problem)
     adapter = get_adapter(request.agent.harness)
     adapter.find_executable()
     adapter.validate(request.agent, request.agent_options)
@@ -74,7 +76,7 @@ def validate_request(request: RunRequest) -> None:
     if request.stand_in:
         from kernelbench.harness.standin.policy import load_policy
 
-        load_policy(request.stand_in, problem=Path(request.problem_dir).name)
+        load_policy(request.stand_in, problem=request.problem.name)
     if request.sandboxed:
         sandbox.probe()
     if request.device not in ("cuda", "cpu") or request.shapes not in ("full", "smoke"):
@@ -85,9 +87,8 @@ def validate_request(request: RunRequest) -> None:
 def execute_run(request: RunRequest) -> Path:
     """Run the agent once and write `runs/<run_id>/`; returns that folder."""
     validate_request(request)
-    spec = load_problem_spec(request.problem_dir)
     started = datetime.now(UTC)
-    run_id = unique_run_id(request.runs_dir, started, request.agent, spec.id, request.trial)
+    run_id = unique_run_id(request.runs_dir, started, request.agent, request.problem.id, request.trial)
     scratch = None
     try:
         with staged_run(request.runs_dir, run_id) as run:
@@ -101,15 +102,14 @@ def execute_run(request: RunRequest) -> Path:
 def _run_in(request: RunRequest, run_id: str, started: datetime, run: StagedRun, scratch: Path) -> RunResult:
     profile = _profile(request)
     result = RunResult(run_id=run_id, harness=request.agent.harness, model=request.agent.model,
-                       effort=request.agent.effort, deck=problem_deck(request.problem_dir),
-                       problem=Path(request.problem_dir).name,
+                       effort=request.agent.effort, deck=request.problem.deck, problem=request.problem.name,
                        gpu=gpu_key(request.device, expected=profile.key if profile else None),
                        trial=request.trial,
                        started=started, scripted=get_adapter(request.agent.harness).scripted,
                        session=Session(budget_s=request.budget_s, sandboxed=request.sandboxed,
                                        sandbox_note=_sandbox_note(request)),
                        environment=_environment(request))
-    ws = prepare_workspace(request.problem_dir, scratch / "workspace", scratch / "pristine", profile=profile,
+    ws = prepare_workspace(request.problem, scratch / "workspace", scratch / "pristine", profile=profile,
                            device=request.device, shapes=request.shapes)
     _record_cli(result.session, request)
     proc, report, error = None, None, None
@@ -166,10 +166,10 @@ def _run_agent(request: RunRequest, run_id: str, ws: Workspace, home: Path, stag
     adapter = get_adapter(request.agent.harness)
     home.mkdir(parents=True)
     ctx = AgentContext(spec=request.agent, prompt=ws.prompt, workspace=ws.root, home=home, run_dir=staging,
-                       problem_dir=Path(request.problem_dir), problem_id=ws.spec.id, budget_s=request.budget_s,
+                       problem=request.problem, budget_s=request.budget_s,
                        run_id=run_id, shapes=request.shapes, options=request.agent_options, env=dict(request.env),
                        model_server=model_server, sandboxed=request.sandboxed, workspace_top=ws.top)
-    hidden = [Path(request.runs_dir).resolve(), Path(request.problem_dir).resolve()]
+    hidden = [Path(request.runs_dir).resolve(), request.problem.folder]
     return launch_agent(adapter, ctx, sandboxed=request.sandboxed, network=request.network, hidden=hidden)
 
 
@@ -267,7 +267,7 @@ def _last_line(path: Path) -> str | None:
 def _grade(submission: Path, request: RunRequest):
     from kernelbench.eval.grade import grade_solution
 
-    return grade_solution(submission, Path(request.problem_dir), device=request.device, shapes=request.shapes,
+    return grade_solution(submission, request.problem, device=request.device, shapes=request.shapes,
                           held_out=request.held_out, sanitizer=request.sanitizer)
 
 
@@ -287,4 +287,4 @@ def _sandbox_note(request: RunRequest) -> str:
 
 def _environment(request: RunRequest) -> Environment:
     return Environment(python=platform.python_version(), kernelbench=kernelbench.__version__,
-                       host=platform.node(), problem_hash=problem_hash(Path(request.problem_dir)))
+                       host=platform.node(), problem_hash=request.problem.content_hash)

@@ -82,7 +82,7 @@ class Sweep:
             raise KernelBenchError("no such sweep file", path=path, hint="see sweeps/demo-h100.yaml for an example")
         return cls(path, load_yaml_model(path, SweepFile))
 
-    def problem_dirs(self) -> list[Path]:
+    def problem_folders(self) -> list[Path]:
         if not self.problems_dir.is_dir():
             raise KernelBenchError(f"problems folder {self.problems_dir} does not exist", path=self.path,
                                    hint="fix problems_dir (relative to the sweep file)")
@@ -112,7 +112,7 @@ class Sweep:
 
     def jobs(self) -> list[Job]:
         """Trial by trial, so a sweep cut short still has one run in every cell before any has two."""
-        spec, jobs, problems = self.spec, [], self.problem_dirs()
+        spec, jobs, problems = self.spec, [], self.problem_folders()
         for trial in range(1, spec.trials + 1):
             for problem in problems:
                 for entry in spec.entries():
@@ -180,7 +180,7 @@ def check_sweep(sweep: Sweep) -> None:
     from kernelbench.harness.agents import get_adapter
     from kernelbench.harness.plans import find_plan, load_plan, resolve_plan
 
-    problems = sweep.problem_dirs()
+    problems = sweep.problem_folders()
     for entry in sweep.spec.entries():
         spec = AgentSpec.parse(entry.agent)
         adapter = get_adapter(spec.harness)

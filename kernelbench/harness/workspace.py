@@ -1,7 +1,7 @@
 """The agent's disposable workspace: only the template files, a pristine copy kept outside, hashes to compare.
 
-The agent gets reference.py, problem.yaml, the prompt (GPU fields filled), the shapes it is graded on, and its own
-check.py/benchmark.py. Nothing else of the problem folder goes in (no README explaining the leak checks, no
+The agent gets the problem's files its layout gives agents (ours: reference.py and problem.yaml), the prompt (GPU
+fields filled), the shapes it is graded on, and its own check.py/benchmark.py. Nothing else of the problem folder goes in (no README explaining the leak checks, no
 sota.py, no baselines). Every template file is hashed before the agent starts; a file changed or deleted
 afterwards makes the run INVALID, and the diff against the pristine copy is recorded as the evidence.
 
@@ -25,13 +25,10 @@ from typing import Any
 
 from kernelbench.errors import KernelBenchError
 from kernelbench.eval.integrity.templates import TemplateChange, file_change
-from kernelbench.problems.loader import shapes_for
-from kernelbench.problems.loader import load_problem_spec
 from kernelbench.problems.layouts.base import OwnWorkspace
+from kernelbench.problems.problem import PROMPT_FILE, Problem
 from kernelbench.problems.spec import ProblemSpec
 
-TEMPLATE_FILES = ("reference.py", "problem.yaml")
-PROMPT_FILE = "PROMPT.txt"
 SHAPES_FILE = "shapes.json"
 SOLUTION_FILE = "solution.py"
 SIDECAR_SUFFIXES = {".py", ".cu", ".cuh", ".cpp", ".cc", ".c", ".h", ".hpp", ".ptx", ".txt", ".json", ".yaml"}
@@ -70,36 +67,44 @@ class Workspace:
         return set(self.hashes)
 
 
-def prepare_workspace(problem_dir: Path, root: Path, pristine: Path, *, profile: Any = None,
+def prepare_workspace(problem: Problem, root: Path, pristine: Path, *, profile: Any = None,
                       device: str = "cuda", shapes: str = "full") -> Workspace:
     """Fill `root` with the template files and keep a byte-identical copy in `pristine` (outside the sandbox)."""
-    from kernelbench.problems.layouts import layout_of
-
-    problem_dir = Path(problem_dir)
-    spec = load_problem_spec(problem_dir)
-    layout = layout_of(problem_dir)
-    own = layout.own_workspace(problem_dir)
+    own = problem.own_workspace()
     if own is not None:
-        return prepare_own_workspace(problem_dir, own, root, pristine, spec, profile)
-    if layout.name != "native":
+        return prepare_own_workspace(problem, own, root, pristine, profile)
+    files = our_workspace_files(problem)
+    root.mkdir(parents=True, exist_ok=True)
+    for source in files:
+        if not source.is_file():
+            raise KernelBenchError(f"the problem has no {source.name}", path=source,
+                                   hint="every problem folder needs " + " and ".join(f.name for f in files))
+        shutil.copyfile(source, root / source.name)
+    prompt = render_prompt(prompt_of(problem), profile)
+    (root / PROMPT_FILE).write_text(prompt, encoding="utf-8")
+    graded = problem.shapes(shapes)
+    (root / SHAPES_FILE).write_text(json.dumps({"mode": shapes, "shapes": graded}, indent=2) + "\n")
+    write_agent_files(problem, root, device=device, shapes=shapes)
+    return Workspace(root=root, pristine=pristine, spec=problem.spec, prompt=prompt,
+                     hashes=keep_pristine(root, pristine))
+
+
+def check_agents_can_work_on(problem: Problem) -> None:
+    """An error naming the problem and what to do where an agent cannot be given it (before a run starts)."""
+    if problem.own_workspace() is None:
+        our_workspace_files(problem)
+
+
+def our_workspace_files(problem: Problem) -> tuple[Path, ...]:
+    """The problem's files our workspace gives an agent; an error where its layout has none for ours."""
+    files = problem.agent_files()
+    if files is None:
         raise KernelBenchError(
-            f"an agent cannot be given this problem: its layout ({layout.title}) ships no workspace of its own for "
-            "agents, and ours (check.py, benchmark.py) reads our reference interface", path=problem_dir,
+            f"an agent cannot be given this problem: its layout ({problem.layout.title}) ships no workspace of its "
+            "own for agents, and ours (check.py, benchmark.py) reads our reference interface", path=problem.folder,
             hint="grade its solutions with `kernelbench grade`, or give agents a problem in our layout or in "
                  "kernelbench.com's with their harness package beside the deck (benchmarks/hard/src)")
-    root.mkdir(parents=True, exist_ok=True)
-    for name in TEMPLATE_FILES:
-        source = problem_dir / name
-        if not source.is_file():
-            raise KernelBenchError(f"the problem has no {name}", path=source,
-                                   hint="every problem folder needs reference.py and problem.yaml")
-        shutil.copyfile(source, root / name)
-    prompt = render_prompt(_read_prompt(problem_dir), profile)
-    (root / PROMPT_FILE).write_text(prompt, encoding="utf-8")
-    graded = shapes_for(spec, shapes)
-    (root / SHAPES_FILE).write_text(json.dumps({"mode": shapes, "shapes": graded}, indent=2) + "\n")
-    write_agent_files(problem_dir, root, device=device, shapes=shapes)
-    return Workspace(root=root, pristine=pristine, spec=spec, prompt=prompt, hashes=keep_pristine(root, pristine))
+    return files
 
 
 def keep_pristine(bound: Path, pristine: Path) -> dict[str, str]:
@@ -109,32 +114,31 @@ def keep_pristine(bound: Path, pristine: Path) -> dict[str, str]:
     return hashes
 
 
-def prepare_own_workspace(problem_dir: Path, own: OwnWorkspace, top: Path, pristine: Path, spec: ProblemSpec,
+def prepare_own_workspace(problem: Problem, own: OwnWorkspace, top: Path, pristine: Path,
                           profile: Any) -> Workspace:
     """Another benchmark's workspace as it lays it out (see the module docstring): the problem's files in a folder
     as deep under `top` as the harness's place asks, the harness where its scripts import it from."""
     depth = Path(own.harness_at).parts.count("..")
-    root = top.joinpath(*Path(problem_dir).resolve().parts[-depth:]) if depth else top
+    root = top.joinpath(*problem.folder.parts[-depth:]) if depth else top
     root.mkdir(parents=True, exist_ok=True)
     harness = (root / own.harness_at).resolve()
     if top.resolve() != harness and top.resolve() not in harness.parents:
         raise KernelBenchError(f"the benchmark's harness would lie outside the workspace: {own.harness_at}",
-                               path=problem_dir)
+                               path=problem.folder)
     for name in own.files:
-        shutil.copyfile(Path(problem_dir) / name, root / name)
+        shutil.copyfile(problem.folder / name, root / name)
     shutil.copytree(own.harness, harness, ignore=shutil.ignore_patterns("__pycache__"))
-    prompt = render_prompt(_read_prompt(problem_dir), profile)
+    prompt = render_prompt(prompt_of(problem), profile)
     (root / PROMPT_FILE).write_text(prompt, encoding="utf-8")
-    return Workspace(root=root, pristine=pristine, spec=spec, prompt=prompt, hashes=keep_pristine(top, pristine),
-                     top=top)
+    return Workspace(root=root, pristine=pristine, spec=problem.spec, prompt=prompt,
+                     hashes=keep_pristine(top, pristine), top=top)
 
 
-def _read_prompt(problem_dir: Path) -> str:
-    path = problem_dir / PROMPT_FILE
-    if not path.is_file():
-        raise KernelBenchError("the problem has no PROMPT.txt", path=path,
+def prompt_of(problem: Problem) -> str:
+    if problem.prompt is None:
+        raise KernelBenchError("the problem has no PROMPT.txt", path=problem.folder / PROMPT_FILE,
                                hint="write the task the agent is given into PROMPT.txt")
-    return path.read_text(encoding="utf-8")
+    return problem.prompt
 
 
 # ------------------------------------------------------------------------------------------------ the prompt
@@ -158,7 +162,7 @@ def render_prompt(text: str, profile: Any) -> str:
 
 # ------------------------------------------------------------------------------------------------ check.py etc.
 
-def write_agent_files(problem_dir: Path, root: Path, *, device: str, shapes: str) -> None:
+def write_agent_files(problem: Problem, root: Path, *, device: str, shapes: str) -> None:
     """The agent's own check.py / benchmark.py, produced by the evaluation stage (`kernelbench.eval.agent_files`)."""
     try:
         module = importlib.import_module("kernelbench.eval.agent_files")
@@ -172,7 +176,7 @@ def write_agent_files(problem_dir: Path, root: Path, *, device: str, shapes: str
     # the scripts choose the device themselves and take --smoke; newer writers may also take these settings
     accepted = inspect.signature(writer).parameters
     settings = {k: v for k, v in {"device": device, "shapes": shapes}.items() if k in accepted}
-    writer(problem_dir, root, **settings)
+    writer(problem, root, **settings)
 
 
 # ------------------------------------------------------------------------------------------------ after the agent

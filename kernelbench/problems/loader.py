@@ -1,44 +1,24 @@
-"""Loading a problem's Python files (reference.py, sota.py) and a candidate's solution.py as modules.
+"""Loading a problem's Python files (reference.py, sota.py) and a candidate's solution.py as modules, by path.
 
-Grading never imports from the problem folder or the agent's workspace directly: it copies the files it trusts
-into a fresh folder first (`pristine_copy`), hashes the problem (`problem_hash`) so a result names exactly the
-problem it was graded against, and imports each file under a unique module name so that two loads never share
-state through `sys.modules`. Every stage process of a grading loads its problem's reference through
-`load_reference` (docs/grading.md, contract 1), which reads the folder in its own layout
-(kernelbench.problems.layouts: ours, KernelBench-Hard's, Stanford KernelBench's) and presents our interface.
+A command opens its problem once (kernelbench.problems.problem.open_problem) and carries the value; what is here
+takes a path because it is called where only a path arrives: every stage process of a grading loads its problem's
+reference from the grader's pristine copy through `load_reference` (docs/grading.md, contract 1), which reads the
+folder in its own layout (kernelbench.problems.layouts: ours, KernelBench-Hard's, Stanford KernelBench's) and
+presents our interface. Each module is imported under a unique name so that two loads never share state through
+`sys.modules`.
 """
 
 from __future__ import annotations
 
 import hashlib
-import shutil
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from kernelbench.errors import KernelBenchError
-from kernelbench.problems.modules import REQUIRED_FUNCTIONS, check_interface, load_module
+from kernelbench.problems.modules import load_module
 from kernelbench.problems.spec import ProblemSpec
-
-# our own layout's files (kernelbench.problems.layouts.native): grading depends on these, the prompt changes no verdict
-GRADED_FILES = ("problem.yaml", "reference.py", "sota.py")
-PROBLEM_FILES = (*GRADED_FILES, "PROMPT.txt")
-
-
-@dataclass
-class Problem:
-    """A problem folder with its validated spec and its reference module, and the layout it is written in."""
-
-    directory: Path
-    spec: ProblemSpec
-    reference: ModuleType
-    content_hash: str
-    layout: str = "native"
-
-    def shapes(self, mode: str) -> list[dict[str, Any]]:
-        return shapes_for(self.spec, mode)
 
 
 def shapes_for(spec: ProblemSpec, mode: str) -> list[dict[str, Any]]:
@@ -50,75 +30,18 @@ def shapes_for(spec: ProblemSpec, mode: str) -> list[dict[str, Any]]:
     raise KernelBenchError(f"unknown shapes mode '{mode}'", hint="use full or smoke")
 
 
-def problem_hash(problem_dir: Path) -> str:
-    """sha256 over the files grading depends on, in a fixed order, names included."""
+def code_files(problem_dir: Path) -> list[Path]:
+    """The problem's reference and library modules that exist (what the launch audit watches for inside a call)."""
     from kernelbench.problems.layouts import layout_of
 
-    return layout_of(problem_dir).content_hash(Path(problem_dir))
-
-
-def problem_files(problem_dir: Path) -> list[Path]:
-    """The files that define a problem in its layout (what the pristine copy holds and a solution must not edit)."""
-    from kernelbench.problems.layouts import layout_of
-
-    return layout_of(problem_dir).copied_files(Path(problem_dir))
-
-
-def baselines_file(problem_dir: Path, gpu: str) -> Path:
-    """Where the problem's baseline lines measured on `gpu` are filed (kernelbench.problems.baselines)."""
-    from kernelbench.problems.layouts import layout_of
-
-    return layout_of(problem_dir).baselines_dir(Path(problem_dir)) / f"{gpu}.json"
-
-
-def problem_deck(problem_dir: Path) -> str:
-    """The deck a problem folder belongs to by its layout (ours: main; KernelBench-Hard's: kbh-<hardware>)."""
-    from kernelbench.problems.layouts import layout_of
-
-    return layout_of(problem_dir).default_deck(Path(problem_dir))
-
-
-def reference_file(problem_dir: Path) -> Path:
-    from kernelbench.problems.layouts import layout_of
-
-    return layout_of(problem_dir).reference_file(Path(problem_dir))
+    layout = layout_of(problem_dir)
+    candidates = [layout.reference_file(Path(problem_dir)), *layout.library_files(Path(problem_dir))]
+    return [p for p in candidates if p.is_file()]
 
 
 def file_hashes(paths: list[Path]) -> dict[str, str]:
     """sha256 of each existing file (missing ones map to ''), to prove templates were not edited."""
     return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "" for p in paths}
-
-
-def pristine_copy(problem_dir: Path, dest: Path) -> Path:
-    """Copy the problem's defining files into `dest/<name>` and return that folder (a folder in the same layout)."""
-    from kernelbench.problems.layouts import layout_of
-
-    layout = layout_of(problem_dir)
-    target = Path(dest) / layout.folder_name(Path(problem_dir))
-    target.mkdir(parents=True, exist_ok=True)
-    for path in layout.copied_files(Path(problem_dir)):
-        if path.is_file():
-            copied = target / layout.copy_name(Path(problem_dir), path)
-            copied.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(path, copied)
-    return target
-
-
-def pristine_paths(problem_dir: Path, pristine: Path) -> list[Path]:
-    """Where `pristine_copy` put each of the problem's files that exists."""
-    from kernelbench.problems.layouts import layout_of
-
-    layout = layout_of(problem_dir)
-    return [Path(pristine) / layout.copy_name(Path(problem_dir), p)
-            for p in layout.copied_files(Path(problem_dir)) if p.is_file()]
-
-
-def with_drawn_stress(problem_dir: Path, spec: ProblemSpec, secret: int) -> ProblemSpec:
-    """The spec one grading is judged by: its stress entries and those the layout draws with the secret seed."""
-    from kernelbench.problems.layouts import layout_of
-
-    drawn = layout_of(problem_dir).drawn_stress(Path(problem_dir), spec, secret)
-    return spec.model_copy(update={"stress": [*spec.stress, *drawn]}) if drawn else spec
 
 
 def load_problem_spec(problem_dir: Path) -> ProblemSpec:
@@ -136,17 +59,6 @@ def load_reference(problem_dir: Path) -> ModuleType:
     from kernelbench.problems.layouts import layout_of
 
     return layout_of(problem_dir).load_reference(Path(problem_dir))
-
-
-def load_problem(problem_dir: Path) -> Problem:
-    """Validate the spec and import the reference from `problem_dir` (`problem check`, the deck's tests)."""
-    from kernelbench.problems.layouts import layout_of
-
-    problem_dir = Path(problem_dir)
-    layout = layout_of(problem_dir)
-    return Problem(directory=problem_dir, spec=layout.load_spec(problem_dir),
-                   reference=layout.load_reference(problem_dir), content_hash=layout.content_hash(problem_dir),
-                   layout=layout.name)
 
 
 def load_solution(path: Path, label: str = "solution") -> ModuleType:

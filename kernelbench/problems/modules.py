@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import itertools
 import sys
@@ -43,3 +44,20 @@ def check_interface(module: ModuleType, path: Path, *, needs_inputs: bool) -> No
             if not callable(getattr(module, fn, None)):
                 raise KernelBenchError(f"defines no function {fn}()", path=path,
                                        hint="see docs/grading.md, contract 2: get_init_kwargs(shape), get_inputs(...)")
+
+
+def module_constant(path: Path, name: str):
+    """A module-level constant read from source, without importing the file (None where it is not a literal)."""
+    try:
+        tree = ast.parse(Path(path).read_text())
+    except (OSError, SyntaxError):
+        return None
+    for node in tree.body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == name for t in targets) and node.value is not None:
+                try:
+                    return ast.literal_eval(node.value)
+                except ValueError:
+                    return None
+    return None

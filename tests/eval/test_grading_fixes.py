@@ -24,6 +24,7 @@ from kernelbench.eval.verdict import timing_guard_findings
 from kernelbench.eval.worker.comparison import Comparer
 from kernelbench.problems.loader import load_module
 from kernelbench.problems.loader import load_problem_spec
+from kernelbench.problems.problem import open_problem
 
 DECK = Path(__file__).resolve().parents[2] / "problems"
 
@@ -65,7 +66,7 @@ def test_a_stage_is_stopped_soon_after_its_partner_ends():
 
 
 def _plan(tmp_path: Path, problem: str, device: str) -> GradingPlan:
-    return GradingPlan.create(DECK / problem / "reference.py", DECK / problem, tmp_path,
+    return GradingPlan.create(DECK / problem / "reference.py", open_problem(DECK / problem), tmp_path,
                               GradingOptions(device=device, shapes="smoke"), load_guards())
 
 
@@ -94,7 +95,7 @@ def test_naive_softmax_accumulation_gets_a_kahan_finding_with_evidence():
     (x,) = ref.get_inputs(shape, 7, "cpu", case="absorb")
     oracle = ref.oracle(model, x)
     terms = (oracle / oracle.amax(dim=-1, keepdim=True)).float()
-    comparer = Comparer(torch, ref, "cpu", load_guards().kahan_bound(load_problem_spec(problem), problem))
+    comparer = Comparer(torch, ref, "cpu", load_guards().kahan_bound(load_problem_spec(problem), open_problem(problem)))
     naive = (terms / lane_sums(terms, 1, False).float()[:, None]).float()
     found = comparer.kahan_evidence("s0_stress0", naive, oracle)
     assert found and found[0].klass == 14 and "row" in found[0].evidence and "Kahan" in found[0].evidence

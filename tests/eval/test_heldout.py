@@ -16,6 +16,7 @@ from kernelbench.eval.grading import GradingPlan
 from kernelbench.harness.workspace import prepare_workspace
 from kernelbench.problems.heldout import HELDOUT_FILES, load_heldout
 from kernelbench.problems.loader import load_problem_spec, load_reference
+from kernelbench.problems.problem import open_problem
 
 REPO = Path(__file__).resolve().parents[2]
 PROBLEMS = REPO / "problems"
@@ -48,7 +49,7 @@ def test_no_held_out_declaration_reaches_the_agents_workspace(problem, tmp_path)
     declared = [flow_yaml(s) for s in held_shapes] + [f"def {p.name}(" for p in heldout.properties]
     for mode in ("full", "smoke"):
         root = tmp_path / mode / "ws"
-        prepare_workspace(problem, root, tmp_path / mode / "pristine", device="cpu", shapes=mode)
+        prepare_workspace(open_problem(problem), root, tmp_path / mode / "pristine", device="cpu", shapes=mode)
         files = [p for p in root.rglob("*") if p.is_file()]
         assert files and not [p for p in files if p.name in HELDOUT_FILES]
         for path in files:
@@ -152,7 +153,8 @@ def test_held_out_judging_is_on_unless_the_grader_s_caller_turns_it_off():
     parser = build_parser()
     assert parser.parse_args(["grade", "s.py", "--problem", "p"]).held_out == "on"
     assert parser.parse_args(["run", "--agent", "scripted:eager", "--problem", "p"]).held_out == "on"
-    assert RunRequest(agent=AgentSpec.parse("scripted:eager"), problem_dir=Path("p")).held_out is True
+    problem = open_problem(DECK[0])
+    assert RunRequest(agent=AgentSpec.parse("scripted:eager"), problem=problem).held_out is True
     assert SweepFile(name="s", agents=["scripted:eager"]).held_out is True
 
 

@@ -118,8 +118,9 @@ def test_a_reply_with_an_undeclared_key_is_refused_by_the_grader():
 def test_the_jobs_a_grading_builds_validate_and_survive_json(tmp_path, toy_problem):
     from kernelbench.eval.grading import GradingOptions, GradingPlan
     from kernelbench.eval.integrity.hooks import load_guards
+    from kernelbench.problems.problem import open_problem
 
-    plan = GradingPlan.create(toy_problem / "reference.py", toy_problem, tmp_path, GradingOptions(device="cpu",
+    plan = GradingPlan.create(toy_problem / "reference.py", open_problem(toy_problem), tmp_path, GradingOptions(device="cpu",
                               shapes="smoke"), load_guards())
     jobs = [plan.judge_job(plan.cases, check_dir=str(tmp_path / "check")), plan.check_job(),
             plan.bench_job(plan.timing_cases(), expected_dir=str(tmp_path / "check"), expected_prefix="out",

@@ -19,6 +19,7 @@ from kernelbench.eval.cases import Case, build_cases, timed_stress_cases, timed_
 from kernelbench.eval.portable.timing import Rotation, TimedOutputInvalid, time_function
 from kernelbench.problems.loader import load_module
 from kernelbench.problems.loader import load_problem_spec
+from kernelbench.problems.problem import open_problem
 from tests.eval.conftest import bench_context
 
 KAHAN = Path(__file__).resolve().parents[2] / "problems" / "04_kahan_softmax"
@@ -166,7 +167,7 @@ def _bench_ctx(tmp_path: Path, model_cls: type, judge_timed: bool = True):
     (tmp_path / "inputs").mkdir(), (tmp_path / "check").mkdir(), (tmp_path / "bench").mkdir()
     ctx = bench_context(tmp_path, KAHAN, rotation_seed=11, trials=6, candidate=SimpleNamespace(Model=model_cls),
                         judge_timed=judge_timed, cases=cases,
-                        kahan_bound=load_guards().kahan_bound(load_problem_spec(KAHAN), KAHAN))
+                        kahan_bound=load_guards().kahan_bound(load_problem_spec(KAHAN), open_problem(KAHAN)))
     ctx = ctx.with_line("candidate", SimpleNamespace(Model=model_cls))
     ctx = type(ctx)(**{**ctx.__dict__, "reference": REF})
     model = REF.Model(**REF.get_init_kwargs(shape))

@@ -18,14 +18,8 @@ import pytest
 from kernelbench.eval.cases import build_cases
 from kernelbench.problems.layouts import layout_of
 from kernelbench.problems.layouts.kbh_stress import HARNESS_COPY
-from kernelbench.problems.loader import (
-    load_problem_spec,
-    load_reference,
-    pristine_copy,
-    pristine_paths,
-    problem_hash,
-    with_drawn_stress,
-)
+from kernelbench.problems.loader import load_problem_spec, load_reference
+from kernelbench.problems.problem import open_problem
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -172,8 +166,9 @@ def test_without_their_harness_nothing_is_drawn_and_the_mapping_says_so():
 
 
 def test_each_grading_draws_its_property_cases_from_the_secret(toy, capsys):
-    spec = load_problem_spec(toy)
-    one, again, other = (with_drawn_stress(toy, spec, secret) for secret in (11, 11, 12))
+    problem = open_problem(toy)
+    spec = problem.spec
+    one, again, other = (problem.graded_spec(secret) for secret in (11, 11, 12))
     drawn = [s.case_label for s in one.stress[len(spec.stress):]]
     assert drawn and all(label.startswith("property:ConstantRowCase(") for label in drawn)
     assert one == again and one.stress != other.stress
@@ -182,7 +177,7 @@ def test_each_grading_draws_its_property_cases_from_the_secret(toy, capsys):
 
 
 def test_cases_are_built_on_their_shapes_and_carry_their_tolerance(toy):
-    spec = with_drawn_stress(toy, load_problem_spec(toy), 5)
+    spec = open_problem(toy).graded_spec(5)
     cases = build_cases(spec, spec.shapes, 5, "full")
     properties = [c for c in cases if c.case.startswith("property:")]
     assert len(properties) == 3 and {c.shape_index for c in properties} == {1}
@@ -208,12 +203,14 @@ def test_the_shim_applies_their_transform_to_our_seeded_draw(toy):
 
 
 def test_the_graders_copy_holds_their_harness_and_hashes_alike(toy, tmp_path):
-    copy = pristine_copy(toy, tmp_path / "copy")
+    problem = open_problem(toy)
+    copy = problem.pristine_copy(tmp_path / "copy")
     assert (copy / HARNESS_COPY / "src" / "eval" / "property_stress.py").is_file()
-    assert all(p.is_file() for p in pristine_paths(toy, copy))
-    assert problem_hash(copy) == problem_hash(toy)
+    assert all(p.is_file() for p in problem.pristine_paths(copy))
+    assert open_problem(copy).content_hash == problem.content_hash
     (toy.parent.parent / "src" / "eval" / "numeric_stress.py").write_text(NUMERIC.replace("1000.0", "10.0"))
-    assert problem_hash(copy) != problem_hash(toy)  # their harness decides verdicts: it is graded content
+    # their harness decides verdicts: it is graded content
+    assert open_problem(copy).content_hash != open_problem(toy).content_hash
     (row,) = load_reference(copy).get_inputs({"M": 5, "N": 12, "K": 20}, 3, "cpu",
                                              case="property:ConstantRowCase(row=1, value=4)")
     assert (row[1] == 4.0).all()

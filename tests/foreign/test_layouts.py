@@ -14,7 +14,8 @@ import pytest
 
 from kernelbench.errors import KernelBenchError
 from kernelbench.problems.layouts import layout_of
-from kernelbench.problems.loader import load_problem, load_problem_spec, problem_files
+from kernelbench.problems.loader import load_problem_spec
+from kernelbench.problems.problem import open_problem
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -60,8 +61,8 @@ def test_each_layout_is_recognised_by_what_the_folder_holds(tmp_path):
 
 
 def test_problem_files_follow_the_layout():
-    assert {p.name for p in problem_files(GEMM)} == {"problem.yaml", "reference.py", "shapes.py", "PROMPT.txt"}
-    assert problem_files(SOFTMAX) == [SOFTMAX]
+    assert {p.name for p in open_problem(GEMM).files} == {"problem.yaml", "reference.py", "shapes.py", "PROMPT.txt"}
+    assert open_problem(SOFTMAX).files == (SOFTMAX,)
 
 
 # ------------------------------------------------------------------------------------------------- the mapping
@@ -175,9 +176,10 @@ def test_the_real_h100_deck_loads_when_present():
     problems = sorted(p for p in FOREIGN_H100.iterdir() if p.is_dir())
     assert len(problems) == 6
     for path in problems:
-        problem = load_problem(path)
-        assert problem.layout == "kernelbench-hard" and problem.spec.has_roofline
-        assert layout_of(path).default_deck(path) == "kbh-h100"
+        problem = open_problem(path)
+        problem.load_reference()
+        assert problem.layout.name == "kernelbench-hard" and problem.spec.has_roofline
+        assert problem.deck == "kbh-h100"
     assert load_problem_spec(FOREIGN_H100 / "01_fp8_gemm").leak_checks == ["fp8_reported"]
 
 
@@ -215,7 +217,7 @@ def test_a_shape_key_that_binds_no_global_is_an_error(tmp_path):
     problem = copy_problem(GEMM, tmp_path)
     (problem / "shapes.py").write_text('SHAPES = [{"M": 8, "N": 16, "K": 32, "Q": 1}]\n')
     with pytest.raises(KernelBenchError, match="'Q'"):
-        load_problem(problem)
+        open_problem(problem).load_reference()
 
 
 # ------------------------------------------------------------------------------------------------- end to end
@@ -286,7 +288,7 @@ def test_every_stage_asks_a_foreign_module_for_its_draws_on_the_gradings_device(
 
     foreign = make_reference(_module_drawing(lambda: [torch.randn(4, 8)]), [{"N": 4}], layout="kernelbench_hard")
     assert inputs_device(foreign, "cuda:1") == "cuda:1"
-    assert inputs_device(load_problem(Path("problems/04_kahan_softmax")).reference, "cuda:1") == "cpu"
+    assert inputs_device(open_problem(Path("problems/04_kahan_softmax")).load_reference(), "cuda:1") == "cpu"
 
     asked = []
 
@@ -299,3 +301,27 @@ def test_every_stage_asks_a_foreign_module_for_its_draws_on_the_gradings_device(
     prefetch = InputPrefetcher(recorder, [case], 1, "meta")
     (x,) = prefetch.take(0)
     assert asked == ["meta"] and x.device.type == "cpu"
+
+
+def test_a_regrade_plan_opens_each_column_once_with_the_layout_its_listing_found(monkeypatch):
+    """`kernelbench regrade` lists the deck (each entry's layout detected once) and opens the problem of each
+    column the board has once: every cell of a column carries the same value."""
+    from kernelbench.harness.regrade import plan_cells
+    from kernelbench.problems import layouts
+    from kernelbench.results.published import load_published_board
+
+    board = HERE / "boards" / "kbh-toy"
+    seen, detect = [], layouts.detected
+    monkeypatch.setattr(layouts, "detected", lambda path: seen.append(Path(path).name) or detect(path))
+    monkeypatch.setattr(layouts, "layout_of", lambda path: pytest.fail(f"{path} detected again on opening"))
+    cells = plan_cells(load_published_board(board / "leaderboard.json"), board / "solutions", HERE / "decks" / "kbh-toy")
+    entries = sorted(p.name for p in (HERE / "decks" / "kbh-toy").iterdir() if not p.name.startswith((".", "_")))
+    assert sorted(seen) == entries
+    by_column: dict[str, set[int]] = {}
+    for cell in cells:
+        if cell.problem not in entries:  # a column the deck lacks is listed as such, never opened
+            assert cell.opened is None
+            continue
+        assert cell.opened is not None and cell.opened.name == cell.problem
+        by_column.setdefault(cell.problem, set()).add(id(cell.opened))
+    assert sorted(by_column) == entries and all(len(ids) == 1 for ids in by_column.values())

@@ -61,17 +61,18 @@ def test_their_checker_and_benchmark_give_their_results_beside_ours(their_tree: 
 
 
 def test_a_problem_without_their_harness_has_no_checker(tmp_path: Path):
-    from kernelbench.harness.own_checker import benchmark_of, checker_of
+    from kernelbench.problems.problem import open_problem
 
     copy = tmp_path / "problems-toy" / "01_toy_scaled_gemm"
     shutil.copytree(DECK / "01_toy_scaled_gemm", copy)
     (copy / "check.py").write_text(CHECK)
-    assert checker_of(copy) is None  # no src/eval two folders up: their check.py could not import it
+    problem = open_problem(copy)
+    assert problem.own_checker() is None  # no src/eval two folders up: their check.py could not import it
     (tmp_path / "src" / "eval").mkdir(parents=True)
-    assert checker_of(copy).script == "check.py"
-    assert benchmark_of(copy) is None  # the problem ships no benchmark.py
+    assert problem.own_checker().script == "check.py"
+    assert problem.own_benchmark() is None  # the problem ships no benchmark.py
     (copy / "benchmark.py").write_text(BENCHMARK)
-    assert benchmark_of(copy).script == "benchmark.py"
+    assert problem.own_benchmark().script == "benchmark.py"
 
 
 def test_the_verdict_is_what_the_checker_said_and_how_it_ended():

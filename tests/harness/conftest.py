@@ -10,6 +10,7 @@ import pytest
 
 from kernelbench.harness.agents import AgentContext
 from kernelbench.harness.agentspec import AgentSpec
+from kernelbench.problems.problem import open_problem
 from harness_standins import StandIns
 
 REPO = Path(__file__).resolve().parents[2]
@@ -59,7 +60,7 @@ def make_ctx(tmp_path: Path):
             (base / name).mkdir(parents=True, exist_ok=True)
         return AgentContext(spec=AgentSpec.parse(agent), prompt="Write solution.py: a fast {kernel} — verbatim.",
                             workspace=base / "workspace", home=base / "home", run_dir=base / "run",
-                            problem_dir=PROBLEMS / "04_kahan_softmax", problem_id="04_kahan_softmax",
+                            problem=open_problem(PROBLEMS / "04_kahan_softmax"),
                             budget_s=budget_s, run_id="test_run", options=options or {})
 
     return make

@@ -18,6 +18,7 @@ import pytest
 from kernelbench.errors import KernelBenchError
 from kernelbench.harness.agents import get_adapter
 from kernelbench.harness.workspace import copy_workspace, prepare_workspace
+from kernelbench.problems.problem import open_problem
 from kernelbench.transcripts.loader import load
 from tests.support.foreign_tree import lay_out_their_tree
 
@@ -33,7 +34,7 @@ def their_problem(tmp_path: Path) -> Path:
 
 
 def test_their_workspace_is_laid_out_as_theirs_with_every_file_a_template(their_problem: Path, tmp_path: Path):
-    ws = prepare_workspace(their_problem, tmp_path / "ws", tmp_path / "pristine", device="cpu", shapes="smoke")
+    ws = prepare_workspace(open_problem(their_problem), tmp_path / "ws", tmp_path / "pristine", device="cpu", shapes="smoke")
     assert ws.top == tmp_path / "ws" and ws.root == ws.top / "problems-toy" / PROBLEM
     assert sorted(p.name for p in ws.root.iterdir()) == ["PROMPT.txt", "benchmark.py", "check.py", "problem.yaml",
                                                           "reference.py", "shapes.py"]
@@ -54,11 +55,11 @@ def test_their_workspace_is_laid_out_as_theirs_with_every_file_a_template(their_
 def test_a_layout_without_a_workspace_for_agents_is_refused_with_the_reason(tmp_path: Path):
     stanford = REPO / "tests" / "foreign" / "decks" / "stanford-toy" / "2_Toy_Softmax.py"
     with pytest.raises(KernelBenchError, match="ships no workspace of its own for agents"):
-        prepare_workspace(stanford, tmp_path / "ws", tmp_path / "pristine", device="cpu", shapes="smoke")
+        prepare_workspace(open_problem(stanford), tmp_path / "ws", tmp_path / "pristine", device="cpu", shapes="smoke")
     bare = tmp_path / "problems-toy" / PROBLEM  # their layout, but no harness beside the deck
     shutil.copytree(REPO / "tests" / "foreign" / "decks" / "kbh-toy" / PROBLEM, bare)
     with pytest.raises(KernelBenchError, match="kernelbench.com's with their harness package"):
-        prepare_workspace(bare, tmp_path / "ws2", tmp_path / "pristine2", device="cpu", shapes="smoke")
+        prepare_workspace(open_problem(bare), tmp_path / "ws2", tmp_path / "pristine2", device="cpu", shapes="smoke")
 
 
 @pytest.mark.slow
@@ -96,3 +97,15 @@ def test_a_real_cli_runs_on_their_problem_with_their_checker_and_is_graded(sandb
     assert site.returncode == 0, site.stderr
     page = tmp_path / "site" / "problems" / result["deck"] / f"{PROBLEM}.html"
     assert page.is_file() and run_dir.name in page.read_text()
+
+
+def test_a_run_on_a_layout_without_a_workspace_is_refused_before_it_starts(tmp_path: Path):
+    from kernelbench.harness.agentspec import AgentSpec
+    from kernelbench.harness.runner import RunRequest, execute_run
+
+    stanford = REPO / "tests" / "foreign" / "decks" / "stanford-toy" / "2_Toy_Softmax.py"
+    request = RunRequest(agent=AgentSpec.parse("scripted:giveup"), problem=open_problem(stanford),
+                         runs_dir=tmp_path / "runs", device="cpu", shapes="smoke", sandboxed=False)
+    with pytest.raises(KernelBenchError, match="ships no workspace of its own for agents"):
+        execute_run(request)
+    assert not (tmp_path / "runs").exists()

@@ -11,6 +11,7 @@ import pytest
 
 from kernelbench.harness.agentspec import AgentSpec
 from kernelbench.harness.runner import RunRequest, execute_run
+from kernelbench.problems.problem import open_problem
 from kernelbench.results.run import Outcome, Status, load_result
 from kernelbench.transcripts import load
 
@@ -21,7 +22,7 @@ KAHAN = REPO / "problems" / "04_kahan_softmax"
 @pytest.fixture
 def run(project: Path, tmp_path: Path, sandbox_setting: str):
     def start(agent: str, budget: float = 300) -> Path:
-        request = RunRequest(agent=AgentSpec.parse(agent), problem_dir=KAHAN, runs_dir=tmp_path / "runs",
+        request = RunRequest(agent=AgentSpec.parse(agent), problem=open_problem(KAHAN), runs_dir=tmp_path / "runs",
                              budget_s=budget, device="cpu", shapes="smoke", sandboxed=sandbox_setting == "true",
                              options={"plan_search": [str(project), str(REPO)]})
         return execute_run(request)
@@ -110,7 +111,7 @@ def test_a_cli_that_exits_at_once_is_named_with_its_version_and_the_fix(pipeline
     what it said and what to do, and notes that the version was never verified."""
     standins.add("codex", stderr="error: unexpected argument '--skip-git-repo-check' found\n", exit_code=2,
                  subcommands={"--version": {"stdout": "version.txt"}}, files={"version.txt": "codex-cli 0.12.0\n"})
-    request = RunRequest(agent=AgentSpec.parse("codex:gpt-5.5"), problem_dir=KAHAN, runs_dir=tmp_path / "runs",
+    request = RunRequest(agent=AgentSpec.parse("codex:gpt-5.5"), problem=open_problem(KAHAN), runs_dir=tmp_path / "runs",
                          budget_s=60, device="cpu", shapes="smoke", sandboxed=sandbox_setting == "true")
     result = load_result(execute_run(request))
     assert result.grading.outcome is Outcome.INCOMPLETE_SESSION
@@ -118,3 +119,23 @@ def test_a_cli_that_exits_at_once_is_named_with_its_version_and_the_fix(pipeline
     assert reason.startswith("codex 0.12.0 exited at once (exit code 2") and "unexpected argument" in reason
     assert "npm install --prefix clis" in reason and result.session.cli_version == "0.12.0"
     assert any("0.12.0 has not been verified end to end" in note for note in result.session.notes)
+
+
+def test_one_run_command_opens_its_problem_once(pipeline, project, tmp_path, monkeypatch):
+    """`kernelbench run` opens the problem once and hands the value on: the workspace, the agent's context, the
+    grading and the run directory all take it, so the layout is detected once in this process (the grader's
+    stage processes open their pristine copy in their own)."""
+    from kernelbench.cli import main
+    from kernelbench.problems import layouts
+
+    seen, detect = [], layouts.layout_of
+    monkeypatch.setattr(layouts, "layout_of", lambda path: seen.append(Path(path)) or detect(path))
+    monkeypatch.chdir(project)
+    plan = REPO / "tests" / "harness" / "plans" / "fast-eager.yaml"
+    code = main(["run", "--agent", f"scripted:{plan}", "--problem", str(KAHAN), "--device", "cpu", "--shapes",
+                 "smoke", "--held-out", "off", "--runs", str(tmp_path / "runs"), "--no-sandbox"])
+    [run_dir] = list((tmp_path / "runs").iterdir())
+    result = load_result(run_dir)
+    assert code in (0, 1) and result.grading.has_solution and result.grading.checks, result.grading.reasons
+    assert result.problem == "04_kahan_softmax" and result.deck == "main"
+    assert seen == [KAHAN]

@@ -331,7 +331,7 @@ def applies(device: str) -> bool:
 class ProbeTarget:
     """What one grading hands the pass: its pristine problem copy, the candidate copy, its timing cases."""
 
-    problem_dir: Path
+    pristine: Path               # the grading's copy of the problem (what the probe process imports)
     module: Path
     workdir: Path                # the grading's scratch folder (inputs/, check/ as the stages left them)
     device: str
@@ -382,7 +382,7 @@ def probe_job(spec, target: ProbeTarget, index: int, chosen: list) -> ProbeJob:
     """The timed loop's warm-up count plus a few calls the candidate cannot predict, then the measured call."""
     import secrets
 
-    return ProbeJob(problem_dir=str(target.problem_dir), module=str(target.module), device=target.device,
+    return ProbeJob(problem_dir=str(target.pristine), module=str(target.module), device=target.device,
                     shape_index=index, shape=chosen[0].shape, model_seed=target.model_seeds[index],
                     inputs_dir=str(target.workdir / "inputs"), case_ids=[c.id for c in chosen],
                     warmup=spec.timing.warmup + secrets.randbelow(len(chosen) + 1), status_path="")

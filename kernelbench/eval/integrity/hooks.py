@@ -3,13 +3,13 @@ per grading by `load_guards`: a guard module that cannot be imported makes the g
 reason, never a grading without that guard.
 
     before the stages:  static_findings(solution, spec)            -> the lint of the solution and its sidecars
-                        build_env(root), kahan_bound(spec, dir)     -> what the stages are given
+                        build_env(root), kahan_bound(spec, problem) -> what the stages are given
     after the stages:   launch_findings(launches, spec)             -> the launch audit of the checked calls
                         sass_findings(launches, spec, ...)          -> the FP8 tensor-core proof (CUDA, FP8 problems)
                         timed_launch_findings(names, spec)          -> the launch audit of the timed calls
                         compiled_kernels(build_env)                  -> torch.compile's kernels, named by their ops
                         counter_findings(spec, target, cases, ...)  -> the hardware-counter pass (CUDA)
-                        template_findings(snapshot, problem_dir)    -> grader exit / file edits
+                        template_findings(snapshot, folder)         -> grader exit / file edits
 
 The guards of the stage processes themselves are armed by kernelbench.eval.worker.arming (candidate stages) and
 called by kernelbench.eval.worker.comparison (Kahan row sums). Each guard here returns findings; one that raises
@@ -18,7 +18,6 @@ is reported as `GuardFailed` (a harness error), not as a finding or a verdict.
 
 from __future__ import annotations
 
-import ast
 import importlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -27,6 +26,7 @@ from typing import TypeVar
 
 from kernelbench.base.models import Finding
 from kernelbench.eval.failures import GuardFailed, GuardUnavailable
+from kernelbench.problems.modules import module_constant  # noqa: F401  (read from source, re-exported)
 
 # every guard module the grader's parent process runs, imported when the surface is loaded (even those a given
 # grading may not call, e.g. the SASS check on the CPU), so a missing one fails every grading at once
@@ -79,13 +79,14 @@ class Guards:
 
         return _run("build caches", lambda: build_env(root))
 
-    def kahan_bound(self, spec, problem_dir: Path) -> float | None:
-        """reference.py's ROW_SUM_BOUND for a problem with a Kahan leak check (None: no such check)."""
+    def kahan_bound(self, spec, problem) -> float | None:
+        """The reference's ROW_SUM_BOUND for a problem with a Kahan leak check (None: no such check); `problem` is
+        the opened Problem (its layout reads the bound)."""
         from kernelbench.eval.integrity.numerics import KAHAN_CHECKS
 
         if not set(spec.leak_checks) & KAHAN_CHECKS:
             return None
-        return row_sum_bound(problem_dir)
+        return problem.row_sum_bound()
 
     def compiled_kernels(self, build_env: dict[str, str]) -> list[str]:
         from kernelbench.eval.integrity.compiled import compiled_kernel_names
@@ -141,10 +142,11 @@ class Guards:
 
         return [counters.off_finding()]
 
-    def template_findings(self, before, problem_dir: Path) -> list[Finding]:
+    def template_findings(self, before, folder: Path) -> list[Finding]:
+        """`folder`: the problem's own (a change there is a warning); any other watched file is a workspace copy."""
         from kernelbench.eval.integrity.templates import grading_template_findings
 
-        return _run("template_hash", lambda: grading_template_findings(before, problem_dir))
+        return _run("template_hash", lambda: grading_template_findings(before, folder))
 
 
 def needs_sass_check(spec) -> bool:
@@ -168,26 +170,3 @@ def required_mnemonics(spec, arch: str | None = None) -> list[str] | None:
         major, minor = torch.cuda.get_device_capability() if torch.cuda.is_available() else (9, 0)
         arch = f"sm_{major}{minor}"
     return table.get(arch) or table.get(arch.rstrip("a")) or None
-
-
-def row_sum_bound(problem_dir: Path) -> float | None:
-    """reference.py's ROW_SUM_BOUND (read from source), or None where the problem sets none."""
-    bound = module_constant(Path(problem_dir) / "reference.py", "ROW_SUM_BOUND")
-    return None if bound is None else float(bound)
-
-
-def module_constant(path: Path, name: str):
-    """A module-level constant read from source, without importing the file."""
-    try:
-        tree = ast.parse(Path(path).read_text())
-    except (OSError, SyntaxError):
-        return None
-    for node in tree.body:
-        if isinstance(node, (ast.Assign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if any(isinstance(t, ast.Name) and t.id == name for t in targets) and node.value is not None:
-                try:
-                    return ast.literal_eval(node.value)
-                except ValueError:
-                    return None
-    return None

@@ -79,12 +79,12 @@ def template_finding(change: TemplateChange, message: str, severity: Severity = 
                    file=change.path)
 
 
-def grading_template_findings(before: Snapshot, problem_dir: Path) -> list[Finding]:
+def grading_template_findings(before: Snapshot, folder: Path) -> list[Finding]:
     """The grader's rule, after a grading: a change in the source problem folder is a warning (grading used copies
     taken before it started; the folder is left as found), a changed workspace copy an error, and put back."""
     findings = []
     for path, change in before.changes().items():
-        if path.parent == problem_dir:
+        if path.parent == folder:
             findings.append(template_finding(change, f"the problem's {path.name} was {change.kind} while it was "
                                              "graded (grading used the copy taken before; the folder was left as "
                                              "found)", severity="warning"))

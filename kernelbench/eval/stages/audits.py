@@ -12,7 +12,7 @@ from kernelbench.base.catalogue import finding
 from kernelbench.eval import verdict
 from kernelbench.eval.grading import GradingPlan, GradingState
 from kernelbench.eval.roofline import faster_than_light
-from kernelbench.problems.loader import file_hashes, pristine_copy
+from kernelbench.problems.loader import file_hashes
 
 
 def lint(plan: GradingPlan, state: GradingState) -> None:
@@ -31,7 +31,7 @@ def problem_copy(plan: GradingPlan, state: GradingState) -> None:
     if not changed:
         return
     state.findings += verdict.edited_copy_findings(changed)
-    pristine_copy(plan.problem_dir, plan.workdir / "problem")
+    plan.problem.pristine_copy(plan.workdir / "problem")
 
 
 def graded_copy(plan: GradingPlan, state: GradingState) -> None:

@@ -15,7 +15,6 @@ from kernelbench.eval.gradelog import case_line
 from kernelbench.eval.grading import GradingPlan, GradingState
 from kernelbench.eval.process import StageRun, finish_beside, finish_stage
 from kernelbench.eval.protocol import DONE_MARKER, PROGRESS_FILE, CaseRecord, CheckReply, JudgeReply
-from kernelbench.problems.loader import reference_file
 
 
 def check(plan: GradingPlan, state: GradingState, announce: Callable[[str, str], None] | None = None) -> bool:
@@ -49,7 +48,7 @@ def check(plan: GradingPlan, state: GradingState, announce: Callable[[str, str],
         try:
             result, found = verdict.judge_case(case, records.get(case.id), judged_case)
         except verdict.ReferenceFailed as exc:
-            raise KernelBenchError(f"the reference failed: {exc}", path=reference_file(plan.problem_dir)) from None
+            raise KernelBenchError(f"the reference failed: {exc}", path=plan.problem.reference_file) from None
         state.grading.checks.append(result)
         state.findings += found
         state.log.check.append(case_line(case, result))
@@ -90,18 +89,18 @@ def cases_judged(judge_dir: Path, announce: Callable[[str, str], None]) -> Calla
 def judge_reply(plan: GradingPlan, judged: StageRun) -> JudgeReply:
     reply = judged.reply_as(JudgeReply)
     if reply is None:
-        raise reference_failed(plan.problem_dir, judged.error)
+        raise reference_failed(plan.problem.folder, judged.error)
     return reply
 
 
-def reference_failed(problem_dir, error: str) -> KernelBenchError:
+def reference_failed(where: Path, error: str) -> KernelBenchError:
     """The reference's process gave no reply: its first line only (the traceback is in the stage log that --out
     keeps). A reference that reached for CUDA where there is none needs a GPU; it is not broken."""
     if any(marker in error for marker in CUDA_MISSING):
         return KernelBenchError("this problem needs a CUDA GPU and this machine has none: grade it on a GPU machine",
-                                path=problem_dir)
+                                path=where)
     first = next((line for line in error.strip().splitlines() if line.strip()), "it gave no reply")
-    return KernelBenchError(f"the reference failed to run: {first}", path=problem_dir,
+    return KernelBenchError(f"the reference failed to run: {first}", path=where,
                             hint="run `kernelbench problem check` on this problem; --out DIR keeps the stage logs")
 
 

@@ -288,11 +288,10 @@ def baseline_medians(plan: GradingPlan, state: GradingState) -> None:
     """The problem's eager / compiled / SOTA lines measured on this GPU (`kernelbench baselines`), beside the
     candidate's: each line's peak fraction and its median per shape (full shapes only: the lines are timed there)."""
     from kernelbench.problems.baselines import load_baselines
-    from kernelbench.problems.loader import baselines_file
 
     if state.profile is None or plan.options.shapes != "full":
         return
-    path = baselines_file(plan.problem_dir, state.profile.key)
+    path = plan.problem.baselines_file(state.profile.key)
     if not path.is_file():
         return
     for name, line in load_baselines(path).lines.items():

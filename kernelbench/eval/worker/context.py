@@ -46,9 +46,9 @@ class StageContext:
 
 def problem_code_files(problem: Path) -> list[Path]:
     """The problem's reference and SOTA modules (what the launch audit watches for inside a call)."""
-    from kernelbench.problems.loader import reference_file
+    from kernelbench.problems.loader import code_files
 
-    return [p for p in (reference_file(problem), problem / "sota.py") if p.is_file()]
+    return code_files(problem)
 
 
 def open_stage(job: StageJob) -> StageContext:

@@ -25,6 +25,7 @@ from kernelbench.harness.process import ProcessResult
 from kernelbench.results.run import ProviderError, Tokens
 
 if TYPE_CHECKING:
+    from kernelbench.problems.problem import Problem
     from kernelbench.transcripts.model import Session
 
 PROXY_VARS = ("HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy",
@@ -49,8 +50,7 @@ class AgentContext:
     workspace: Path
     home: Path                    # the agent's own home: copies of its config, its session files
     run_dir: Path                 # where stdout, stderr and the transcript are written (the staging run dir)
-    problem_dir: Path
-    problem_id: str
+    problem: Problem
     budget_s: float
     run_id: str = ""
     shapes: str = "full"                                    # full | smoke: what the run is graded on
@@ -59,6 +59,10 @@ class AgentContext:
     model_server: str | None = None     # a model server's base URL (the stand-in): the CLI talks to it, not the API
     sandboxed: bool = True
     workspace_top: Path | None = None   # the folder the sandbox binds where it holds `workspace` deeper down
+
+    @property
+    def problem_id(self) -> str:
+        return self.problem.id
 
     @property
     def stdout_path(self) -> Path:

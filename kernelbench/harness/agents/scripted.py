@@ -47,7 +47,7 @@ class ScriptedAdapter(AgentAdapter):
 
     def prepare_home(self, ctx: AgentContext) -> None:
         plan_path = find_plan(ctx.spec.model, ctx.options.get("plan_search"))
-        root = Path(ctx.options.get("project_root") or ctx.problem_dir.resolve().parent.parent)
+        root = Path(ctx.options.get("project_root") or ctx.problem.folder.parent.parent)
         resolved = resolve_plan(load_plan(plan_path), plan_path, ctx.problem_id, root,
                                 ctx.shapes)
         folder = ctx.home / AGENT_DIR

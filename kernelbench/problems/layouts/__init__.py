@@ -15,14 +15,20 @@ LAYOUTS: tuple[Layout, ...] = (kernelbench_hard.LAYOUT, native.LAYOUT, stanford.
 BY_NAME = {layout.name: layout for layout in LAYOUTS}
 
 
+def detected(path: Path) -> Layout | None:
+    """The layout `path` is written in, None where it is none (listing a deck's folders)."""
+    return next((layout for layout in LAYOUTS if layout.detect(Path(path))), None)
+
+
 def layout_of(path: Path) -> Layout:
     """The layout `path` is written in; an error naming the path when it is none of them."""
     path = Path(path)
     if not path.exists():
-        raise KernelBenchError("no such problem folder or file", path=path)
-    for layout in LAYOUTS:
-        if layout.detect(path):
-            return layout
+        raise KernelBenchError("no such problem folder or file", path=path,
+                               hint="point at a problem folder such as problems/01_fp8_gemm")
+    layout = detected(path)
+    if layout is not None:
+        return layout
     raise KernelBenchError(
         "not a problem in any known layout", path=path,
         hint="ours: problem.yaml (id, shapes, flops, bytes) + reference.py; KernelBench-Hard: problem.yaml "
@@ -30,4 +36,4 @@ def layout_of(path: Path) -> Layout:
              "get_inputs() and get_init_inputs()")
 
 
-__all__ = ["BY_NAME", "LAYOUTS", "ConceptMapping", "Layout", "layout_of"]
+__all__ = ["BY_NAME", "LAYOUTS", "ConceptMapping", "Layout", "detected", "layout_of"]

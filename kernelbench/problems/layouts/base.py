@@ -38,6 +38,9 @@ class Layout:
     title: str = ""
     # the solution's module class, in order of preference (a file without the first is graded through the next)
     solution_classes: tuple[str, ...] = ("Model",)
+    # the files our workspace puts beside a solution (our check.py and benchmark.py, the problem's files it copies,
+    # the prompt): a grading of a problem in any layout watches them there, since a solution must not edit them
+    workspace_templates: tuple[str, ...] = ("check.py", "benchmark.py", "reference.py", "problem.yaml", "PROMPT.txt")
 
     def detect(self, path: Path) -> bool:
         raise NotImplementedError
@@ -50,6 +53,10 @@ class Layout:
 
     def reference_file(self, path: Path) -> Path:
         raise NotImplementedError
+
+    def library_files(self, path: Path) -> list[Path]:
+        """The problem's library line modules (its SOTA implementation), which a candidate's call must not run."""
+        return []
 
     def graded_files(self, path: Path) -> list[Path]:
         """The files whose bytes decide a verdict (the problem hash covers them), in a fixed order."""
@@ -88,6 +95,23 @@ class Layout:
     def own_benchmark(self, path: Path) -> OwnScript | None:
         """The benchmark's own timing script for this problem, where its layout ships one (None: ours only)."""
         return None
+
+    def agent_files(self, path: Path) -> tuple[Path, ...] | None:
+        """The problem's files our workspace (our check.py and benchmark.py) gives an agent; None where our
+        workspace cannot serve the layout (our scripts read our reference interface)."""
+        return None
+
+    def row_sum_bound(self, path: Path) -> float | None:
+        """The reference's ROW_SUM_BOUND, read from source (the bound a Kahan leak check holds a row's sum to);
+        None where it sets none."""
+        from kernelbench.problems.modules import module_constant
+
+        bound = module_constant(self.reference_file(path), "ROW_SUM_BOUND")
+        return None if bound is None else float(bound)
+
+    def roof_named(self, path: Path) -> str:
+        """The GPU whose roof the benchmark's own timing script divides by ("": the layout ships no such script)."""
+        return ""
 
     def own_workspace(self, path: Path) -> OwnWorkspace | None:
         """What an agent given this problem works in, where the benchmark ships its own scripts for agents (None:

@@ -159,6 +159,17 @@ class KernelBenchHardLayout(Layout):
         fractions against the roof of the GPU their problem.yaml names (their table, not the GPU it runs on)."""
         return _their_script(Path(path), "benchmark.py")
 
+    def roof_named(self, path: Path) -> str:
+        """The first of problem.yaml's `hardware` list ("" if none): their benchmark.py divides by its roof."""
+        import yaml
+
+        try:
+            meta = yaml.safe_load((Path(path) / "problem.yaml").read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError):
+            return ""
+        hardware = meta.get("hardware") if isinstance(meta, dict) else None
+        return str(hardware[0]) if isinstance(hardware, list) and hardware else ""
+
     def own_workspace(self, path: Path) -> OwnWorkspace | None:
         """Their agents' workspace: the problem folder as their prompt describes it (reference.py, problem.yaml,
         shapes.py, their check.py and benchmark.py; not sota.py, the library line the prompt forbids) with their

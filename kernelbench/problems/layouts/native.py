@@ -14,6 +14,8 @@ from kernelbench.problems.spec import ProblemSpec, load_native_spec
 
 NAME = "native"
 GRADED_FILES = ("problem.yaml", "reference.py", "sota.py")
+# what our workspace copies of the problem for an agent (no sota.py, no baselines, no held-out files)
+AGENT_FILES = ("reference.py", "problem.yaml")
 
 
 class NativeLayout(Layout):
@@ -33,6 +35,9 @@ class NativeLayout(Layout):
     def reference_file(self, path: Path) -> Path:
         return Path(path) / "reference.py"
 
+    def library_files(self, path: Path) -> list[Path]:
+        return [Path(path) / "sota.py"]
+
     def graded_files(self, path: Path) -> list[Path]:
         return [Path(path) / n for n in GRADED_FILES]
 
@@ -44,6 +49,9 @@ class NativeLayout(Layout):
 
     def default_deck(self, path: Path) -> str:
         return MAIN_DECK
+
+    def agent_files(self, path: Path) -> tuple[Path, ...]:
+        return tuple(Path(path) / n for n in AGENT_FILES)
 
     def load_spec(self, path: Path) -> ProblemSpec:
         return load_native_spec(Path(path))
