@@ -96,13 +96,14 @@ def _tree(pid: int) -> list[int]:
     return found
 
 
-def snapshot_code(target: Path) -> Path:
-    """A frozen copy of the code, templates and assets: the working tree may change while the benchmark runs,
-    and any code change (rightly) re-renders every page."""
+def snapshot_code(target: Path, source: Path = REPO) -> Path:
+    """A frozen copy of the code, templates and assets (of this tree, or of `source`: another commit's `git
+    archive`, to compare): the working tree may change while the benchmark runs, and any code change (rightly)
+    re-renders every page."""
     shutil.rmtree(target, ignore_errors=True)
     for name in ("kernelbench", "templates", "static"):
-        shutil.copytree(REPO / name, target / name, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy2(REPO / "build.py", target / "build.py")
+        shutil.copytree(source / name, target / name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy2(source / "build.py", target / "build.py")
     # compiled as an installed or once-run checkout is, so that no build pays for compiling (with
     # PYTHONDONTWRITEBYTECODE set every build would) and none writes __pycache__ folders into the code it reads
     compileall.compile_dir(target, quiet=1)
@@ -178,6 +179,45 @@ def edit_one_annotation_with(deck: Path, stamp: str) -> Path:
                   path.read_text(), count=1)
     path.write_text(text)
     return path
+
+
+def edit_one_run_file(deck: Path) -> Path:
+    """Append a comment to one run's solution.py: a file only that run's page shows."""
+    path = sorted((deck / "runs").glob("*/solution.py"))[len(list((deck / "annotations").glob("*.yaml"))) + 1]
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(f"# edited at {time.time_ns()}\n")
+    return path
+
+
+def edit_one_result(deck: Path) -> Path:
+    """One run's session a second longer in its result.json: the run's line on every board, table and page that
+    lists it moves."""
+    import json
+
+    path = sorted((deck / "runs").glob("*/result.json"))[2]
+    data = json.loads(path.read_text())
+    data["session"]["elapsed_s"] = (data["session"].get("elapsed_s") or 0) + 1
+    path.write_text(json.dumps(data, indent=1))
+    return path
+
+
+def measure_edits(label: str, deck: Path, site: Path, code: Path, edit, tries: int = 3) -> None:
+    """`tries` edits by `edit`, each followed by a new `python build.py`; the fastest is the least disturbed by
+    other work on the machine."""
+    found = []
+    for _ in range(tries):
+        edited = edit(deck)
+        found.append(run_build(deck, site, code))
+    best = min(found, key=lambda r: r["build"])
+    print(f"{label} rebuilds (s in the build): " + ", ".join(f"{t['build']:.2f}" for t in found)
+          + "; CPU-s: " + ", ".join(f"{t['cpu']:.2f}" for t in found)
+          + "; load average: " + ", ".join(f"{t['load']:.1f}" for t in found))
+    print(
+        f"{label} ({edited.relative_to(deck)}): {best['build']:.2f} s in the build, {best['wall']:.2f} s wall "
+        f"(with interpreter start and imports), {best['cpu']:.2f} CPU-s, {best['rendered']} of {best['pages']} "
+        f"pages rendered, peak RSS {best['tree_peak'] / 2**20:.0f} MiB; load average {best['load']:.1f}"
+    )
+    print(f"  stages: {best['stages']}")
 
 
 def measure_watch(deck: Path, site: Path, code: Path, tries: int = 5) -> list[tuple[float, float, float]]:
@@ -259,11 +299,17 @@ def main() -> None:
     parser.add_argument("--transcript-kb", type=int, default=200)
     parser.add_argument("--deck", type=Path, default=Path("/tmp/kernelbench-bench/deck"))
     parser.add_argument("--full-only", action="store_true", help="measure the full build only (for iterating)")
+    parser.add_argument("--code", type=Path, default=REPO,
+                        help="measure the code of this folder (another commit's `git archive`, say) instead of "
+                             "this tree's")
+    parser.add_argument("--site", type=Path, help="where to build (default: beside the deck)")
+    parser.add_argument("--no-watch", action="store_true", help="leave out the watching build")
     args = parser.parse_args()
     generate(args.deck, args.runs, args.transcript_kb)
-    site = args.deck.parent / "site"
+    site = args.site or args.deck.parent / "site"
     shutil.rmtree(site, ignore_errors=True)
-    code = snapshot_code(args.deck.parent / "code")
+    shutil.rmtree(site.parent / f".spare-{site.name}", ignore_errors=True)
+    code = snapshot_code(site.parent / f"code-{site.name}", args.code)
     # a build trusts the status of a file only when it changed more than two seconds before the build began (a
     # file written within one clock tick of being looked at could change again unseen): a code copy made a
     # moment before the first build would keep the next build from ending early, which no checkout sees
@@ -291,19 +337,13 @@ def main() -> None:
         f"{same['cpu']:.2f} CPU-s, {same['rendered']} pages rendered; load average {same['load']:.1f}"
     )
 
-    # three edits, three rebuilds: the fastest is the least disturbed by other work on the machine
-    tries = []
-    for _ in range(3):
-        edited = edit_one_annotation(args.deck)
-        tries.append(run_build(args.deck, site, code))
-    inc = min(tries, key=lambda r: r["build"])
-    print("incremental rebuilds (s in the build): " + ", ".join(f"{t['build']:.2f}" for t in tries))
-    print(
-        f"incremental after editing {edited.name}: {inc['build']:.2f} s in the build, {inc['wall']:.2f} s wall "
-        f"(with interpreter start and imports), {inc['cpu']:.2f} CPU-s, {inc['rendered']} of {inc['pages']} "
-        f"pages rendered; load average {inc['load']:.1f}"
-    )
-    print(f"  stages: {inc['stages']}")
+    # three edits, three rebuilds each: the fastest is the least disturbed by other work on the machine (the
+    # first rebuild after the full build also copies the whole site: no spare site exists yet)
+    measure_edits("one annotation edited", args.deck, site, code, edit_one_annotation)
+    measure_edits("one run's solution.py edited", args.deck, site, code, edit_one_run_file)
+    measure_edits("one result.json edited", args.deck, site, code, edit_one_result, tries=2)
+    if args.no_watch:
+        return
 
     watched = measure_watch(args.deck, site, code)
     print(

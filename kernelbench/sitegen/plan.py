@@ -75,6 +75,7 @@ class SitePlan:
     diagnostics: list[Diagnostic]
     boards: list[Board]
     dataset: Dataset | None = None
+    data: SiteData | None = None  # what the pages were planned from (kept in part for the next build: keptplan.py)
 
     def changed_inputs(self) -> list[Diagnostic]:
         """The run folders that changed while the site was built: their pages show them as first opened."""
@@ -166,7 +167,8 @@ def plan_site(config, hasher: FileHasher, cache: ParseCache | None = None, memo:
     ]
     if memo is not None:
         memo.end_build()
-    return SitePlan(pages=pages, diagnostics=list(dataset.diagnostics), boards=data.boards, dataset=dataset)
+    return SitePlan(pages=pages, diagnostics=list(dataset.diagnostics), boards=data.boards, dataset=dataset,
+                    data=data)
 
 
 def derive(dataset: Dataset, memo: PlanMemo | None = None) -> SiteData:
@@ -395,8 +397,11 @@ def agent_pages(data: SiteData) -> list[Page]:
 # ------------------------------------------------------------------------------------------------ audits
 
 
+AUDITED_VERDICTS = ("rubric_leak", "reward_hack")  # the verdicts the audits page lists, with their summaries
+
+
 def audits_page(data: SiteData) -> Page:
-    groups: dict[str, list[dict]] = {"rubric_leak": [], "reward_hack": [], "invalid": []}
+    groups: dict[str, list[dict]] = {**{verdict: [] for verdict in AUDITED_VERDICTS}, "invalid": []}
     for run_id, run in data.runs.items():
         annotation = data.dataset.annotation_for(run_id)
         item = {k: run[k] for k in ("run_id", "url", "agent", "problem", "status", "peak_fraction")}
@@ -434,10 +439,10 @@ def audits_page(data: SiteData) -> Page:
 
 
 def run_pages(data: SiteData, hasher: FileHasher, memo: PlanMemo | None = None) -> list[Page]:
-    return [_run_page(data, record, hasher, memo) for _, record in sorted(data.dataset.runs.items())]
+    return [run_page(data, record, hasher, memo) for _, record in sorted(data.dataset.runs.items())]
 
 
-def _run_page(data: SiteData, record: RunRecord, hasher: FileHasher, memo: PlanMemo | None = None) -> Page:
+def run_page(data: SiteData, record: RunRecord, hasher: FileHasher, memo: PlanMemo | None = None) -> Page:
     view = data.runs[record.run_id]
     annotation_record = data.dataset.annotations.get(record.run_id)
     if memo is not None:

@@ -190,6 +190,56 @@ def unchanged_names(previous: Snapshot, now: Snapshot, folder: str) -> set[str]:
     return names - changed
 
 
+def edited_names(previous: Snapshot, now: Snapshot, runs_root: str, annotations_root: str
+                 ) -> tuple[set[str], set[str]] | None:
+    """What changed between two records when every change lies inside run folders that were there before or is an
+    annotation file that was there before: (those run folders' names, those annotation files' names). None when
+    anything else changed (a run folder or an annotation added, removed or renamed, a writeup, a problem, a
+    template, the code, the Python), when something outside `runs_root`'s run folders and `annotations_root`'s files
+    changed last too close to `previous` being taken for its record to vouch for it, or when either record cannot
+    vouch for its entries at all. A run folder or annotation that is not named changed is the same in both records
+    and changed last well before `previous` was taken (`unchanged_names`)."""
+    if not (previous.certain and now.certain) or previous.context != now.context:
+        return None
+    roots = (runs_root, annotations_root)
+    for top in previous.tops.keys() | now.tops.keys():
+        before, here = previous.tops.get(top), now.tops.get(top)
+        if top in roots:  # a file renamed into it moves its times; the folder itself must be the same one
+            if before is None or here is None or before[:3] != here[:3] or here[0] & _S_IFMT != _S_IFDIR:
+                return None
+        elif before != here:
+            return None
+    listed = [(now.folders.get(root), previous.folders.get(root)) for root in roots]
+    if any(here is None or before is None or here[1] != before[1] for here, before in listed):
+        return None
+    runs = set(listed[0][0][1]) - unchanged_names(previous, now, runs_root)
+    annotations = set(listed[1][0][1]) - unchanged_names(previous, now, annotations_root)
+    entries = dict(zip(listed[1][0][1], listed[1][0][2]))
+    if any(entries[name] is None or entries[name][0] & _S_IFMT != _S_IFREG for name in annotations):
+        return None  # a folder below annotations/ (the writeups) changed
+    if not _same_elsewhere(previous, now, roots):
+        return None
+    return runs, annotations
+
+
+def _same_elsewhere(previous: Snapshot, now: Snapshot, roots: tuple[str, str]) -> bool:
+    """Whether every folder recorded outside the run folders and the annotation files (the code, the templates, the
+    static files, the problems, the folders below annotations/) is the same in both records and changed last well
+    before `previous` was taken."""
+    limit = previous.taken_ns - RACY_MARGIN_NS
+    below = tuple(root + "/" for root in roots)
+    if any(path not in roots and not path.startswith(below) for path in previous.folders.keys() - now.folders.keys()):
+        return False
+    for path, record in now.folders.items():
+        if path in roots or path.startswith(below):
+            continue
+        if previous.folders.get(path) != record or record[0][_CTIME] >= limit:
+            return False
+        if any(entry is None or entry[_CTIME] >= limit for entry in record[2]):
+            return False
+    return True
+
+
 def build_context(config) -> tuple:
     """The folders a build is given and the Python it runs on: the same inputs under another of them is another
     site."""
