@@ -220,6 +220,31 @@ def measure_edits(label: str, deck: Path, site: Path, code: Path, edit, tries: i
     print(f"  stages: {best['stages']}")
 
 
+def compare(deck: Path, sites: dict[str, Path], codes: dict[str, Path]) -> None:
+    """Two codes on one deck in one sitting: each builds its own site from scratch, then every edit is followed by a
+    rebuild with each code in turn (the order alternating), so both see the same edits under the same load."""
+    for label in sites:
+        full = run_build(deck, sites[label], codes[label])
+        print(f"[{label}] full build: {full['wall']:.2f} s wall ({full['build']:.2f} s in the build), "
+              f"{full['cpu']:.1f} CPU-s (all processes), peak RSS {full['tree_peak'] / 2**20:.0f} MiB (process tree), "
+              f"{full['largest_process'] / 2**20:.0f} MiB (largest process), peak PSS {full['tree_pss'] / 2**20:.0f} "
+              f"MiB (process tree), largest render worker's private memory {full['worker_private'] / 2**20:.0f} MiB; "
+              f"load average {full['load']:.1f}")
+        print(f"  stages: {full['stages']}")
+    edits = [("no change", None), *[("one annotation edited", edit_one_annotation)] * 3,
+             *[("one run's solution.py edited", edit_one_run_file)] * 3, *[("one result.json edited", edit_one_result)] * 2]
+    for step, (what, edit) in enumerate(edits):
+        if edit is not None:
+            edit(deck)
+        order = list(sites) if step % 2 == 0 else list(reversed(sites))
+        for label in order:
+            found = run_build(deck, sites[label], codes[label])
+            print(f"[{label}] {what}: {found['build']:.2f} s in the build, {found['wall']:.2f} s wall, "
+                  f"{found['cpu']:.2f} CPU-s, {found['rendered']} of {found['pages']} pages rendered, peak RSS "
+                  f"{found['tree_peak'] / 2**20:.0f} MiB; load average {found['load']:.1f}")
+            print(f"  stages: {found['stages']}")
+
+
 def measure_watch(deck: Path, site: Path, code: Path, tries: int = 5) -> list[tuple[float, float, float]]:
     """(edit written -> edited page in place, the watcher's own build seconds, its CPU-s) for each edit."""
     import queue
@@ -304,8 +329,22 @@ def main() -> None:
                              "this tree's")
     parser.add_argument("--site", type=Path, help="where to build (default: beside the deck)")
     parser.add_argument("--no-watch", action="store_true", help="leave out the watching build")
+    parser.add_argument("--compare", type=Path, metavar="CODE",
+                        help="measure this code (another commit's `git archive`) against --code in one sitting: "
+                             "each builds its own site, then each edit is rebuilt by both in turn")
     args = parser.parse_args()
     generate(args.deck, args.runs, args.transcript_kb)
+    if args.compare:
+        sites = {label: args.deck.parent / f"site-{label}" for label in ("before", "after")}
+        for site in sites.values():
+            shutil.rmtree(site, ignore_errors=True)
+            shutil.rmtree(site.parent / f".spare-{site.name}", ignore_errors=True)
+        codes = {"before": snapshot_code(args.deck.parent / "code-before", args.compare),
+                 "after": snapshot_code(args.deck.parent / "code-after", args.code)}
+        time.sleep(2.5)
+        print(f"machine: {len(os.sched_getaffinity(0))} cores, load average before the builds {os.getloadavg()[0]:.1f}")
+        compare(args.deck, sites, codes)
+        return
     site = args.site or args.deck.parent / "site"
     shutil.rmtree(site, ignore_errors=True)
     shutil.rmtree(site.parent / f".spare-{site.name}", ignore_errors=True)

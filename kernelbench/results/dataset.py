@@ -27,17 +27,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kernelbench import inputs
 from kernelbench.errors import Diagnostic, KernelBenchError
 from kernelbench.fileio import ModelLoadError, decode_text, load_json_model, load_yaml, parse_model
 from kernelbench.inputs import InputRefused
 from kernelbench.base.decks import MAIN_DECK
-from kernelbench.problems.baselines import NOTES_FILE, BaselineNotes, ProblemBaselines
-from kernelbench.problems.spec import ProblemSpec
 from kernelbench.results.annotation import Annotation, Quote, WriteupMeta
 from kernelbench.results.run import RESULT_FILE, RunResult
+
+if TYPE_CHECKING:  # their models are imported where problems are loaded: a rebuild that loads none skips them
+    from kernelbench.problems.baselines import BaselineNotes, ProblemBaselines
+    from kernelbench.problems.spec import ProblemSpec
 
 UNVERIFIABLE_NOTE = "unverifiable: run files not published"
 T = TypeVar("T")
@@ -509,11 +511,15 @@ def _load_problem_folder(dataset: Dataset, entry: Path, folder: Path, root: Path
         _guarded(dataset, path,
                  functools.partial(_load_baselines_file, dataset, entry.name, path, root, cache))
     if baselines is not None:
+        from kernelbench.problems.baselines import NOTES_FILE
+
         notes = baselines / NOTES_FILE
         _guarded(dataset, notes, lambda: _load_baseline_notes(dataset, entry.name, notes, root, cache))
 
 
 def _load_problem_spec(dataset: Dataset, entry: Path, folder: Path, root: Path, cache: ParseCache) -> None:
+    from kernelbench.problems.spec import ProblemSpec
+
     path = folder / "problem.yaml"
     raw = _read(path, root, inputs.PROBLEM)
     if raw is None:
@@ -536,6 +542,8 @@ def _load_problem_spec(dataset: Dataset, entry: Path, folder: Path, root: Path, 
 
 
 def _load_baselines_file(dataset: Dataset, problem_id: str, path: Path, root: Path, cache: ParseCache) -> None:
+    from kernelbench.problems.baselines import ProblemBaselines
+
     raw = _read(path, root, inputs.BASELINES)
     if raw is None:
         return
@@ -550,6 +558,8 @@ def _load_baselines_file(dataset: Dataset, problem_id: str, path: Path, root: Pa
 
 
 def _load_baseline_notes(dataset: Dataset, problem_id: str, path: Path, root: Path, cache: ParseCache) -> None:
+    from kernelbench.problems.baselines import BaselineNotes
+
     raw = _read(path, root, inputs.BASELINE_NOTES)
     if raw is None:
         return

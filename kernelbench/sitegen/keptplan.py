@@ -36,7 +36,7 @@ from kernelbench.sitegen import snapshot
 from kernelbench.sitegen.buildcache import CACHE_DIR
 
 PLAN_FILE = "plan.marshal"  # in the build cache folder of the site, beside snapshot.SNAPSHOT_FILE
-PLAN_VERSION = 1
+PLAN_VERSION = 2
 MAX_EDITED = 64  # run folders and annotation files changed, past which a rebuild plans the whole deck
 RESULT_FILE = "result.json"  # results.run.RESULT_FILE (not imported: it brings the data models)
 ANNOTATION_SUFFIXES = (".yaml", ".yml")  # the files of annotations/ a load reads (results.dataset)
@@ -54,50 +54,59 @@ def diagnostic_row(diag: Diagnostic) -> tuple:
 
 @dataclass
 class KeptPlan:
-    """What a build kept of its plan (see the module's docstring). Kept with marshal, as the file-system record is:
-    tens of thousands of plain entries, read by a command that has not imported the data models."""
+    """What a build kept of its plan (see the module's docstring). Kept with marshal, as the file-system record is,
+    each run's and annotation's entry as its own marshalled bytes: a rebuild decodes only those of the runs an edit
+    touched (at ten thousand runs, decoding every entry costs more than the rest of the file)."""
 
     taken_ns: int  # the file-system record this plan goes with (snapshot.Snapshot.taken_ns)
     viewer: str  # the transcript viewer's version the run pages were planned with
-    claims: dict[str, dict[str, str]]  # the addresses handed out (urls.claims)
+    claims: dict[str, dict[str, str]]  # the addresses handed out (urls.claims), a run's only when not its own slug
     diagnostics: list[tuple]  # what planning reported (diagnostic_row), in order
-    pages: list[str]  # every page's address, in plan order
-    # run folder name -> (run id, result.json hash, run view digest, its "unaudited" mark, the annotation files
-    # naming the run)
-    runs: dict[str, tuple] = field(default_factory=dict)
+    # run folder name (the run id) -> (result.json hash, run view digest, its "unaudited" mark, the annotation
+    # files naming the run), marshalled
+    runs: dict[str, bytes] = field(default_factory=dict)
     # annotation file name -> (the run it names, verdict, summary hash, what its load reported, whether it is the
-    # run's annotation); a file that did not load: (None, None, None, reported, False)
-    annotations: dict[str, tuple] = field(default_factory=dict)
+    # run's annotation), marshalled; a file that did not load: (None, None, None, reported, False)
+    annotations: dict[str, bytes] = field(default_factory=dict)
 
     @classmethod
     def of_build(cls, site, taken_ns: int, claims: dict[str, dict[str, str]]) -> KeptPlan:
         """The plan of a full build (`site`: plan.SitePlan)."""
+        from kernelbench.sitegen.pages import slug
+
         data = site.data
         dataset = data.dataset
         naming: dict[str, list[str]] = defaultdict(list)
         for path, run_id in dataset.annotation_run_ids.items():
             naming[run_id].append(Path(path).name)
         records = {str(record.path): record for record in dataset.annotations.values()}
-        annotations = {Path(path).name: annotation_entry(records.get(path), reported)
+        annotations = {Path(path).name: marshal.dumps(annotation_entry(records.get(path), reported))
                        for path, reported in dataset.annotation_reports.items()}
         runs = {}
         for run_id, record in dataset.runs.items():
             digest = dataset.result_digests.get(str(record.result_path))
-            if digest is None:  # not read with its status: a change to this run is left to a full build
+            if digest is None or record.path.name != run_id:  # a change to this run is left to a full build
                 continue
             view = data.runs[run_id]
-            runs[record.path.name] = (run_id, digest, data.view_digests[id(view)], bool(view["unaudited"]),
-                                      tuple(sorted(naming.get(run_id, ()))))
+            runs[run_id] = marshal.dumps((digest, data.view_digests[id(view)], bool(view["unaudited"]),
+                                          tuple(sorted(naming.get(run_id, ())))))
+        claims = {**claims, "run": {name: given for name, given in claims.get("run", {}).items()
+                                    if given != slug(name)}}
         return cls(taken_ns=taken_ns, viewer=data.viewer_version, claims=claims,
-                   diagnostics=[diagnostic_row(d) for d in site.diagnostics],
-                   pages=[page.url for page in site.pages], runs=runs, annotations=annotations)
+                   diagnostics=[diagnostic_row(d) for d in site.diagnostics], runs=runs, annotations=annotations)
+
+    def run(self, name: str) -> tuple:
+        return marshal.loads(self.runs[name])
+
+    def annotation(self, name: str) -> tuple:
+        return marshal.loads(self.annotations[name])
 
     def save(self, site_dir: Path) -> None:
         """Write the plan into the staging folder (swapped in whole with the site: no atomic write needed)."""
         path = plan_path(site_dir)
         blob = marshal.dumps({"version": PLAN_VERSION, "taken_ns": self.taken_ns, "viewer": self.viewer,
-                              "claims": self.claims, "diagnostics": self.diagnostics, "pages": self.pages,
-                              "runs": self.runs, "annotations": self.annotations})
+                              "claims": self.claims, "diagnostics": self.diagnostics, "runs": self.runs,
+                              "annotations": self.annotations})
         path.parent.mkdir(parents=True, exist_ok=True)
         path.unlink(missing_ok=True)  # a hard link into the previous site: replace it, never write through it
         path.write_bytes(blob)
@@ -109,8 +118,8 @@ class KeptPlan:
             saved = marshal.loads(plan_path(site_dir).read_bytes())  # the build's own output, never an input
             if saved["version"] != PLAN_VERSION:
                 return None
-            return cls(saved["taken_ns"], saved["viewer"], saved["claims"], saved["diagnostics"], saved["pages"],
-                       saved["runs"], saved["annotations"])
+            return cls(saved["taken_ns"], saved["viewer"], saved["claims"], saved["diagnostics"], saved["runs"],
+                       saved["annotations"])
         except (OSError, EOFError, ValueError, TypeError, KeyError):
             return None
 
@@ -142,6 +151,7 @@ class Edit:
     plan: KeptPlan
     runs: set[str]
     annotations: set[str]
+    pages: list[str]  # every page of the site in place, in plan order (from its record: snapshot.Outcome)
 
 
 def edit_of(config, site_dir: Path, kept: tuple | None, now: snapshot.Snapshot) -> Edit | None:
@@ -166,17 +176,18 @@ def edit_of(config, site_dir: Path, kept: tuple | None, now: snapshot.Snapshot) 
     runs_root = str(data / "runs")
     if any(_result_entry(now, runs_root, name) != _result_entry(before, runs_root, name) for name in edited_runs):
         return None  # the run's result moves its views on other pages: the full build reads it
-    if any(name not in plan.annotations or not plan.annotations[name][4] for name in annotations):
+    if any(name not in plan.annotations or not plan.annotation(name)[4] for name in annotations):
         return None  # an annotation that did not load, or a run's second one
-    runs = set(edited_runs) | {plan.annotations[name][0] for name in annotations} & plan.runs.keys()
+    runs = set(edited_runs) | {plan.annotation(name)[0] for name in annotations} & plan.runs.keys()
     for name in runs:
-        naming = plan.runs[name][4]
+        naming = plan.run(name)[3]
         if len(naming) > 1:  # two annotations name the run: which one it takes is the full build's to decide
             return None
         annotations.update(naming)
-    if not all(os.path.lexists(os.path.join(site_dir, name)) for name in outcome.files):
+    prefix, lexists = f"{site_dir}/", os.path.lexists
+    if not all(lexists(prefix + name) for name in outcome.files):
         return None  # a page or asset of the site in place is gone: the full build writes it again
-    return Edit(plan=plan, runs=runs, annotations=annotations)
+    return Edit(plan=plan, runs=runs, annotations=annotations, pages=outcome.files[1:1 + outcome.pages])
 
 
 def _result_entry(record: snapshot.Snapshot, runs_root: str, name: str):
@@ -184,7 +195,7 @@ def _result_entry(record: snapshot.Snapshot, runs_root: str, name: str):
     folder = record.folders.get(f"{runs_root}/{name}")
     if folder is None or RESULT_FILE not in folder[1]:
         return None
-    return folder[2][folder[1].index(RESULT_FILE)]
+    return snapshot.named_entries(folder)[RESULT_FILE]
 
 
 def plan_pages(config, edit: Edit, hasher):
@@ -206,13 +217,14 @@ def plan_pages(config, edit: Edit, hasher):
     records = {str(record.path): record for record in dataset.annotations.values()}
     now = {Path(path).name: annotation_entry(records.get(path), rows)
            for path, rows in dataset.annotation_reports.items()}
-    if any(not _same_for_other_pages(kept.annotations[name], entry) for name, entry in now.items()):
+    if any(not _same_for_other_pages(kept.annotation(name), entry) for name, entry in now.items()):
         return None
     urls.restore_claims(kept.claims)
     data = planning.SiteData(dataset=dataset, boards=[], runs={}, viewer_version=kept.viewer)
     pages = []
     for name in sorted(edit.runs):
-        run_id, digest, view_digest, unaudited, _ = kept.runs[name]
+        run_id = name
+        digest, view_digest, unaudited, _ = kept.run(name)
         record = dataset.runs.get(run_id)
         if record is None or record.path.name != name or dataset.result_digests.get(str(record.result_path)) != digest:
             return None
@@ -222,5 +234,5 @@ def plan_pages(config, edit: Edit, hasher):
         data.runs[run_id] = view
         data.view_digests[id(view)] = view_digest
         pages.append(planning.run_page(data, record, hasher))
-    kept.annotations.update(now)
+    kept.annotations.update({name: marshal.dumps(entry) for name, entry in now.items()})
     return pages, dataset

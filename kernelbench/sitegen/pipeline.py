@@ -196,8 +196,9 @@ def _edit_build(config: BuildConfig, out_dir: Path, kept, inputs_now: snapshot.S
     from kernelbench.sitegen.render import templates_hash
 
     previous = Manifest.load(out_dir)
-    if not all(url in previous.pages for url in edit.plan.pages):
+    if not all(url in previous.pages for url in edit.pages):
         return None
+    clock.lap("look at the edit")
     # the previous build's time, not this one's: a signature is trusted only for a file last changed before the
     # build that hashed it began, and this build carries the others' signatures over unchecked
     hasher = FileHasher(previous.file_hashes, previous.started_ns)
@@ -220,15 +221,16 @@ def _edit_build(config: BuildConfig, out_dir: Path, kept, inputs_now: snapshot.S
         (staging / CACHE_DIR / "jinja").mkdir(parents=True, exist_ok=True)
         manifest = Manifest(pages=dict(previous.pages), static=previous.static, started_ns=previous.started_ns)
         render_changed_pages(pages, env, tpl_hash, staging, previous, manifest, config)
+        clock.lap("render")
         manifest.file_hashes = _carried_file_hashes(previous, dataset, {**hasher.seen, **manifest.settled})
         atomic_write_bytes(staging / MANIFEST_NAME, manifest.dump())
         diagnostics = [Diagnostic(*row) for row in edit.plan.diagnostics]
-        diagnostics += [_diag_from_json(d) for url in edit.plan.pages for d in manifest.pages[url][1]]
+        diagnostics += [_diag_from_json(d) for url in edit.pages for d in manifest.pages[url][1]]
         diagnostics += [report.diagnostic for _, record in sorted(dataset.runs.items())
                         if (report := record.folder.changed_report()) is not None]
-        outcome = snapshot.Outcome(pages=len(edit.plan.pages),
+        outcome = snapshot.Outcome(pages=len(edit.pages),
                                    diagnostics=[keptplan.diagnostic_row(d) for d in diagnostics],
-                                   files=[MANIFEST_NAME, *edit.plan.pages, *manifest.static])
+                                   files=[MANIFEST_NAME, *edit.pages, *manifest.static])
         snapshot.save(snapshot_path(staging), inputs_now, outcome)
         edit.plan.taken_ns = inputs_now.taken_ns
         edit.plan.save(staging)
@@ -240,15 +242,20 @@ def _edit_build(config: BuildConfig, out_dir: Path, kept, inputs_now: snapshot.S
             seeding.cancel()
         output.abandon(staging)
         raise
-    return BuildReport(diagnostics, len(edit.plan.pages), manifest.rendered, clock.total(), out_dir,
+    return BuildReport(diagnostics, len(edit.pages), manifest.rendered, clock.total(), out_dir,
                        timings=clock.laps, cpu_s=time.process_time() - clock.cpu_start)
 
 
 def _carried_file_hashes(previous: Manifest, dataset, hashed: dict[str, list]) -> dict[str, list]:
-    """The previous build's file signatures with those of the reloaded runs' files replaced by this build's."""
-    folders = tuple(record.folder.plain_shown("") for record in dataset.runs.values())
-    carried = {key: entry for key, entry in previous.file_hashes.items() if not key.startswith(folders)} if folders \
-        else dict(previous.file_hashes)
+    """The previous build's file signatures with those of the reloaded runs' files replaced by this build's (a file
+    no longer there no longer recorded)."""
+    from kernelbench.sitegen.plan import RUN_PAGE_FILES
+    from kernelbench.sitegen.runpage import transcript_name
+
+    carried = dict(previous.file_hashes)
+    for record in dataset.runs.values():
+        for name in (*RUN_PAGE_FILES, transcript_name(record)):
+            carried.pop(record.folder.plain_shown(name), None)
     carried.update(hashed)
     return carried
 

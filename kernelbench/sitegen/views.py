@@ -6,11 +6,13 @@ attach URLs and format shapes, so that a page's inputs can be hashed and its tem
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernelbench.results.dataset import AnnotationRecord, Dataset, RunRecord
-from kernelbench.results.leaderboard import Board, Cell
 from kernelbench.sitegen import urls
+
+if TYPE_CHECKING:  # the board models are needed by the boards' pages, not by a run's
+    from kernelbench.results.leaderboard import Board, Cell
 
 
 def shape_label(shape: dict[str, Any]) -> str:

@@ -394,7 +394,7 @@ def test_a_plan_that_does_not_go_with_the_record_in_place_is_not_used(config_for
     out = tmp_path / "site"
     build_site(config_for(deck, out))
     plan = keptplan.KeptPlan.load(out)
-    assert plan is not None and plan.runs and plan.pages
+    assert plan is not None and plan.runs and plan.annotations
     plan.taken_ns -= 1
     plan.save(out)
     run = sorted(p for p in (deck / "runs").iterdir() if (p / "solution.py").is_file())[0]
