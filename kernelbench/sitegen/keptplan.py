@@ -5,7 +5,7 @@ A build that plans the whole deck (plan.plan_site) keeps, beside its file-system
 command needs to know that an edit stays inside run pages (`KeptPlan`): for each run that loaded, the hash of its
 result.json bytes and the digest of its run view (and the "unaudited" mark its board cell gave it); for each
 annotation file, the run it names, its verdict, the hash of its summary and what its load reported; the addresses
-handed out (urls.claim), what planning reported, and every page in order.
+handed out (urls.claim) and what planning reported. Every page, in order, is in the record's outcome already.
 
 The next command compares its file-system record with the kept one (snapshot.edited_names). When the only changes
 are files inside run folders that were there before and annotation files that were there before (`edit_of`), it
@@ -40,7 +40,6 @@ PLAN_VERSION = 2
 MAX_EDITED = 64  # run folders and annotation files changed, past which a rebuild plans the whole deck
 RESULT_FILE = "result.json"  # results.run.RESULT_FILE (not imported: it brings the data models)
 ANNOTATION_SUFFIXES = (".yaml", ".yml")  # the files of annotations/ a load reads (results.dataset)
-AUDITED_VERDICTS = ("rubric_leak", "reward_hack")  # plan.AUDITED_VERDICTS (not imported: plan needs the models)
 
 
 def plan_path(site_dir: Path) -> Path:
@@ -137,6 +136,8 @@ def annotation_entry(record, reported: list[Diagnostic]) -> tuple:
 def _same_for_other_pages(kept: tuple, now: tuple) -> bool:
     """Whether an annotation's new load leaves every page but its run's as it was: the same run, verdict and report
     (the leaderboards list every diagnostic), and the same summary where the audits page shows it."""
+    from kernelbench.sitegen.plan import AUDITED_VERDICTS
+
     run_id, verdict, summary, reported, taken = now
     if not taken or (run_id, verdict, reported) != (kept[0], kept[1], kept[3]):
         return False

@@ -179,8 +179,7 @@ def _statuses(snapshot: Snapshot, folder: str, names: tuple[str, ...],
             below.append((path, (mode, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, ctime)))
         elif kind != _S_IFREG:
             snapshot.certain = False
-    if newest > snapshot.newest_ns:
-        snapshot.newest_ns = newest
+    snapshot.newest_ns = max(snapshot.newest_ns, newest)
     return b"".join(packed), newest
 
 
@@ -244,11 +243,11 @@ def edited_names(previous: Snapshot, now: Snapshot, runs_root: str, annotations_
     limit = previous.taken_ns - RACY_MARGIN_NS
     changed: list[set[str]] = []
     for root in roots:
-        here, before = now.folders.get(root), previous.folders.get(root)
-        if here is None or before is None or here[1] != before[1]:
+        listed, kept = now.folders.get(root), previous.folders.get(root)
+        if listed is None or kept is None or listed[1] != kept[1]:
             return None
-        old = named_entries(before)
-        changed.append({name for name, packed in named_entries(here).items()
+        old = named_entries(kept)
+        changed.append({name for name, packed in named_entries(listed).items()
                         if packed != old[name] or _ctime(packed) >= limit})
     runs, annotations = changed
     below = (runs_root + "/", annotations_root + "/")

@@ -6,7 +6,8 @@ attach URLs and format shapes, so that a page's inputs can be hashed and its tem
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kernelbench.results.dataset import AnnotationRecord, Dataset, RunRecord
 from kernelbench.sitegen import urls
@@ -51,7 +52,14 @@ def shown_runs(boards: list[Board]) -> dict[str, Cell]:
     return {cell.run_id: cell for board in boards for cell in board.cells}
 
 
-def run_view(record: RunRecord, dataset: Dataset, shown: dict[str, Cell]) -> dict:
+class ShownCell(Protocol):
+    """What a run's view takes of the board cell that shows it (a rebuild that plans one run passes the mark its
+    previous build kept)."""
+
+    unaudited: bool
+
+
+def run_view(record: RunRecord, dataset: Dataset, shown: Mapping[str, ShownCell]) -> dict:
     """Everything the runs table and the run page header show about one run."""
     result = record.result
     annotation = dataset.annotation_for(record.run_id)

@@ -397,7 +397,7 @@ def test_a_plan_that_does_not_go_with_the_record_in_place_is_not_used(config_for
     assert plan is not None and plan.runs and plan.annotations
     plan.taken_ns -= 1
     plan.save(out)
-    run = sorted(p for p in (deck / "runs").iterdir() if (p / "solution.py").is_file())[0]
+    run = min(p for p in (deck / "runs").iterdir() if (p / "solution.py").is_file())
     (run / "solution.py").write_text((run / "solution.py").read_text() + "\n# edited\n")
     time.sleep(0.02)
     report = build_site(config_for(deck, out))

@@ -151,7 +151,7 @@ def test_a_rebuild_that_plans_only_the_edited_run_gives_the_site_a_fresh_build_g
     out, fresh = tmp_path / "site", tmp_path / "fresh"
     time.sleep(0.02)
     build_site(BuildConfig(data_dir=data, out_dir=out, jobs=2))
-    annotation = sorted((data / "annotations").glob("*.yaml"))[0]
+    annotation = min((data / "annotations").glob("*.yaml"))
     run = data / "runs" / (annotation.stem if edited != "transcript" else sorted((data / "runs").iterdir())[3].name)
     if edited == "annotation":
         annotation.write_text(annotation.read_text().replace("summary: ", "summary: Edited. ", 1))
