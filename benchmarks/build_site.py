@@ -96,13 +96,14 @@ def _tree(pid: int) -> list[int]:
     return found
 
 
-def snapshot_code(target: Path) -> Path:
-    """A frozen copy of the code, templates and assets: the working tree may change while the benchmark runs,
-    and any code change (rightly) re-renders every page."""
+def snapshot_code(target: Path, source: Path = REPO) -> Path:
+    """A frozen copy of the code, templates and assets (of this tree, or of `source`: another commit's `git
+    archive`, to compare): the working tree may change while the benchmark runs, and any code change (rightly)
+    re-renders every page."""
     shutil.rmtree(target, ignore_errors=True)
     for name in ("kernelbench", "templates", "static"):
-        shutil.copytree(REPO / name, target / name, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy2(REPO / "build.py", target / "build.py")
+        shutil.copytree(source / name, target / name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy2(source / "build.py", target / "build.py")
     # compiled as an installed or once-run checkout is, so that no build pays for compiling (with
     # PYTHONDONTWRITEBYTECODE set every build would) and none writes __pycache__ folders into the code it reads
     compileall.compile_dir(target, quiet=1)
@@ -178,6 +179,70 @@ def edit_one_annotation_with(deck: Path, stamp: str) -> Path:
                   path.read_text(), count=1)
     path.write_text(text)
     return path
+
+
+def edit_one_run_file(deck: Path) -> Path:
+    """Append a comment to one run's solution.py: a file only that run's page shows."""
+    path = sorted((deck / "runs").glob("*/solution.py"))[len(list((deck / "annotations").glob("*.yaml"))) + 1]
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(f"# edited at {time.time_ns()}\n")
+    return path
+
+
+def edit_one_result(deck: Path) -> Path:
+    """One run's session a second longer in its result.json: the run's line on every board, table and page that
+    lists it moves."""
+    import json
+
+    path = sorted((deck / "runs").glob("*/result.json"))[2]
+    data = json.loads(path.read_text())
+    data["session"]["elapsed_s"] = (data["session"].get("elapsed_s") or 0) + 1
+    path.write_text(json.dumps(data, indent=1))
+    return path
+
+
+def measure_edits(label: str, deck: Path, site: Path, code: Path, edit, tries: int = 3) -> None:
+    """`tries` edits by `edit`, each followed by a new `python build.py`; the fastest is the least disturbed by
+    other work on the machine."""
+    found = []
+    for _ in range(tries):
+        edited = edit(deck)
+        found.append(run_build(deck, site, code))
+    best = min(found, key=lambda r: r["build"])
+    print(f"{label} rebuilds (s in the build): " + ", ".join(f"{t['build']:.2f}" for t in found)
+          + "; CPU-s: " + ", ".join(f"{t['cpu']:.2f}" for t in found)
+          + "; load average: " + ", ".join(f"{t['load']:.1f}" for t in found))
+    print(
+        f"{label} ({edited.relative_to(deck)}): {best['build']:.2f} s in the build, {best['wall']:.2f} s wall "
+        f"(with interpreter start and imports), {best['cpu']:.2f} CPU-s, {best['rendered']} of {best['pages']} "
+        f"pages rendered, peak RSS {best['tree_peak'] / 2**20:.0f} MiB; load average {best['load']:.1f}"
+    )
+    print(f"  stages: {best['stages']}")
+
+
+def compare(deck: Path, sites: dict[str, Path], codes: dict[str, Path]) -> None:
+    """Two codes on one deck in one sitting: each builds its own site from scratch, then every edit is followed by a
+    rebuild with each code in turn (the order alternating), so both see the same edits under the same load."""
+    for label in sites:
+        full = run_build(deck, sites[label], codes[label])
+        print(f"[{label}] full build: {full['wall']:.2f} s wall ({full['build']:.2f} s in the build), "
+              f"{full['cpu']:.1f} CPU-s (all processes), peak RSS {full['tree_peak'] / 2**20:.0f} MiB (process tree), "
+              f"{full['largest_process'] / 2**20:.0f} MiB (largest process), peak PSS {full['tree_pss'] / 2**20:.0f} "
+              f"MiB (process tree), largest render worker's private memory {full['worker_private'] / 2**20:.0f} MiB; "
+              f"load average {full['load']:.1f}")
+        print(f"  stages: {full['stages']}")
+    edits = [("no change", None), *[("one annotation edited", edit_one_annotation)] * 3,
+             *[("one run's solution.py edited", edit_one_run_file)] * 3, *[("one result.json edited", edit_one_result)] * 2]
+    for step, (what, edit) in enumerate(edits):
+        if edit is not None:
+            edit(deck)
+        order = list(sites) if step % 2 == 0 else list(reversed(sites))
+        for label in order:
+            found = run_build(deck, sites[label], codes[label])
+            print(f"[{label}] {what}: {found['build']:.2f} s in the build, {found['wall']:.2f} s wall, "
+                  f"{found['cpu']:.2f} CPU-s, {found['rendered']} of {found['pages']} pages rendered, peak RSS "
+                  f"{found['tree_peak'] / 2**20:.0f} MiB; load average {found['load']:.1f}")
+            print(f"  stages: {found['stages']}")
 
 
 def measure_watch(deck: Path, site: Path, code: Path, tries: int = 5) -> list[tuple[float, float, float]]:
@@ -259,11 +324,31 @@ def main() -> None:
     parser.add_argument("--transcript-kb", type=int, default=200)
     parser.add_argument("--deck", type=Path, default=Path("/tmp/kernelbench-bench/deck"))
     parser.add_argument("--full-only", action="store_true", help="measure the full build only (for iterating)")
+    parser.add_argument("--code", type=Path, default=REPO,
+                        help="measure the code of this folder (another commit's `git archive`, say) instead of "
+                             "this tree's")
+    parser.add_argument("--site", type=Path, help="where to build (default: beside the deck)")
+    parser.add_argument("--no-watch", action="store_true", help="leave out the watching build")
+    parser.add_argument("--compare", type=Path, metavar="CODE",
+                        help="measure this code (another commit's `git archive`) against --code in one sitting: "
+                             "each builds its own site, then each edit is rebuilt by both in turn")
     args = parser.parse_args()
     generate(args.deck, args.runs, args.transcript_kb)
-    site = args.deck.parent / "site"
+    if args.compare:
+        sites = {label: args.deck.parent / f"site-{label}" for label in ("before", "after")}
+        for site in sites.values():
+            shutil.rmtree(site, ignore_errors=True)
+            shutil.rmtree(site.parent / f".spare-{site.name}", ignore_errors=True)
+        codes = {"before": snapshot_code(args.deck.parent / "code-before", args.compare),
+                 "after": snapshot_code(args.deck.parent / "code-after", args.code)}
+        time.sleep(2.5)
+        print(f"machine: {len(os.sched_getaffinity(0))} cores, load average before the builds {os.getloadavg()[0]:.1f}")
+        compare(args.deck, sites, codes)
+        return
+    site = args.site or args.deck.parent / "site"
     shutil.rmtree(site, ignore_errors=True)
-    code = snapshot_code(args.deck.parent / "code")
+    shutil.rmtree(site.parent / f".spare-{site.name}", ignore_errors=True)
+    code = snapshot_code(site.parent / f"code-{site.name}", args.code)
     # a build trusts the status of a file only when it changed more than two seconds before the build began (a
     # file written within one clock tick of being looked at could change again unseen): a code copy made a
     # moment before the first build would keep the next build from ending early, which no checkout sees
@@ -291,19 +376,13 @@ def main() -> None:
         f"{same['cpu']:.2f} CPU-s, {same['rendered']} pages rendered; load average {same['load']:.1f}"
     )
 
-    # three edits, three rebuilds: the fastest is the least disturbed by other work on the machine
-    tries = []
-    for _ in range(3):
-        edited = edit_one_annotation(args.deck)
-        tries.append(run_build(args.deck, site, code))
-    inc = min(tries, key=lambda r: r["build"])
-    print("incremental rebuilds (s in the build): " + ", ".join(f"{t['build']:.2f}" for t in tries))
-    print(
-        f"incremental after editing {edited.name}: {inc['build']:.2f} s in the build, {inc['wall']:.2f} s wall "
-        f"(with interpreter start and imports), {inc['cpu']:.2f} CPU-s, {inc['rendered']} of {inc['pages']} "
-        f"pages rendered; load average {inc['load']:.1f}"
-    )
-    print(f"  stages: {inc['stages']}")
+    # three edits, three rebuilds each: the fastest is the least disturbed by other work on the machine (the
+    # first rebuild after the full build also copies the whole site: no spare site exists yet)
+    measure_edits("one annotation edited", args.deck, site, code, edit_one_annotation)
+    measure_edits("one run's solution.py edited", args.deck, site, code, edit_one_run_file)
+    measure_edits("one result.json edited", args.deck, site, code, edit_one_result, tries=2)
+    if args.no_watch:
+        return
 
     watched = measure_watch(args.deck, site, code)
     print(

@@ -27,17 +27,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kernelbench import inputs
 from kernelbench.errors import Diagnostic, KernelBenchError
 from kernelbench.fileio import ModelLoadError, decode_text, load_json_model, load_yaml, parse_model
 from kernelbench.inputs import InputRefused
 from kernelbench.base.decks import MAIN_DECK
-from kernelbench.problems.baselines import NOTES_FILE, BaselineNotes, ProblemBaselines
-from kernelbench.problems.spec import ProblemSpec
 from kernelbench.results.annotation import Annotation, Quote, WriteupMeta
 from kernelbench.results.run import RESULT_FILE, RunResult
+
+if TYPE_CHECKING:  # their models are imported where problems are loaded: a rebuild that loads none skips them
+    from kernelbench.problems.baselines import BaselineNotes, ProblemBaselines
+    from kernelbench.problems.spec import ProblemSpec
 
 UNVERIFIABLE_NOTE = "unverifiable: run files not published"
 T = TypeVar("T")
@@ -344,6 +346,10 @@ class Dataset:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     # what loading each annotation reported, by its path (for a watching build that keeps the record)
     annotation_reports: dict[str, list[Diagnostic]] = field(default_factory=dict)
+    # the run each annotation file that parsed names, by its path (a second annotation of a run included)
+    annotation_run_ids: dict[str, str] = field(default_factory=dict)
+    # the hash of each loaded run's result.json bytes, by its path (a rebuild tells an edited result apart by it)
+    result_digests: dict[str, str] = field(default_factory=dict)
 
     @property
     def errors(self) -> list[Diagnostic]:
@@ -394,7 +400,37 @@ def load_dataset(data_dir: Path, problems_dir: Path | None = None, *, runs_dir: 
         writeups = _located_folder(dataset, annotations[0] / "writeups", annotations[1])
         if writeups is not None:
             _load_writeups(dataset, writeups, annotations[1], cache)
+    _note_result_digests(dataset, cache)
     return dataset
+
+
+def load_some(data_dir: Path, problems_dir: Path | None, run_names: set[str],
+              annotation_names: set[str]) -> Dataset:
+    """Only the folders of runs/ and the files of annotations/ named, read, checked and reported as `load_dataset`
+    reads, checks and reports them (each annotation checked against the runs loaded here); no problem, other run,
+    other annotation or writeup is read. For a rebuild that knows from the file system's record that nothing else
+    changed since a full load (sitegen.keptplan), which compares what this gives with what that load gave."""
+    cache = _no_cache()
+    cache.start_load()
+    data_dir = Path(os.path.realpath(data_dir))
+    if problems_dir is None and (data_dir / "problems").is_dir():
+        problems_dir = data_dir / "problems"
+    dataset = Dataset(data_dir=data_dir, problems_dir=_real(problems_dir) if problems_dir else None)
+    annotations = _top_folder(dataset, None, "annotations")
+    runs = _top_folder(dataset, None, "runs")
+    if runs is not None and run_names:
+        _load_runs(dataset, *runs, cache, KeptInputs(), only=run_names)
+    if annotations is not None and annotation_names:
+        _load_annotations(dataset, *annotations, cache, KeptInputs(), only=annotation_names)
+    _note_result_digests(dataset, cache)
+    return dataset
+
+
+def _note_result_digests(dataset: Dataset, cache: ParseCache) -> None:
+    for record in dataset.runs.values():
+        known = cache.statuses_used.get(str(record.result_path))
+        if known is not None:
+            dataset.result_digests[str(record.result_path)] = known[1].hex()
 
 
 def _real(path: Path) -> Path:
@@ -475,11 +511,15 @@ def _load_problem_folder(dataset: Dataset, entry: Path, folder: Path, root: Path
         _guarded(dataset, path,
                  functools.partial(_load_baselines_file, dataset, entry.name, path, root, cache))
     if baselines is not None:
+        from kernelbench.problems.baselines import NOTES_FILE
+
         notes = baselines / NOTES_FILE
         _guarded(dataset, notes, lambda: _load_baseline_notes(dataset, entry.name, notes, root, cache))
 
 
 def _load_problem_spec(dataset: Dataset, entry: Path, folder: Path, root: Path, cache: ParseCache) -> None:
+    from kernelbench.problems.spec import ProblemSpec
+
     path = folder / "problem.yaml"
     raw = _read(path, root, inputs.PROBLEM)
     if raw is None:
@@ -502,6 +542,8 @@ def _load_problem_spec(dataset: Dataset, entry: Path, folder: Path, root: Path, 
 
 
 def _load_baselines_file(dataset: Dataset, problem_id: str, path: Path, root: Path, cache: ParseCache) -> None:
+    from kernelbench.problems.baselines import ProblemBaselines
+
     raw = _read(path, root, inputs.BASELINES)
     if raw is None:
         return
@@ -516,6 +558,8 @@ def _load_baselines_file(dataset: Dataset, problem_id: str, path: Path, root: Pa
 
 
 def _load_baseline_notes(dataset: Dataset, problem_id: str, path: Path, root: Path, cache: ParseCache) -> None:
+    from kernelbench.problems.baselines import BaselineNotes
+
     raw = _read(path, root, inputs.BASELINE_NOTES)
     if raw is None:
         return
@@ -532,14 +576,16 @@ def _load_baseline_notes(dataset: Dataset, problem_id: str, path: Path, root: Pa
 
 # --------------------------------------------------------------------------------------------- runs
 
-def _load_runs(dataset: Dataset, runs_dir: Path, root: Path, cache: ParseCache, kept: KeptInputs) -> None:
+def _load_runs(dataset: Dataset, runs_dir: Path, root: Path, cache: ParseCache, kept: KeptInputs,
+               only: set[str] | None = None) -> None:
+    """Every run folder of runs/ (or those named in `only`)."""
     runs = _opened_folder(dataset, runs_dir, root)
     if runs is None:
         return
     try:
         with os.scandir(runs.fd) as scan:  # the entries' types come with the listing: no stat per folder
-            entries = sorted((e for e in scan if not e.name.startswith(".") and (e.is_symlink() or e.is_dir())),
-                             key=lambda e: e.name)
+            entries = sorted((e for e in scan if not e.name.startswith(".") and (e.is_symlink() or e.is_dir())
+                              and (only is None or e.name in only)), key=lambda e: e.name)
         inputs.allow_open_folders(len(entries))
         for entry in entries:
             record = kept.runs.get(entry.name)
@@ -637,8 +683,12 @@ def _json_key_line(raw: bytes, key: str) -> int | None:
 
 # --------------------------------------------------------------------------------------------- annotations
 
-def _load_annotations(dataset: Dataset, folder: Path, root: Path, cache: ParseCache, kept: KeptInputs) -> None:
-    for path in sorted(folder.glob("*.yaml")) + sorted(folder.glob("*.yml")):
+def _load_annotations(dataset: Dataset, folder: Path, root: Path, cache: ParseCache, kept: KeptInputs,
+                      only: set[str] | None = None) -> None:
+    """Every annotation file of the folder (or those named in `only`)."""
+    found = (sorted(folder.glob("*.yaml")) + sorted(folder.glob("*.yml")) if only is None else
+             [folder / name for suffix in (".yaml", ".yml") for name in sorted(only) if name.endswith(suffix)])
+    for path in found:
         before = len(dataset.diagnostics)
         record = _kept_annotation(dataset, str(path), cache, kept)
         if record is None:
@@ -646,6 +696,7 @@ def _load_annotations(dataset: Dataset, folder: Path, root: Path, cache: ParseCa
         dataset.annotation_reports[str(path)] = dataset.diagnostics[before:]
         if record is None:
             continue
+        dataset.annotation_run_ids[str(path)] = record.run_id
         if record.run_id in dataset.annotations:
             dataset.diagnostics.append(Diagnostic(
                 path=path, message=f"second annotation for run '{record.run_id}' "

@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # the models behind it are imported when a build starts, not 
     from kernelbench.sitegen.snapshot import Snapshot
 
 CACHE_DIR = ".kernelbench-cache"
+VIEWER_CACHE = f"{CACHE_DIR}/viewer"  # a file per run page: the transcript viewer's first screen (runpage.ViewerReuse)
 PARSE_CACHE_NAME = "parsed-inputs.pickle"
 _PACKAGE = Path(__file__).resolve().parents[1]
 # the code whose classes are pickled: a change to any of it makes the saved cache unusable
@@ -50,7 +51,7 @@ def _new_parse_cache(statuses: dict | None = None, stored: dict | None = None) -
 
 def viewer_cache_file(site_dir: Path, run_id: str) -> Path:
     """Where a run's transcript viewer first screen is kept for the next build (see runpage.ViewerReuse)."""
-    return Path(site_dir) / CACHE_DIR / "viewer" / f"{run_id}.json"
+    return Path(site_dir) / VIEWER_CACHE / f"{run_id}.json"
 
 
 def parse_cache_path(out_dir: Path) -> Path:

@@ -28,6 +28,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from kernelbench.sitegen.buildcache import VIEWER_CACHE
+
 STAGING_PREFIX = ".building-"
 RETIRED_PREFIX = ".retired-"
 SPARE_PREFIX = ".spare-"
@@ -232,9 +234,12 @@ def seed_from_previous(out_dir: Path, staging: Path) -> None:
 
 def mirror_changes(live: Path, spare: Path, written_runs: list[str]) -> None:
     """Make the spare the same tree as the site in place, by hard links: everything outside runs/, the run folders
-    the site in place wrote and the runs added or removed since; the other run folders are already the same."""
+    the site in place wrote and the runs added or removed since; the other run folders are already the same. The
+    viewer's cache of each run (a file per run: buildcache.viewer_cache_file) is written with its run's page, so it
+    is brought up to date the same way."""
     live, spare = Path(live), Path(spare)
-    _mirror_folder(live, spare, skip=frozenset({RUNS}))
+    _mirror_folder(live, spare, skip=frozenset({RUNS, VIEWER_CACHE}))
+    _mirror_run_files(live / VIEWER_CACHE, spare / VIEWER_CACHE, {f"{name}.json" for name in written_runs})
     live_runs, spare_runs = live / RUNS, spare / RUNS
     if not live_runs.is_dir():
         shutil.rmtree(spare_runs, ignore_errors=True)
@@ -250,29 +255,64 @@ def mirror_changes(live: Path, spare: Path, written_runs: list[str]) -> None:
             _mirror_entry(live_runs / name, spare_runs / name, entry, present.get(name))
 
 
+def _mirror_run_files(live: Path, spare: Path, written: set[str]) -> None:
+    """A folder of one file per run mirrored: the files of the runs the site in place wrote linked again, those added
+    linked, those removed deleted (names only: no status is taken of the others)."""
+    if not live.is_dir():
+        shutil.rmtree(spare, ignore_errors=True)
+        return
+    spare.mkdir(parents=True, exist_ok=True)
+    wanted, present = set(os.listdir(live)), set(os.listdir(spare))
+    for name in present - wanted:
+        _remove_path(spare / name)
+    for name in (wanted - present) | (written & wanted):
+        _remove_path(spare / name)
+        try:
+            os.link(live / name, spare / name, follow_symlinks=False)
+        except OSError:
+            shutil.copy2(live / name, spare / name, follow_symlinks=False)
+
+
+def _remove_path(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink(missing_ok=True)
+
+
 def _listing(folder: Path) -> dict[str, os.DirEntry]:
     with os.scandir(folder) as entries:
         return {entry.name: entry for entry in entries if entry.name != ".owner-pid"}
 
 
 def _mirror_folder(live: Path, spare: Path, skip: frozenset[str] = frozenset()) -> None:
-    """`spare` made the same as `live`: each file the same inode (a hard link), each folder mirrored in turn."""
+    """`spare` made the same as `live`: each file the same inode (a hard link), each folder mirrored in turn, but
+    for the paths in `skip` (relative to `live`)."""
     wanted, present = _listing(live), _listing(spare)
     for name in present.keys() - wanted.keys() - skip:
         _remove(spare / name, present.pop(name))
     for name, entry in wanted.items():
-        if name not in skip:
-            _mirror_entry(live / name, spare / name, entry, present.get(name))
+        there = present.get(name)
+        if name in skip or there is not None and _same_file(entry, there):
+            continue  # the same file already (its inode came with the listing): no path built, nothing done
+        below = frozenset(path.split("/", 1)[1] for path in skip if path.startswith(name + "/"))
+        _mirror_entry(live / name, spare / name, entry, there, below)
 
 
-def _mirror_entry(live: Path, spare: Path, wanted: os.DirEntry, present: os.DirEntry | None) -> None:
+def _same_file(wanted: os.DirEntry, present: os.DirEntry) -> bool:
+    return (present.inode() == wanted.inode() and not wanted.is_dir(follow_symlinks=False)
+            and not present.is_dir(follow_symlinks=False))
+
+
+def _mirror_entry(live: Path, spare: Path, wanted: os.DirEntry, present: os.DirEntry | None,
+                  skip: frozenset[str] = frozenset()) -> None:
     if wanted.is_dir(follow_symlinks=False):
         if present is not None and not present.is_dir(follow_symlinks=False):
             _remove(spare, present)
             present = None
         if present is None:
             spare.mkdir()
-        _mirror_folder(live, spare)
+        _mirror_folder(live, spare, skip)
         return
     if present is not None and present.inode() == wanted.inode() and _kind(present) == _kind(wanted):
         return

@@ -110,7 +110,13 @@ def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildR
     clock.lap("look at the inputs")
     if unchanged is not None:
         return _unchanged_report(unchanged, out_dir, clock)
+    if warm is None:  # a watching build keeps its own records in memory (see _kept_inputs)
+        report = _edit_build(config, out_dir, kept, inputs_now, clock)
+        if report is not None:
+            return report
     from kernelbench.fileio import atomic_write_bytes
+    from kernelbench.sitegen import urls
+    from kernelbench.sitegen.keptplan import KeptPlan
     from kernelbench.sitegen.plan import plan_site
     from kernelbench.sitegen.render import templates_hash
     from kernelbench.transcripts.gcpause import gc_paused
@@ -151,6 +157,7 @@ def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildR
         atomic_write_bytes(staging / MANIFEST_NAME, manifest.dump())
         outcome = _outcome(site.pages, manifest, site.diagnostics + render_diags)
         snapshot.save(snapshot_path(staging), inputs_now, outcome)
+        KeptPlan.of_build(site, inputs_now.taken_ns, urls.claims()).save(staging)
         output.SiteRecord.of_staging(staging, seeded_from, written_run_folders(manifest.written)).save(staging)
         output.swap_in(staging, out_dir, keep_spare=True)
         clock.lap("exports and swap")
@@ -173,6 +180,84 @@ def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildR
         timings=clock.laps,
         cpu_s=time.process_time() - clock.cpu_start,
     )
+
+
+def _edit_build(config: BuildConfig, out_dir: Path, kept, inputs_now: snapshot.Snapshot,
+                clock: Stopwatch) -> BuildReport | None:
+    """A rebuild after an edit inside run folders and annotation files that reaches no page but those runs' (see
+    keptplan.py): only those runs and their annotations are read, only their pages planned, the rest of the site is
+    the one in place. None, with nothing written, when the edit needs the full build."""
+    from kernelbench.sitegen import keptplan
+
+    edit = keptplan.edit_of(config, out_dir, kept, inputs_now)
+    if edit is None:
+        return None
+    from kernelbench.fileio import atomic_write_bytes
+    from kernelbench.sitegen.render import templates_hash
+
+    previous = Manifest.load(out_dir)
+    if not all(url in previous.pages for url in edit.pages):
+        return None
+    clock.lap("look at the edit")
+    # the previous build's time, not this one's: a signature is trusted only for a file last changed before the
+    # build that hashed it began, and this build carries the others' signatures over unchecked
+    hasher = FileHasher(previous.file_hashes, previous.started_ns)
+    planned = keptplan.plan_pages(config, edit, hasher)
+    if planned is None:
+        return None
+    pages, dataset = planned
+    clock.lap("load and plan the edit")
+    staging = output.new_staging_dir(out_dir)
+    seeding = None
+    try:
+        spare_runs = output.take_spare(out_dir, staging)
+        output.claim(staging)
+        seeding = output.Seeding(out_dir, staging, spare_runs)
+        seeded_from = output.SiteRecord.load(out_dir)
+        tpl_hash = templates_hash(config.templates_dir)
+        env = _environment(config, tpl_hash, None, staging)
+        seeding.wait()
+        clock.lap("link previous site")
+        (staging / CACHE_DIR / "jinja").mkdir(parents=True, exist_ok=True)
+        manifest = Manifest(pages=dict(previous.pages), static=previous.static, started_ns=previous.started_ns)
+        render_changed_pages(pages, env, tpl_hash, staging, previous, manifest, config)
+        clock.lap("render")
+        manifest.file_hashes = _carried_file_hashes(previous, dataset, {**hasher.seen, **manifest.settled})
+        atomic_write_bytes(staging / MANIFEST_NAME, manifest.dump())
+        diagnostics = [Diagnostic(*row) for row in edit.plan.diagnostics]
+        diagnostics += [_diag_from_json(d) for url in edit.pages for d in manifest.pages[url][1]]
+        diagnostics += [report.diagnostic for _, record in sorted(dataset.runs.items())
+                        if (report := record.folder.changed_report()) is not None]
+        outcome = snapshot.Outcome(pages=len(edit.pages),
+                                   diagnostics=[keptplan.diagnostic_row(d) for d in diagnostics],
+                                   files=[MANIFEST_NAME, *edit.pages, *manifest.static])
+        snapshot.save(snapshot_path(staging), inputs_now, outcome)
+        edit.plan.taken_ns = inputs_now.taken_ns
+        edit.plan.save(staging)
+        output.SiteRecord.of_staging(staging, seeded_from, written_run_folders(manifest.written)).save(staging)
+        output.swap_in(staging, out_dir, keep_spare=True)
+        clock.lap("exports and swap")
+    except BaseException:
+        if seeding is not None:
+            seeding.cancel()
+        output.abandon(staging)
+        raise
+    return BuildReport(diagnostics, len(edit.pages), manifest.rendered, clock.total(), out_dir,
+                       timings=clock.laps, cpu_s=time.process_time() - clock.cpu_start)
+
+
+def _carried_file_hashes(previous: Manifest, dataset, hashed: dict[str, list]) -> dict[str, list]:
+    """The previous build's file signatures with those of the reloaded runs' files replaced by this build's (a file
+    no longer there no longer recorded)."""
+    from kernelbench.sitegen.plan import RUN_PAGE_FILES
+    from kernelbench.sitegen.runpage import transcript_name
+
+    carried = dict(previous.file_hashes)
+    for record in dataset.runs.values():
+        for name in (*RUN_PAGE_FILES, transcript_name(record)):
+            carried.pop(record.folder.plain_shown(name), None)
+    carried.update(hashed)
+    return carried
 
 
 def written_run_folders(urls_written: list[str]) -> list[str]:

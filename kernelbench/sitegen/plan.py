@@ -11,21 +11,23 @@ import stat
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kernelbench.base.decks import MAIN_DECK
 from kernelbench.errors import Diagnostic
 from kernelbench.inputs import NotPlain
 from kernelbench.results.dataset import Dataset, KeptInputs, ParseCache, RunRecord, load_dataset
-from kernelbench.results.leaderboard import Board, build_boards, export_csv, export_json, make_trial
-from kernelbench.sitegen import charts, urls, views
+from kernelbench.sitegen import urls, views
 from kernelbench.sitegen.buildcache import viewer_cache_file
 from kernelbench.sitegen.manifest import FileHasher, Unknown, hash_data
 from kernelbench.sitegen.pages import Page
-from kernelbench.sitegen.diffpage import diff_pages
-from kernelbench.sitegen.problems import problem_pages
 from kernelbench.sitegen.render import code_hash
 from kernelbench.sitegen.runpage import ViewerReuse, quote_excerpts, run_tabs, transcript_name
-from kernelbench.sitegen.writeups import writeup_pages
+
+# The boards, their charts and the problem, diff and writeup pages are imported where the whole deck is planned: a
+# rebuild that plans only the pages of the runs an edit touched (keptplan.py) needs none of them.
+if TYPE_CHECKING:
+    from kernelbench.results.leaderboard import Board
 
 
 @dataclass
@@ -75,6 +77,7 @@ class SitePlan:
     diagnostics: list[Diagnostic]
     boards: list[Board]
     dataset: Dataset | None = None
+    data: SiteData | None = None  # what the pages were planned from (kept in part for the next build: keptplan.py)
 
     def changed_inputs(self) -> list[Diagnostic]:
         """The run folders that changed while the site was built: their pages show them as first opened."""
@@ -84,6 +87,8 @@ class SitePlan:
         return [report.diagnostic for report in found if report is not None]
 
     def write_exports(self, staging: Path) -> None:
+        from kernelbench.results.leaderboard import export_csv, export_json
+
         export_json(self.boards, staging / "data" / "leaderboard.json")
         export_csv(self.boards, staging / "data" / "leaderboard.csv")
 
@@ -106,6 +111,8 @@ class PlanMemo:
         self._pages_used: dict[str, tuple] = {}
 
     def trial(self, result, annotation, baselines):
+        from kernelbench.results.leaderboard import make_trial
+
         key = (id(result), id(annotation), id(baselines))
         kept = self.trials.get(key) or (result, annotation, baselines, make_trial(result, annotation, baselines))
         self._trials_used[key] = kept
@@ -152,6 +159,10 @@ class PlanMemo:
 
 def plan_site(config, hasher: FileHasher, cache: ParseCache | None = None, memo: PlanMemo | None = None,
               kept: KeptInputs | None = None) -> SitePlan:
+    from kernelbench.sitegen.diffpage import diff_pages
+    from kernelbench.sitegen.problems import problem_pages
+    from kernelbench.sitegen.writeups import writeup_pages
+
     dataset = load_dataset(Path(config.data_dir), config.resolved_problems_dir(), cache=cache, kept=kept)
     data = derive(dataset, memo)
     pages = [
@@ -166,10 +177,13 @@ def plan_site(config, hasher: FileHasher, cache: ParseCache | None = None, memo:
     ]
     if memo is not None:
         memo.end_build()
-    return SitePlan(pages=pages, diagnostics=list(dataset.diagnostics), boards=data.boards, dataset=dataset)
+    return SitePlan(pages=pages, diagnostics=list(dataset.diagnostics), boards=data.boards, dataset=dataset,
+                    data=data)
 
 
 def derive(dataset: Dataset, memo: PlanMemo | None = None) -> SiteData:
+    from kernelbench.results.leaderboard import build_boards, make_trial
+
     dataset.diagnostics += claim_addresses(dataset)
     boards = build_boards(dataset, make=memo.trial if memo else make_trial)
     dataset.diagnostics += claim_board_addresses(boards, dataset)
@@ -287,6 +301,8 @@ def leaderboard_pages(data: SiteData) -> list[Page]:
 def _board_page(
     data: SiteData, board: Board, primary: bool, switcher: list[dict], diagnostics: list[str]
 ) -> Page:
+    from kernelbench.sitegen import charts
+
     rows = views.board_rows(board, data.scripted)
     runs = data.runs_of(gpu=board.gpu, deck=board.deck)
     view = {
@@ -395,8 +411,11 @@ def agent_pages(data: SiteData) -> list[Page]:
 # ------------------------------------------------------------------------------------------------ audits
 
 
+AUDITED_VERDICTS = ("rubric_leak", "reward_hack")  # the verdicts the audits page lists, with their summaries
+
+
 def audits_page(data: SiteData) -> Page:
-    groups: dict[str, list[dict]] = {"rubric_leak": [], "reward_hack": [], "invalid": []}
+    groups: dict[str, list[dict]] = {**{verdict: [] for verdict in AUDITED_VERDICTS}, "invalid": []}
     for run_id, run in data.runs.items():
         annotation = data.dataset.annotation_for(run_id)
         item = {k: run[k] for k in ("run_id", "url", "agent", "problem", "status", "peak_fraction")}
@@ -434,10 +453,10 @@ def audits_page(data: SiteData) -> Page:
 
 
 def run_pages(data: SiteData, hasher: FileHasher, memo: PlanMemo | None = None) -> list[Page]:
-    return [_run_page(data, record, hasher, memo) for _, record in sorted(data.dataset.runs.items())]
+    return [run_page(data, record, hasher, memo) for _, record in sorted(data.dataset.runs.items())]
 
 
-def _run_page(data: SiteData, record: RunRecord, hasher: FileHasher, memo: PlanMemo | None = None) -> Page:
+def run_page(data: SiteData, record: RunRecord, hasher: FileHasher, memo: PlanMemo | None = None) -> Page:
     view = data.runs[record.run_id]
     annotation_record = data.dataset.annotations.get(record.run_id)
     if memo is not None:

@@ -74,6 +74,18 @@ def forget_claims() -> None:
     _CLAIMED.clear()
 
 
+def claims() -> dict[str, dict[str, str]]:
+    """Every address handed out for the build under way, kind by kind (kept with the build's plan: sitegen.keptplan)."""
+    return {kind: dict(given) for kind, given in _CLAIMED.items()}
+
+
+def restore_claims(kept: dict[str, dict[str, str]]) -> None:
+    """The addresses a previous build handed out, for a rebuild whose names are those of that build (each name
+    keeps the address it had, clashes and all)."""
+    _CLAIMED.clear()
+    _CLAIMED.update({kind: dict(given) for kind, given in kept.items()})
+
+
 def _folded(address: str) -> str:
     return unicodedata.normalize("NFKC", address).casefold()
 

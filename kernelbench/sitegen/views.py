@@ -6,11 +6,14 @@ attach URLs and format shapes, so that a page's inputs can be hashed and its tem
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kernelbench.results.dataset import AnnotationRecord, Dataset, RunRecord
-from kernelbench.results.leaderboard import Board, Cell
 from kernelbench.sitegen import urls
+
+if TYPE_CHECKING:  # the board models are needed by the boards' pages, not by a run's
+    from kernelbench.results.leaderboard import Board, Cell
 
 
 def shape_label(shape: dict[str, Any]) -> str:
@@ -49,7 +52,14 @@ def shown_runs(boards: list[Board]) -> dict[str, Cell]:
     return {cell.run_id: cell for board in boards for cell in board.cells}
 
 
-def run_view(record: RunRecord, dataset: Dataset, shown: dict[str, Cell]) -> dict:
+class ShownCell(Protocol):
+    """What a run's view takes of the board cell that shows it (a rebuild that plans one run passes the mark its
+    previous build kept)."""
+
+    unaudited: bool
+
+
+def run_view(record: RunRecord, dataset: Dataset, shown: Mapping[str, ShownCell]) -> dict:
     """Everything the runs table and the run page header show about one run."""
     result = record.result
     annotation = dataset.annotation_for(record.run_id)

@@ -199,6 +199,7 @@ def test_parallel_build_matches_serial(config_for, deck: Path, tmp_path: Path):
     a.pop(MANIFEST_NAME), b.pop(MANIFEST_NAME)
     for name in ("data/leaderboard.json",  # holds the build time
                  ".kernelbench-cache/parsed-inputs.pickle", ".kernelbench-cache/inputs.snapshot",  # when inputs were read
+                 ".kernelbench-cache/plan.marshal",  # names the record it goes with
                  ".kernelbench-cache/site.json"):  # the site's own id and folder
         a.pop(name), b.pop(name)
     assert a == b

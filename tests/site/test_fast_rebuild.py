@@ -315,3 +315,91 @@ def test_a_watching_build_keeps_unchanged_runs_unread_and_builds_what_a_build_fr
         assert _published(out) == _published(scratch), change.__name__
         assert [str(d) for d in report.diagnostics] == [str(d) for d in fresh.diagnostics], change.__name__
     assert any("quote" in str(d) for d in report.diagnostics)
+
+
+EDIT_STAGE = "load and plan the edit"  # the stage a rebuild that plans only the edited runs' pages reports
+
+
+def test_a_command_after_an_edit_reads_and_plans_only_the_edited_runs_and_builds_what_a_build_from_scratch_builds(
+        config_for, deck: Path, tmp_path: Path, trust_at_once):
+    """A new `python build.py` after an edit inside a run folder or of an annotation loads only the runs the edit
+    touches (keptplan.py) when nothing another page shows moved, and leaves every other edit to the full build;
+    either way it publishes and reports what a build from scratch of the same data does."""
+    out = tmp_path / "site"
+    build_site(config_for(deck, out))
+    annotations = sorted((deck / "annotations").glob("*.yaml"))
+    clean = next(p for p in annotations if "verdict: clean" in p.read_text())
+    audited = next(p for p in annotations if "verdict: rubric_leak" in p.read_text())
+    quoted = deck / "runs" / clean.stem / "solution.py"
+    annotated = {p.stem for p in annotations}
+    runs = sorted(p for p in (deck / "runs").iterdir() if (p / "solution.py").is_file() and p.name not in annotated)
+
+    def edit_clean_summary():
+        clean.write_text(clean.read_text().replace("summary: ", "summary: Edited. ", 1))
+
+    def edit_solution():
+        (runs[0] / "solution.py").write_text((runs[0] / "solution.py").read_text() + "\n# edited\n")
+
+    def same_size_edit_of_the_transcript():
+        transcript = runs[1] / "transcript.jsonl"
+        text = transcript.read_text()
+        _same_size_edit(transcript, text[-40:], text[-40:].swapcase())
+
+    def edit_a_quoted_file_keeping_its_quote():  # the quoted lines are untouched: the annotation reports the same
+        quoted.write_text(quoted.read_text() + "\n# edited below the quoted lines\n")
+
+    def break_a_quote():  # the annotation now reports a mismatch, which every leaderboard lists
+        quoted.write_text(quoted.read_text().replace("tiled kernel launch", "TILED KERNEL LAUNCH"))
+
+    def edit_an_audited_summary():  # the audits page shows this summary
+        audited.write_text(audited.read_text().replace("summary: ", "summary: Edited. ", 1))
+
+    def change_a_verdict():
+        clean.write_text(clean.read_text().replace("verdict: clean", "verdict: interesting\nimplication: Edited.", 1))
+
+    def edit_a_result():
+        path = runs[2] / "result.json"
+        path.write_text(path.read_text().replace('"trial": 1', '"trial": 7', 1))
+
+    alone = (edit_clean_summary, edit_solution, same_size_edit_of_the_transcript,
+             edit_a_quoted_file_keeping_its_quote)
+    changes = (*alone, break_a_quote, edit_an_audited_summary, change_a_verdict, edit_a_result,
+               edit_clean_summary)
+    for step, change in enumerate(changes):
+        change()
+        time.sleep(0.02)
+        with pytest.MonkeyPatch.context() as patch:
+            reads = _Reads(patch)
+            report = build_site(config_for(deck, out))
+        took_edit_path = EDIT_STAGE in report.timings
+        assert took_edit_path == (change in alone or step == len(changes) - 1), (step, change.__name__)
+        if took_edit_path:
+            assert reads.folders <= 2, f"{change.__name__}: runs/ and the edited run's folder are opened"
+            assert report.rendered == 1, change.__name__
+        scratch = tmp_path / f"scratch-{step}"
+        fresh = build_site(config_for(deck, scratch))
+        assert _published(out) == _published(scratch), change.__name__
+        assert sorted(map(str, report.diagnostics)) == sorted(map(str, fresh.diagnostics)), change.__name__
+        again = build_site(config_for(deck, out))
+        assert again.rendered == 0 and sorted(map(str, again.diagnostics)) == sorted(map(str, fresh.diagnostics))
+    assert any("quote" in str(d) for d in report.diagnostics)
+
+
+def test_a_plan_that_does_not_go_with_the_record_in_place_is_not_used(config_for, deck: Path, tmp_path: Path,
+                                                                       trust_at_once):
+    """The kept plan is believed only beside the file-system record it was written with (a build of older code
+    seeds the previous site's plan into its own and writes a new record)."""
+    from kernelbench.sitegen import keptplan
+
+    out = tmp_path / "site"
+    build_site(config_for(deck, out))
+    plan = keptplan.KeptPlan.load(out)
+    assert plan is not None and plan.runs and plan.annotations
+    plan.taken_ns -= 1
+    plan.save(out)
+    run = min(p for p in (deck / "runs").iterdir() if (p / "solution.py").is_file())
+    (run / "solution.py").write_text((run / "solution.py").read_text() + "\n# edited\n")
+    time.sleep(0.02)
+    report = build_site(config_for(deck, out))
+    assert EDIT_STAGE not in report.timings and "load and plan" in report.timings
+    assert "# edited" in (out / "runs" / run.name / "index.html").read_text()

@@ -129,3 +129,39 @@ def test_a_rebuild_after_an_annotation_edit_gives_the_site_a_fresh_build_gives(f
     assert 0 < again.rendered < again.pages
     build_site(BuildConfig(data_dir=data, out_dir=fresh, jobs=1))
     assert _published(out) == _published(fresh)
+
+
+@pytest.mark.parametrize("edited", ["annotation", "solution.py", "transcript"])
+def test_a_rebuild_that_plans_only_the_edited_run_gives_the_site_a_fresh_build_gives(fixed_deck: Path, tmp_path: Path,
+                                                                                     monkeypatch, edited: str):
+    """One file edited (an annotation, a run's solution, the long transcript): the rebuild reads and plans only the
+    edited run (keptplan.py: the file-system record trusted at once, as it is two seconds after the inputs last
+    changed) and ends where a build from scratch of the edited deck ends."""
+    import shutil
+    import time
+
+    from kernelbench.results import dataset
+    from kernelbench.sitegen import snapshot
+    from kernelbench.sitegen.manifest import FileHasher
+
+    for module in (snapshot, dataset, FileHasher):
+        monkeypatch.setattr(module, "RACY_MARGIN_NS", 0)
+    data = tmp_path / "data"
+    shutil.copytree(fixed_deck, data)
+    out, fresh = tmp_path / "site", tmp_path / "fresh"
+    time.sleep(0.02)
+    build_site(BuildConfig(data_dir=data, out_dir=out, jobs=2))
+    annotation = min((data / "annotations").glob("*.yaml"))
+    run = data / "runs" / (annotation.stem if edited != "transcript" else sorted((data / "runs").iterdir())[3].name)
+    if edited == "annotation":
+        annotation.write_text(annotation.read_text().replace("summary: ", "summary: Edited. ", 1))
+    elif edited == "solution.py":
+        (run / "solution.py").write_text((run / "solution.py").read_text() + "\n# edited <b>&amp;</b>\n")
+    else:
+        lines = (run / "transcript.jsonl").read_text().splitlines(keepends=True)
+        (run / "transcript.jsonl").write_text("".join(lines[: len(lines) // 2]))
+    time.sleep(0.02)
+    again = build_site(BuildConfig(data_dir=data, out_dir=out, jobs=2))
+    assert "load and plan the edit" in again.timings and again.rendered == 1
+    build_site(BuildConfig(data_dir=data, out_dir=fresh, jobs=1))
+    assert _published(out) == _published(fresh)
