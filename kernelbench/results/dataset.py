@@ -384,10 +384,7 @@ def load_dataset(data_dir: Path, problems_dir: Path | None = None, *, runs_dir: 
     """
     cache = cache if cache is not None else _no_cache()
     cache.start_load()
-    data_dir = Path(os.path.realpath(data_dir))
-    if problems_dir is None and (data_dir / "problems").is_dir():
-        problems_dir = data_dir / "problems"
-    dataset = Dataset(data_dir=data_dir, problems_dir=_real(problems_dir) if problems_dir else None)
+    dataset = _empty_dataset(data_dir, problems_dir)
     annotations = _top_folder(dataset, annotations_dir, "annotations")
     if dataset.problems_dir is not None:
         _load_problems(dataset, dataset.problems_dir, cache)
@@ -404,6 +401,14 @@ def load_dataset(data_dir: Path, problems_dir: Path | None = None, *, runs_dir: 
     return dataset
 
 
+def _empty_dataset(data_dir: Path, problems_dir: Path | None) -> Dataset:
+    """The dataset of a data folder before anything is read: its real path, and its problems/ unless named."""
+    data_dir = Path(os.path.realpath(data_dir))
+    if problems_dir is None and (data_dir / "problems").is_dir():
+        problems_dir = data_dir / "problems"
+    return Dataset(data_dir=data_dir, problems_dir=_real(problems_dir) if problems_dir else None)
+
+
 def load_some(data_dir: Path, problems_dir: Path | None, run_names: set[str],
               annotation_names: set[str]) -> Dataset:
     """Only the folders of runs/ and the files of annotations/ named, read, checked and reported as `load_dataset`
@@ -412,10 +417,7 @@ def load_some(data_dir: Path, problems_dir: Path | None, run_names: set[str],
     changed since a full load (sitegen.keptplan), which compares what this gives with what that load gave."""
     cache = _no_cache()
     cache.start_load()
-    data_dir = Path(os.path.realpath(data_dir))
-    if problems_dir is None and (data_dir / "problems").is_dir():
-        problems_dir = data_dir / "problems"
-    dataset = Dataset(data_dir=data_dir, problems_dir=_real(problems_dir) if problems_dir else None)
+    dataset = _empty_dataset(data_dir, problems_dir)
     annotations = _top_folder(dataset, None, "annotations")
     runs = _top_folder(dataset, None, "runs")
     if runs is not None and run_names:
