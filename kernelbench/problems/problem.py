@@ -42,6 +42,11 @@ class Problem:
         return self.spec.id
 
     @property
+    def spec_file(self) -> Path:
+        """The file its spec is read from (ours: problem.yaml; a single-file layout: the file itself)."""
+        return self.layout.spec_file(self.folder)
+
+    @property
     def reference_file(self) -> Path:
         return self.layout.reference_file(self.folder)
 

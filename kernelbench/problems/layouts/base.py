@@ -42,7 +42,15 @@ class Layout:
     # the prompt): a grading of a problem in any layout watches them there, since a solution must not edit them
     workspace_templates: tuple[str, ...] = ("check.py", "benchmark.py", "reference.py", "problem.yaml", "PROMPT.txt")
 
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        # a layout is a module's one instance: a pickled problem (a build's parse cache) comes back holding it
+        return (_layout_named, (self.name,))
+
     def detect(self, path: Path) -> bool:
+        raise NotImplementedError
+
+    def spec_file(self, path: Path) -> Path:
+        """The file the problem's spec is read from (where a page names its source, and a spec error points)."""
         raise NotImplementedError
 
     def load_spec(self, path: Path) -> ProblemSpec:
@@ -125,6 +133,12 @@ class Layout:
             if file.is_file():
                 digest.update(self.copy_name(path, file).encode() + b"\0" + file.read_bytes() + b"\0")
         return digest.hexdigest()
+
+
+def _layout_named(name: str) -> Layout:
+    from kernelbench.problems.layouts import BY_NAME
+
+    return BY_NAME[name]
 
 
 @dataclass(frozen=True)

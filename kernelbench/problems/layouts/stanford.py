@@ -54,6 +54,9 @@ class StanfordLayout(Layout):
             return True  # the right shape of folder; the syntax error is reported when it is loaded
         return "Model" in top_level_classes(tree) and set(REQUIRED) <= top_level_functions(tree)
 
+    def spec_file(self, path: Path) -> Path:
+        return problem_file(Path(path))
+
     def reference_file(self, path: Path) -> Path:
         return problem_file(Path(path))
 
