@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kernelbench.errors import KernelBenchError
-from kernelbench.problems.layouts import Layout, detected
+from kernelbench.problems import layouts
+from kernelbench.problems.layouts import Layout
 from kernelbench.problems.problem import Problem, open_problem
 
 
@@ -39,7 +40,7 @@ def deck_entries(deck: Path) -> list[DeckEntry]:
     for path in sorted(deck.iterdir()):
         if path.name.startswith((".", "_")):
             continue
-        layout = detected(path)
+        layout = layouts.detected(path)
         if layout is not None:
             entries.append(DeckEntry(name=layout.folder_name(path), path=path, layout=layout))
     return entries
