@@ -113,6 +113,7 @@ class Sweep:
             for problem in problems:
                 for entry in spec.entries():
                     jobs.append(Job(agent=entry.agent, options=self.options(entry), problem_dir=str(problem.folder),
+                                    problem=problem.name,
                                     trial=trial, runs_dir=str(self.runs_dir), budget_s=spec.budget_s,
                                     device=spec.device, shapes=spec.shapes, held_out=spec.held_out,
                                     sanitizer=spec.sanitizer, sandboxed=spec.sandbox,
@@ -165,7 +166,7 @@ def pending_jobs(sweep: Sweep, resume: bool) -> tuple[list[Job], int]:
 
 
 def _key(job: Job) -> tuple[str, str, int]:
-    return (str(AgentSpec.parse(job.agent)), Path(job.problem_dir).name, job.trial)
+    return (str(AgentSpec.parse(job.agent)), job.problem_name, job.trial)
 
 
 # ---------------------------------------------------------------------------------------------- running

@@ -78,12 +78,27 @@ def test_a_sweep_stops_on_a_bad_problem_before_its_first_run(mixed_deck: Path, t
 
 
 def test_a_sweep_refuses_before_its_first_run_a_problem_no_agent_can_be_given(mixed_deck: Path, tmp_path: Path):
+    """A KernelBench-Hard problem without their harness beside the deck has no workspace for agents, theirs or ours."""
     from kernelbench.harness.sweep import check_sweep
+
+    sweep_path = tmp_path / "sweep.yaml"
+    sweep_path.write_text(f"name: bare\nagents: [scripted:giveup]\nproblems: [02_toy_row_max]\n"
+                          f"problems_dir: {mixed_deck}\nruns: {tmp_path / 'runs'}\ndevice: cpu\nsandbox: false\n")
+    with pytest.raises(KernelBenchError) as caught:
+        check_sweep(Sweep.load(sweep_path))
+    assert caught.value.diagnostic.path == (mixed_deck / "02_toy_row_max").resolve()
+    assert "an agent cannot be given this problem" in caught.value.diagnostic.message
+
+
+def test_a_sweep_files_a_single_file_problem_under_its_name(mixed_deck: Path, tmp_path: Path):
+    from kernelbench.harness.workspace import check_agents_can_work_on
 
     sweep_path = tmp_path / "sweep.yaml"
     sweep_path.write_text(f"name: stanford\nagents: [scripted:giveup]\nproblems: [1_Toy_Linear_ReLU]\n"
                           f"problems_dir: {mixed_deck}\nruns: {tmp_path / 'runs'}\ndevice: cpu\nsandbox: false\n")
-    with pytest.raises(KernelBenchError) as caught:
-        check_sweep(Sweep.load(sweep_path))
-    assert caught.value.diagnostic.path == (mixed_deck / "1_Toy_Linear_ReLU.py").resolve()
-    assert "an agent cannot be given this problem" in caught.value.diagnostic.message
+    sweep = Sweep.load(sweep_path)
+    [problem] = sweep.problems()
+    check_agents_can_work_on(problem)  # our workspace serves it
+    [job] = sweep.jobs()
+    assert job.key == ("scripted:giveup", "1_Toy_Linear_ReLU", 1)
+    assert job.request().problem.name == "1_Toy_Linear_ReLU"

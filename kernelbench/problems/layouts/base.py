@@ -41,6 +41,13 @@ class Layout:
     # the files our workspace puts beside a solution (our check.py and benchmark.py, the problem's files it copies,
     # the prompt): a grading of a problem in any layout watches them there, since a solution must not edit them
     workspace_templates: tuple[str, ...] = ("check.py", "benchmark.py", "reference.py", "problem.yaml", "PROMPT.txt")
+    # how the reference is called, which our workspace's scripts follow (kernelbench/eval/agent_templates): "ours"
+    # (get_init_kwargs(shape), get_inputs(shape, seed, device, case, scale)) or "seeded-module" (Model(
+    # *get_init_inputs()), get_inputs() drawn right after torch.manual_seed(seed), the shape the module's constants)
+    reference_convention: str = "ours"
+    # a candidate whose parameter names differ from the reference's is built under the reference's seed instead of
+    # loading its weights (Stanford KernelBench builds both models right after the same seed)
+    weights_by_seed: bool = False
 
     def __reduce__(self) -> tuple[Any, tuple[str]]:
         # a layout is a module's one instance: a pickled problem (a build's parse cache) comes back holding it
@@ -107,6 +114,15 @@ class Layout:
     def agent_files(self, path: Path) -> tuple[Path, ...] | None:
         """The problem's files our workspace (our check.py and benchmark.py) gives an agent; None where our
         workspace cannot serve the layout (our scripts read our reference interface)."""
+        return None
+
+    def agent_file_name(self, path: Path, file: Path) -> str:
+        """The name one of `agent_files` has in the agent's workspace."""
+        return Path(file).name
+
+    def agent_prompt(self, path: Path, spec: ProblemSpec) -> str | None:
+        """The task our workspace gives an agent where the problem has no PROMPT.txt of its own, written from its
+        spec and the layout's conventions (None: the layout writes none)."""
         return None
 
     def row_sum_bound(self, path: Path) -> float | None:
