@@ -52,7 +52,7 @@ class Kind:
 RESULT = Kind("result.json", 4 * MiB)
 ANNOTATION = Kind("annotation", 1 * MiB)
 WRITEUP = Kind("writeup", 1 * MiB)
-PROBLEM = Kind("problem.yaml", 1 * MiB)
+PROBLEM = Kind("problem file", 1 * MiB)  # each file of a problem folder's top level
 BASELINES = Kind("baselines file", 4 * MiB)
 BASELINE_NOTES = Kind("baselines notes", 256 * 1024)
 TRANSCRIPT = Kind("transcript", 128 * MiB)

@@ -3,8 +3,8 @@
 The sandboxed agent cannot see this package, so the workspace gets copies: `kb_eval/` (the portable
 comparison, guard and timing modules the grader itself uses, and the scripts' shared `workspace.py`),
 `check.py`, `benchmark.py` and `problem.json`
-(shapes, public seeds, tolerances, stress cases, timing settings, FLOPs and bytes per shape). No secret seed,
-no hardware table, no grader internals travel.
+(shapes, public seeds, tolerances, stress cases, timing settings, FLOPs and bytes per shape, and how the problem's
+layout calls its reference and builds a solution). No secret seed, no hardware table, no grader internals travel.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from pathlib import Path
 
 from kernelbench.eval.cases import STRESS_SHAPES, smallest_shape_indices
 from kernelbench.problems.problem import Problem, as_problem
-from kernelbench.problems.spec import ProblemSpec
 
 PORTABLE = Path(__file__).resolve().parent / "portable"
 TEMPLATES = Path(__file__).resolve().parent / "agent_templates"
@@ -24,7 +23,10 @@ SCRIPTS = ("check.py", "benchmark.py")
 SCRIPT_MODULES = ("workspace.py",)   # templates the scripts import from kb_eval/
 
 
-def problem_config(spec: ProblemSpec) -> dict:
+def problem_config(problem: Problem) -> dict:
+    """problem.json: what the scripts need of the spec, and how the problem's layout calls its reference."""
+    spec, layout = problem.spec, problem.layout
+
     def work(shapes: list[dict]) -> list[dict]:
         return [{"flops": spec.flops_of(s), "bytes": spec.bytes_of(s)} for s in shapes]
 
@@ -34,12 +36,14 @@ def problem_config(spec: ProblemSpec) -> dict:
             "stress": [s.model_dump() for s in spec.stress], "timing": spec.timing.model_dump(),
             "work": work(spec.shapes), "smoke_work": work(smoke),
             # the grader draws its stress cases on the smallest shape(s) only; check.py does the same
-            "stress_shapes": smallest_shape_indices(spec, spec.shapes, STRESS_SHAPES)}
+            "stress_shapes": smallest_shape_indices(spec, spec.shapes, STRESS_SHAPES),
+            "reference": layout.reference_convention, "solution_classes": list(layout.solution_classes),
+            "weights_by_seed": layout.weights_by_seed}
 
 
 def write_agent_files(problem: Problem | Path, workspace: Path) -> list[Path]:
     """Write check.py, benchmark.py, problem.json and kb_eval/ into `workspace`; returns the paths written."""
-    spec = as_problem(problem).spec
+    problem = as_problem(problem)
     workspace = Path(workspace)
     package = workspace / "kb_eval"
     package.mkdir(parents=True, exist_ok=True)
@@ -54,6 +58,6 @@ def write_agent_files(problem: Problem | Path, workspace: Path) -> list[Path]:
         shutil.copyfile(TEMPLATES / name, workspace / name)
         written.append(workspace / name)
     config = workspace / "problem.json"
-    config.write_text(json.dumps(problem_config(spec), indent=2) + "\n")
+    config.write_text(json.dumps(problem_config(problem), indent=2) + "\n")
     written.append(config)
     return written

@@ -242,15 +242,14 @@ def _register_baselines(subparsers) -> None:
     p.set_defaults(func=baselines_command)
 
 
-def deck_entries(value: str, deck: Path) -> list[tuple[Path, Layout | None]]:
+def problems_to_measure(value: str, deck: Path) -> list[tuple[Path, Layout | None]]:
     """One problem, or every problem of a deck folder in whatever layout it is written (a folder, or a file of a
     single-file layout), each with the layout it was found in (None: one named by the user, detected on opening)."""
-    from kernelbench.problems.layouts import detected
+    from kernelbench.problems.deck import deck_entries
 
     if value != "all":
         return [(Path(value), None)]
-    found = [(p, detected(p)) for p in sorted(deck.iterdir()) if not p.name.startswith((".", "_"))]
-    entries: list[tuple[Path, Layout | None]] = [(p, layout) for p, layout in found if layout is not None]
+    entries: list[tuple[Path, Layout | None]] = [(entry.path, entry.layout) for entry in deck_entries(deck)]
     if not entries:
         raise KernelBenchError("no problem folders found", path=deck)
     return entries
@@ -263,7 +262,7 @@ def baselines_command(args: argparse.Namespace) -> int:
 
     resolve_device_options(args)
     failures = 0
-    entries = deck_entries(args.problem, args.problems)
+    entries = problems_to_measure(args.problem, args.problems)
     with StepProgress("baselines", total=len(entries), estimate=True) as progress:
         for folder, layout in entries:
             progress.step(folder.name)

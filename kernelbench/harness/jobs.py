@@ -28,6 +28,7 @@ class Job(BaseModel):
     agent: str
     options: dict[str, Any] = Field(default_factory=dict)
     problem_dir: str                    # the folder, opened by the process that runs the job
+    problem: str = ""                   # its name, as the run will record it ("": the folder's name)
     trial: int
     runs_dir: str
     budget_s: float
@@ -43,7 +44,11 @@ class Job(BaseModel):
 
     @property
     def key(self) -> tuple[str, str, int]:
-        return (self.agent, Path(self.problem_dir).name, self.trial)
+        return (self.agent, self.problem_name, self.trial)
+
+    @property
+    def problem_name(self) -> str:
+        return self.problem or Path(self.problem_dir).name
 
     def request(self, runs_dir: Path | None = None, env: dict[str, str] | None = None) -> RunRequest:
         from kernelbench.problems.problem import open_problem

@@ -60,7 +60,7 @@ class SweepProgress:
             key = "ERR" if summary.error else summary.status
             self.counts[key] = self.counts.get(key, 0) + 1
         if not self.console.is_terminal:  # a log file gets one line per finished run instead of redraws
-            self.console.print(f"{job.agent} {Path(job.problem_dir).name} t{job.trial}: {describe(summary)}",
+            self.console.print(f"{job.agent} {job.problem_name} t{job.trial}: {describe(summary)}",
                                markup=False, highlight=False, soft_wrap=True)
 
     def _set(self, job: Job, state: str, text: str) -> None:

@@ -124,12 +124,9 @@ class RegradeReport:
 
 def plan_cells(board: PublishedBoard, solutions_dir: Path, deck_dir: Path) -> list[CellJob]:
     """Every cell of the board, with its problem (opened once per column) and solution file where they exist."""
-    from kernelbench.problems.layouts import detected
-    from kernelbench.problems.problem import open_problem
+    from kernelbench.problems.deck import deck_entries
 
-    found = {p.name if p.is_dir() else p.stem: (p, detected(p)) for p in sorted(Path(deck_dir).iterdir())
-             if not p.name.startswith((".", "_"))}
-    in_deck = {name: entry for name, entry in found.items() if entry[1] is not None}
+    in_deck = {entry.name: entry for entry in deck_entries(Path(deck_dir))}
     opened: dict[str, Problem] = {}
     jobs = []
     for agent in board.models:
@@ -137,7 +134,7 @@ def plan_cells(board: PublishedBoard, solutions_dir: Path, deck_dir: Path) -> li
             solution = next((Path(solutions_dir) / n.format(run_id=cell.run_id) for n in SOLUTION_NAMES
                              if (Path(solutions_dir) / n.format(run_id=cell.run_id)).is_file()), None)
             if problem in in_deck and problem not in opened:
-                opened[problem] = open_problem(*in_deck[problem])
+                opened[problem] = in_deck[problem].open()
             jobs.append(CellJob(agent, problem, cell, opened.get(problem), solution))
     return jobs
 

@@ -16,6 +16,7 @@ from kernelbench.errors import KernelBenchError
 from kernelbench.fileio import load_json, load_yaml_model
 from kernelbench.harness.agentspec import AgentSpec
 from kernelbench.harness.jobs import Job
+from kernelbench.problems.problem import Problem
 from kernelbench.results.rundir import RETRIED_DIR, remove_stale_staging, set_aside
 from kernelbench.harness import DEFAULT_BUDGET_S
 
@@ -82,20 +83,15 @@ class Sweep:
             raise KernelBenchError("no such sweep file", path=path, hint="see sweeps/demo-h100.yaml for an example")
         return cls(path, load_yaml_model(path, SweepFile))
 
-    def problem_folders(self) -> list[Path]:
+    def problems(self) -> list[Problem]:
+        """The sweep's problems, each opened (so a bad one stops the sweep before its first run): every problem of
+        `problems_dir` in whatever layout it is written, or those `problems:` names."""
+        from kernelbench.problems.deck import deck_problems
+
         if not self.problems_dir.is_dir():
             raise KernelBenchError(f"problems folder {self.problems_dir} does not exist", path=self.path,
                                    hint="fix problems_dir (relative to the sweep file)")
-        if self.spec.problems == "all":
-            found = sorted(p for p in self.problems_dir.iterdir() if (p / "problem.yaml").is_file())
-            if not found:
-                raise KernelBenchError(f"no problems under {self.problems_dir}", path=self.path)
-            return found
-        missing = [p for p in self.spec.problems if not (self.problems_dir / p / "problem.yaml").is_file()]
-        if missing:
-            raise KernelBenchError(f"no problem folder for {', '.join(missing)} under {self.problems_dir}",
-                                   path=self.path, hint="check the names in `problems:`")
-        return [self.problems_dir / p for p in self.spec.problems]
+        return deck_problems(self.problems_dir, None if self.spec.problems == "all" else self.spec.problems)
 
     def options(self, entry: AgentEntry) -> dict[str, Any]:
         """The agent's options; scripted plans are looked up beside the sweep file's project first."""
@@ -112,11 +108,12 @@ class Sweep:
 
     def jobs(self) -> list[Job]:
         """Trial by trial, so a sweep cut short still has one run in every cell before any has two."""
-        spec, jobs, problems = self.spec, [], self.problem_folders()
+        spec, jobs, problems = self.spec, [], self.problems()
         for trial in range(1, spec.trials + 1):
             for problem in problems:
                 for entry in spec.entries():
-                    jobs.append(Job(agent=entry.agent, options=self.options(entry), problem_dir=str(problem),
+                    jobs.append(Job(agent=entry.agent, options=self.options(entry), problem_dir=str(problem.folder),
+                                    problem=problem.name,
                                     trial=trial, runs_dir=str(self.runs_dir), budget_s=spec.budget_s,
                                     device=spec.device, shapes=spec.shapes, held_out=spec.held_out,
                                     sanitizer=spec.sanitizer, sandboxed=spec.sandbox,
@@ -169,18 +166,23 @@ def pending_jobs(sweep: Sweep, resume: bool) -> tuple[list[Job], int]:
 
 
 def _key(job: Job) -> tuple[str, str, int]:
-    return (str(AgentSpec.parse(job.agent)), Path(job.problem_dir).name, job.trial)
+    return (str(AgentSpec.parse(job.agent)), job.problem_name, job.trial)
 
 
 # ---------------------------------------------------------------------------------------------- running
 
 def check_sweep(sweep: Sweep) -> None:
-    """Fail before the first run: every CLI installed, every effort known, every plan's files present."""
+    """Fail before the first run: every problem one an agent can be given, every CLI installed, every effort known,
+    every plan's files present."""
     from kernelbench.harness import sandbox
     from kernelbench.harness.agents import get_adapter
     from kernelbench.harness.plans import find_plan, load_plan, resolve_plan
 
-    problems = sweep.problem_folders()
+    from kernelbench.harness.workspace import check_agents_can_work_on
+
+    problems = sweep.problems()
+    for problem in problems:
+        check_agents_can_work_on(problem)
     for entry in sweep.spec.entries():
         spec = AgentSpec.parse(entry.agent)
         adapter = get_adapter(spec.harness)
@@ -192,12 +194,12 @@ def check_sweep(sweep: Sweep) -> None:
             plan_path = find_plan(spec.model, sweep.options(entry)["plan_search"])
             plan = load_plan(plan_path)
             for problem in problems:
-                resolve_plan(plan, plan_path, problem.name, problem.parent.parent)
+                resolve_plan(plan, plan_path, problem.name, problem.folder.parent.parent)
     if sweep.spec.sandbox:
         sandbox.probe()
 
 
-def _check_stand_in(sweep: Sweep, entry: AgentEntry, problems: list[Path]) -> None:
+def _check_stand_in(sweep: Sweep, entry: AgentEntry, problems: list[Problem]) -> None:
     """The policy file is there and reads for every problem (its errors name the file and line)."""
     from kernelbench.harness.standin.policy import load_policy
 

@@ -1,6 +1,7 @@
 """The agent's disposable workspace: only the template files, a pristine copy kept outside, hashes to compare.
 
-The agent gets the problem's files its layout gives agents (ours: reference.py and problem.yaml), the prompt (GPU
+The agent gets the problem's files its layout gives agents (ours: reference.py and problem.yaml; a Stanford
+KernelBench file: itself, as reference.py), the prompt (its PROMPT.txt, else the one its layout writes; GPU
 fields filled), the shapes it is graded on, and its own check.py/benchmark.py. Nothing else of the problem folder goes in (no README explaining the leak checks, no
 sota.py, no baselines). Every template file is hashed before the agent starts; a file changed or deleted
 afterwards makes the run INVALID, and the diff against the pristine copy is recorded as the evidence.
@@ -79,7 +80,7 @@ def prepare_workspace(problem: Problem, root: Path, pristine: Path, *, profile: 
         if not source.is_file():
             raise KernelBenchError(f"the problem has no {source.name}", path=source,
                                    hint="every problem folder needs " + " and ".join(f.name for f in files))
-        shutil.copyfile(source, root / source.name)
+        shutil.copyfile(source, root / problem.agent_file_name(source))
     prompt = render_prompt(prompt_of(problem), profile)
     (root / PROMPT_FILE).write_text(prompt, encoding="utf-8")
     graded = problem.shapes(shapes)
@@ -135,10 +136,11 @@ def prepare_own_workspace(problem: Problem, own: OwnWorkspace, top: Path, pristi
 
 
 def prompt_of(problem: Problem) -> str:
-    if problem.prompt is None:
+    prompt = problem.agent_prompt()
+    if prompt is None:
         raise KernelBenchError("the problem has no PROMPT.txt", path=problem.folder / PROMPT_FILE,
                                hint="write the task the agent is given into PROMPT.txt")
-    return problem.prompt
+    return prompt
 
 
 # ------------------------------------------------------------------------------------------------ the prompt

@@ -29,7 +29,7 @@ class Problem:
     """One problem as a command found it: where it is, how it is written, what it asks and what it hashes to."""
 
     folder: Path                     # resolved: the problem folder (or a single-file layout's file)
-    name: str                        # the folder's name as given (a run's `problem`)
+    name: str                        # as its layout names the path given (a run's `problem`; a file: its stem)
     layout: Layout
     spec: ProblemSpec
     content_hash: str                # sha256 over the graded files, names included (layout.content_hash)
@@ -40,6 +40,11 @@ class Problem:
     @property
     def id(self) -> str:
         return self.spec.id
+
+    @property
+    def spec_file(self) -> Path:
+        """The file its spec is read from (ours: problem.yaml; a single-file layout: the file itself)."""
+        return self.layout.spec_file(self.folder)
 
     @property
     def reference_file(self) -> Path:
@@ -63,6 +68,14 @@ class Problem:
     def agent_files(self) -> tuple[Path, ...] | None:
         """The problem's files our workspace gives an agent; None where our workspace cannot serve this layout."""
         return self.layout.agent_files(self.folder)
+
+    def agent_file_name(self, file: Path) -> str:
+        """The name one of `agent_files` has in our workspace (a single-file layout's file is its reference.py)."""
+        return self.layout.agent_file_name(self.folder, file)
+
+    def agent_prompt(self) -> str | None:
+        """The task an agent is given: the prompt as written, else the one its layout writes from the spec."""
+        return self.prompt if self.prompt is not None else self.layout.agent_prompt(self.folder, self.spec)
 
     def own_workspace(self) -> OwnWorkspace | None:
         return self.layout.own_workspace(self.folder)
@@ -136,7 +149,7 @@ def open_problem(path: Path | str, layout: Layout | None = None) -> Problem:
     layout = layout or layouts.layout_of(folder)
     spec = layout.load_spec(folder)
     prompt = read_prompt(folder / PROMPT_FILE)
-    return Problem(folder=folder, name=given.name or folder.name, layout=layout, spec=spec,
+    return Problem(folder=folder, name=layout.folder_name(given) or folder.name, layout=layout, spec=spec,
                    content_hash=layout.content_hash(folder), deck=layout.default_deck(folder),
                    files=tuple(layout.copied_files(folder)), prompt=prompt)
 

@@ -217,22 +217,28 @@ class ProblemSpec(Strict):
 def load_native_spec(problem_dir: Path) -> ProblemSpec:
     """Load and validate our own `problem.yaml` from a problem folder; errors name the file and line."""
     from kernelbench.errors import KernelBenchError
-    from kernelbench.fileio import load_yaml_model
+    from kernelbench.fileio import FIELDS_DOC, line_of, load_yaml, parse_model
 
     problem_dir = Path(problem_dir)
     path = problem_dir / "problem.yaml"
     if not path.is_file():
         raise KernelBenchError("no problem.yaml here", path=problem_dir,
                                hint="point at a problem folder such as problems/01_fp8_gemm")
-    spec = load_yaml_model(path, ProblemSpec)
+    data = load_yaml(path)
+    if not isinstance(data, dict):
+        raise KernelBenchError("expected a mapping of keys to values at the top level", path=path, line=1,
+                               hint=f"see {FIELDS_DOC} for what this file holds")
+    spec = parse_model(path, ProblemSpec, data)
+    id_line = line_of(data, ["id"])
     if not NATIVE_ID.match(spec.id):
-        raise KernelBenchError(f"id '{spec.id}' is not NN_lowercase_name", path=path,
+        raise KernelBenchError(f"id '{spec.id}' is not NN_lowercase_name", path=path, line=id_line,
                                hint="name our own problems like 01_fp8_gemm (two digits, then lowercase)")
     if spec.id != problem_dir.name:
         raise KernelBenchError(f"id '{spec.id}' does not match the folder name '{problem_dir.name}'",
-                               path=path, line=None, hint="make the id and the folder name the same")
+                               path=path, line=id_line, hint="make the id and the folder name the same")
     missing = [k for k in ("regime", "ceiling", "flops", "bytes") if getattr(spec, k) is None]
     if missing:
         raise KernelBenchError(f"{', '.join(missing)} must be given", path=path,
+                               line=line_of(data, [missing[0]]),
                                hint="our problems state their roofline: regime, ceiling, flops and bytes")
     return spec

@@ -5,7 +5,7 @@ Layout read (all optional; an empty folder is an empty dataset):
     <data_dir>/runs/<run_id>/result.json          RunResult (plus the run's files: solution.py, logs, transcript)
     <data_dir>/annotations/<run_id>.yaml          Annotation
     <data_dir>/annotations/writeups/<slug>.md     front matter (WriteupMeta) + markdown body
-    <problems_dir>/<id>/problem.yaml              ProblemSpec
+    <problems_dir>/<id>/                          Problem (kernelbench.problems.problem.open_problem)
     <problems_dir>/<id>/baselines/<gpu>.json      ProblemBaselines
 
 Loading never raises for bad input: each broken file becomes a `Diagnostic` (file, line, what to do) in
@@ -39,6 +39,7 @@ from kernelbench.results.run import RESULT_FILE, RunResult
 
 if TYPE_CHECKING:  # their models are imported where problems are loaded: a rebuild that loads none skips them
     from kernelbench.problems.baselines import BaselineNotes, ProblemBaselines
+    from kernelbench.problems.problem import Problem
     from kernelbench.problems.spec import ProblemSpec
 
 UNVERIFIABLE_NOTE = "unverifiable: run files not published"
@@ -305,11 +306,21 @@ class Writeup:
 
 @dataclass
 class ProblemRecord:
-    """A problem folder with a valid problem.yaml."""
+    """A problem of the deck, opened as every command opens one (kernelbench.problems.problem.open_problem)."""
 
-    id: str
-    path: Path
-    spec: ProblemSpec
+    problem: Problem
+
+    @property
+    def id(self) -> str:
+        return self.problem.id
+
+    @property
+    def path(self) -> Path:
+        return self.problem.folder
+
+    @property
+    def spec(self) -> ProblemSpec:
+        return self.problem.spec
 
 
 @dataclass
@@ -507,7 +518,7 @@ def _load_problems(dataset: Dataset, problems_dir: Path, cache: ParseCache) -> N
 
 
 def _load_problem_folder(dataset: Dataset, entry: Path, folder: Path, root: Path, cache: ParseCache) -> None:
-    _guarded(dataset, entry / "problem.yaml", lambda: _load_problem_spec(dataset, entry, folder, root, cache))
+    _guarded(dataset, entry, lambda: _load_problem(dataset, entry, folder, root, cache))
     baselines = _located_folder(dataset, folder / "baselines", root)
     for path in sorted(baselines.glob("*.json")) if baselines is not None else ():
         _guarded(dataset, path,
@@ -519,28 +530,35 @@ def _load_problem_folder(dataset: Dataset, entry: Path, folder: Path, root: Path
         _guarded(dataset, notes, lambda: _load_baseline_notes(dataset, entry.name, notes, root, cache))
 
 
-def _load_problem_spec(dataset: Dataset, entry: Path, folder: Path, root: Path, cache: ParseCache) -> None:
-    from kernelbench.problems.spec import ProblemSpec
+def _load_problem(dataset: Dataset, entry: Path, folder: Path, root: Path, cache: ParseCache) -> None:
+    """The problem in `folder`, opened as every command opens one (kernelbench.problems.problem.open_problem), once
+    its files have passed the input policy. A folder in no layout is no problem (a deck's notes, say)."""
+    from kernelbench.problems.layouts import detected
+    from kernelbench.problems.problem import open_problem
 
-    path = folder / "problem.yaml"
-    raw = _read(path, root, inputs.PROBLEM)
-    if raw is None:
+    files = _problem_files(folder, root)
+    layout = detected(folder)
+    if layout is None:
         return
+    if layout.default_deck(folder) != MAIN_DECK:
+        # another benchmark's spec is read by running its code (shapes.py, its harness): the site runs none
+        raise KernelBenchError(f"is a problem in another benchmark's layout ({layout.title}), not one of this "
+                               "deck's own", path=layout.spec_file(folder),
+                               hint="keep only this deck's problems here; another benchmark's problems are shown "
+                                    "through their regraded runs")
+    problem = cache.parse(folder, files, lambda _: open_problem(folder, layout))
+    dataset.problems[problem.id] = ProblemRecord(problem)
 
-    def parse(raw: bytes) -> tuple[Any, ProblemSpec]:
-        data = load_yaml(path, decode_text(path, raw))
-        if not isinstance(data, dict):
-            raise KernelBenchError("expected a mapping at the top level", path=path, line=1,
-                                   hint="see the problem.yaml fields in docs/grading.md, contract 1")
-        return data, parse_model(path, ProblemSpec, data)
 
-    data, spec = cache.parse(path, raw, parse)
-    if spec.id != entry.name:
-        dataset.diagnostics.append(Diagnostic(path=path, line=getattr(data, "key_lines", {}).get("id"),
-                                              message=f"id '{spec.id}' does not match the folder '{entry.name}'",
-                                              hint="make the id and the folder name the same"))
-        return
-    dataset.problems[spec.id] = ProblemRecord(id=spec.id, path=folder, spec=spec)
+def _problem_files(folder: Path, root: Path) -> bytes:
+    """Every file of the problem folder's top level, read through the input policy (inside `root`, regular files
+    under the problem-file cap), before any layout reads one; their names and bytes are the key the opened
+    problem is cached under."""
+    digest = hashlib.blake2b(digest_size=16)
+    for path in sorted(p for p in folder.iterdir() if not p.is_dir()):
+        data = _read(path, root, inputs.PROBLEM)
+        digest.update(path.name.encode() + b"\0" + (data if data is not None else b"") + b"\0")
+    return digest.digest()
 
 
 def _load_baselines_file(dataset: Dataset, problem_id: str, path: Path, root: Path, cache: ParseCache) -> None:

@@ -217,7 +217,7 @@ def claim_addresses(dataset: Dataset) -> list[Diagnostic]:
                            (_problem_kind(record.result.deck), record.result.problem)):
             where.setdefault((kind, name), record.result_path)
     for problem, problem_record in dataset.problems.items():
-        where.setdefault(("problem", problem), problem_record.path / "problem.yaml")
+        where.setdefault(("problem", problem), problem_record.problem.spec_file)
     for writeup in dataset.writeups:
         where[("writeup", writeup.slug)] = writeup.path
     clashes = urls.claim("run", [r.run_id for r in runs], reserved=("index.html",))

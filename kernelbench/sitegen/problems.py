@@ -71,7 +71,7 @@ def _problem_page(data, deck: str, problem_id: str) -> tuple[Page, dict]:
         "passes": sum(r["status"] == "PASS" for r in runs),
         "best": max((c["best"] for c in ceilings if c["best"] is not None), default=None),
     }
-    sources = (data.shown_path(record.path / "problem.yaml"),) if record else ()
+    sources = (data.shown_path(record.problem.spec_file),) if record else ()
     return Page(
         urls.problem_url(problem_id, deck),
         "problem.html",

@@ -2,7 +2,8 @@
 its problems out (their check.py importing their harness package two folders up) gives the agent their workspace as
 they lay it out, their prompt, their scripts, their harness where the scripts find it, inside the sandbox, and
 grades what it leaves with every guard; the run appears on the site under that deck's problem page. A layout that
-ships no workspace for agents is refused with the reason."""
+ships no workspace of its own and that ours cannot serve is refused with the reason; Stanford KernelBench's single
+file gets ours."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ REPO = Path(__file__).resolve().parents[2]
 CLIS_BIN = REPO / "clis" / "node_modules" / ".bin"
 SOLUTION = REPO / "tests" / "foreign" / "solutions" / "kbh_gemm_honest.py"
 PROBLEM = "01_toy_scaled_gemm"
+LINEAR_RELU = REPO / "tests" / "foreign" / "decks" / "stanford-toy" / "1_Toy_Linear_ReLU.py"
 
 
 @pytest.fixture
@@ -53,13 +55,49 @@ def test_their_workspace_is_laid_out_as_theirs_with_every_file_a_template(their_
 
 
 def test_a_layout_without_a_workspace_for_agents_is_refused_with_the_reason(tmp_path: Path):
-    stanford = REPO / "tests" / "foreign" / "decks" / "stanford-toy" / "2_Toy_Softmax.py"
-    with pytest.raises(KernelBenchError, match="ships no workspace of its own for agents"):
-        prepare_workspace(open_problem(stanford), tmp_path / "ws", tmp_path / "pristine", device="cpu", shapes="smoke")
     bare = tmp_path / "problems-toy" / PROBLEM  # their layout, but no harness beside the deck
     shutil.copytree(REPO / "tests" / "foreign" / "decks" / "kbh-toy" / PROBLEM, bare)
     with pytest.raises(KernelBenchError, match="kernelbench.com's with their harness package"):
         prepare_workspace(open_problem(bare), tmp_path / "ws2", tmp_path / "pristine2", device="cpu", shapes="smoke")
+
+
+def _script(workspace: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *args, "--device", "cpu"], cwd=workspace, capture_output=True, text=True,
+                          timeout=300, check=False)
+
+
+def test_a_single_file_problem_gets_our_workspace_with_its_file_as_the_reference(tmp_path: Path):
+    """Stanford KernelBench ships no scripts for agents: our workspace serves it, its file as reference.py, a prompt
+    written from the problem, and our check.py and benchmark.py following its conventions (ModelNew, positional
+    construction, weights by seed, inputs drawn after a seed)."""
+    ws = prepare_workspace(open_problem(LINEAR_RELU), tmp_path / "ws", tmp_path / "pristine", device="cpu",
+                           shapes="smoke")
+    assert ws.top is None and sorted(p.name for p in ws.root.iterdir()) == [
+        "PROMPT.txt", "benchmark.py", "check.py", "kb_eval", "problem.json", "reference.py", "shapes.json"]
+    assert (ws.root / "reference.py").read_bytes() == LINEAR_RELU.read_bytes()
+    assert "class ModelNew" in ws.prompt and "batch_size = 8" in ws.prompt and "{gpu_name}" not in ws.prompt
+    config = json.loads((ws.root / "problem.json").read_text())
+    assert config["reference"] == "seeded-module" and config["solution_classes"] == ["ModelNew", "Model"]
+    for name in ("stanford_linear_relu_same_names.py", "stanford_linear_relu_own_names.py"):
+        shutil.copyfile(REPO / "tests" / "foreign" / "solutions" / name, ws.root / "solution.py")
+        checked = _script(ws.root, "check.py")
+        assert checked.returncode == 0 and checked.stdout.rstrip().endswith("PASS"), (name, checked.stderr)
+    wrong = ws.root / "solution.py"
+    wrong.write_text(wrong.read_text().replace("torch.clamp_min(y, 0.0)", "y"))  # the ReLU left out
+    failed = _script(ws.root, "check.py")
+    assert failed.returncode == 1 and "FAIL" in failed.stdout, failed.stderr
+    shutil.copyfile(REPO / "tests" / "foreign" / "solutions" / "stanford_linear_relu_own_names.py", wrong)
+    timed = _script(ws.root, "benchmark.py")
+    assert timed.returncode == 0 and "solution :" in timed.stdout and "TFLOP/s" not in timed.stdout, timed.stderr
+    assert ws.template_changes() == []
+
+
+def test_our_problem_s_workspace_is_unchanged_by_the_conventions(tmp_path: Path):
+    kahan = open_problem(REPO / "problems" / "04_kahan_softmax")
+    ws = prepare_workspace(kahan, tmp_path / "ws", tmp_path / "pristine", device="cpu", shapes="smoke")
+    config = json.loads((ws.root / "problem.json").read_text())
+    assert config["reference"] == "ours" and config["solution_classes"] == ["Model"] and not config["weights_by_seed"]
+    assert ws.prompt.startswith(kahan.prompt[:40])
 
 
 @pytest.mark.slow
@@ -99,12 +137,43 @@ def test_a_real_cli_runs_on_their_problem_with_their_checker_and_is_graded(sandb
     assert page.is_file() and run_dir.name in page.read_text()
 
 
+@pytest.mark.slow
+def test_a_real_cli_runs_on_a_single_file_problem_in_our_workspace_and_is_graded(sandbox_ok, pipeline, tmp_path):
+    """Claude Code against the stand-in, in the sandbox, on a Stanford KernelBench file: it reads the prompt written
+    for it, writes a ModelNew, runs our check.py, and the run is graded by the grader and filed under the problem's
+    name in that deck."""
+    if not (CLIS_BIN / get_adapter("claude").executable).exists():
+        pytest.skip("claude is not installed in clis/node_modules (npm install --prefix clis)")
+    solution = REPO / "tests" / "foreign" / "solutions" / "stanford_linear_relu_own_names.py"
+    policy = tmp_path / "stanford.yaml"
+    policy.write_text(
+        "name: stanford\ndescription: read the prompt, write a ModelNew, run check.py\nsteps:\n"
+        "  - say: \"Reading the task.\"\n    read: PROMPT.txt\n"
+        f"  - say: \"Writing the solution.\"\n    write: {{path: solution.py, from: {solution}}}\n"
+        "  - say: \"Running the checker.\"\n    run: python check.py\n"
+        "  - finish: \"check.py said: {last_output}\"\n")
+    env = {**os.environ, "PATH": f"{CLIS_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    runs = tmp_path / "runs"
+    proc = subprocess.run([sys.executable, "-m", "kernelbench", "run", "--agent", "claude:stand-in", "--stand-in",
+                           str(policy), "--problem", str(LINEAR_RELU), "--device", "cpu", "--shapes", "smoke",
+                           "--budget", "180", "--runs", str(runs), "--held-out", "off"],
+                          env=env, check=False, capture_output=True, text=True, timeout=480)
+    [run_dir] = [p for p in runs.iterdir() if not p.name.startswith(".")]
+    result = json.loads((run_dir / "result.json").read_text())
+    assert result["grading"]["outcome"] == "pass", (result["grading"], proc.stderr[-2000:])
+    assert result["problem"] == "1_Toy_Linear_ReLU" and result["deck"] == "stanford-toy"
+    assert result["session"]["sandboxed"] and (run_dir / "workspace" / "solution.py").is_file()
+    parsed = load(run_dir / result["session"]["transcript"])
+    assert parsed.final_message.startswith("check.py said: ") and parsed.final_message.endswith("PASS")
+
+
 def test_a_run_on_a_layout_without_a_workspace_is_refused_before_it_starts(tmp_path: Path):
     from kernelbench.harness.agentspec import AgentSpec
     from kernelbench.harness.runner import RunRequest, execute_run
 
-    stanford = REPO / "tests" / "foreign" / "decks" / "stanford-toy" / "2_Toy_Softmax.py"
-    request = RunRequest(agent=AgentSpec.parse("scripted:giveup"), problem=open_problem(stanford),
+    bare = tmp_path / "problems-toy" / PROBLEM  # their layout, but no harness beside the deck
+    shutil.copytree(REPO / "tests" / "foreign" / "decks" / "kbh-toy" / PROBLEM, bare)
+    request = RunRequest(agent=AgentSpec.parse("scripted:giveup"), problem=open_problem(bare),
                          runs_dir=tmp_path / "runs", device="cpu", shapes="smoke", sandboxed=False)
     with pytest.raises(KernelBenchError, match="ships no workspace of its own for agents"):
         execute_run(request)

@@ -34,10 +34,12 @@ def test_our_problem_opens_into_a_frozen_value_of_everything_a_command_asks():
         problem.spec = None  # type: ignore[misc]
 
 
-def test_a_single_file_problem_gets_no_workspace_of_ours_and_no_prompt():
+def test_a_single_file_problem_gets_our_workspace_with_its_file_as_the_reference_and_a_written_prompt():
     problem = open_problem(STANFORD)
-    assert problem.layout.name == "stanford-kernelbench" and problem.prompt is None
-    assert problem.agent_files() is None and problem.own_workspace() is None and problem.library_files == []
+    assert problem.layout.name == "stanford-kernelbench" and problem.prompt is None and problem.name == STANFORD.stem
+    assert problem.agent_files() == (STANFORD,) and problem.agent_file_name(STANFORD) == "reference.py"
+    assert "class ModelNew" in (problem.agent_prompt() or "") and "batch_size = 4" in (problem.agent_prompt() or "")
+    assert problem.own_workspace() is None and problem.library_files == []
     assert problem.watched_folder() == STANFORD.parent and problem.row_sum_bound() is None
 
 

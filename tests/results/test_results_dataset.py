@@ -219,6 +219,102 @@ def test_problems_and_baselines(tmp_path):
     assert diag.path.name == "b200.json"
 
 
+DEMO_SPEC = ("id: 01_demo\ntitle: Demo\ndescription: d\nregime: memory\nceiling: dram\nshapes:\n  - {n: 4}\n"
+             "flops: n\nbytes: 8*n\n")
+
+
+def _problem(root: Path, name: str = "01_demo", spec: str = DEMO_SPEC) -> Path:
+    folder = root / "problems" / name
+    folder.mkdir(parents=True)
+    (folder / "problem.yaml").write_text(spec)
+    (folder / "reference.py").write_text("# the reference\n")
+    return folder
+
+
+def test_a_problem_is_the_value_every_command_opens(tmp_path):
+    from kernelbench.problems.problem import open_problem
+
+    folder = _problem(tmp_path)
+    (folder / "PROMPT.txt").write_text("Write the kernel.\n")
+    [record] = load_dataset(tmp_path).problems.values()
+    opened = open_problem(folder)
+    assert record.problem.content_hash == opened.content_hash and record.spec == opened.spec
+    assert record.problem.prompt == "Write the kernel.\n" and record.problem.spec_file == folder / "problem.yaml"
+
+
+@pytest.mark.parametrize("spec, message, line", [
+    (DEMO_SPEC.replace("id: 01_demo", "id: 02_other"), "does not match the folder name", 1),
+    (DEMO_SPEC.replace("flops: n\n", "flops: n\nflops_typo: 1\n"), "unknown key 'flops_typo'", 9),
+    (DEMO_SPEC.replace("regime: memory\nceiling: dram\n", "regime: null\nceiling: null\n"),
+     "regime, ceiling must be given", 4),
+    ("id: 01_demo\ntitle: [unclosed\n", "invalid YAML", 3),
+])
+def test_a_bad_problem_is_reported_at_its_file_and_line_and_left_out(tmp_path, spec, message, line):
+    """The problem is checked by the one validator every command uses: a spec that grading would refuse (no
+    roofline, say) is refused here too, at its file and line, with what to do."""
+    folder = _problem(tmp_path, spec=spec)
+    dataset = load_dataset(tmp_path)
+    assert dataset.problems == {}
+    [diag] = dataset.diagnostics
+    assert diag.path == folder / "problem.yaml" and message in diag.message and diag.hint
+    assert diag.line == line, str(diag)
+
+
+def test_a_problem_file_linked_from_outside_the_data_is_refused_unread(tmp_path):
+    data = tmp_path / "data"
+    folder = _problem(data)
+    secret = tmp_path / "secret.py"
+    secret.write_text("SECRET = 1\n")
+    (folder / "reference.py").unlink()
+    (folder / "reference.py").symlink_to(secret)
+    dataset = load_dataset(data)
+    assert dataset.problems == {}
+    [diag] = dataset.diagnostics
+    assert diag.path == folder / "reference.py" and "outside" in diag.message and diag.hint
+
+
+def test_another_benchmarks_problem_is_reported_and_none_of_its_code_runs(tmp_path):
+    """A KernelBench-Hard problem's spec is read by running its shapes.py: the site runs no problem's code."""
+    import shutil
+
+    toy = Path(__file__).parents[1] / "foreign" / "decks" / "kbh-toy" / "01_toy_scaled_gemm"
+    folder = tmp_path / "problems" / toy.name
+    shutil.copytree(toy, folder)
+    marker = tmp_path / "ran"
+    (folder / "shapes.py").write_text(f"open({str(marker)!r}, 'w').close()\nSHAPES = [{{'M': 8}}]\n")
+    dataset = load_dataset(tmp_path)
+    assert dataset.problems == {} and not marker.exists()
+    [diag] = dataset.diagnostics
+    assert diag.path == folder / "problem.yaml" and "another benchmark's layout" in diag.message and diag.hint
+
+
+def test_a_folder_in_no_problem_layout_is_no_problem_but_keeps_its_baselines(tmp_path):
+    notes = tmp_path / "problems" / "01_demo"
+    (notes / "baselines").mkdir(parents=True)
+    (notes / "README.md").write_text("notes\n")
+    good = ProblemBaselines(problem="01_demo", gpu="h100_sxm", lines={"eager": Line(peak_fraction=0.1)})
+    (notes / "baselines" / "h100_sxm.json").write_text(good.model_dump_json())
+    dataset = load_dataset(tmp_path)
+    assert dataset.problems == {} and dataset.diagnostics == []
+    assert dataset.baselines_for("01_demo", "h100_sxm") is not None
+
+
+def test_the_parse_cache_reopens_a_problem_only_when_one_of_its_files_changes(tmp_path):
+    import pickle
+
+    from kernelbench.results.dataset import ParseCache
+
+    folder = _problem(tmp_path)
+    cache = ParseCache()
+    first = load_dataset(tmp_path, cache=cache).problems["01_demo"].problem
+    kept = ParseCache(entries=pickle.loads(pickle.dumps(cache.entries)))  # as a later command gets it back
+    again = load_dataset(tmp_path, cache=kept).problems["01_demo"].problem
+    assert kept.misses == 0 and again == first and again.layout is first.layout
+    (folder / "reference.py").write_text("# an edited reference\n")
+    edited = load_dataset(tmp_path, cache=kept).problems["01_demo"].problem
+    assert kept.misses == 1 and edited.content_hash != first.content_hash
+
+
 def test_quote_match_tolerates_only_one_final_newline():
     assert quote_matches("a\nb", "a\nb\n") and quote_matches("a\nb\n", "a\nb")
     assert not quote_matches("a\nb\n\n", "a\nb") and not quote_matches("a\n b", "a\nb")

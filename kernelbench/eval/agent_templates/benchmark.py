@@ -17,11 +17,11 @@ sys.path.insert(0, str(HERE))
 from kb_eval import guards
 from kb_eval.compare import compare_outputs
 from kb_eval.timing import time_function
-from kb_eval.workspace import build_models, load, load_config, parse_args
+from kb_eval.workspace import build_models, load, load_config, load_reference, parse_args
 
 
 def time_shape(reference, module, config, index, shape, device):
-    ref_model, model = build_models(reference, module, shape, index, device)
+    ref_model, model = build_models(reference, module, shape, index, device, config)
     sets = [reference.get_inputs(shape, seed, device) for seed in config["seeds"]]
     with torch.no_grad():
         expected = [ref_model(*s) for s in sets]
@@ -36,7 +36,7 @@ def main():
     args = parse_args(__doc__)
     config = load_config()
     guards.warm_math_library()  # before any multithreaded CPU math: see its docstring
-    reference = load("reference")
+    reference = load_reference(config)
     guards.pin_backend_flags()
     shapes = config["smoke_shapes"] if args.smoke else config["shapes"]
     work = config["smoke_work"] if args.smoke else config["work"]
@@ -45,8 +45,11 @@ def main():
             timing = time_shape(reference, load(label), config, index, shape, torch.device(args.device))
             seconds = timing.median_ms * 1e-3
             flops, nbytes = work[index]["flops"], work[index]["bytes"]
+            # a problem without FLOP and byte formulas (another benchmark's) is timed without rates
+            rates = (f", {flops / seconds / 1e12:.2f} TFLOP/s, {nbytes / seconds / 1e9:.1f} GB/s"
+                     if flops is not None and nbytes is not None else "")
             print(f"shape {index} {shape} {label:9}: {timing.median_ms:.4f} ms (IQR {timing.iqr_ms:.4f}, "
-                  f"{timing.method}), {flops / seconds / 1e12:.2f} TFLOP/s, {nbytes / seconds / 1e9:.1f} GB/s")
+                  f"{timing.method}){rates}")
     return 0
 
 

@@ -18,7 +18,7 @@ sys.path.insert(0, str(HERE))
 
 from kb_eval import guards
 from kb_eval.compare import compare_outputs
-from kb_eval.workspace import build_models, load, load_config, parse_args
+from kb_eval.workspace import build_models, load, load_config, load_reference, parse_args
 
 
 def cases(config, shapes, stress_shapes):
@@ -37,7 +37,7 @@ def cases(config, shapes, stress_shapes):
 
 def run_case(reference, solution, config, device, case):
     index, shape, seed, dist, scale, _, tolerance = case
-    ref_model, model = build_models(reference, solution, shape, index, device)
+    ref_model, model = build_models(reference, solution, shape, index, device, config)
     inputs = reference.get_inputs(shape, seed, device, case=dist, scale=scale)
     pristine = guards.clone_inputs(inputs)
     pinned = guards.pin_backend_flags()
@@ -57,7 +57,7 @@ def main():
     args = parse_args(__doc__)
     config = load_config()
     guards.warm_math_library()  # before any multithreaded CPU math: see its docstring
-    reference, solution = load("reference"), load("solution")
+    reference, solution = load_reference(config), load("solution")
     failures = 0
     shapes = config["smoke_shapes"] if args.smoke else config["shapes"]
     stress_shapes = range(len(shapes)) if args.smoke else config.get("stress_shapes", range(len(shapes)))

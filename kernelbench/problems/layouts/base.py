@@ -41,8 +41,23 @@ class Layout:
     # the files our workspace puts beside a solution (our check.py and benchmark.py, the problem's files it copies,
     # the prompt): a grading of a problem in any layout watches them there, since a solution must not edit them
     workspace_templates: tuple[str, ...] = ("check.py", "benchmark.py", "reference.py", "problem.yaml", "PROMPT.txt")
+    # how the reference is called, which our workspace's scripts follow (kernelbench/eval/agent_templates): "ours"
+    # (get_init_kwargs(shape), get_inputs(shape, seed, device, case, scale)) or "seeded-module" (Model(
+    # *get_init_inputs()), get_inputs() drawn right after torch.manual_seed(seed), the shape the module's constants)
+    reference_convention: str = "ours"
+    # a candidate whose parameter names differ from the reference's is built under the reference's seed instead of
+    # loading its weights (Stanford KernelBench builds both models right after the same seed)
+    weights_by_seed: bool = False
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        # a layout is a module's one instance: a pickled problem (a build's parse cache) comes back holding it
+        return (_layout_named, (self.name,))
 
     def detect(self, path: Path) -> bool:
+        raise NotImplementedError
+
+    def spec_file(self, path: Path) -> Path:
+        """The file the problem's spec is read from (where a page names its source, and a spec error points)."""
         raise NotImplementedError
 
     def load_spec(self, path: Path) -> ProblemSpec:
@@ -101,6 +116,15 @@ class Layout:
         workspace cannot serve the layout (our scripts read our reference interface)."""
         return None
 
+    def agent_file_name(self, path: Path, file: Path) -> str:
+        """The name one of `agent_files` has in the agent's workspace."""
+        return Path(file).name
+
+    def agent_prompt(self, path: Path, spec: ProblemSpec) -> str | None:
+        """The task our workspace gives an agent where the problem has no PROMPT.txt of its own, written from its
+        spec and the layout's conventions (None: the layout writes none)."""
+        return None
+
     def row_sum_bound(self, path: Path) -> float | None:
         """The reference's ROW_SUM_BOUND, read from source (the bound a Kahan leak check holds a row's sum to);
         None where it sets none."""
@@ -125,6 +149,12 @@ class Layout:
             if file.is_file():
                 digest.update(self.copy_name(path, file).encode() + b"\0" + file.read_bytes() + b"\0")
         return digest.hexdigest()
+
+
+def _layout_named(name: str) -> Layout:
+    from kernelbench.problems.layouts import BY_NAME
+
+    return BY_NAME[name]
 
 
 @dataclass(frozen=True)

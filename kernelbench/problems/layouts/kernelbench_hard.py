@@ -77,6 +77,9 @@ class KernelBenchHardLayout(Layout):
             return False
         return isinstance(data, dict) and any(k in data for k in MARKER_KEYS)
 
+    def spec_file(self, path: Path) -> Path:
+        return Path(path) / "problem.yaml"
+
     def reference_file(self, path: Path) -> Path:
         return Path(path) / "reference.py"
 

@@ -13,7 +13,8 @@ from kernelbench.problems.layouts.base import Layout
 from kernelbench.problems.spec import ProblemSpec, load_native_spec
 
 NAME = "native"
-GRADED_FILES = ("problem.yaml", "reference.py", "sota.py")
+SPEC_FILE = "problem.yaml"
+GRADED_FILES = (SPEC_FILE, "reference.py", "sota.py")
 # what our workspace copies of the problem for an agent (no sota.py, no baselines, no held-out files)
 AGENT_FILES = ("reference.py", "problem.yaml")
 
@@ -23,7 +24,7 @@ class NativeLayout(Layout):
     title = "KernelBench Hard's own layout (problem.yaml with id, shapes, flops and bytes)"
 
     def detect(self, path: Path) -> bool:
-        yaml_path = Path(path) / "problem.yaml"
+        yaml_path = self.spec_file(path)
         if not yaml_path.is_file():
             return False
         try:
@@ -31,6 +32,9 @@ class NativeLayout(Layout):
         except KernelBenchError:
             return True  # ours by default: the syntax error is reported when the spec is loaded
         return not isinstance(data, dict) or "flops_formula" not in data
+
+    def spec_file(self, path: Path) -> Path:
+        return Path(path) / SPEC_FILE
 
     def reference_file(self, path: Path) -> Path:
         return Path(path) / "reference.py"

@@ -38,10 +38,30 @@ FLOAT_DTYPES = ("float64", "float32", "float16", "bfloat16", "float8_e4m3fn", "f
 SEEDS = [42, 123, 456]
 
 
+AGENT_PROMPT = """\
+{title}: {description}
+
+reference.py is this problem as Stanford KernelBench writes it: class Model, built as Model(*get_init_inputs()) and
+called as model(*get_inputs()), on the one shape its module constants set ({shape}).
+
+Write solution.py defining class ModelNew, with Model's constructor and forward, that computes the same outputs as
+fast as you can make it on the {{gpu_name}}: custom kernels (CUDA, Triton, ...) are the point. Your outputs must be
+within atol = rtol = {tolerance:g} of Model's, on inputs drawn by get_inputs() right after a seed is set. ModelNew
+is built right after the same seed as Model: it loads Model's weights where its parameters have the same names, and
+draws its own in the same order where they do not.
+
+Check it with `python check.py` and time it with `python benchmark.py` (the grader's own comparison and timing
+code, in kb_eval/). Do not edit check.py, benchmark.py, reference.py or kb_eval/. The official grading runs more
+cases, under seeds you do not see.
+"""
+
+
 class StanfordLayout(Layout):
     name = NAME
     title = "Stanford KernelBench (one file: Model, get_inputs, get_init_inputs)"
     solution_classes = ("ModelNew", "Model")
+    reference_convention = "seeded-module"
+    weights_by_seed = True
 
     def detect(self, path: Path) -> bool:
         try:
@@ -54,6 +74,9 @@ class StanfordLayout(Layout):
             return True  # the right shape of folder; the syntax error is reported when it is loaded
         return "Model" in top_level_classes(tree) and set(REQUIRED) <= top_level_functions(tree)
 
+    def spec_file(self, path: Path) -> Path:
+        return problem_file(Path(path))
+
     def reference_file(self, path: Path) -> Path:
         return problem_file(Path(path))
 
@@ -62,6 +85,16 @@ class StanfordLayout(Layout):
 
     def folder_name(self, path: Path) -> str:
         return problem_file(Path(path)).stem
+
+    def agent_files(self, path: Path) -> tuple[Path, ...]:
+        return (problem_file(Path(path)),)
+
+    def agent_file_name(self, path: Path, file: Path) -> str:
+        return "reference.py"  # the agent's scripts load the reference by that name, whatever the file is called
+
+    def agent_prompt(self, path: Path, spec: ProblemSpec) -> str:
+        shape = ", ".join(f"{k} = {v}" for k, v in spec.shapes[0].items()) or "none"
+        return AGENT_PROMPT.format(title=spec.title, description=spec.description, shape=shape, tolerance=TOLERANCE)
 
     def baselines_dir(self, path: Path) -> Path:
         source = problem_file(Path(path))
@@ -95,7 +128,7 @@ class StanfordLayout(Layout):
         module = load_module(source, "reference")
         if not isinstance(getattr(module, "Model", None), type):
             raise KernelBenchError("defines no class Model", path=source)
-        return make_reference(module, spec.shapes, layout=NAME, weights_by_seed=True)
+        return make_reference(module, spec.shapes, layout=NAME, weights_by_seed=self.weights_by_seed)
 
     def mapping(self, path: Path) -> list[ConceptMapping]:
         spec = self.load_spec(path)
