@@ -110,10 +110,9 @@ def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildR
     clock.lap("look at the inputs")
     if unchanged is not None:
         return _unchanged_report(unchanged, out_dir, clock)
-    if warm is None:  # a watching build keeps its own records in memory (see _kept_inputs)
-        report = _edit_build(config, out_dir, kept, inputs_now, clock)
-        if report is not None:
-            return report
+    report = _edit_build(config, out_dir, kept, inputs_now, clock, warm)
+    if report is not None:
+        return report
     from kernelbench.fileio import atomic_write_bytes
     from kernelbench.sitegen import urls
     from kernelbench.sitegen.keptplan import KeptPlan
@@ -183,10 +182,15 @@ def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildR
 
 
 def _edit_build(config: BuildConfig, out_dir: Path, kept, inputs_now: snapshot.Snapshot,
-                clock: Stopwatch) -> BuildReport | None:
+                clock: Stopwatch, warm: WarmState | None = None) -> BuildReport | None:
     """A rebuild after an edit inside run folders and annotation files that reaches no page but those runs' (see
     keptplan.py): only those runs and their annotations are read, only their pages planned, the rest of the site is
-    the one in place. None, with nothing written, when the edit needs the full build."""
+    the one in place. None, with nothing written, when the edit needs the full build.
+
+    A watching build (`warm`) takes this path too, with its compiled templates. Its records of the previous full
+    build (the file-system record and the dataset behind `_kept_inputs`, the plan memo) are left as they were: they
+    are older than the site in place, so its next full build reads again every run and annotation changed since
+    them, these edits included, and the pages this build wrote are in the manifest it starts from."""
     from kernelbench.sitegen import keptplan
 
     edit = keptplan.edit_of(config, out_dir, kept, inputs_now)
@@ -215,7 +219,7 @@ def _edit_build(config: BuildConfig, out_dir: Path, kept, inputs_now: snapshot.S
         seeding = output.Seeding(out_dir, staging, spare_runs)
         seeded_from = output.SiteRecord.load(out_dir)
         tpl_hash = templates_hash(config.templates_dir)
-        env = _environment(config, tpl_hash, None, staging)
+        env = _environment(config, tpl_hash, warm, staging)
         seeding.wait()
         clock.lap("link previous site")
         (staging / CACHE_DIR / "jinja").mkdir(parents=True, exist_ok=True)
