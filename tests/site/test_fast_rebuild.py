@@ -120,8 +120,12 @@ def test_rebuilds_through_the_fast_paths_build_what_a_build_from_scratch_builds(
     time.sleep(0.02)
     reads = _Reads(monkeypatch)
     report = build_site(config_for(repo_data, out))
-    results = [name for name in reads.results if name.endswith("/result.json")]
-    assert results == [f"{edited.name}/result.json"], "only the edited result.json is read again"
+    results = sorted(name for name in reads.results if name.endswith("/result.json"))
+    # the edit path reads the runs the edit touches and leaves the session time (the runs tables show it) to the
+    # full build, which reads again only the edited result.json
+    touched = {edited.name, solution_edited.name, annotation.stem}
+    assert EDIT_STAGE not in report.timings and "look at the edit" in report.timings
+    assert results == sorted([f"{name}/result.json" for name in touched] + [f"{edited.name}/result.json"])
     assert sorted(reads.hashed) == sorted([f"{edited.name}/result.json", f"{solution_edited.name}/solution.py"])
     assert report.rendered >= 3
     assert "IMPORT" in (out / "runs" / solution_edited.name / "index.html").read_text()
@@ -371,10 +375,27 @@ def test_a_command_after_an_edit_reads_and_plans_only_the_edited_runs_and_builds
         path = runs[2] / "result.json"
         path.write_text(path.read_text().replace('"trial": 1', '"trial": 7', 1))
 
+    def edit_what_only_its_run_page_shows():  # the grading's own time, when the run finished (runs table: no)
+        _edit_result(runs[3], lambda result: (result["grading"].update(elapsed_s=12.5),
+                                              result.update(finished="2026-05-03T01:02:03Z")))
+
+    def edit_what_only_an_annotated_runs_page_shows():  # its annotation is read again, its quotes checked
+        _edit_result(quoted.parent, lambda result: result["environment"].update(host="edited-host"))
+
+    def edit_a_session_time():  # the time column of the runs tables, the boards' efficiency chart
+        _edit_result(runs[3], lambda result: result["session"].update(elapsed_s=result["session"]["elapsed_s"] + 60))
+
+    def edit_recorded_baselines():  # in no run view: the boards' speed-ups and the problem pages' baseline lines
+        _edit_result(runs[4], lambda result: result["grading"]["baselines"].update(eager=0.07))
+
+    def name_the_gpu():  # in no run view: the title of its board
+        _edit_result(runs[3], lambda result: result["environment"].update(gpu_name="NVIDIA H100 80GB HBM3"))
+
     alone = (edit_clean_summary, edit_solution, same_size_edit_of_the_transcript,
-             edit_a_quoted_file_keeping_its_quote)
+             edit_a_quoted_file_keeping_its_quote, edit_what_only_its_run_page_shows,
+             edit_what_only_an_annotated_runs_page_shows)
     changes = (*alone, break_a_quote, edit_an_audited_summary, change_a_verdict, edit_a_result,
-               edit_clean_summary)
+               edit_a_session_time, edit_recorded_baselines, name_the_gpu, edit_clean_summary)
     for step, change in enumerate(changes):
         change()
         time.sleep(0.02)
@@ -393,6 +414,13 @@ def test_a_command_after_an_edit_reads_and_plans_only_the_edited_runs_and_builds
         again = build_site(config_for(deck, out))
         assert again.rendered == 0 and sorted(map(str, again.diagnostics)) == sorted(map(str, fresh.diagnostics))
     assert any("quote" in str(d) for d in report.diagnostics)
+
+
+def _edit_result(run: Path, change) -> None:
+    path = run / "result.json"
+    result = json.loads(path.read_text())
+    change(result)
+    path.write_text(json.dumps(result, indent=1))
 
 
 def test_a_plan_that_does_not_go_with_the_record_in_place_is_not_used(config_for, deck: Path, tmp_path: Path,
