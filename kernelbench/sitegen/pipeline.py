@@ -37,6 +37,7 @@ REPO = Path(__file__).resolve().parents[2]
 PACKAGE = Path(__file__).resolve().parents[1]
 PARALLEL_THRESHOLD = 8  # below this many heavy pages a worker pool costs more than it saves
 MAX_CHUNK = 16  # pages handed to a render worker at once
+PROGRESS_PAGES = 50  # fewer pages to render than this: no progress bar
 
 
 @dataclass
@@ -568,10 +569,12 @@ def _diag_from_json(data: dict) -> Diagnostic:
 
 
 class _Progress:
-    """A rich progress bar over rendered pages (quiet in tests and in the dev server)."""
+    """A rich progress bar over rendered pages (quiet in tests and in the dev server), shown only for a build that
+    renders enough pages to be watched: a rebuild after one edit renders in a blink, and importing the bar's
+    library would cost it more than its page."""
 
     def __init__(self, total: int, enabled: bool):
-        self.total, self.enabled, self._bar, self._task = total, enabled and total > 0, None, None
+        self.total, self.enabled, self._bar, self._task = total, enabled and total >= PROGRESS_PAGES, None, None
 
     def __enter__(self):
         if self.enabled:
