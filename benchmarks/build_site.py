@@ -201,6 +201,17 @@ def edit_one_result(deck: Path) -> Path:
     return path
 
 
+def edit_one_result_of_its_page_only(deck: Path) -> Path:
+    """When one run's grading finished, in its result.json: a field its own page alone shows (its result tab)."""
+    import json
+
+    path = sorted((deck / "runs").glob("*/result.json"))[3]
+    data = json.loads(path.read_text())
+    data["grading"]["elapsed_s"] = round((data["grading"].get("elapsed_s") or 0) + 0.5, 3)
+    path.write_text(json.dumps(data, indent=1))
+    return path
+
+
 def measure_edits(label: str, deck: Path, site: Path, code: Path, edit, tries: int = 3) -> None:
     """`tries` edits by `edit`, each followed by a new `python build.py`; the fastest is the least disturbed by
     other work on the machine."""
@@ -232,7 +243,9 @@ def compare(deck: Path, sites: dict[str, Path], codes: dict[str, Path]) -> None:
               f"load average {full['load']:.1f}")
         print(f"  stages: {full['stages']}")
     edits = [("no change", None), *[("one annotation edited", edit_one_annotation)] * 3,
-             *[("one run's solution.py edited", edit_one_run_file)] * 3, *[("one result.json edited", edit_one_result)] * 2]
+             *[("one run's solution.py edited", edit_one_run_file)] * 3,
+             *[("one result.json field its run page alone shows edited", edit_one_result_of_its_page_only)] * 2,
+             *[("one result.json edited", edit_one_result)] * 2]
     for step, (what, edit) in enumerate(edits):
         if edit is not None:
             edit(deck)
@@ -380,6 +393,8 @@ def main() -> None:
     # first rebuild after the full build also copies the whole site: no spare site exists yet)
     measure_edits("one annotation edited", args.deck, site, code, edit_one_annotation)
     measure_edits("one run's solution.py edited", args.deck, site, code, edit_one_run_file)
+    measure_edits("one result.json field its run page alone shows edited", args.deck, site, code,
+                  edit_one_result_of_its_page_only, tries=2)
     measure_edits("one result.json edited", args.deck, site, code, edit_one_result, tries=2)
     if args.no_watch:
         return
