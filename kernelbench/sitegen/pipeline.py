@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kernelbench.errors import Diagnostic, KernelBenchError
-from kernelbench.sitegen import output, snapshot
+from kernelbench.sitegen import snapshot
 from kernelbench.sitegen.assets import asset_sources, copy_assets
 from kernelbench.sitegen.buildcache import (
     CACHE_DIR,
@@ -31,8 +31,8 @@ from kernelbench.sitegen.manifest import MANIFEST_NAME, FileHasher, Manifest
 from kernelbench.sitegen.pages import Page
 
 # A rebuild whose inputs did not change ends after looking at them (snapshot.py), in a fraction of a second: what
-# only loading, rendering and writing need (jinja2, the data models, the worker pool, YAML) is imported when a
-# build gets that far.
+# only loading, rendering and writing need (jinja2, the data models, the worker pool, YAML, the output folder's
+# records and with them pydantic) is imported when a build gets that far.
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = Path(__file__).resolve().parents[1]
 PARALLEL_THRESHOLD = 8  # below this many heavy pages a worker pool costs more than it saves
@@ -115,7 +115,7 @@ def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildR
     if report is not None:
         return report
     from kernelbench.fileio import atomic_write_bytes
-    from kernelbench.sitegen import urls
+    from kernelbench.sitegen import output, urls
     from kernelbench.sitegen.keptplan import KeptPlan
     from kernelbench.sitegen.plan import plan_site
     from kernelbench.sitegen.render import templates_hash
@@ -198,6 +198,7 @@ def _edit_build(config: BuildConfig, out_dir: Path, kept, inputs_now: snapshot.S
     if edit is None:
         return None
     from kernelbench.fileio import atomic_write_bytes
+    from kernelbench.sitegen import output
     from kernelbench.sitegen.render import templates_hash
 
     previous = Manifest.load(out_dir)
