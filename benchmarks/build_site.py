@@ -231,7 +231,7 @@ def measure_edits(label: str, deck: Path, site: Path, code: Path, edit, tries: i
     print(f"  stages: {best['stages']}")
 
 
-def compare(deck: Path, sites: dict[str, Path], codes: dict[str, Path]) -> None:
+def compare(deck: Path, sites: dict[str, Path], codes: dict[str, Path], watch: bool = True) -> None:
     """Two codes on one deck in one sitting: each builds its own site from scratch, then every edit is followed by a
     rebuild with each code in turn (the order alternating), so both see the same edits under the same load."""
     for label in sites:
@@ -256,6 +256,15 @@ def compare(deck: Path, sites: dict[str, Path], codes: dict[str, Path]) -> None:
                   f"{found['cpu']:.2f} CPU-s, {found['rendered']} of {found['pages']} pages rendered, peak RSS "
                   f"{found['tree_peak'] / 2**20:.0f} MiB; load average {found['load']:.1f}")
             print(f"  stages: {found['stages']}")
+    if not watch:
+        return
+    for turn in range(2):  # each code watches twice, in turn, so both meet the same load
+        for label in sites:
+            watched = measure_watch(deck, sites[label], codes[label], tries=3)
+            print(f"[{label}] --watch, one annotation edited, edit written -> rebuilt page in place: "
+                  + ", ".join(f"{seen:.2f}" for seen, _, _ in watched) + " s; the watcher's own rebuild: "
+                  + ", ".join(f"{built:.2f}" for _, built, _ in watched) + " s, "
+                  + ", ".join(f"{cpu:.2f}" for _, _, cpu in watched) + f" CPU-s; load average {os.getloadavg()[0]:.1f}")
 
 
 def measure_watch(deck: Path, site: Path, code: Path, tries: int = 5) -> list[tuple[float, float, float]]:
@@ -356,7 +365,7 @@ def main() -> None:
                  "after": snapshot_code(args.deck.parent / "code-after", args.code)}
         time.sleep(2.5)
         print(f"machine: {len(os.sched_getaffinity(0))} cores, load average before the builds {os.getloadavg()[0]:.1f}")
-        compare(args.deck, sites, codes)
+        compare(args.deck, sites, codes, watch=not args.no_watch)
         return
     site = args.site or args.deck.parent / "site"
     shutil.rmtree(site, ignore_errors=True)
