@@ -3,7 +3,8 @@ files an edit touched and plans again only the pages they reach.
 
 A build that plans the whole deck (plan.plan_site) keeps, beside its file-system record (snapshot.py), what a later
 command needs to know that an edit stays inside run pages (`KeptPlan`): for each run that loaded, the hash of its
-result.json bytes and the digest of its run view (and the "unaudited" mark its board cell gave it); for each
+result.json bytes, the digest of its run view (and the "unaudited" mark its board cell gave it) and what the other
+pages take of its result beside that view (plan.shared_of_result); for each
 annotation file, the run it names, its verdict, the hash of its summary and what its load reported; the addresses
 handed out (urls.claim) and what planning reported. Every page, in order, is in the record's outcome already.
 
@@ -11,7 +12,8 @@ The next command compares its file-system record with the kept one (snapshot.edi
 are files inside run folders that were there before and annotation files that were there before (`edit_of`), it
 loads only those runs and the annotations naming them, through the same input door as a full load
 (results.dataset.load_some), and checks that nothing another page shows has moved (`plan_pages`): each run's
-result.json holds the same bytes and gives the same run view, each annotation names the same run, keeps its verdict
+result.json gives the same run view and the same of what other pages take of it, each annotation names the same run,
+keeps its verdict
 (and its summary, where the audits page shows it) and reports the same diagnostics. Then every page but those runs'
 is the one in place (its record in the manifest, its file linked from the previous site) and only those runs' pages
 are planned, and rendered if their fingerprints moved. Anything else, and any check that fails, is left to the full
@@ -36,9 +38,8 @@ from kernelbench.sitegen import snapshot
 from kernelbench.sitegen.buildcache import CACHE_DIR
 
 PLAN_FILE = "plan.marshal"  # in the build cache folder of the site, beside snapshot.SNAPSHOT_FILE
-PLAN_VERSION = 2
+PLAN_VERSION = 3  # 3: each run's entry holds what other pages take of its result
 MAX_EDITED = 64  # run folders and annotation files changed, past which a rebuild plans the whole deck
-RESULT_FILE = "result.json"  # results.run.RESULT_FILE (not imported: it brings the data models)
 ANNOTATION_SUFFIXES = (".yaml", ".yml")  # the files of annotations/ a load reads (results.dataset)
 
 
@@ -62,7 +63,7 @@ class KeptPlan:
     claims: dict[str, dict[str, str]]  # the addresses handed out (urls.claims), a run's only when not its own slug
     diagnostics: list[tuple]  # what planning reported (diagnostic_row), in order
     # run folder name (the run id) -> (result.json hash, run view digest, its "unaudited" mark, the annotation
-    # files naming the run), marshalled
+    # files naming the run, what other pages take of its result: plan.shared_of_result), marshalled
     runs: dict[str, bytes] = field(default_factory=dict)
     # annotation file name -> (the run it names, verdict, summary hash, what its load reported, whether it is the
     # run's annotation), marshalled; a file that did not load: (None, None, None, reported, False)
@@ -72,6 +73,7 @@ class KeptPlan:
     def of_build(cls, site, taken_ns: int, claims: dict[str, dict[str, str]]) -> KeptPlan:
         """The plan of a full build (`site`: plan.SitePlan)."""
         from kernelbench.sitegen.pages import slug
+        from kernelbench.sitegen.plan import shared_of_result
 
         data = site.data
         dataset = data.dataset
@@ -88,7 +90,7 @@ class KeptPlan:
                 continue
             view = data.runs[run_id]
             runs[run_id] = marshal.dumps((digest, data.view_digests[id(view)], bool(view["unaudited"]),
-                                          tuple(sorted(naming.get(run_id, ())))))
+                                          tuple(sorted(naming.get(run_id, ()))), shared_of_result(record, digest)))
         claims = {**claims, "run": {name: given for name, given in claims.get("run", {}).items()
                                     if given != slug(name)}}
         return cls(taken_ns=taken_ns, viewer=data.viewer_version, claims=claims,
@@ -174,9 +176,6 @@ def edit_of(config, site_dir: Path, kept: tuple | None, now: snapshot.Snapshot) 
     annotations = {name for name in edited_files if name.endswith(ANNOTATION_SUFFIXES)}
     if any(name not in plan.runs for name in edited_runs):  # a run folder that did not load, or not by its status
         return None
-    runs_root = str(data / "runs")
-    if any(_result_entry(now, runs_root, name) != _result_entry(before, runs_root, name) for name in edited_runs):
-        return None  # the run's result moves its views on other pages: the full build reads it
     if any(name not in plan.annotations or not plan.annotation(name)[4] for name in annotations):
         return None  # an annotation that did not load, or a run's second one
     runs = set(edited_runs) | {plan.annotation(name)[0] for name in annotations} & plan.runs.keys()
@@ -191,18 +190,11 @@ def edit_of(config, site_dir: Path, kept: tuple | None, now: snapshot.Snapshot) 
     return Edit(plan=plan, runs=runs, annotations=annotations, pages=outcome.files[1:1 + outcome.pages])
 
 
-def _result_entry(record: snapshot.Snapshot, runs_root: str, name: str):
-    """The run's result.json as a file-system record holds it (None: not there, or its folder not listed)."""
-    folder = record.folders.get(f"{runs_root}/{name}")
-    if folder is None or RESULT_FILE not in folder[1]:
-        return None
-    return snapshot.named_entries(folder)[RESULT_FILE]
-
-
 def plan_pages(config, edit: Edit, hasher):
     """The pages of the edited runs, planned as a full build plans them, and the dataset they were loaded into; None
-    when the edit reaches another page (a result.json whose bytes changed, a verdict, a diagnostic...). The
-    addresses handed out are the previous build's (the names are the same)."""
+    when the edit reaches another page (a result.json that gives another run view or changes what other pages take
+    of it, a verdict, a diagnostic...). The addresses handed out are the previous build's (the names are the
+    same)."""
     from kernelbench.results.dataset import load_some
     from kernelbench.sitegen import plan as planning
     from kernelbench.sitegen import urls, views
@@ -222,18 +214,23 @@ def plan_pages(config, edit: Edit, hasher):
         return None
     urls.restore_claims(kept.claims)
     data = planning.SiteData(dataset=dataset, boards=[], runs={}, viewer_version=kept.viewer)
-    pages = []
+    pages, runs = [], {}
     for name in sorted(edit.runs):
         run_id = name
-        digest, view_digest, unaudited, _ = kept.run(name)
+        _, view_digest, unaudited, naming, shared = kept.run(name)
         record = dataset.runs.get(run_id)
-        if record is None or record.path.name != name or dataset.result_digests.get(str(record.result_path)) != digest:
+        digest = None if record is None else dataset.result_digests.get(str(record.result_path))
+        if record is None or record.path.name != name or digest is None:
             return None
+        if planning.shared_of_result(record, digest) != shared:
+            return None  # the boards, problem or diff pages take what changed
         view = views.run_view(record, dataset, {run_id: types.SimpleNamespace(unaudited=unaudited)})
         if hash_data(view) != view_digest:
             return None
         data.runs[run_id] = view
         data.view_digests[id(view)] = view_digest
         pages.append(planning.run_page(data, record, hasher))
+        runs[name] = marshal.dumps((digest, view_digest, unaudited, naming, shared))
+    kept.runs.update(runs)
     kept.annotations.update({name: marshal.dumps(entry) for name, entry in now.items()})
     return pages, dataset

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kernelbench.errors import Diagnostic, KernelBenchError
-from kernelbench.sitegen import output, snapshot
+from kernelbench.sitegen import snapshot
 from kernelbench.sitegen.assets import asset_sources, copy_assets
 from kernelbench.sitegen.buildcache import (
     CACHE_DIR,
@@ -31,12 +31,13 @@ from kernelbench.sitegen.manifest import MANIFEST_NAME, FileHasher, Manifest
 from kernelbench.sitegen.pages import Page
 
 # A rebuild whose inputs did not change ends after looking at them (snapshot.py), in a fraction of a second: what
-# only loading, rendering and writing need (jinja2, the data models, the worker pool, YAML) is imported when a
-# build gets that far.
+# only loading, rendering and writing need (jinja2, the data models, the worker pool, YAML, the output folder's
+# records and with them pydantic) is imported when a build gets that far.
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = Path(__file__).resolve().parents[1]
 PARALLEL_THRESHOLD = 8  # below this many heavy pages a worker pool costs more than it saves
 MAX_CHUNK = 16  # pages handed to a render worker at once
+PROGRESS_PAGES = 50  # fewer pages to render than this: no progress bar
 
 
 @dataclass
@@ -110,12 +111,11 @@ def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildR
     clock.lap("look at the inputs")
     if unchanged is not None:
         return _unchanged_report(unchanged, out_dir, clock)
-    if warm is None:  # a watching build keeps its own records in memory (see _kept_inputs)
-        report = _edit_build(config, out_dir, kept, inputs_now, clock)
-        if report is not None:
-            return report
+    report = _edit_build(config, out_dir, kept, inputs_now, clock, warm)
+    if report is not None:
+        return report
     from kernelbench.fileio import atomic_write_bytes
-    from kernelbench.sitegen import urls
+    from kernelbench.sitegen import output, urls
     from kernelbench.sitegen.keptplan import KeptPlan
     from kernelbench.sitegen.plan import plan_site
     from kernelbench.sitegen.render import templates_hash
@@ -183,16 +183,22 @@ def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildR
 
 
 def _edit_build(config: BuildConfig, out_dir: Path, kept, inputs_now: snapshot.Snapshot,
-                clock: Stopwatch) -> BuildReport | None:
+                clock: Stopwatch, warm: WarmState | None = None) -> BuildReport | None:
     """A rebuild after an edit inside run folders and annotation files that reaches no page but those runs' (see
     keptplan.py): only those runs and their annotations are read, only their pages planned, the rest of the site is
-    the one in place. None, with nothing written, when the edit needs the full build."""
+    the one in place. None, with nothing written, when the edit needs the full build.
+
+    A watching build (`warm`) takes this path too, with its compiled templates. Its records of the previous full
+    build (the file-system record and the dataset behind `_kept_inputs`, the plan memo) are left as they were: they
+    are older than the site in place, so its next full build reads again every run and annotation changed since
+    them, these edits included, and the pages this build wrote are in the manifest it starts from."""
     from kernelbench.sitegen import keptplan
 
     edit = keptplan.edit_of(config, out_dir, kept, inputs_now)
     if edit is None:
         return None
     from kernelbench.fileio import atomic_write_bytes
+    from kernelbench.sitegen import output
     from kernelbench.sitegen.render import templates_hash
 
     previous = Manifest.load(out_dir)
@@ -215,7 +221,7 @@ def _edit_build(config: BuildConfig, out_dir: Path, kept, inputs_now: snapshot.S
         seeding = output.Seeding(out_dir, staging, spare_runs)
         seeded_from = output.SiteRecord.load(out_dir)
         tpl_hash = templates_hash(config.templates_dir)
-        env = _environment(config, tpl_hash, None, staging)
+        env = _environment(config, tpl_hash, warm, staging)
         seeding.wait()
         clock.lap("link previous site")
         (staging / CACHE_DIR / "jinja").mkdir(parents=True, exist_ok=True)
@@ -564,10 +570,12 @@ def _diag_from_json(data: dict) -> Diagnostic:
 
 
 class _Progress:
-    """A rich progress bar over rendered pages (quiet in tests and in the dev server)."""
+    """A rich progress bar over rendered pages (quiet in tests and in the dev server), shown only for a build that
+    renders enough pages to be watched: a rebuild after one edit renders in a blink, and importing the bar's
+    library would cost it more than its page."""
 
     def __init__(self, total: int, enabled: bool):
-        self.total, self.enabled, self._bar, self._task = total, enabled and total > 0, None, None
+        self.total, self.enabled, self._bar, self._task = total, enabled and total >= PROGRESS_PAGES, None, None
 
     def __enter__(self):
         if self.enabled:

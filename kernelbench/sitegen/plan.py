@@ -201,6 +201,19 @@ def derive(dataset: Dataset, memo: PlanMemo | None = None) -> SiteData:
     )
 
 
+def shared_of_result(record: RunRecord, result_digest: str) -> tuple:
+    """What the pages other than a run's own take from its result.json beyond its run view (views.run_view, whose
+    digest their fingerprints take): when it started (the order of its cell's trials), the baselines its grading
+    recorded (the boards' speed-ups and the problem pages' baseline lines), the GPU's name (its board's title), and,
+    for a run regraded from another benchmark's board, the whole result (`result_digest`: the diff page compares it
+    with the published cell). A result.json whose run view and this stay as they were changes its own page only."""
+    result = record.result
+    return (None if result.started is None else result.started.isoformat(),
+            tuple(sorted(result.grading.baselines.items())),
+            result.environment.gpu_name,
+            result_digest if result.provenance is not None else None)
+
+
 def _run_view(record: RunRecord, dataset: Dataset, shown: dict) -> tuple[dict, str]:
     view = views.run_view(record, dataset, shown)
     return view, hash_data(view)
