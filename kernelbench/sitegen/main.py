@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
-from typing import Callable, TextIO
 
 from kernelbench.errors import Diagnostic, KernelBenchError
 from kernelbench.sitegen.pipeline import REPO, BuildConfig, BuildReport, build_site
@@ -82,27 +80,12 @@ def config_from(args: argparse.Namespace) -> BuildConfig:
     return config
 
 
-# Written as the terminal's own escapes: a rebuild after one edit takes a few tenths of a second, and importing a
-# console library to colour its two lines took a tenth of that.
-STYLES = {"red": "31", "yellow": "33", "bold": "1"}
-
-
-def styled_lines(stream: TextIO) -> Callable[[str, str | None], None]:
-    """A writer of one line to `stream`, in a style of STYLES or none: coloured on a terminal that shows colour
-    (not when NO_COLOR is set or TERM is dumb), plain otherwise. The text is written as given: a diagnostic shows
-    every character that would act on the terminal as its escape (kernelbench.text)."""
-    colour = stream.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
-
-    def write(text: str, style: str | None) -> None:
-        stream.write(f"\x1b[{STYLES[style]}m{text}\x1b[0m\n" if colour and style else text + "\n")
-
-    return write
-
-
 def print_report(report: BuildReport, strict: bool, timings: bool = False) -> None:
-    write = styled_lines(sys.stderr)
+    from rich.console import Console
+
+    console = Console(stderr=True, markup=False, highlight=False, soft_wrap=True)
     for diag in report.diagnostics:
-        write(f"{diag.severity}: {diag}", "red" if diag.severity == "error" else "yellow")
+        console.print(f"{diag.severity}: {diag}", style="red" if diag.severity == "error" else "yellow")
     summary = (
         f"built {report.out_dir} in {report.seconds:.2f} s: {report.pages} pages, "
         f"{report.rendered} rendered, {report.pages - report.rendered} unchanged"
@@ -111,11 +94,12 @@ def print_report(report: BuildReport, strict: bool, timings: bool = False) -> No
         summary += f"; {len(report.diagnostics)} problem(s) reported" + (
             " (--strict: failing)" if strict else ""
         )
-    write(summary, "bold")
+    console.print(summary, style="bold")
     if timings:
-        write("stages: " + ", ".join(f"{name} {seconds:.3f} s" for name, seconds in report.timings.items())
-              + f"; {report.cpu_s:.3f} CPU-s in the building process", None)
-    sys.stderr.flush()
+        console.print(
+            "stages: " + ", ".join(f"{name} {seconds:.3f} s" for name, seconds in report.timings.items())
+            + f"; {report.cpu_s:.3f} CPU-s in the building process"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:

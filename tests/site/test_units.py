@@ -226,26 +226,3 @@ def test_chart_text_is_escaped_for_plotly():
     from kernelbench.sitegen.charts import chart_text
 
     assert chart_text('<a href="x">y</a>\u200b') == "&lt;a href=&#34;x&#34;&gt;y&lt;/a&gt;\\u200b"
-
-
-def test_the_build_report_is_coloured_on_a_terminal_only(monkeypatch):
-    import io
-
-    from kernelbench.sitegen.main import styled_lines
-
-    class Terminal(io.StringIO):
-        def isatty(self) -> bool:
-            return True
-
-    monkeypatch.delenv("NO_COLOR", raising=False)
-    monkeypatch.setenv("TERM", "xterm")
-    shown, piped = Terminal(), io.StringIO()
-    for stream in (shown, piped):
-        styled_lines(stream)("error: bad", "red")
-        styled_lines(stream)("stages: 1 s", None)
-    assert shown.getvalue() == "\x1b[31merror: bad\x1b[0m\nstages: 1 s\n"
-    assert piped.getvalue() == "error: bad\nstages: 1 s\n"
-    monkeypatch.setenv("NO_COLOR", "1")
-    plain = Terminal()
-    styled_lines(plain)("built", "bold")
-    assert plain.getvalue() == "built\n"
