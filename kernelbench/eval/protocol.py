@@ -98,6 +98,9 @@ class KeptCall(Message):
     # the output was fingerprinted under and the fingerprint the bench process committed to
     weight: int | None = None
     fingerprint: int | None = None
+    # the grader's own record too: (number, seed) of earlier calls of the shape on fresh inputs (its first and its
+    # latest ones, verdict.EARLIER_CALLS each), whose answers a wrong kept output is compared with
+    earlier: list[tuple[int, int]] = Field(default_factory=list)
 
 
 class StageJob(Message):
@@ -209,10 +212,11 @@ class CaseVerdict(Message):
     error_size_status: str | None = None  # why no error size was measured on an oracle case
     guard_error: str | None = None        # a guard raised on an output the comparison accepted: the grader's fault
     fingerprint: int | None = None        # fresh stage: the kept output's fingerprint under its call's weight
-    # fresh stage, a wrong kept output: how it compares with the answer to its base set's inputs unpermuted (the
-    # inputs an earlier call saw), where that answer differs from the fresh inputs' own; None when not measured
-    base_answer: str | None = None
-    matches_base_answer: bool = False
+    # fresh stage, a wrong kept output: how it compares with the answers to inputs earlier calls saw (its base set
+    # unpermuted, and its base set under earlier timed calls' permutations), where such an answer differs from the
+    # fresh inputs' own; None when not measured
+    earlier_answer: str | None = None
+    matches_earlier_answer: bool = False
     repeat: list[RepeatDifference] = Field(default_factory=list)  # a repeat case's outputs that differ bitwise
 
 

@@ -30,6 +30,10 @@ ERROR_RATIO_WARN, ERROR_RATIO_FAIL, ERROR_MIN_ULPS = 8.0, 64.0, 4.0
 # tensor), not a lower precision: the case fails its check (an output smaller than the tolerance's atol
 # everywhere passes the elementwise comparison whatever it holds)
 WRONG_ANSWER_RMS = 0.5
+# a wrong output on fresh inputs is compared with the answers to this many of its shape's first timed calls' inputs,
+# and as many of the latest before it (worker.fresh.against_earlier_answers: a reference run each, on wrong outputs
+# only)
+EARLIER_CALLS = 4
 
 
 class ReferenceFailed(Exception):
@@ -285,12 +289,12 @@ def fresh_verdict_findings(case: Case, record: KeptCall, judged: CaseVerdict) ->
     found = list(judged.integrity)
     for size in judged.error_size:
         found += [f for f in error_size_findings(f"{case.id} ({where})", size) if f.severity == "error"]
-    if not judged.passed and judged.matches_base_answer:
+    if not judged.passed and judged.matches_earlier_answer:
         messages = judged.messages or ["no output could be compared"]
         found.append(finding("fresh_inputs", 7, f"{where}: on fresh inputs (its base set permuted, drawn just before "
-                             "the call) the output was the answer to the base set's own inputs, which earlier calls "
-                             "saw: an answer kept under a key the permutation leaves unchanged",
-                             f"against the fresh inputs' answer: {messages[0][:300]}; {judged.base_answer}"))
+                             "the call) the output was the answer to inputs an earlier call saw: an answer kept "
+                             "under a key the permutation leaves unchanged",
+                             f"against the fresh inputs' answer: {messages[0][:300]}; {judged.earlier_answer}"))
     elif not judged.passed:  # the grading fails its checks (timing.judge_fresh_calls); the finding is a lead
         messages = judged.messages or ["no output could be compared"]
         found.append(finding("fresh_inputs", 8, f"{where}: on fresh inputs (drawn just before the call, unseen by any "
@@ -379,8 +383,18 @@ def paced_kept_findings(index: int, claimed: list[KeptCall], paced) -> tuple[lis
             found.append(finding("external_clock", 11, f"shape {index}: kept call {number} was not made on the inputs the "
                                  "grader drew for it", f"grader's nonce {call.nonce}, the bench stage's seed {record.seed}"))
             continue
-        records.append(record.model_copy(update={"weight": call.weight, "fingerprint": call.fingerprint}))
+        records.append(record.model_copy(update={"weight": call.weight, "fingerprint": call.fingerprint,
+                                                 "earlier": earlier_calls(paced.calls, number)}))
     return records, found
+
+
+def earlier_calls(calls: list, number: int) -> list[tuple[int, int]]:
+    """(number, seed) of the calls before call `number` whose answers a wrong kept output is compared with: the
+    first EARLIER_CALLS (an answer kept at a key's first call: the first calls of a shape meet each base set) and the
+    latest EARLIER_CALLS (an answer kept and refreshed now and then), from the grader's own record."""
+    before = [c for c in calls if c.number < number]
+    chosen = before[:EARLIER_CALLS] + before[max(EARLIER_CALLS, len(before) - EARLIER_CALLS):]
+    return [(c.number, c.nonce) for c in chosen]
 
 
 def commitment_findings(record: KeptCall, judged: CaseVerdict) -> list[Finding]:

@@ -257,7 +257,7 @@ def judge_fresh_calls(plan: GradingPlan, state: GradingState, shapes: dict[int, 
         if not judged.passed:  # a wrong output on inputs no earlier call saw fails the checks like any other
             index = cases[record.case].shape_index
             state.wrong_timed_shapes.append(index)
-            also = f"; {judged.base_answer}" if judged.base_answer else ""
+            also = f"; {judged.earlier_answer}" if judged.earlier_answer else ""
             state.grading.reasons.append(f"shape {index}: timed call {record.call} of {record.of}, on fresh inputs, "
                                          f"gave a wrong output: {(judged.messages or ['no output'])[0][:300]}{also}")
         state.findings += verdict.commitment_findings(record, judged)

@@ -64,7 +64,7 @@ def run_fresh(ctx: StageContext) -> FreshReply:
             with judge.clock.step("compare"):
                 verdicts[i] = judge_output(judge, label, case.oracle, path, kept)
                 if not verdicts[i].passed:
-                    against_base_answer(judge, case, model, drawn[1], kept, path, verdicts[i])
+                    against_earlier_answers(judge, case, model, drawn[1], record.earlier, kept, path, verdicts[i])
             if record.weight is not None:  # the output the call committed to (eval.pacing), by the same function
                 verdicts[i].fingerprint = kept_fingerprint(ctx, path, record.weight)
         except GuardFailed as exc:
@@ -77,34 +77,58 @@ def run_fresh(ctx: StageContext) -> FreshReply:
     return FreshReply(fresh=verdicts, clock=judge.clock.totals)
 
 
-def against_base_answer(judge: Judge, case, model, base: list, kept: Expected, path: Path,
-                        verdict: CaseVerdict) -> None:
-    """A wrong kept output compared with the reference's answer to the base set it was permuted from (inputs the
-    checked calls saw): within the case's tolerance of that answer, and not of its own, it is an answer kept from
+def against_earlier_answers(judge: Judge, case, model, base: list, earlier: list[tuple[int, int]], kept: Expected,
+                            path: Path, verdict: CaseVerdict) -> None:
+    """A wrong kept output compared with the reference's answers to inputs earlier calls saw: its base set as the
+    checked calls saw it, then its base set under each earlier timed call's permutation (`earlier`, the grader's
+    record of their seeds; an earlier call on another base set gives inputs no call saw, whose answer no kept output
+    matches by chance). Within the case's tolerance of one of them, and not of its own, it is an answer kept from
     an earlier call under a key the permutation does not change (memoisation), which no wrong arithmetic gives.
-    Only where the two answers differ beyond the tolerance (an output invariant under the permutation tells
-    nothing)."""
-    from kernelbench.eval.portable.compare import compare_outputs
+    Only answers that differ from the fresh inputs' own beyond the tolerance count (an output invariant under the
+    permutation tells nothing). The first match is recorded; without one, how far the output is from the base set's
+    answer."""
+    from kernelbench.eval.portable.fresh import freshen
     from kernelbench.eval.tensorfile import load_tensors
 
     torch = judge.ctx.torch
     device = "cuda" if judge.ctx.job.device == "cuda" and torch.cuda.is_available() else "cpu"
-    tolerance = judge.comparer.tolerance_of(case)
-    with torch.no_grad():
-        base_expected = to_device(model(*base), device)
-    fresh_expected = to_device(kept.expected, device)
-    fresh_inputs = to_device(kept.inputs, device)
-    if not compare_outputs(base_expected, fresh_expected, tolerance, fresh_inputs,
-                           judge.comparer.index_outputs).messages:
-        return  # the permutation does not change the answer: nothing to tell apart
     tensors, header = load_tensors(path, device)
     out = tensors[0] if header.single else tuple(tensors)
-    against = compare_outputs(out, base_expected, tolerance, to_device(base, device), judge.comparer.index_outputs)
-    verdict.matches_base_answer = not against.messages
-    error = f" (max abs error {against.max_abs_err:.4g})" if against.max_abs_err is not None else ""
-    verdict.base_answer = (f"within tolerance of the answer to its base set's inputs unpermuted{error}"
-                           if verdict.matches_base_answer else
-                           f"not the answer to its base set's inputs either: {against.messages[0][:200]}")
+    fresh_expected = to_device(kept.expected, device)
+    first_miss: str | None = None
+    candidates = [("its base set's inputs unpermuted", lambda: base)] + [
+        (f"its base set under timed call {number}'s permutation", lambda seed=seed: freshen(base, seed))
+        for number, seed in earlier]
+    for what, inputs_of in candidates:
+        inputs = to_device(inputs_of(), device)
+        found = _compare_with_answer(judge, case, model, inputs, out, fresh_expected, to_device(kept.inputs, device),
+                                     device)
+        if found is None:
+            continue  # this answer is the fresh inputs' own: nothing to tell apart
+        matches, error = found
+        if matches:
+            verdict.matches_earlier_answer = True
+            verdict.earlier_answer = f"within tolerance of the answer to {what}{error}"
+            return
+        first_miss = first_miss or f"not the answer to {what} either: {error[:200]}"
+    verdict.earlier_answer = first_miss
+
+
+def _compare_with_answer(judge: Judge, case, model, inputs: list, out, fresh_expected, fresh_inputs, device: str
+                         ) -> tuple[bool, str] | None:
+    """The kept output against the reference's answer to `inputs`: (within tolerance, the error or first message),
+    or None where that answer is within tolerance of the fresh inputs' own."""
+    from kernelbench.eval.portable.compare import compare_outputs
+
+    tolerance = judge.comparer.tolerance_of(case)
+    with judge.ctx.torch.no_grad():
+        answer = to_device(model(*inputs), device)
+    if not compare_outputs(answer, fresh_expected, tolerance, fresh_inputs, judge.comparer.index_outputs).messages:
+        return None
+    against = compare_outputs(out, answer, tolerance, inputs, judge.comparer.index_outputs)
+    if against.messages:
+        return False, against.messages[0]
+    return True, f" (max abs error {against.max_abs_err:.4g})" if against.max_abs_err is not None else ""
 
 
 def calibrate(ctx: StageContext, cases: dict) -> None:
