@@ -15,8 +15,9 @@ runs up to `--jobs` gradings side by side (their correctness checks and builds i
 stages of one GPU's gradings take turns on that GPU's lock, so a 4-GPU machine measures four cells at once.
 A cell goes to the GPU with the fewest gradings under way: a long cell holds one GPU, not a share of the deck.
 A grading that ran out of GPU memory while another grading shared its GPU is not published: the neighbour may have
-held the memory it lacked, so that verdict is not the solution's own. It is graded again after the queue, one
-grading a GPU, and that grading is the one kept (its provenance says so, and why); out of memory alone, it fails.
+held the memory it lacked, so that verdict may not be the solution's own. It is graded again after the queue, one
+grading a GPU, and that grading is the one kept (its provenance says so, and why): out of memory alone, that is
+its verdict.
 """
 
 from __future__ import annotations
