@@ -13,7 +13,10 @@ honest ones with the stage on, and writes what it found and what it cost.
 - tests/redteam/gpu/sanitizer_shared_race.py: 04_kahan_softmax plus a CUDA kernel with a __shared__ read-after-write
   race across warps; must be check_failed with a racecheck finding in row_peek_kernel.
 - solutions/<line>/*.py: the deck's honest solutions; none may fail on the sanitizer (a report in a kernel the
-  reference also reports is recorded, not failed: those rows say which kernels).
+  reference also reports is recorded, not failed: those rows say which kernels). One that failed its checks (or
+  whose grading did not finish) never reached the sanitizer, so says nothing of it: it is listed apart, with its
+  first reason, and the closing line speaks only of those that reached it. Such a failure is worth grading that
+  solution again alone: several gradings side by side on one GPU can take the memory one of them needs.
 
 Per solution: the outcome, each tool's result (ran or why not, findings with kernel, kind, count, whether the
 reference's run reported the kernel too), the seconds each tool took on the solution's call and on the
@@ -159,6 +162,7 @@ class SanitizerReport(BaseModel):
     finished: bool = False           # False while gradings are still going (the file is rewritten after each)
     entries: list[dict[str, Any]] = []
     skipped: list[str] = []          # not graded: the budget was spent
+    unreached: list[str] = []        # honest, graded, but failed before the sanitizer: "name: first reason"
     lost: list[str] = []             # a merge: dealt to a part that wrote no report or did not finish
     failures: list[str] = []
     wall_s: float = 0.0
@@ -213,6 +217,29 @@ def failures_of(entries: list[dict[str, Any]], answerable: set[str]) -> list[str
     return failures
 
 
+def unreached_of(entries: list[dict[str, Any]]) -> list[str]:
+    """The honest solutions graded whose grading ended before the sanitizer (a failed check, an import error, a
+    grading that did not finish): "name: the first reason". The sanitizer did not run there, so their rows show
+    nothing of it; they are neither passes nor failures of the stage."""
+    return [f"{e['solution']}: {first_reason(e)}" for e in entries
+            if e["solution"].startswith("honest:") and not reached_sanitizer(e)]
+
+
+def reached_sanitizer(entry: dict[str, Any]) -> bool:
+    """The grading got as far as the sanitizer stage: its checks passed (the stage then ran, or says why not), or
+    the stage itself failed the grading."""
+    return entry["outcome"] == "pass" or entry["sanitizer"].get("passed") is not None
+
+
+def first_reason(entry: dict[str, Any]) -> str:
+    """Why the grading ended where it did: its first reason, else its outcome (with the process's last line where
+    no report came back)."""
+    if entry["reasons"]:
+        return " ".join(str(entry["reasons"][0]).split())[:300]
+    last = next((line.strip() for line in reversed(entry.get("stderr", "").splitlines()) if line.strip()), "")
+    return f"{entry['outcome']}" + (f" ({last[:200]})" if last else "")
+
+
 def grade_jobs(args: argparse.Namespace) -> SanitizerReport:
     """Grade this run's share one at a time, the report rewritten after each grading (a run cut short keeps its
     rows), no grading started with under 30 s of the budget left."""
@@ -233,6 +260,7 @@ def grade_jobs(args: argparse.Namespace) -> SanitizerReport:
         report.wall_s = round(time.monotonic() - started, 1)
         write_json(args.out, report)
     report.failures = failures_of(report.entries, {name for name, _, _ in mine})
+    report.unreached = unreached_of(report.entries)
     report.finished = True
     report.wall_s = round(time.monotonic() - started, 1)
     return report
@@ -301,6 +329,7 @@ def merge(folders: list[Path]) -> SanitizerReport:
     answerable = set(jobs) if jobs else {planted_name(p) for p in PLANTED}
     return SanitizerReport(jobs=jobs, finished=True, entries=entries, skipped=skipped,
                            lost=sorted(lost, key=lambda n: order[n]), parts=summaries,
+                           unreached=unreached_of(entries),
                            failures=problems + failures_of(entries, answerable),
                            wall_s=max((r.wall_s for r in parts.values()), default=0.0))
 
@@ -320,9 +349,23 @@ def markdown(report: SanitizerReport) -> str:
         text += f"\nNot graded (budget spent): {', '.join(report.skipped)}\n"
     if report.lost:
         text += f"\nNot graded (their part wrote no report or did not finish): {', '.join(report.lost)}\n"
+    if report.unreached:
+        text += ("\nDid not reach the sanitizer (failed before it, so nothing is known of them there):\n"
+                 + "".join(f"- {line}\n" for line in report.unreached))
     if report.failures:
         return text + "\n" + "\n".join(f"- {f}" for f in report.failures) + "\n"
-    return text + ("\nEvery planted solution graded was caught; no honest solution failed on the sanitizer.\n")
+    return text + "\n" + closing_line(report) + "\n"
+
+
+def closing_line(report: SanitizerReport) -> str:
+    """What a run without failures showed, and no more: of the honest solutions, only those that reached the
+    sanitizer are vouched for."""
+    honest = sum(1 for e in report.entries if e["solution"].startswith("honest:"))
+    if not report.unreached:
+        return "Every planted solution graded was caught; no honest solution failed on the sanitizer."
+    reached = honest - len(report.unreached)
+    return (f"Every planted solution graded was caught; of the {honest} honest solutions graded, {reached} reached "
+            f"the sanitizer and none of them failed on it; {len(report.unreached)} did not reach it (listed above).")
 
 
 def write_json(out: Path, report: SanitizerReport) -> None:

@@ -14,6 +14,10 @@ Cells are spread over every GPU this process sees (`--gpus`, default all): each 
 runs up to `--jobs` gradings side by side (their correctness checks and builds in parallel), and the measuring
 stages of one GPU's gradings take turns on that GPU's lock, so a 4-GPU machine measures four cells at once.
 A cell goes to the GPU with the fewest gradings under way: a long cell holds one GPU, not a share of the deck.
+A grading that ran out of GPU memory while another grading shared its GPU is not published: the neighbour may have
+held the memory it lacked, so that verdict may not be the solution's own. It is graded again after the queue, one
+grading a GPU, and that grading is the one kept (its provenance says so, and why): out of memory alone, that is
+its verdict.
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,7 +44,7 @@ from kernelbench.results.published import (
     PublishedResult,
     load_published_board,
 )
-from kernelbench.results.regraded import published_status
+from kernelbench.results.regraded import out_of_memory_reason, published_status
 from kernelbench.results.run import (
     RESULT_FILE,
     Grading,
@@ -256,19 +261,24 @@ def published_ceiling(job: CellJob, hardware: PublishedHardware) -> Ceiling | No
     return hardware.ceiling(spec.regime, spec.ceiling)
 
 
-def grade_cell_on(gpu: str | None, job: CellJob, settings: CellSettings, runs_dir: Path, exclusive=None) -> RunResult:
-    """`grade_cell` with every stage of the grading on `gpu` (None: the process's own)."""
+def grade_cell_on(gpu: str | None, job: CellJob, settings: CellSettings, runs_dir: Path, exclusive=None,
+                  **publishing) -> RunResult:
+    """`grade_cell` with every stage of the grading on `gpu` (None: the process's own); `publishing` as
+    `grade_cell` takes it."""
     from kernelbench.eval.process import on_gpu
 
     with on_gpu(gpu):
         if exclusive is not None:
             exclusive = MeasuringTurn(exclusive, lambda: settings.timeline.stage(job, "waiting for the GPU's "
                                                                                      "measuring turn"))
-        return grade_cell(job, settings, runs_dir, exclusive)
+        return grade_cell(job, settings, runs_dir, exclusive, **publishing)
 
 
-def grade_cell(job: CellJob, settings: CellSettings, runs_dir: Path, exclusive=None) -> RunResult:
-    """Grade one cell into a staging folder and publish it as `<runs>/<run id>_regraded`."""
+def grade_cell(job: CellJob, settings: CellSettings, runs_dir: Path, exclusive=None, *,
+               final: Callable[[RunResult], bool] | None = None, graded_again_alone: str = "") -> RunResult:
+    """Grade one cell into a staging folder and publish it as `<runs>/<run id>_regraded`, unless `final` says the
+    result is not the cell's last word (it is returned, and the runs folder is left as it was);
+    `graded_again_alone`: why this grading is a second one, alone on its GPU (recorded in the provenance)."""
     from kernelbench.eval.grade import grade_solution
 
     problem = job.opened
@@ -282,6 +292,8 @@ def grade_cell(job: CellJob, settings: CellSettings, runs_dir: Path, exclusive=N
                                            tokens=Tokens(output=job.cell.output_tokens or 0),
                                            notes=["the agent's session ran on the published board; graded again here"]),
                            provenance=provenance_of(job, settings, problem.layout.name, mapping))
+        assert result.provenance is not None  # given above
+        result.provenance.graded_again_alone = graded_again_alone
         report = None
         if job.solution is None:
             result.grading = Grading(outcome=Outcome.NO_SOLUTION,
@@ -304,7 +316,8 @@ def grade_cell(job: CellJob, settings: CellSettings, runs_dir: Path, exclusive=N
             result.gpu = gpu_key(settings.device, expected=settings.gpu or this_gpu(settings.device))
         if settings.cancelled.is_set():
             raise KeyboardInterrupt
-        run.publish(result)
+        if final is None or final(result):
+            run.publish(result)
         return result
 
 
@@ -534,18 +547,80 @@ def _finished(runs_dir: Path, cells: list[CellJob]) -> set[str]:
     return {j.run_id for j in cells if (runs_dir / j.run_id / RESULT_FILE).is_file()}
 
 
+class GpuNeighbours:
+    """Which gradings had another grading on their GPU at some moment while they ran (a correctness stage of one
+    beside the timing of the other is enough to take the memory the other needs)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running: dict[str | None, set[str]] = {}
+        self._shared: set[str] = set()
+
+    @contextmanager
+    def grading(self, gpu: str | None, run_id: str) -> Iterator[None]:
+        with self._lock:
+            here = self._running.setdefault(gpu, set())
+            here.add(run_id)
+            if len(here) > 1:  # the newcomer and every grading under way there now share the GPU
+                self._shared |= here
+        try:
+            yield
+        finally:
+            with self._lock:
+                here.discard(run_id)
+
+    def shared(self, run_id: str) -> bool:
+        with self._lock:
+            return run_id in self._shared
+
+
+def out_of_memory_beside_another(result: RunResult, neighbours: GpuNeighbours) -> str | None:
+    """The reason to grade a cell again alone: its grading did not pass cleanly, a reason reports running out of
+    memory, and another grading shared its GPU meanwhile (None: its verdict stands). A timing stage out of memory
+    leaves a PASS without the shape's time (BENCHMARK_FAILED), as much the neighbour's doing as a failed check."""
+    if result.grading.outcome is Outcome.PASS or not neighbours.shared(result.run_id):
+        return None
+    return out_of_memory_reason(result)
+
+
+def graded_again_note(reason: str, device: str) -> str:
+    """The provenance line of a cell graded again alone, in the run page's words."""
+    where = "GPU" if device == "cuda" else "device"
+    return (f"Graded again alone on its {where}: its first grading ran out of memory while another grading shared "
+            f"the {where}, which may have held the memory it lacked ({reason[:400]}). This grading, with no other on "
+            f"the {where}, is the one kept.")
+
+
 def grade_cells(todo: list[CellJob], settings: CellSettings, runs_dir: Path, report: RegradeReport,
                 slots: list[str | None], jobs: int, stop_after: float | None, progress) -> None:
     """Grade every cell of `todo` into `report`: `jobs` at a time on each GPU of `slots`, the next cell to the GPU
-    with the fewest under way; none is started once `stop_after` seconds have passed. On any interruption the
-    gradings under way are cancelled (`cancel_gradings`)."""
+    with the fewest under way; none is started once `stop_after` seconds have passed. A cell out of memory beside
+    another grading (`out_of_memory_beside_another`) is held back and graded again after the queue, one grading a
+    GPU: only then is nothing else on its GPU. Held back, it is not published, so a call that ends first leaves it
+    to the next call's `--resume`, which grades it from the start. On any interruption the gradings under way are
+    cancelled (`cancel_gradings`)."""
     deadline = None if stop_after is None else time.monotonic() + stop_after
     measuring = {gpu: threading.Lock() for gpu in slots}  # one GPU's measurements take turns, GPUs do not
+    neighbours = GpuNeighbours()
+    held_back: dict[str, str] = {}  # run id -> the out-of-memory reason of its grading beside another
+
+    def final(result: RunResult) -> bool:
+        reason = out_of_memory_beside_another(result, neighbours)
+        if reason is not None:
+            held_back[result.run_id] = reason
+        return reason is None
 
     def grade(job: CellJob, gpu: str | None) -> RunResult:
         if progress is not None:
             progress.start(job)
-        return grade_cell_on(gpu, job, settings, runs_dir, measuring[gpu])
+        with neighbours.grading(gpu, job.run_id):
+            return grade_cell_on(gpu, job, settings, runs_dir, measuring[gpu], final=final)
+
+    def grade_alone(job: CellJob, gpu: str | None) -> RunResult:
+        if progress is not None:
+            progress.start(job)
+        note = graded_again_note(held_back[job.run_id], settings.device)
+        return grade_cell_on(gpu, job, settings, runs_dir, measuring[gpu], graded_again_alone=note)
 
     def graded(job: CellJob, future: Future) -> None:
         result = future.result()
@@ -555,7 +630,15 @@ def grade_cells(todo: list[CellJob], settings: CellSettings, runs_dir: Path, rep
         if progress is not None:
             progress.done(job, result)
 
-    report.stopped = spread_over_gpus(todo, slots, max(1, jobs), grade, graded, settings, runs_dir, deadline)
+    def graded_or_held_back(job: CellJob, future: Future) -> None:
+        if job.run_id not in held_back:
+            return graded(job, future)
+        settings.timeline.finish(job, f"held back ({future.result().status.value}, out of memory beside another "
+                                      "grading; graded again alone after the queue)")
+
+    stopped = spread_over_gpus(todo, slots, max(1, jobs), grade, graded_or_held_back, settings, runs_dir, deadline)
+    again = [job for job in todo if job.run_id in held_back]
+    report.stopped = spread_over_gpus(again, slots, 1, grade_alone, graded, settings, runs_dir, deadline) or stopped
 
 
 def spread_over_gpus(todo: list[CellJob], slots: list[str | None], per_gpu: int, work, ended, settings: CellSettings,

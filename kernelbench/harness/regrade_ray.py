@@ -3,9 +3,11 @@
 
 Each task is a whole `regrade_board` of its one cell on the node Ray placed it on (its GPU the one Ray gave it,
 through CUDA_VISIBLE_DEVICES), into a private folder, with their checker and their timing script after it where
-asked (alone on that GPU, as on one machine). The task returns the run directory packed; the driver brings it
-into the runs folder through the run-directory writer (`backends.unpack_run`: staged, renamed into place, a taken
-name kept aside), so an interrupted regrade leaves the runs folder as it was and `--resume` carries on.
+asked (alone on that GPU, as on one machine). A task's grading never shares its GPU, so the rule that grades a
+cell out of memory beside another grading again alone (kernelbench.harness.regrade) has nothing to act on here.
+The task returns the run directory packed; the driver brings it into the runs folder through the run-directory
+writer (`backends.unpack_run`: staged, renamed into place, a taken name kept aside), so an interrupted regrade
+leaves the runs folder as it was and `--resume` carries on.
 
 The board, the solutions and the deck are read by path on every node: give every node the same copy at the same
 path (a shared file system, or the same checkout everywhere), as sweeps on Ray do for their problems.

@@ -14,12 +14,16 @@ from functools import partial
 from kernelbench.base.models import Ceiling, InputProtocol
 from kernelbench.results.run import RunResult, Status
 
+# the words a grading reports running out of (GPU) memory in: failure_kind's "out of memory", and the regrade's rule
+# that such a failure beside another grading on the same GPU is graded again alone (kernelbench.harness.regrade)
+OUT_OF_MEMORY = re.compile(r"out of memory|OutOfMemoryError", re.IGNORECASE)
+
 # what stopped a solution from being graded at all, by the words its error is reported in (first match wins)
 FAILURE_KINDS: tuple[tuple[str, re.Pattern], ...] = (
     ("no solution file", re.compile(r"no solution file", re.IGNORECASE)),
     ("grader error", re.compile(r"grading aborted|the reference failed", re.IGNORECASE)),
     ("missing package", re.compile(r"ModuleNotFoundError|No module named", re.IGNORECASE)),
-    ("out of memory", re.compile(r"out of memory|OutOfMemoryError", re.IGNORECASE)),
+    ("out of memory", OUT_OF_MEMORY),
     ("compiled for another architecture", re.compile(
         r"no kernel image is available|sm_1[02]0|unsupported gpu architecture|invalid device function|"
         r"PTX was compiled with an unsupported toolchain", re.IGNORECASE)),
@@ -39,6 +43,11 @@ def failure_kind(result: RunResult) -> str | None:
         if pattern.search(text):
             return kind
     return None
+
+
+def out_of_memory_reason(result: RunResult) -> str | None:
+    """The first of the grading's reasons that reports running out of memory (None: none does)."""
+    return next((reason for reason in result.grading.reasons if OUT_OF_MEMORY.search(reason)), None)
 
 
 @dataclass(frozen=True)

@@ -139,6 +139,9 @@ class Provenance(Model):
     # needs that could not be provided
     adaptations: list[str] = Field(default_factory=list)
     not_provided: list[str] = Field(default_factory=list)
+    # why this grading is a second one, made with no other grading on its GPU ("": the cell was graded once): its
+    # first grading ran out of memory while another grading shared the GPU, so that verdict was not the solution's own
+    graded_again_alone: str = ""
     own_checker: OwnCheckerRun | None = None  # their own checker's verdict here (kernelbench regrade --own-checker)
     own_benchmark: OwnBenchmarkRun | None = None  # their own timing here (kernelbench regrade --own-benchmark)
 

@@ -29,6 +29,7 @@ SOLUTIONS = BOARD / "solutions"
 OUR_RUN = REPO / "runs" / "20261121_191957_scripted_eager_01_fp8_gemm_t1"
 
 HANG = "20260101_000007_kimi_k2_01_toy_scaled_gemm"
+OUT_OF_MEMORY = "20260101_000008_kimi_k2_02_toy_row_max"
 EXPECTED = {  # published run id -> (our status, what the diff page says)
     "20260101_000001_claude_opus_01_toy_scaled_gemm": ("PASS", "agree"),
     "20260101_000002_codex_gpt_01_toy_scaled_gemm": ("FAIL", "correctness"),
@@ -37,7 +38,7 @@ EXPECTED = {  # published run id -> (our status, what the diff page says)
     "20260101_000005_codex_gpt_02_toy_row_max": ("FAIL", "failure"),
     "20260101_000006_gemini_pro_02_toy_row_max": ("FAIL", "failure"),
     HANG: ("FAIL", "failure"),
-    "20260101_000008_kimi_k2_02_toy_row_max": ("FAIL", "failure"),
+    OUT_OF_MEMORY: ("FAIL", "failure"),
     "20260101_000009_glm_5_01_toy_scaled_gemm": ("FAIL", "failure"),
     "20260101_000010_glm_5_02_toy_row_max": ("ERR", "failure"),
 }
@@ -45,7 +46,7 @@ FAILURES = {
     "20260101_000005_codex_gpt_02_toy_row_max": "missing package",
     "20260101_000006_gemini_pro_02_toy_row_max": "compiled for another architecture",
     HANG: "hangs",
-    "20260101_000008_kimi_k2_02_toy_row_max": "out of memory",
+    OUT_OF_MEMORY: "out of memory",
     "20260101_000009_glm_5_01_toy_scaled_gemm": "needs CUDA",
     "20260101_000010_glm_5_02_toy_row_max": "no solution file",
 }
@@ -74,6 +75,8 @@ def regraded(tmp_path_factory) -> Path:
     assert len(list(runs.iterdir())) == 2
     rest = regrade(runs, "--resume", "--jobs", "2", "--limit", "check=120")
     assert rest.returncode == 0, rest.stderr
+    # two gradings at a time: the one out of memory had a neighbour, so it was held back and graded again alone
+    assert f"{OUT_OF_MEMORY}_regraded: held back (FAIL, out of memory beside another grading" in rest.stderr
     assert "2 graded earlier, 0 left" in " ".join(rest.stderr.split())
     assert "no problem folder for column 03_toy_missing" in " ".join(rest.stderr.split())
     return data
@@ -89,6 +92,11 @@ def test_every_cell_has_its_outcome_and_the_reason(regraded: Path):
         assert result.deck == "kbh-h100" and result.gpu == "cpu" and result.source == "regrade:kernelbench-hard"
         if run_id in FAILURES:
             assert failure_kind(result) == FAILURES[run_id], result.grading.reasons
+    again = {run_id for run_id in EXPECTED if load_result(runs / f"{run_id}_regraded").provenance.graded_again_alone}
+    assert again == {OUT_OF_MEMORY}  # out of memory alone too: that grading is its verdict
+    note = load_result(runs / f"{OUT_OF_MEMORY}_regraded").provenance.graded_again_alone
+    assert note.startswith("Graded again alone on its device: its first grading ran out of memory") and \
+        "OutOfMemoryError" in note
     invalid = compare(load_result(runs / "20260101_000003_gemini_pro_01_toy_scaled_gemm_regraded"))
     assert invalid.classes == (1,) and "library bypass" in invalid.reason and "aten::matmul" in invalid.evidence
     wrong = compare(load_result(runs / "20260101_000002_codex_gpt_01_toy_scaled_gemm_regraded"))
@@ -177,6 +185,11 @@ def test_the_regraded_board_is_its_own_board_with_a_diff_page(regraded_site: Pat
     assert (regraded_site / "problems" / "kbh-h100" / "01_toy_scaled_gemm.html").is_file()
     mapping = (regraded_site / "problems" / "kbh-h100" / "01_toy_scaled_gemm.html").read_text()
     assert "How this problem maps onto this grader" in mapping and "stress cases" in mapping
+    # the run page of the cell graded again alone says so, and why
+    from kernelbench.sitegen.urls import run_url
+
+    page = (regraded_site / run_url(f"{OUT_OF_MEMORY}_regraded")).read_text()
+    assert 'class="graded-again-alone">Graded again alone on its device: its first grading ran out of memory' in page
 
 
 @pytest.mark.browser

@@ -155,7 +155,8 @@ def test_setting_a_field_changes_nothing_else_in_an_older_file(tmp_path: Path):
     path = folder / "result.json"
     old = path.read_text().replace('  "version": 2,\n', '  "version": 1,\n').replace(
         '  "deck": "main",\n', '').replace(',\n    "own_checker": null', '').replace(
-        ',\n    "own_benchmark": null', '')  # older: no deck, no own_checker nor own_benchmark
+        ',\n    "own_benchmark": null', '').replace(
+        ',\n    "graded_again_alone": ""', '')  # older: no deck, own_checker, own_benchmark nor graded_again_alone
     path.write_text(old)
     replace_result_field(folder, ("provenance", "own_checker"), VERDICT)
     new = path.read_text()

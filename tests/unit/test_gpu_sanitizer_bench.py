@@ -166,3 +166,67 @@ def test_a_dry_run_on_the_cpu_grades_each_part_for_real_and_merges_them(tmp_path
     assert [e["outcome"] for e in report["entries"]] == ["pass", "pass"], logs
     assert all("cuda only" in e["sanitizer"]["note"] for e in report["entries"])
     assert [len(read(folder)["entries"]) for folder in parts] == [1, 1] and report["failures"] == []
+
+
+UNREACHED = "honest:eager/05_topk_bitonic.py"
+OUT_OF_MEMORY = ("3 of 12 checks failed; first: shape 0 base: the candidate raised: OutOfMemoryError: CUDA out of "
+                 "memory. Tried to allocate 2.00 GiB")
+
+
+def failing_its_checks(bench, name: str) -> dict:
+    """fake_report, but eager/05 fails its checks (as beside four other gradings on one GPU) and triton/01's
+    grading returns no report at all: neither reaches the sanitizer."""
+    from kernelbench.eval.stages.sanitizer import NOT_CORRECT
+
+    if name == UNREACHED:
+        return {"grading": {"outcome": "check_failed", "reasons": [OUT_OF_MEMORY],
+                            "sanitizer": SanitizerResult(note=NOT_CORRECT).model_dump()},
+                "stages": {}, "wall_s": 5.0}
+    if name == "honest:triton/01_fp8_gemm.py":
+        return {"grading": {"outcome": "no report (exit 1)"}, "stderr": "Traceback ...\nRuntimeError: CUDA error\n",
+                "wall_s": 2.0}
+    return fake_report(name)
+
+
+def test_an_honest_solution_that_failed_before_the_sanitizer_is_listed_apart_and_not_vouched_for(bench, tmp_path,
+                                                                                                  monkeypatch):
+    """It never reached the sanitizer, so it is not counted among those the stage passed: listed apart with its
+    first reason, and the closing line says how many of the honest solutions reached the stage."""
+    def grade(solution, problem, device, shapes, timeout_s, stage_limit_s=None):
+        return failing_its_checks(bench, next(n for n, p, _ in bench.all_jobs(["triton", "eager"], None)
+                                              if p == solution))
+
+    monkeypatch.setattr(bench, "grade", grade)
+    out = tmp_path / "whole"
+    assert bench.main(["--out", str(out), "--device", "cpu", "--only", "eager/04", "eager/06", "eager/05",
+                       "triton/01"]) == 1  # eager/04 fails on the sanitizer (fake_report)
+    report = read(out)
+    assert report["unreached"] == ["honest:triton/01_fp8_gemm.py: no report (exit 1) (RuntimeError: CUDA error)",
+                                   f"{UNREACHED}: {OUT_OF_MEMORY}"]
+    assert report["failures"] == ["honest honest:eager/04_kahan_softmax.py failed on the sanitizer"]
+    text = (out / "sanitizer.md").read_text()
+    assert f"Did not reach the sanitizer (failed before it, so nothing is known of them there):\n" \
+           f"- honest:triton/01_fp8_gemm.py: no report (exit 1) (RuntimeError: CUDA error)\n" \
+           f"- {UNREACHED}: {OUT_OF_MEMORY}\n" in text
+
+    # without a sanitizer failure, the closing line vouches only for the honest solutions that reached the stage
+    parts = [tmp_path / "gpu0", tmp_path / "gpu1"]
+    for k, folder in enumerate(parts):
+        bench.main(["--out", str(folder), "--device", "cpu", "--part", f"{k}/2", "--only", "eager/06", "eager/05",
+                    "triton/01"])
+    merged = tmp_path / "merged"
+    assert bench.main(["--out", str(merged), "--merge", *map(str, parts)]) == 0
+    assert read(merged)["unreached"] == report["unreached"]
+    text = (merged / "sanitizer.md").read_text()
+    assert "no honest solution failed on the sanitizer" not in text
+    assert text.rstrip().endswith("of the 3 honest solutions graded, 1 reached the sanitizer and none of them "
+                                  "failed on it; 2 did not reach it (listed above).")
+
+
+def test_when_every_honest_solution_reached_the_sanitizer_the_closing_line_says_none_failed_on_it(bench, tmp_path,
+                                                                                                  monkeypatch):
+    folders, _ = graded_parts(bench, tmp_path, monkeypatch, 1, ["eager/05", "triton/01"])
+    report = read(folders[0])
+    assert report["unreached"] == [] and report["failures"] == []
+    assert (folders[0] / "sanitizer.md").read_text().rstrip().endswith(
+        "Every planted solution graded was caught; no honest solution failed on the sanitizer.")

@@ -12,10 +12,20 @@ import pytest
 from kernelbench.errors import KernelBenchError
 from kernelbench.harness import regrade
 from kernelbench.harness.cli import gpu_list
+from kernelbench.results.run import Grading, Outcome, Provenance, RunResult
 
 
 def _cells(n: int) -> list[SimpleNamespace]:
     return [SimpleNamespace(run_id=f"cell{i}_regraded") for i in range(n)]
+
+
+def _result(run_id: str, outcome: Outcome, reasons: tuple[str, ...] = (), note: str = "") -> RunResult:
+    return RunResult(run_id=run_id, harness="claude", model="opus", problem="06_sonic_moe_swiglu", gpu="h100",
+                     grading=Grading(has_solution=True, correct=outcome is not Outcome.CHECK_FAILED, outcome=outcome,
+                                     reasons=list(reasons)),
+                     provenance=Provenance(repository="https://github.com/example/board", commit="0" * 40,
+                                           path="solutions/s.py", board="toy", published_run_id=run_id,
+                                           published_status="PASS", graded_again_alone=note))
 
 
 def test_cells_are_spread_over_the_gpus_and_each_stage_sees_its_own(monkeypatch):
@@ -24,7 +34,7 @@ def test_cells_are_spread_over_the_gpus_and_each_stage_sees_its_own(monkeypatch)
     seen, running, most = [], {}, {}
     guard = threading.Lock()
 
-    def fake_grade_cell(job, settings, runs_dir, exclusive):
+    def fake_grade_cell(job, settings, runs_dir, exclusive, **publishing):
         gpu = worker_env("cuda")["CUDA_VISIBLE_DEVICES"]  # what a stage of this grading would be given
         with guard:
             running[gpu] = running.get(gpu, 0) + 1
@@ -33,7 +43,9 @@ def test_cells_are_spread_over_the_gpus_and_each_stage_sees_its_own(monkeypatch)
         time.sleep(0.05)
         with guard:
             running[gpu] -= 1
-        return SimpleNamespace(status=SimpleNamespace(value="PASS"))
+        result = _result(job.run_id, Outcome.PASS)
+        assert publishing["final"](result)  # a clean pass is every cell's last word
+        return result
 
     monkeypatch.setattr(regrade, "grade_cell", fake_grade_cell)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1,3")
@@ -121,3 +133,109 @@ def test_cells_are_graded_in_the_order_only_names_them():
     assert sorted(jobs, key=lambda j: regrade._named_at(j, only))[0].cell.run_id == "b_06"
     assert [regrade._named_at(j, only) for j in jobs] == [2, 0, 1, 3]  # a cell not named goes after the named ones
     assert {regrade._named_at(j, None) for j in jobs} == {0}  # no --only: the board's order stands
+
+
+# ------------------------------------------------------------------- out of memory beside another grading
+
+OUT_OF_MEMORY = ("timing failed on shape 0: OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 GiB "
+                 "(GPU 0; 79.11 GiB total; this process has 33.96 GiB memory in use)")
+
+
+class MemoryHungryGradings:
+    """`grade_cell` as the scheduler sees it (published unless `final` says otherwise, the note recorded in the
+    provenance) over cells whose solutions need memory: a cell of `hungry` runs out of GPU memory whenever another
+    grading is on its GPU while it runs, a cell of `too_big` runs out even alone, the rest pass. It keeps what each
+    grading saw and what was published."""
+
+    def __init__(self, hungry=(), too_big=(), outcome=Outcome.CHECK_FAILED):
+        from kernelbench.eval.process import worker_env
+
+        self.gpu_of = lambda: worker_env("cuda")["CUDA_VISIBLE_DEVICES"]
+        self.hungry, self.too_big, self.outcome = set(hungry), set(too_big), outcome
+        self.guard = threading.Lock()
+        self.running: dict[str, set[str]] = {}
+        self.crowded: set[int] = set()  # the gradings (by number) that had another on their GPU at some moment
+        self.gradings: list[tuple[str, str, str]] = []  # run id, GPU, its note
+        self.published: dict[str, RunResult] = {}
+
+    def __call__(self, job, settings, runs_dir, exclusive, *, final=None, graded_again_alone=""):
+        gpu = self.gpu_of()
+        with self.guard:
+            number = len(self.gradings)
+            self.gradings.append((job.run_id, gpu, graded_again_alone))
+            here = self.running.setdefault(gpu, set())
+            here.add(number)
+            if len(here) > 1:
+                self.crowded |= here
+        time.sleep(0.15)
+        with self.guard:
+            here.discard(number)
+            crowded = number in self.crowded
+        if job.run_id in self.too_big or (job.run_id in self.hungry and crowded):
+            result = _result(job.run_id, self.outcome, ("1 of 12 checks failed", OUT_OF_MEMORY), graded_again_alone)
+        else:
+            result = _result(job.run_id, Outcome.PASS, (), graded_again_alone)
+        if final is None or final(result):
+            with self.guard:
+                self.published[job.run_id] = result
+        return result
+
+    def alone(self, number: int) -> bool:
+        return number not in self.crowded
+
+
+def _grade(monkeypatch, gradings, cells, jobs, gpus="0", stop_after=None):
+    monkeypatch.setattr(regrade, "grade_cell", gradings)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", gpus)
+    report = regrade.RegradeReport(board="toy", total=len(cells))
+    settings = SimpleNamespace(timeline=regrade.CellTimeline(), device="cuda")
+    regrade.grade_cells(cells, settings, None, report, regrade.gpu_slots("cuda", None), jobs, stop_after, None)
+    return report
+
+
+@pytest.mark.parametrize("outcome", [Outcome.CHECK_FAILED, Outcome.BENCHMARK_FAILED])
+def test_a_cell_out_of_memory_beside_another_grading_is_graded_again_alone_and_that_grading_kept(monkeypatch,
+                                                                                                 outcome):
+    """Its failure (a failed check, or a shape left untimed under a PASS) may be the neighbour's doing: it is not
+    published; after the queue the cell is graded with nothing else on its GPU, and that grading is the one kept."""
+    big, small = _cells(3)[0], _cells(3)[1:]
+    gradings = MemoryHungryGradings(hungry={big.run_id}, outcome=outcome)
+    report = _grade(monkeypatch, gradings, [big, *small], jobs=3)
+    assert sorted(report.graded) == sorted(c.run_id for c in [big, *small])  # each once
+    assert report.statuses == {c.run_id: "PASS" for c in [big, *small]} and not report.stopped
+    assert report.remaining == 0
+    bigs = [n for n, (run_id, _, _) in enumerate(gradings.gradings) if run_id == big.run_id]
+    assert len(bigs) == 2 and not gradings.alone(bigs[0]) and gradings.alone(bigs[1])
+    assert len(gradings.gradings) == 4  # the cells that passed beside it were graded once
+    note = gradings.published[big.run_id].provenance.graded_again_alone
+    assert note == gradings.gradings[bigs[1]][2]
+    assert "ran out of memory while another grading shared the GPU" in note and "33.96 GiB" in note
+    assert all(not gradings.published[c.run_id].provenance.graded_again_alone for c in small)
+
+
+def test_out_of_memory_alone_is_the_cells_verdict(monkeypatch):
+    too_big, other = _cells(2)
+    gradings = MemoryHungryGradings(too_big={too_big.run_id})
+    report = _grade(monkeypatch, gradings, [too_big, other], jobs=2)
+    assert report.statuses == {too_big.run_id: "FAIL", other.run_id: "PASS"}
+    kept = gradings.published[too_big.run_id]
+    assert OUT_OF_MEMORY in kept.grading.reasons and kept.provenance.graded_again_alone
+    assert [gpu for run_id, gpu, _ in gradings.gradings if run_id == too_big.run_id] == ["0", "0"]
+
+
+def test_out_of_memory_with_the_gpu_to_itself_is_graded_once(monkeypatch):
+    """--jobs 1 on two GPUs: no grading ever shared a GPU, so nothing is graded twice."""
+    too_big, other = _cells(2)
+    gradings = MemoryHungryGradings(too_big={too_big.run_id})
+    report = _grade(monkeypatch, gradings, [too_big, other], jobs=1, gpus="0,1")
+    assert report.statuses == {too_big.run_id: "FAIL", other.run_id: "PASS"} and len(gradings.gradings) == 2
+    assert not gradings.published[too_big.run_id].provenance.graded_again_alone
+
+
+def test_a_call_that_ends_before_the_second_grading_leaves_the_cell_to_the_next(monkeypatch):
+    """Held back, the cell is not published: the call's end leaves it ungraded, and --resume grades it afresh."""
+    big, other = _cells(2)
+    gradings = MemoryHungryGradings(hungry={big.run_id})
+    report = _grade(monkeypatch, gradings, [big, other], jobs=2, stop_after=0.05)
+    assert report.stopped and report.graded == [other.run_id] and report.remaining == 1
+    assert set(gradings.published) == {other.run_id} and len(gradings.gradings) == 2
