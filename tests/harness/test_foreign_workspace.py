@@ -127,14 +127,7 @@ def test_a_real_cli_runs_on_their_problem_with_their_checker_and_is_graded(sandb
     assert (run_dir / "workspace" / "problems-toy" / PROBLEM / "solution.py").is_file()
     parsed = load(run_dir / result["session"]["transcript"])  # the CLI's own transcript, as the viewer reads it
     assert parsed.final_message == "check.py said: PASS"  # their check.py ran, with their harness, and passed
-    data = tmp_path / "data"
-    (data / "annotations").mkdir(parents=True)
-    shutil.copytree(runs, data / "runs")
-    site = subprocess.run([sys.executable, str(REPO / "build.py"), "--data", str(data), "--out", str(tmp_path / "site"),
-                           "--quiet"], check=False, capture_output=True, text=True, timeout=300)
-    assert site.returncode == 0, site.stderr
-    page = tmp_path / "site" / "problems" / result["deck"] / f"{PROBLEM}.html"
-    assert page.is_file() and run_dir.name in page.read_text()
+    run_on_the_site(runs, run_dir, tmp_path)
 
 
 @pytest.mark.slow
@@ -165,6 +158,21 @@ def test_a_real_cli_runs_on_a_single_file_problem_in_our_workspace_and_is_graded
     assert result["session"]["sandboxed"] and (run_dir / "workspace" / "solution.py").is_file()
     parsed = load(run_dir / result["session"]["transcript"])
     assert parsed.final_message.startswith("check.py said: ") and parsed.final_message.endswith("PASS")
+    assert run_on_the_site(runs, run_dir, tmp_path).parent.name == "stanford-toy"
+
+
+def run_on_the_site(runs: Path, run_dir: Path, tmp_path: Path) -> Path:
+    """The site built from these runs alone, and the problem page that lists the run (its deck's)."""
+    result = json.loads((run_dir / "result.json").read_text())
+    data = tmp_path / "data"
+    (data / "annotations").mkdir(parents=True)
+    shutil.copytree(runs, data / "runs")
+    site = subprocess.run([sys.executable, str(REPO / "build.py"), "--data", str(data), "--out", str(tmp_path / "site"),
+                           "--quiet"], check=False, capture_output=True, text=True, timeout=300)
+    assert site.returncode == 0, site.stderr
+    page = tmp_path / "site" / "problems" / result["deck"] / f"{result['problem']}.html"
+    assert page.is_file() and run_dir.name in page.read_text()
+    return page
 
 
 def test_a_run_on_a_layout_without_a_workspace_is_refused_before_it_starts(tmp_path: Path):
