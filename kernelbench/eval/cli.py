@@ -145,8 +145,14 @@ def held_out_line(held) -> str:
     from kernelbench.text import visible
 
     result = {True: "right", False: "WRONG", None: "not judged"}[held.correct]
-    return (f"  held-out cases (not part of the verdict): {result}, {held.passed} of {len(held.checks)} right"
+    line = (f"  held-out cases (not part of the verdict): {result}, {held.passed} of {len(held.checks)} right"
             + (f" — {visible(held.note)}" if held.note else ""))
+    if held.relative_peak_fraction is not None:
+        line += (f"\n  held-out shapes timed: {held.relative_peak_fraction:.3g}x the published shapes' peak fraction "
+                 f"({len(held.timings)} shapes)")
+    if held.timing_note:
+        line += f"\n  held-out timing: {visible(held.timing_note)}"
+    return line
 
 
 def sanitizer_line(result) -> str:
