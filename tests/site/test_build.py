@@ -423,6 +423,7 @@ def test_held_out_timing_is_shown_beside_the_held_out_mark_and_on_the_run_page(c
     assert all(c["held_out_relative"] is None for c in cells if c["run_id"] == older.parent.name)
     index = (out / "index.html").read_text()
     assert all(f"{relative[c['run_id']]:.3g}×" in index for c in shown)
+    assert all(f"held-out shapes: {relative[c['run_id']]:.3g}x the published" in index for c in shown)  # heatmap
     page = (out / "runs" / timed[0].parent.name / "index.html").read_text()
     assert 'id="held-out-timing"' in page and "<strong>0.0432×</strong>" in page and "8.77" in page
     assert "heldout-time" in page
