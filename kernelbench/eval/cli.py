@@ -53,7 +53,7 @@ def _register_grade(subparsers) -> None:
     p.add_argument("--json", action="store_true", help="print the GradeReport as JSON on stdout")
     p.add_argument("--out", type=Path, help="write check.log, benchmark.log and grade.json here")
     p.add_argument("--limit", action="append", default=[], metavar="STAGE=SECONDS", type=stage_limit,
-                   help="a stage's time limit (stages: check, reference, bench, counters, heldout, sanitizer; shape_seconds caps timing "
+                   help="a stage's time limit (stages: check, reference, bench, counters, heldout, heldout_bench, sanitizer; shape_seconds caps timing "
                         "per shape); repeatable, e.g. --limit check=20 --limit bench=120")
     p.add_argument("--counters", choices=["on", "off"], default="on",
                    help="the hardware-counter pass on CUDA gradings (ncu; off where ncu is absent); the result "

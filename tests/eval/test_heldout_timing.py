@@ -84,6 +84,16 @@ def test_a_grading_without_timing_times_no_held_out_shape():
     assert state.grading.held_out.timings == [] and state.grading.held_out.relative_peak_fraction is None
 
 
+def test_a_grading_whose_published_shapes_were_not_all_timed_times_no_held_out_shape():
+    from kernelbench.eval.grading import GradingState
+
+    plan = SimpleNamespace(options=SimpleNamespace(line="candidate", timing=True), shapes=[{}, {}])
+    held = HeldOut(correct=True, checks=[SeedResult(shape_index=0, seed=1, passed=True)])
+    state = GradingState(Grading(device="cpu", shapes=[timed(0, 1.0), timed(1, None)], held_out=held))
+    heldout_timing.bench(plan, state)  # a plan that cannot start a stage: nothing is started
+    assert held.timings == [] and held.timing_note == "not timed: not every published shape was timed"
+
+
 def grade(solution: Path):
     from kernelbench.eval.grade import grade_solution
 

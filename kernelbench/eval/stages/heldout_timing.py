@@ -32,8 +32,8 @@ def bench(plan: GradingPlan, state: GradingState) -> None:
     held = state.grading.held_out
     if held is None or not held.checks or plan.options.line != "candidate" or not plan.options.timing:
         return
-    if not state.grading.shapes:
-        held.timing_note = "not timed: the published shapes have no timings to compare with"
+    if not_passed := published_shortfall(plan, state):
+        held.timing_note = f"not timed: {not_passed}"
         return
     right = shapes_judged_right(plan, held)
     if not right:
@@ -62,6 +62,18 @@ def bench(plan: GradingPlan, state: GradingState) -> None:
             else "not timed"))
     held.relative_peak_fraction = relative_peak_fraction(plan.spec, state.grading, held.timings, len(right), notes)
     held.timing_note = "; ".join(notes)[:1000]
+
+
+def published_shortfall(plan: GradingPlan, state: GradingState) -> str:
+    """Why the published shapes' timing leaves nothing to compare with, or no pass ('' where it does neither)."""
+    timed = [s for s in state.grading.shapes if s.median_ms is not None]
+    if len(timed) < len(plan.shapes):
+        return "not every published shape was timed"
+    if state.wrong_timed_shapes or state.unjudged:
+        return "the published shapes' timed calls did not all pass"
+    if any(f.severity == "error" for f in state.findings):
+        return "the grading has an integrity error (INVALID)"
+    return ""
 
 
 def restore_graded_copy(plan: GradingPlan) -> str:
@@ -105,9 +117,9 @@ def timing_settings(plan: GradingPlan) -> TimingSettings:
     """The published shapes' settings, fewer calls: at most TRIALS timed calls within SHAPE_SECONDS a shape, and
     no other input protocols compared."""
     settings = plan.timing_settings()
-    return settings.model_copy(update=dict(
-        trials=min(settings.trials, TRIALS), max_trials=min(settings.max_trials, TRIALS), stderr_target=0.0,
-        compare_trials=0, max_seconds=min(settings.max_seconds or SHAPE_SECONDS, SHAPE_SECONDS)))
+    return settings.model_copy(update={
+        "trials": min(settings.trials, TRIALS), "max_trials": min(settings.max_trials, TRIALS), "stderr_target": 0.0,
+        "compare_trials": 0, "max_seconds": min(settings.max_seconds or SHAPE_SECONDS, SHAPE_SECONDS)})
 
 
 def time_cases(plan: GradingPlan, state: GradingState, cases: list[Case]) -> tuple[BenchReply | None, str]:
