@@ -7,7 +7,8 @@ and `HeldOut.relative_peak_fraction` sets them against the published shapes'.
 Nothing here reaches the verdict: no finding is recorded, a failure is a note in `HeldOut.timing_note`, and the
 published shapes' timings are read, never written. Since no verdict rests on them, the held-out timings are not
 policed as the published ones are (no kept calls judged on fresh inputs, no grader's clock, no second timing);
-their timed outputs are still judged against the held-out check stage's."""
+the calls on the input set's own values (the in-place probe) are judged against the held-out check stage's
+output, and a wrong one is a note."""
 
 from __future__ import annotations
 
@@ -57,6 +58,9 @@ def bench(plan: GradingPlan, state: GradingState) -> None:
         held.timings.append(result)
         if result.median_ms is None:
             notes.append(f"shape {index} {result.shape}: not timed: {timing_failure(timing)}")
+        elif timing.memo_probe.startswith("failed"):  # timed, but a call on the set's own values was wrong
+            notes.append(f"shape {index} {result.shape}: after its input was overwritten in place, a wrong "
+                         f"output: {timing.memo_probe[len('failed: '):][:300]}")
         state.log.bench.append(f"[held-out] shape {index} {result.shape}: " + (
             f"median {result.median_ms:.4f} ms over {len(result.samples_ms)} calls" if result.median_ms is not None
             else "not timed"))
