@@ -132,3 +132,16 @@ def heldout_timing_floor_ms() -> float:
     from kernelbench.problems.modules import load_module
 
     return load_module(SLOW_OFF_GRID, "slow_off_grid").FALLBACK_S * 1e3
+
+
+def test_a_held_out_timing_stopped_at_its_limit_is_a_note_and_the_verdict_stands():
+    """The stage's process killed at its limit (1 s here, before it can time a call): no timings, no relative
+    figure, the reason in the timing note; the published verdict, reasons and findings are as without it."""
+    from kernelbench.eval.grade import grade_solution
+
+    report = grade_solution(SLOW_OFF_GRID, TOPK, device="cpu", shapes="smoke", limits={"heldout_bench": 1.0})
+    grading, held = report.grading, report.grading.held_out
+    assert grading.outcome.value == "pass" and grading.correct and not grading.reasons, report.check_log
+    assert not any(f.severity == "error" for f in report.integrity)
+    assert held is not None and held.correct is True and held.timings == [] and held.relative_peak_fraction is None
+    assert held.timing_note.startswith("not timed:") and "limit" in held.timing_note, held.timing_note
