@@ -174,8 +174,10 @@ class HeldOut(Model):
     timings: the held-out shapes judged right on a passing grading, timed as the published ones are but with fewer
     trials (kernelbench.eval.stages.heldout_timing); each `index` indexes `shapes`, its median and fraction of the
     ceiling computed as a published shape's. relative_peak_fraction: the geometric mean of their fractions over the
-    published shapes' (the score); below 1, slower off the published grid than on it; None where not measured
-    (`timing_note` says why). Neither changes the verdict."""
+    published shapes' (the score's aggregate), computed as the ratio of their throughputs' geometric means (the
+    ceiling is one number per problem, so the two are equal, and the CPU, without a ceiling, has the figure too);
+    below 1, slower off the published grid than on it; None where not measured (`timing_note` says why). Neither
+    changes the verdict (docs/grading.md, "Held-out timing")."""
 
     correct: bool | None = None
     checks: list[SeedResult] = Field(default_factory=list)
