@@ -169,7 +169,15 @@ class HeldOut(Model):
     (reference.get_inputs for a shape, heldout.py's function for a property) and `case` is heldout:shape,
     heldout:stress:<name> or heldout:<property>. weights_seeds: per shape, the seed of the model's weights
     (torch.manual_seed before the reference's Model is built), so that a case is replayed whole.
-    heldout_hash: of heldout.yaml and heldout.py, as graded."""
+    heldout_hash: of heldout.yaml and heldout.py, as graded.
+
+    timings: the held-out shapes judged right on a passing grading, timed as the published ones are but with fewer
+    trials (kernelbench.eval.stages.heldout_timing); each `index` indexes `shapes`, its median and fraction of the
+    ceiling computed as a published shape's. relative_peak_fraction: the geometric mean of their fractions over the
+    published shapes' (the score's aggregate), computed as the ratio of their throughputs' geometric means (the
+    ceiling is one number per problem, so the two are equal, and the CPU, without a ceiling, has the figure too);
+    below 1, slower off the published grid than on it; None where not measured (`timing_note` says why). Neither
+    changes the verdict (docs/grading.md, "Held-out timing")."""
 
     correct: bool | None = None
     checks: list[SeedResult] = Field(default_factory=list)
@@ -177,6 +185,9 @@ class HeldOut(Model):
     weights_seeds: list[Int64] = Field(default_factory=list)
     note: str = ""
     heldout_hash: str = ""
+    timings: list[ShapeResult] = Field(default_factory=list)
+    relative_peak_fraction: NonNegative | None = None
+    timing_note: str = ""
 
     @property
     def passed(self) -> int:

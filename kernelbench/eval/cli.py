@@ -53,7 +53,7 @@ def _register_grade(subparsers) -> None:
     p.add_argument("--json", action="store_true", help="print the GradeReport as JSON on stdout")
     p.add_argument("--out", type=Path, help="write check.log, benchmark.log and grade.json here")
     p.add_argument("--limit", action="append", default=[], metavar="STAGE=SECONDS", type=stage_limit,
-                   help="a stage's time limit (stages: check, reference, bench, counters, heldout, sanitizer; shape_seconds caps timing "
+                   help="a stage's time limit (stages: check, reference, bench, counters, heldout, heldout_bench, sanitizer; shape_seconds caps timing "
                         "per shape); repeatable, e.g. --limit check=20 --limit bench=120")
     p.add_argument("--counters", choices=["on", "off"], default="on",
                    help="the hardware-counter pass on CUDA gradings (ncu; off where ncu is absent); the result "
@@ -145,8 +145,14 @@ def held_out_line(held) -> str:
     from kernelbench.text import visible
 
     result = {True: "right", False: "WRONG", None: "not judged"}[held.correct]
-    return (f"  held-out cases (not part of the verdict): {result}, {held.passed} of {len(held.checks)} right"
+    line = (f"  held-out cases (not part of the verdict): {result}, {held.passed} of {len(held.checks)} right"
             + (f" — {visible(held.note)}" if held.note else ""))
+    if held.relative_peak_fraction is not None:
+        line += (f"\n  held-out shapes timed: {held.relative_peak_fraction:.3g}x the published shapes' peak fraction "
+                 f"({len(held.timings)} shapes)")
+    if held.timing_note:
+        line += f"\n  held-out timing: {visible(held.timing_note)}"
+    return line
 
 
 def sanitizer_line(result) -> str:

@@ -111,7 +111,7 @@ def grade_solution(solution: Path, problem: Problem | Path, *, device: str = "cu
 
 # the stages as run_stages announces them, in order
 STAGES = ("lint", "correctness", "problem copy", "launch audit", "sanitizer", "counters", "timing",
-          "speed of light", "baseline medians", "held-out")
+          "speed of light", "baseline medians", "held-out", "held-out timing")
 
 
 def run_stages(plan: GradingPlan, state: GradingState, exclusive: AbstractContextManager | None = None,
@@ -119,7 +119,7 @@ def run_stages(plan: GradingPlan, state: GradingState, exclusive: AbstractContex
     """Every stage in order (kernelbench.eval.stages); True when the solution passed every check. The measuring
     stages run inside `exclusive`; `stage` is told the name (one of STAGES) of each as it starts, and how much
     work it holds (cases, shapes) where that is known."""
-    from kernelbench.eval.stages import audits, correctness, heldout, sanitizer, timing
+    from kernelbench.eval.stages import audits, correctness, heldout, heldout_timing, sanitizer, timing
 
     announce: StageAnnouncer = stage or (lambda name, detail="": None)
     announce("lint")
@@ -143,9 +143,13 @@ def run_stages(plan: GradingPlan, state: GradingState, exclusive: AbstractContex
                 audits.speed_of_light(plan, state)
                 announce("baseline medians")
                 timing.baseline_medians(plan, state)
-        # once the verdict's stages have all run, and outside `exclusive`: nothing held out is timed
+        # once the verdict's stages have all run, and outside `exclusive`: the held-out judging measures nothing
         announce("held-out", f"{len(plan.heldout)} cases" if plan.options.held_out else "turned off")
     heldout.check(plan, state, correct)  # judged only where correct; otherwise it records why not
+    if correct and plan.options.timing:
+        with exclusive or nullcontext():
+            announce("held-out timing")
+            heldout_timing.bench(plan, state)  # the held-out shapes judged right, timed apart from the verdict
     return correct
 
 

@@ -54,7 +54,7 @@ CPU_WARMUP, CPU_TRIALS = 1, 3
 # The sanitizer's covers both tools over one call on the smallest shape, and the reference's call under each where
 # the candidate's reported something (docs/grading.md, "Sanitizer"): the tools slow kernels tens of times over.
 STAGE_LIMITS_S = {"check": 600.0, "reference": 300.0, "bench": 420.0, "counters": 30.0, "fresh": 300.0,
-                  "heldout": 300.0, "sanitizer": 300.0}
+                  "heldout": 300.0, "heldout_bench": 120.0, "sanitizer": 300.0}
 # Timed calls per shape whose outputs (on fresh inputs, chosen after each call returned) the fresh stage judges
 # afterwards: each costs a reference call (and an fp64 oracle where the problem needs one) in a trusted process.
 FRESH_KEPT_PER_SHAPE = 2

@@ -41,7 +41,7 @@ P_GRID: tuple[float, ...] = tuple(round(i * 0.1, 1) for i in range(41))  # 0.0, 
 FAST_P_BASELINES: tuple[str, ...] = ("eager", "sota")
 UNAUDITED_THRESHOLD = 0.10  # a cell above this share of peak wants a human audit
 EXPORT_FIELDS = ("agent", "harness", "model", "effort", "deck", "problem", "gpu", "status", "peak_fraction", "run_id",
-                 "n_trials", "verdict", "held_out")
+                 "n_trials", "verdict", "held_out", "held_out_relative")
 
 
 class Frozen(BaseModel):
@@ -79,6 +79,8 @@ class Trial(Frozen):
     source: "harness" or "import:<what>" (imported runs have no transcript or files).
     held_out: right on the held-out cases (docs/grading.md, "Held-out cases"); False: wrong on some; None: not
       judged (none declared, graded before there were any, or the published shapes failed). Not in the status.
+    held_out_relative: the held-out shapes' peak fraction over the published shapes' (HeldOut.relative_peak_fraction,
+      docs/grading.md, "Held-out timing"); None where not measured. Not in the score.
     """
 
     run_id: str
@@ -98,6 +100,7 @@ class Trial(Frozen):
     speedups: dict[str, Speedup] = Field(default_factory=dict)
     source: str = "harness"
     held_out: bool | None = None
+    held_out_relative: float | None = None
 
     @property
     def agent(self) -> str:
@@ -127,6 +130,7 @@ class Cell(Frozen):
     unaudited: peak_fraction above UNAUDITED_THRESHOLD, not INVALID, and the shown trial has no annotation.
     speedups: the shown trial's speed-ups (line → Speedup).
     held_out: the shown trial's held-out result (Trial.held_out), a column of its own beside the status.
+    held_out_relative: the shown trial's held-out timing against its published one (Trial.held_out_relative).
     """
 
     agent: str
@@ -156,6 +160,7 @@ class Cell(Frozen):
     unaudited: bool = False
     speedups: dict[str, Speedup] = Field(default_factory=dict)
     held_out: bool | None = None
+    held_out_relative: float | None = None
 
     @property
     def label(self) -> str:
@@ -361,7 +366,9 @@ def make_trial(result: RunResult, annotation: Annotation | None = None,
                                                  if f.severity == "error" and f.klass is not None})),
                  speedups={line: speedup_of(result, line, baselines) for line in LINES},
                  source=result.source,
-                 held_out=result.grading.held_out.correct if result.grading.held_out is not None else None)
+                 held_out=result.grading.held_out.correct if result.grading.held_out is not None else None,
+                 held_out_relative=(result.grading.held_out.relative_peak_fraction
+                                    if result.grading.held_out is not None else None))
 
 
 def trials_of(dataset: Dataset, make: Callable[..., Trial] = make_trial) -> list[Trial]:
@@ -419,7 +426,7 @@ def aggregate_cell(trials: Iterable[Trial], unaudited_threshold: float = UNAUDIT
         run_id=shown.run_id, run_ids=tuple(t.run_id for t in trials), trials=tuple(trials),
         verdict=shown.verdict, verdicts={t.run_id: t.verdict for t in trials if t.verdict is not None},
         counts=counts, unaudited=_unaudited(shown, unaudited_threshold), speedups=shown.speedups,
-        held_out=shown.held_out)
+        held_out=shown.held_out, held_out_relative=shown.held_out_relative)
 
 
 def _unaudited(shown: Trial, threshold: float) -> bool:
@@ -584,7 +591,8 @@ def export_rows(boards: Iterable[Board]) -> list[dict]:
                          "deck": cell.deck, "problem": cell.problem, "gpu": cell.gpu, "status": cell.status.value,
                          "peak_fraction": _json_number(cell.peak_fraction), "run_id": cell.run_id,
                          "n_trials": cell.n_trials,
-                         "verdict": cell.verdict.value if cell.verdict else None, "held_out": cell.held_out})
+                         "verdict": cell.verdict.value if cell.verdict else None, "held_out": cell.held_out,
+                         "held_out_relative": _json_number(cell.held_out_relative)})
     return rows
 
 

@@ -139,6 +139,8 @@ def _cell_hover(agent: str, cell: dict | None) -> str:
         parts.append("unaudited (above 10% of peak, no annotation)")
     if cell.get("held_out") is not None:
         parts.append("held-out cases: " + ("right" if cell["held_out"] else "wrong"))
+    if cell.get("held_out_relative") is not None:
+        parts.append(f"held-out shapes: {cell['held_out_relative']:.3g}x the published shapes' peak fraction")
     return "<br>".join(chart_text(p) for p in parts)
 
 

@@ -42,6 +42,7 @@ def cell_view(cell: Cell) -> dict:
         "verdict": cell.verdict.value if cell.verdict else None,
         "unaudited": cell.unaudited,
         "held_out": cell.held_out,
+        "held_out_relative": cell.held_out_relative,
         "counts": cell.counts,
         "scripted": False,
     }
@@ -114,14 +115,17 @@ def run_view(record: RunRecord, dataset: Dataset, shown: Mapping[str, ShownCell]
 
 
 def held_out_view(held) -> dict | None:
-    """The held-out cases of a grading (docs/grading.md, "Held-out cases"), for the run page; None: none declared."""
+    """The held-out cases of a grading (docs/grading.md, "Held-out cases"), and their timing ("Held-out timing"),
+    for the run page; None: none declared. A result written before held-out timing has none (empty fields)."""
     if held is None:
         return None
     return {"correct": held.correct, "note": held.note, "passed": held.passed, "total": len(held.checks),
             "heldout_hash": held.heldout_hash,
             "checks": [{"case": c.case, "shape": shape_label(held.shapes[c.shape_index])
                         if c.shape_index < len(held.shapes) else "", "seed": c.seed, "passed": c.passed,
-                        "message": c.message} for c in held.checks]}
+                        "message": c.message} for c in held.checks],
+            "relative": held.relative_peak_fraction, "timing_note": held.timing_note,
+            "timings": [{**_shape_view(t), "samples": len(t.samples_ms)} for t in held.timings]}
 
 
 def sanitizer_view(result) -> dict | None:

@@ -11,7 +11,8 @@ import kernelbench.eval.stages
 from kernelbench.eval import grade
 
 MAP_ENTRY = re.compile(r"^\d+\. `([\w.]+)`", re.MULTILINE)
-STAGE_MODULES = ("audits", "correctness", "sanitizer", "timing", "heldout")  # the modules of the stages package run_stages calls
+STAGE_MODULES = ("audits", "correctness", "sanitizer", "timing", "heldout",
+                 "heldout_timing")  # the modules of the stages package run_stages calls
 
 
 def mapped_names() -> list[str]:

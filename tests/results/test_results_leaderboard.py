@@ -186,7 +186,7 @@ def test_one_board_per_gpu_and_exports(tmp_path, make_run):
                                   "deck": "main",
                                   "problem": "02_other", "gpu": "h100_sxm", "status": "PASS",
                                   "peak_fraction": None, "run_id": "r_h100_b", "n_trials": 1, "verdict": None,
-                                  "held_out": None}
+                                  "held_out": None, "held_out_relative": None}
     export_csv(boards, tmp_path / "site" / "data" / "leaderboard.csv")
     rows = list(csv.DictReader((tmp_path / "site" / "data" / "leaderboard.csv").open()))
     assert [r["run_id"] for r in rows] == [c["run_id"] for c in written["cells"]]

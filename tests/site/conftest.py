@@ -64,7 +64,8 @@ def plant_payloads(deck: Path) -> None:
                                              throttled=True, throttled_share=0.5)
     data["grading"]["held_out"] = {"correct": False, "note": "note " + PAYLOAD, "shapes": [{"n": PAYLOAD}],
                                    "checks": [{"shape_index": 0, "seed": 7, "case": "heldout:" + PAYLOAD,
-                                               "passed": False, "message": "wrong " + PAYLOAD}]}
+                                               "passed": False, "message": "wrong " + PAYLOAD}],
+                                   "timing_note": "timing " + PAYLOAD}
     data["grading"]["sanitizer"] = {"passed": False, "case": "s0_" + PAYLOAD, "runs": [
         {"tool": "memcheck", "ran": True, "findings": [{"tool": "memcheck", "kernel": "k<" + PAYLOAD + ">",
                                                         "kind": "Invalid read " + PAYLOAD, "in_reference": False,

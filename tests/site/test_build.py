@@ -95,6 +95,7 @@ def test_exports_have_the_documented_fields(built_site: Path):
         "n_trials",
         "verdict",
         "held_out",
+        "held_out_relative",
     }
     assert board["cells"] and all(set(c) == fields for c in board["cells"])
     with open(built_site / "data" / "leaderboard.csv", newline="") as handle:
@@ -387,6 +388,47 @@ def test_runs_graded_before_the_gpu_was_sampled_still_load_and_show_no_condition
     html = (out / "runs" / older.parent.name / "index.html").read_text()
     assert "GPU during the shape" not in html and 'id="stage-conditions"' not in html
     assert not report.diagnostics  # the older result.json is read as it was written, without a complaint
+
+
+def test_held_out_timing_is_shown_beside_the_held_out_mark_and_on_the_run_page(config_for, deck: Path,
+                                                                               tmp_path: Path):
+    """Passing runs timed on their held-out shapes: the board's cells, the export and the run page show the
+    relative figure beside held-out ✓, the run page a row per timed shape; a run graded before held-out timing (no
+    such fields in its result.json) builds as before, without the figure."""
+    passing = [p for p in sorted((deck / "runs").glob("*/result.json"))
+               if json.loads(p.read_text())["grading"]["outcome"] == "pass"]
+    assert len(passing) >= 2
+    *timed, older = passing
+    relative = {}
+    for i, path in enumerate(timed):
+        data = json.loads(path.read_text())
+        relative[path.parent.name] = 0.0432 + i / 10
+        data["grading"]["held_out"] = {
+            "correct": True, "shapes": [{"n": 301}], "heldout_hash": "ab" * 32,
+            "checks": [{"shape_index": 0, "seed": 1234567, "case": "heldout:shape", "passed": True}],
+            "timings": [{"index": 0, "shape": {"n": 301}, "median_ms": 8.765, "samples_ms": [8.7, 8.765, 8.8],
+                         "gbps": 12.5, "fraction": 0.0123}],
+            "relative_peak_fraction": relative[path.parent.name], "timing_note": ""}
+        path.write_text(json.dumps(data))
+    data = json.loads(older.read_text())
+    data["grading"]["held_out"] = {"correct": True, "shapes": [{"n": 301}], "checks": [
+        {"shape_index": 0, "seed": 7654321, "case": "heldout:shape", "passed": True}]}
+    older.write_text(json.dumps(data))
+    out = tmp_path / "site"
+    report = build_site(config_for(deck, out, strict=True))
+    assert not report.diagnostics
+    cells = json.loads((out / "data" / "leaderboard.json").read_text())["cells"]
+    shown = [c for c in cells if c["run_id"] in relative]
+    assert shown and all(c["held_out_relative"] == relative[c["run_id"]] for c in shown)
+    assert all(c["held_out_relative"] is None for c in cells if c["run_id"] == older.parent.name)
+    index = (out / "index.html").read_text()
+    assert all(f"{relative[c['run_id']]:.3g}×" in index for c in shown)
+    assert all(f"held-out shapes: {relative[c['run_id']]:.3g}x the published" in index for c in shown)  # heatmap
+    page = (out / "runs" / timed[0].parent.name / "index.html").read_text()
+    assert 'id="held-out-timing"' in page and "<strong>0.0432×</strong>" in page and "8.77" in page
+    assert "heldout-time" in page
+    page = (out / "runs" / older.parent.name / "index.html").read_text()
+    assert 'id="held-out"' in page and 'id="held-out-timing"' not in page and "heldout-time" not in page
 
 
 def test_held_out_results_get_a_section_on_the_run_page_and_a_mark_on_the_board(config_for, deck: Path,

@@ -30,6 +30,7 @@ def test_a_held_out_result_is_shown_escaped(hostile_site: Path):
     held = [html for html in pages if 'id="held-out"' in html]
     assert len(held) == 1
     assert "heldout:&lt;/script&gt;" in held[0] and "note &lt;/script&gt;" in held[0] and "wrong &lt;/script&gt;" in held[0]
+    assert "timing &lt;/script&gt;" in held[0]  # the held-out timing's note
 
 
 def test_a_sanitizer_result_is_shown_escaped(hostile_site: Path):

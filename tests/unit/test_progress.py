@@ -13,10 +13,10 @@ from kernelbench.eval.progress import StepProgress
 
 
 def stub_stages(monkeypatch, correct: bool) -> None:
-    from kernelbench.eval.stages import audits, correctness, heldout, sanitizer, timing
+    from kernelbench.eval.stages import audits, correctness, heldout, heldout_timing, sanitizer, timing
 
     for module, names in ((audits, ("lint", "problem_copy", "launches", "counters", "speed_of_light")),
-                          (timing, ("bench", "baseline_medians"))):
+                          (timing, ("bench", "baseline_medians")), (heldout_timing, ("bench",))):
         for name in names:
             monkeypatch.setattr(module, name, lambda plan, state: None)
     monkeypatch.setattr(correctness, "check", lambda plan, state, announce=None: correct)

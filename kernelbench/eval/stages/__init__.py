@@ -1,4 +1,4 @@
-"""The named stages of a grading, in the order `kernelbench.eval.grade.grade_solution` calls them (the first ten
+"""The named stages of a grading, in the order `kernelbench.eval.grade.grade_solution` calls them (the first eleven
 through `grade.run_stages`; each takes the grading's plan and state, kernelbench.eval.grading). Names are relative
 to `kernelbench.eval`:
 
@@ -12,7 +12,8 @@ to `kernelbench.eval`:
 8. `stages.audits.speed_of_light`    no shape faster than the hardware allows
 9. `stages.timing.baseline_medians`  the problem's eager / compiled / SOTA medians beside the candidate's
 10. `stages.heldout.check`           the held-out cases, in a judge and check pair of their own, reported apart
-11. `integrity.hooks.Guards.template_findings`  the template files unchanged (restored if not); called by
+11. `stages.heldout_timing.bench`    the held-out shapes judged right, timed in a bench stage of their own
+12. `integrity.hooks.Guards.template_findings`  the template files unchanged (restored if not); called by
    `grade_solution` itself once the others have ended, however they ended
 
 This package module imports nothing, so each stage imports only what it uses.

@@ -20,6 +20,7 @@ from kernelbench.eval.process import finish_beside, finish_stage
 from kernelbench.eval.protocol import DONE_MARKER, CaseRecord, CheckJob, CheckReply, JudgeJob, JudgeReply
 
 STAGE = "heldout"
+SHAPE_LABEL = "heldout:shape"  # a held-out shape's base case (cases.heldout_cases), the one timed where judged right
 TURNED_OFF = "not judged: held-out judging was turned off for this grading by its caller (--held-out off)"
 
 
@@ -61,7 +62,8 @@ def run_pair(plan: GradingPlan, state: GradingState) -> tuple[dict[str, CaseReco
     """The held-out judge and check stages side by side, in folders of their own."""
     check_dir = plan.workdir / f"{STAGE}_check"
     limit = plan.options.limit(STAGE)
-    judge = plan.start(JudgeJob(**{**plan.job_fields(f"{STAGE}_judge", plan.heldout), "check_dir": str(check_dir)}))
+    judge = plan.start(JudgeJob(**{**plan.job_fields(f"{STAGE}_judge", plan.heldout), "check_dir": str(check_dir),
+                                   "keep_ids": timed_ids(plan)}))
     checked = finish_beside(plan.start(CheckJob(**plan.job_fields(f"{STAGE}_check", plan.heldout))), judge, limit)
     state.log.stage(checked)
     check_dir.mkdir(exist_ok=True)
@@ -72,6 +74,11 @@ def run_pair(plan: GradingPlan, state: GradingState) -> tuple[dict[str, CaseReco
     if reply is None and checked.error:
         state.log.check.append(f"[held-out] the check stage gave no reply: {checked.error.splitlines()[0][:300]}")
     return (reply.cases if reply is not None else {}), judged.reply_as(JudgeReply)
+
+
+def timed_ids(plan: GradingPlan) -> list[str]:
+    """The cases whose inputs and checked outputs the held-out timing stage reads again (stages.heldout_timing)."""
+    return [c.id for c in plan.heldout if c.label == SHAPE_LABEL] if plan.options.timing else []
 
 
 def judge_all(plan: GradingPlan, state: GradingState, result: HeldOut, records: dict[str, CaseRecord],
