@@ -67,12 +67,14 @@ def grade_solution(solution: Path, problem: Problem | Path, *, device: str = "cu
                    limits: dict[str, float] | None = None, timing: bool = True,
                    counters: bool = True, held_out: bool = True, sanitizer: bool = False,
                    exclusive: AbstractContextManager | None = None,
+                   beside: AbstractContextManager | None = None,
                    stage: StageAnnouncer | None = None) -> GradeReport:
     """Grade one solution file against one problem (opened by the caller, or a problem folder to open); see
     kernelbench.eval.stages for the order of stages.
 
-    `exclusive` is held around the stages that measure (counters, timing): gradings that share a GPU may check
-    correctness side by side and take turns for their measurements (kernelbench regrade --jobs). `stage` is told
+    `exclusive` is held around the stages that measure (counters, timing), `beside` around the other stages that
+    use the GPU (correctness, launch audit, sanitizer, held-out judging): gradings that share a GPU run those side by
+    side and measure with nothing else of theirs on it (kernelbench regrade --jobs). `stage` is told
     each stage's name as it starts (for progress). `held_out=False` skips the held-out stage (its result then says
     it was turned off): for callers that grade for another reason; every real grading keeps it on. `sanitizer`
     turns the sanitizer stage on (CUDA gradings only): off by default until benchmarks/gpu_sanitizer.py has shown on
@@ -98,7 +100,7 @@ def grade_solution(solution: Path, problem: Problem | Path, *, device: str = "cu
                 plan = GradingPlan.create(solution, problem, Path(tmp), options, guards)
                 isolation = plan.isolation.note
                 state.stages["setup"] = round(time.monotonic() - started, 3)
-                correct = run_stages(plan, state, exclusive or nullcontext(), stage)
+                correct = run_stages(plan, state, exclusive, stage, beside)
         finally:  # whatever ended the grading, the files it watched are put back
             state.findings += guards.template_findings(before, problem.watched_folder())
         conclude(plan, state, correct)
@@ -115,23 +117,25 @@ STAGES = ("lint", "correctness", "problem copy", "launch audit", "sanitizer", "c
 
 
 def run_stages(plan: GradingPlan, state: GradingState, exclusive: AbstractContextManager | None = None,
-               stage: StageAnnouncer | None = None) -> bool:
+               stage: StageAnnouncer | None = None, beside: AbstractContextManager | None = None) -> bool:
     """Every stage in order (kernelbench.eval.stages); True when the solution passed every check. The measuring
-    stages run inside `exclusive`; `stage` is told the name (one of STAGES) of each as it starts, and how much
-    work it holds (cases, shapes) where that is known."""
+    stages run inside `exclusive`, the others that use the GPU inside `beside` (each entered once per group of
+    stages, never one inside the other); `stage` is told the name (one of STAGES) of each as it starts, and how
+    much work it holds (cases, shapes) where that is known."""
     from kernelbench.eval.stages import audits, correctness, heldout, heldout_timing, sanitizer, timing
 
     announce: StageAnnouncer = stage or (lambda name, detail="": None)
     announce("lint")
     audits.lint(plan, state)
-    announce("correctness", f"{len(plan.cases)} cases")
-    correct = correctness.check(plan, state, stage)
-    announce("problem copy")
-    audits.problem_copy(plan, state)
-    announce("launch audit")
-    audits.launches(plan, state)
-    # a memory error or race in the candidate's own kernels fails it as a wrong output would (nothing is timed)
-    correct = not sanitizer.check(plan, state, correct, announce) and correct
+    with beside or nullcontext():
+        announce("correctness", f"{len(plan.cases)} cases")
+        correct = correctness.check(plan, state, stage)
+        announce("problem copy")
+        audits.problem_copy(plan, state)
+        announce("launch audit")
+        audits.launches(plan, state)
+        # a memory error or race in the candidate's own kernels fails it as a wrong output would (nothing is timed)
+        correct = not sanitizer.check(plan, state, correct, announce) and correct
     if correct:
         with exclusive or nullcontext():
             announce("counters")
@@ -145,7 +149,8 @@ def run_stages(plan: GradingPlan, state: GradingState, exclusive: AbstractContex
                 timing.baseline_medians(plan, state)
         # once the verdict's stages have all run, and outside `exclusive`: the held-out judging measures nothing
         announce("held-out", f"{len(plan.heldout)} cases" if plan.options.held_out else "turned off")
-    heldout.check(plan, state, correct)  # judged only where correct; otherwise it records why not
+    with beside or nullcontext():
+        heldout.check(plan, state, correct)  # judged only where correct; otherwise it records why not
     if correct and plan.options.timing:
         with exclusive or nullcontext():
             announce("held-out timing")

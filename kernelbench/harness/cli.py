@@ -189,8 +189,8 @@ def register_regrade(subparsers) -> None:
     p.add_argument("--runs", type=Path, default=Path("runs"), help="where the run directories go (default runs/)")
     add_device_options(p)
     p.add_argument("--jobs", type=int, default=1,
-                   help="gradings side by side on each GPU (correctness and builds in parallel; one GPU's counters "
-                        "and timing take turns)")
+                   help="gradings side by side on each GPU (correctness and builds in parallel; a grading's "
+                        "counters and timing run with nothing else on its GPU)")
     p.add_argument("--gpus", type=gpu_list, metavar="0,1,...",
                    help="the GPUs to spread the cells over, one grading's stages on one GPU (default: every GPU "
                         "this process sees, from CUDA_VISIBLE_DEVICES or nvidia-smi)")

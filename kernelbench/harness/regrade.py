@@ -207,21 +207,75 @@ def _on(gpu: str | None) -> str:
     return f" gpu {gpu}" if gpu is not None else ""
 
 
-class MeasuringTurn:
-    """One GPU's measuring lock, telling the timeline when a grading has to wait for its turn (another grading of
-    that GPU is measuring) - the wait is part of a cell's time that no stage of its own accounts for."""
+class GpuTurns:
+    """The turns of the gradings that share one GPU. A measuring stage (counters, timing) runs with nothing of the
+    other gradings on the GPU; the stages that use it without measuring (correctness, the launch audit, the
+    sanitizer, held-out judging) run side by side with each other, never during a measurement. A neighbour's
+    correctness cases running through a timed loop made a cell's medians bimodal (a published 05 kernel: its
+    fastest samples 9-12 us, its medians up to 62 us) and ran another out of memory mid-timing. A measurement
+    waiting for its turn goes before any stage that asks to start beside the others after it, so it is never
+    starved; a stage never asks for a turn while it holds one (grade.run_stages takes them one after another)."""
 
-    def __init__(self, lock: threading.Lock, waiting: Callable[[], None]):
-        self.lock, self.waiting = lock, waiting
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._beside = 0           # stages under way side by side
+        self._measuring = False
+        self._waiting = 0          # measurements waiting for their turn
+
+    def measuring(self, waiting: Callable[[], None]) -> "Turn":
+        return Turn(self._take_measuring, self._end_measuring, waiting)
+
+    def beside(self, waiting: Callable[[], None]) -> "Turn":
+        return Turn(self._take_beside, self._end_beside, waiting)
+
+    def _take_measuring(self, blocking: bool) -> bool:
+        with self._cond:
+            if self._measuring or self._beside:
+                if not blocking:
+                    return False
+                self._waiting += 1
+                try:
+                    self._cond.wait_for(lambda: not self._measuring and not self._beside)
+                finally:
+                    self._waiting -= 1
+            self._measuring = True
+            return True
+
+    def _end_measuring(self) -> None:
+        with self._cond:
+            self._measuring = False
+            self._cond.notify_all()
+
+    def _take_beside(self, blocking: bool) -> bool:
+        with self._cond:
+            if self._measuring or self._waiting:
+                if not blocking:
+                    return False
+                self._cond.wait_for(lambda: not self._measuring and not self._waiting)
+            self._beside += 1
+            return True
+
+    def _end_beside(self) -> None:
+        with self._cond:
+            self._beside -= 1
+            self._cond.notify_all()
+
+
+class Turn:
+    """One grading's side of a GpuTurns, entered once per group of stages (and again for the next group), telling
+    the timeline when it has to wait: the wait is part of a cell's time that no stage of its own accounts for."""
+
+    def __init__(self, take: Callable[[bool], bool], end: Callable[[], None], waiting: Callable[[], None]):
+        self.take, self.end, self.waiting = take, end, waiting
 
     def __enter__(self):
-        if not self.lock.acquire(blocking=False):
+        if not self.take(False):
             self.waiting()
-            self.lock.acquire()
+            self.take(True)
         return self
 
     def __exit__(self, *exc) -> None:
-        self.lock.release()
+        self.end()
 
 
 @dataclass
@@ -261,20 +315,22 @@ def published_ceiling(job: CellJob, hardware: PublishedHardware) -> Ceiling | No
     return hardware.ceiling(spec.regime, spec.ceiling)
 
 
-def grade_cell_on(gpu: str | None, job: CellJob, settings: CellSettings, runs_dir: Path, exclusive=None,
-                  **publishing) -> RunResult:
-    """`grade_cell` with every stage of the grading on `gpu` (None: the process's own); `publishing` as
-    `grade_cell` takes it."""
+def grade_cell_on(gpu: str | None, job: CellJob, settings: CellSettings, runs_dir: Path,
+                  turns: GpuTurns | None = None, **publishing) -> RunResult:
+    """`grade_cell` with every stage of the grading on `gpu` (None: the process's own), taking its turns on that
+    GPU's `turns`; `publishing` as `grade_cell` takes it."""
     from kernelbench.eval.process import on_gpu
 
     with on_gpu(gpu):
-        if exclusive is not None:
-            exclusive = MeasuringTurn(exclusive, lambda: settings.timeline.stage(job, "waiting for the GPU's "
-                                                                                     "measuring turn"))
-        return grade_cell(job, settings, runs_dir, exclusive, **publishing)
+        taken = None
+        if turns is not None:
+            taken = (turns.measuring(lambda: settings.timeline.stage(job, "waiting for the GPU's measuring turn")),
+                     turns.beside(lambda: settings.timeline.stage(job, "waiting for the GPU: another grading "
+                                                                       "is measuring")))
+        return grade_cell(job, settings, runs_dir, taken, **publishing)
 
 
-def grade_cell(job: CellJob, settings: CellSettings, runs_dir: Path, exclusive=None, *,
+def grade_cell(job: CellJob, settings: CellSettings, runs_dir: Path, turns: tuple[Turn, Turn] | None = None, *,
                final: Callable[[RunResult], bool] | None = None, graded_again_alone: str = "") -> RunResult:
     """Grade one cell into a staging folder and publish it as `<runs>/<run id>_regraded`, unless `final` says the
     result is not the cell's last word (it is returned, and the runs folder is left as it was);
@@ -302,7 +358,7 @@ def grade_cell(job: CellJob, settings: CellSettings, runs_dir: Path, exclusive=N
             provenance = result.provenance
             assert provenance is not None  # given above
             try:
-                report = _grade_copy(job, settings, exclusive, grade_solution, provenance)
+                report = _grade_copy(job, settings, turns, grade_solution, provenance)
             except Exception as exc:  # noqa: BLE001 - the grader could not grade this cell: its outcome, not fatal
                 result.grading = Grading(has_solution=True, outcome=Outcome.HARNESS_ERROR,
                                          reasons=[f"grading aborted: {type(exc).__name__}: {exc}"[:2000]])
@@ -331,7 +387,8 @@ def this_gpu(device: str) -> str | None:
     return profile.key if profile else None
 
 
-def _grade_copy(job: CellJob, settings: CellSettings, exclusive, grade_solution, provenance: Provenance):
+def _grade_copy(job: CellJob, settings: CellSettings, turns: tuple[Turn, Turn] | None, grade_solution,
+                provenance: Provenance):
     """The solution graded from a scratch folder set up as its authors had it (solution.py, its sidecars, the
     CUTLASS headers it includes: kernelbench.harness.rebuild, each step recorded in `provenance`); the folder
     goes away afterwards, so the run directory never holds its text."""
@@ -349,7 +406,8 @@ def _grade_copy(job: CellJob, settings: CellSettings, exclusive, grade_solution,
         provenance.not_provided = missing
         return grade_solution(solution, job.opened, device=settings.device, shapes=settings.shapes,
                               limits=settings.limits, counters=settings.counters,
-                              exclusive=exclusive, stage=lambda name, detail="": timeline.stage(job, name, detail))
+                              exclusive=turns[0] if turns else None, beside=turns[1] if turns else None,
+                              stage=lambda name, detail="": timeline.stage(job, name, detail))
 
 
 # ------------------------------------------------------------------------------------------ their own scripts
@@ -600,7 +658,7 @@ def grade_cells(todo: list[CellJob], settings: CellSettings, runs_dir: Path, rep
     to the next call's `--resume`, which grades it from the start. On any interruption the gradings under way are
     cancelled (`cancel_gradings`)."""
     deadline = None if stop_after is None else time.monotonic() + stop_after
-    measuring = {gpu: threading.Lock() for gpu in slots}  # one GPU's measurements take turns, GPUs do not
+    turns = {gpu: GpuTurns() for gpu in slots}  # one GPU's gradings take turns, GPUs do not
     neighbours = GpuNeighbours()
     held_back: dict[str, str] = {}  # run id -> the out-of-memory reason of its grading beside another
 
@@ -614,13 +672,13 @@ def grade_cells(todo: list[CellJob], settings: CellSettings, runs_dir: Path, rep
         if progress is not None:
             progress.start(job)
         with neighbours.grading(gpu, job.run_id):
-            return grade_cell_on(gpu, job, settings, runs_dir, measuring[gpu], final=final)
+            return grade_cell_on(gpu, job, settings, runs_dir, turns[gpu], final=final)
 
     def grade_alone(job: CellJob, gpu: str | None) -> RunResult:
         if progress is not None:
             progress.start(job)
         note = graded_again_note(held_back[job.run_id], settings.device)
-        return grade_cell_on(gpu, job, settings, runs_dir, measuring[gpu], graded_again_alone=note)
+        return grade_cell_on(gpu, job, settings, runs_dir, turns[gpu], graded_again_alone=note)
 
     def graded(job: CellJob, future: Future) -> None:
         result = future.result()

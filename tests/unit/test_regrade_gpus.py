@@ -34,12 +34,12 @@ def test_cells_are_spread_over_the_gpus_and_each_stage_sees_its_own(monkeypatch)
     seen, running, most = [], {}, {}
     guard = threading.Lock()
 
-    def fake_grade_cell(job, settings, runs_dir, exclusive, **publishing):
+    def fake_grade_cell(job, settings, runs_dir, turns, **publishing):
         gpu = worker_env("cuda")["CUDA_VISIBLE_DEVICES"]  # what a stage of this grading would be given
         with guard:
             running[gpu] = running.get(gpu, 0) + 1
             most[gpu] = max(most.get(gpu, 0), running[gpu])
-            seen.append((job.run_id, gpu, id(exclusive.lock)))  # each grading's turn on its GPU's lock
+            seen.append((job.run_id, gpu, id(turns[0].take.__self__)))  # each grading's turns on its GPU's
         time.sleep(0.05)
         with guard:
             running[gpu] -= 1
@@ -56,7 +56,7 @@ def test_cells_are_spread_over_the_gpus_and_each_stage_sees_its_own(monkeypatch)
     assert {gpu for _, gpu, _ in seen} == {"1", "3"}
     assert most == {"1": 2, "3": 2}  # --jobs 2: two at a time on each GPU, never three
     locks = {gpu: {lock for _, g, lock in seen if g == gpu} for gpu in ("1", "3")}
-    assert len(locks["1"]) == len(locks["3"]) == 1 and locks["1"] != locks["3"]  # one lock per GPU
+    assert len(locks["1"]) == len(locks["3"]) == 1 and locks["1"] != locks["3"]  # one GpuTurns per GPU
 
 
 def test_a_stage_outside_any_assignment_keeps_the_first_visible_gpu(monkeypatch):
@@ -111,17 +111,104 @@ def test_the_log_follows_each_cell_through_its_stages_and_names_what_a_cut_short
 
 def test_a_wait_for_the_gpus_measuring_turn_is_told():
     told = []
-    lock = threading.Lock()
-    turn = regrade.MeasuringTurn(lock, lambda: told.append("waiting"))
-    with turn:
+    turns = regrade.GpuTurns()
+    measuring = turns.measuring(lambda: told.append("waiting to measure"))
+    with measuring:
         assert told == []  # free: no wait to tell
-    lock.acquire()
-    releaser = threading.Timer(0.1, lock.release)
+    other = turns.beside(lambda: None)
+    other.__enter__()  # another grading's correctness stage under way
+    releaser = threading.Timer(0.1, other.__exit__, (None, None, None))
     releaser.start()
-    with turn:
-        assert told == ["waiting"]
+    with measuring:
+        assert told == ["waiting to measure"]
     releaser.join()
-    assert not lock.locked()
+
+
+def test_nothing_else_runs_on_a_gpu_while_a_grading_measures():
+    """Stages beside each other share the GPU; a measurement waits for them to end, and a stage asking to start
+    once a measurement waits goes after it (the measurement is never starved)."""
+    turns = regrade.GpuTurns()
+    events, guard = [], threading.Lock()
+
+    def note(what):
+        with guard:
+            events.append(what)
+
+    first, second = turns.beside(lambda: note("wait")), turns.beside(lambda: note("wait"))
+    first.__enter__()
+    second.__enter__()  # two correctness stages side by side: no wait
+    assert events == []
+
+    def measure():
+        with turns.measuring(lambda: note("measure waits")):
+            note("measuring")
+            time.sleep(0.1)
+            note("measured")
+
+    def late_beside():
+        with turns.beside(lambda: note("late waits")):
+            note("late runs")
+
+    measurer = threading.Thread(target=measure)
+    measurer.start()
+    time.sleep(0.05)
+    late = threading.Thread(target=late_beside)
+    late.start()
+    time.sleep(0.05)
+    assert events == ["measure waits", "late waits"]  # the late stage queues behind the waiting measurement
+    first.__exit__(None, None, None)
+    time.sleep(0.05)
+    assert "measuring" not in events  # one stage still beside: the measurement still waits
+    second.__exit__(None, None, None)
+    measurer.join(2)
+    late.join(2)
+    assert events == ["measure waits", "late waits", "measuring", "measured", "late runs"]
+
+
+def test_a_grading_takes_its_turns_around_its_stages(monkeypatch):
+    """grade.run_stages holds `beside` around correctness and held-out judging and `exclusive` around the
+    measuring stages, one group after another, never one inside the other."""
+    from kernelbench.eval import grade
+    from kernelbench.eval.stages import audits, correctness, heldout, heldout_timing, sanitizer, timing
+
+    held: list[str] = []
+    calls: list[tuple[str, tuple[str, ...]]] = []
+
+    class Held:
+        def __init__(self, name):
+            self.name = name
+
+        def __enter__(self):
+            assert not held, f"{self.name} entered inside {held}"
+            held.append(self.name)
+
+        def __exit__(self, *exc):
+            held.remove(self.name)
+
+    def stage(name, result=None):
+        def run(*args, **kwargs):
+            calls.append((name, tuple(held)))
+            return result
+        return run
+
+    monkeypatch.setattr(audits, "lint", stage("lint"))
+    monkeypatch.setattr(correctness, "check", stage("correctness", True))
+    monkeypatch.setattr(audits, "problem_copy", stage("problem copy"))
+    monkeypatch.setattr(audits, "launches", stage("launch audit"))
+    monkeypatch.setattr(sanitizer, "check", stage("sanitizer", False))
+    monkeypatch.setattr(audits, "counters", stage("counters"))
+    monkeypatch.setattr(timing, "bench", stage("timing"))
+    monkeypatch.setattr(audits, "speed_of_light", stage("speed of light"))
+    monkeypatch.setattr(timing, "baseline_medians", stage("baseline medians"))
+    monkeypatch.setattr(heldout, "check", stage("held-out"))
+    monkeypatch.setattr(heldout_timing, "bench", stage("held-out timing"))
+    plan = SimpleNamespace(options=SimpleNamespace(timing=True, held_out=True), cases=[], shapes=[], heldout=[])
+    assert grade.run_stages(plan, SimpleNamespace(), Held("measuring"), None, Held("beside"))
+    assert calls == [("lint", ()), ("correctness", ("beside",)), ("problem copy", ("beside",)),
+                     ("launch audit", ("beside",)), ("sanitizer", ("beside",)), ("counters", ("measuring",)),
+                     ("timing", ("measuring",)), ("speed of light", ("measuring",)),
+                     ("baseline medians", ("measuring",)), ("held-out", ("beside",)),
+                     ("held-out timing", ("measuring",))]
 
 
 def test_cells_are_graded_in_the_order_only_names_them():
