@@ -547,7 +547,7 @@ def regrade_board(leaderboard: Path, solutions_dir: Path, deck_dir: Path, runs_d
     # cells without a solution file last: they are filed under the GPU the others were graded on; the rest in the
     # order `only` names them, so a plan can put its longest cells first, where a call's end cannot cut them
     todo = sorted((j for j in cells if j.run_id not in finished and j.opened is not None),
-                  key=lambda j: (j.solution is None, _named_at(j, only)))
+                  key=lambda j: (j.solution is None, named_at(j, only)))
     report.total -= sum(1 for j in cells if j.opened is None)
     if grade_elsewhere is not None:
         grade_elsewhere(todo, settings, runs_dir, report, finished, stop_after)
@@ -565,7 +565,7 @@ def regrade_board(leaderboard: Path, solutions_dir: Path, deck_dir: Path, runs_d
     return report
 
 
-def _named_at(job: CellJob, only: list[str] | None) -> int:
+def named_at(job: CellJob, only: list[str] | None) -> int:
     """Where `only` names the cell (by its run id, else its problem); 0 for every cell when `only` is not given."""
     if not only:
         return 0

@@ -217,9 +217,9 @@ def test_cells_are_graded_in_the_order_only_names_them():
 
     only = ["b_06", "02_kda", "a_01"]
     jobs = [job("a_01", "01_fp8"), job("b_06", "06_moe"), job("c_02", "02_kda"), job("d_03", "03_paged")]
-    assert sorted(jobs, key=lambda j: regrade._named_at(j, only))[0].cell.run_id == "b_06"
-    assert [regrade._named_at(j, only) for j in jobs] == [2, 0, 1, 3]  # a cell not named goes after the named ones
-    assert {regrade._named_at(j, None) for j in jobs} == {0}  # no --only: the board's order stands
+    assert sorted(jobs, key=lambda j: regrade.named_at(j, only))[0].cell.run_id == "b_06"
+    assert [regrade.named_at(j, only) for j in jobs] == [2, 0, 1, 3]  # a cell not named goes after the named ones
+    assert {regrade.named_at(j, None) for j in jobs} == {0}  # no --only: the board's order stands
 
 
 # ------------------------------------------------------------------- out of memory beside another grading
