@@ -45,10 +45,20 @@ def score_shape(result: ShapeResult, spec: ProblemSpec, profile: GpuProfile | No
     result.gbps = result.bytes / seconds / 1e9 if result.bytes else None
     if profile is not None and spec.has_roofline:
         assert spec.regime is not None and spec.ceiling is not None  # has_roofline
-        achieved = result.tflops if spec.regime == "compute" else result.gbps
+        achieved = throughput(spec, result)
         value, _ = ceiling_for(profile, spec.regime, spec.ceiling)
         result.fraction = achieved / value if achieved is not None else None
     return result
+
+
+def throughput(spec: ProblemSpec, shape: ShapeResult) -> float | None:
+    """The roofline's throughput of a timed shape, the quantity a fraction of the ceiling divides: TFLOP/s on a
+    compute-bound problem, GB/s on a memory-bound one (None without a regime)."""
+    if spec.regime == "compute":
+        return shape.tflops
+    if spec.regime == "memory":
+        return shape.gbps
+    return None
 
 
 def minimum_time_ms(flops: float, nbytes: float, spec: ProblemSpec, profile: GpuProfile) -> float:

@@ -11,8 +11,9 @@ A cell is written whole or not at all (a staging folder renamed into place), so 
 graded and `--resume` carries on where the last call stopped. Whatever a solution does (fail to import, need a
 package this machine lacks, target another GPU, hang, exhaust memory) is that cell's outcome; the regrade goes on.
 Cells are spread over every GPU this process sees (`--gpus`, default all): each grading keeps to one GPU, each GPU
-runs up to `--jobs` gradings side by side (their correctness checks and builds in parallel), and the measuring
-stages of one GPU's gradings take turns on that GPU's lock, so a 4-GPU machine measures four cells at once.
+runs up to `--jobs` gradings side by side (their correctness checks and builds in parallel), and a grading's
+measuring stages run with nothing of the others on that GPU (`GpuTurns`), so a 4-GPU machine measures four cells
+at once.
 A cell goes to the GPU with the fewest gradings under way: a long cell holds one GPU, not a share of the deck.
 A grading that ran out of GPU memory while another grading shared its GPU is not published: the neighbour may have
 held the memory it lacked, so that verdict may not be the solution's own. It is graded again after the queue, one

@@ -105,24 +105,9 @@ def test_a_real_cli_runs_on_their_problem_with_their_checker_and_is_graded(sandb
                                                                            tmp_path):
     """Claude Code against the stand-in, in the sandbox: it reads their prompt, writes solution.py, runs their
     check.py (which imports their harness from the workspace's top), and the run is graded and shown."""
-    if not (CLIS_BIN / get_adapter("claude").executable).exists():
-        pytest.skip("claude is not installed in clis/node_modules (npm install --prefix clis)")
-    policy = tmp_path / "theirs.yaml"
-    policy.write_text(
-        "name: theirs\ndescription: read their prompt, write an honest solution, run their check.py\nsteps:\n"
-        "  - say: \"Reading the task.\"\n    read: PROMPT.txt\n"
-        f"  - say: \"Writing the solution.\"\n    write: {{path: solution.py, from: {SOLUTION}}}\n"
-        "  - say: \"Running their checker.\"\n    run: python check.py\n"
-        "  - finish: \"check.py said: {last_output}\"\n")
-    env = {**os.environ, "PATH": f"{CLIS_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
     runs = tmp_path / "runs"
-    proc = subprocess.run([sys.executable, "-m", "kernelbench", "run", "--agent", "claude:stand-in", "--stand-in",
-                           str(policy), "--problem", str(their_problem), "--device", "cpu", "--shapes", "smoke",
-                           "--budget", "180", "--runs", str(runs), "--held-out", "off"],
-                          env=env, check=False, capture_output=True, text=True, timeout=480)
-    [run_dir] = [p for p in runs.iterdir() if not p.name.startswith(".")]
-    result = json.loads((run_dir / "result.json").read_text())
-    assert result["grading"]["outcome"] == "pass", (result["grading"], proc.stderr[-2000:])
+    run_dir, result, stderr = run_the_stand_in(their_problem, SOLUTION, "their checker", runs, tmp_path)
+    assert result["grading"]["outcome"] == "pass", (result["grading"], stderr[-2000:])
     assert result["problem"] == PROBLEM and result["deck"].startswith("kbh-") and result["session"]["sandboxed"]
     assert (run_dir / "workspace" / "problems-toy" / PROBLEM / "solution.py").is_file()
     parsed = load(run_dir / result["session"]["transcript"])  # the CLI's own transcript, as the viewer reads it
@@ -135,30 +120,37 @@ def test_a_real_cli_runs_on_a_single_file_problem_in_our_workspace_and_is_graded
     """Claude Code against the stand-in, in the sandbox, on a Stanford KernelBench file: it reads the prompt written
     for it, writes a ModelNew, runs our check.py, and the run is graded by the grader and filed under the problem's
     name in that deck."""
-    if not (CLIS_BIN / get_adapter("claude").executable).exists():
-        pytest.skip("claude is not installed in clis/node_modules (npm install --prefix clis)")
     solution = REPO / "tests" / "foreign" / "solutions" / "stanford_linear_relu_own_names.py"
-    policy = tmp_path / "stanford.yaml"
-    policy.write_text(
-        "name: stanford\ndescription: read the prompt, write a ModelNew, run check.py\nsteps:\n"
-        "  - say: \"Reading the task.\"\n    read: PROMPT.txt\n"
-        f"  - say: \"Writing the solution.\"\n    write: {{path: solution.py, from: {solution}}}\n"
-        "  - say: \"Running the checker.\"\n    run: python check.py\n"
-        "  - finish: \"check.py said: {last_output}\"\n")
-    env = {**os.environ, "PATH": f"{CLIS_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
     runs = tmp_path / "runs"
-    proc = subprocess.run([sys.executable, "-m", "kernelbench", "run", "--agent", "claude:stand-in", "--stand-in",
-                           str(policy), "--problem", str(LINEAR_RELU), "--device", "cpu", "--shapes", "smoke",
-                           "--budget", "180", "--runs", str(runs), "--held-out", "off"],
-                          env=env, check=False, capture_output=True, text=True, timeout=480)
-    [run_dir] = [p for p in runs.iterdir() if not p.name.startswith(".")]
-    result = json.loads((run_dir / "result.json").read_text())
-    assert result["grading"]["outcome"] == "pass", (result["grading"], proc.stderr[-2000:])
+    run_dir, result, stderr = run_the_stand_in(LINEAR_RELU, solution, "the checker", runs, tmp_path)
+    assert result["grading"]["outcome"] == "pass", (result["grading"], stderr[-2000:])
     assert result["problem"] == "1_Toy_Linear_ReLU" and result["deck"] == "stanford-toy"
     assert result["session"]["sandboxed"] and (run_dir / "workspace" / "solution.py").is_file()
     parsed = load(run_dir / result["session"]["transcript"])
     assert parsed.final_message.startswith("check.py said: ") and parsed.final_message.endswith("PASS")
     assert run_on_the_site(runs, run_dir, tmp_path).parent.name == "stanford-toy"
+
+
+def run_the_stand_in(problem: Path, solution: Path, checker: str, runs: Path, tmp_path: Path
+                     ) -> tuple[Path, dict, str]:
+    """`kernelbench run` of Claude Code against the stand-in on `problem`: it reads the prompt, writes `solution`,
+    runs check.py and finishes with what it printed. The run's folder, its result.json and the command's stderr."""
+    if not (CLIS_BIN / get_adapter("claude").executable).exists():
+        pytest.skip("claude is not installed in clis/node_modules (npm install --prefix clis)")
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(
+        "name: check\ndescription: read the prompt, write the solution, run check.py\nsteps:\n"
+        "  - say: \"Reading the task.\"\n    read: PROMPT.txt\n"
+        f"  - say: \"Writing the solution.\"\n    write: {{path: solution.py, from: {solution}}}\n"
+        f"  - say: \"Running {checker}.\"\n    run: python check.py\n"
+        "  - finish: \"check.py said: {last_output}\"\n")
+    env = {**os.environ, "PATH": f"{CLIS_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    proc = subprocess.run([sys.executable, "-m", "kernelbench", "run", "--agent", "claude:stand-in", "--stand-in",
+                           str(policy), "--problem", str(problem), "--device", "cpu", "--shapes", "smoke",
+                           "--budget", "180", "--runs", str(runs), "--held-out", "off"],
+                          env=env, check=False, capture_output=True, text=True, timeout=480)
+    [run_dir] = [p for p in runs.iterdir() if not p.name.startswith(".")]
+    return run_dir, json.loads((run_dir / "result.json").read_text()), proc.stderr
 
 
 def run_on_the_site(runs: Path, run_dir: Path, tmp_path: Path) -> Path:

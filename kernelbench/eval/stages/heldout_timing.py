@@ -16,7 +16,7 @@ from kernelbench.base.models import Grading, HeldOut, ShapeResult
 from kernelbench.eval.cases import Case, mix_seed
 from kernelbench.eval.grading import GradingPlan, GradingState, run_stage
 from kernelbench.eval.protocol import BenchJob, BenchReply, ShapeTiming, TimingSettings
-from kernelbench.eval.roofline import geometric_mean
+from kernelbench.eval.roofline import geometric_mean, throughput
 from kernelbench.eval.stages.heldout import SHAPE_LABEL
 from kernelbench.eval.stages.heldout import STAGE as HELDOUT
 from kernelbench.problems.spec import ProblemSpec
@@ -167,11 +167,3 @@ def relative_peak_fraction(spec: ProblemSpec, grading: Grading, timings: list[Sh
         return None
     return mean_held / mean_published
 
-
-def throughput(spec: ProblemSpec, shape: ShapeResult) -> float | None:
-    """The roofline's throughput of a timed shape: the quantity a fraction of the ceiling divides."""
-    if spec.regime == "compute":
-        return shape.tflops
-    if spec.regime == "memory":
-        return shape.gbps
-    return None
