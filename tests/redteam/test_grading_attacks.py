@@ -108,7 +108,9 @@ def test_the_same_slow_solution_unforged_passes(tmp_path):
     honest.write_text(text.replace("pathlib.Path.write_bytes = _forging_write\n", ""))
     report = grade_solution(honest, TOY, device="cpu", shapes="smoke", lint=False)
     assert report.grading.outcome is Outcome.PASS, (report.grading.reasons, checks_of(report))
-    assert all(s.paced_calls and s.external_span_ms >= 100.0 for s in report.grading.shapes), [
+    # each call sleeps 100 ms; the grader stamps a nonce once its send has returned (eval.pacing), so a pacer thread
+    # descheduled on a loaded machine stamps late and the span comes out shorter, never longer, by that delay
+    assert all(s.paced_calls and s.external_span_ms >= 90.0 for s in report.grading.shapes), [
         (s.index, s.paced_calls, s.external_span_ms, s.median_ms) for s in report.grading.shapes]
 
 
