@@ -21,7 +21,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-PHASES = ("calibrate", "check", "wrong", "grade", "repeat", "independent", "baselines", "compiled", "sota")
+PHASES = ("calibrate", "check", "wrong", "grade", "repeat", "independent", "baselines", "compiled", "sota", "eager")
+SINGLE_LINE_PHASES = ("sota", "eager")  # run only when named: a line measured again on its own
 
 
 def deck(selected: str) -> list[Path]:
@@ -234,6 +235,11 @@ def phase_sota(args, out: dict) -> None:
     _single_line_pass(args, out, "sota")
 
 
+def phase_eager(args, out: dict) -> None:
+    """The eager line alone (merged into the problem's baselines file), e.g. after its SOTA line was measured."""
+    _single_line_pass(args, out, "eager")
+
+
 def _single_line_pass(args, out: dict, line: str) -> None:
     out.setdefault("baselines", {})
     _baselines_pass(args, out, (line,), set())
@@ -242,7 +248,7 @@ def _single_line_pass(args, out: dict, line: str) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path)
-    parser.add_argument("--phases", default=",".join(p for p in PHASES if p != "sota"))
+    parser.add_argument("--phases", default=",".join(p for p in PHASES if p not in SINGLE_LINE_PHASES))
     parser.add_argument("--problems", default="all", help="all, or comma-separated problem ids")
     parser.add_argument("--repeat", default="04_kahan_softmax", help="problems whose triton solution is graded twice")
     parser.add_argument("--repeat-reference", action="store_true",

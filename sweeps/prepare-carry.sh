@@ -6,7 +6,9 @@
 #   .debs     Debian's bubblewrap, util-linux (setpriv) and libseccomp2 with the libraries they need
 #   .foreign  kernelbench.com's published H100 board, solutions, deck and harness package, laid out as
 #             `kernelbench regrade` reads them (published-h100/leaderboard.json, SOURCE and COMMIT at its root)
-# Usage: bash sweeps/prepare-carry.sh [KERNELBENCH_COM_GIT_DIR]
+#   With LIBRARY_LINES=1, .whl also holds the libraries of the problems' SOTA lines the GPU image lacks (fla-core for
+#   02, FlashInfer 0.5.3 with the compiled packages its paged decode needs for 03: about 23 MB more).
+# Usage: [LIBRARY_LINES=1] bash sweeps/prepare-carry.sh [KERNELBENCH_COM_GIT_DIR]
 #   KERNELBENCH_COM_GIT_DIR: a clone (or bare git directory) of github.com/Infatoshi/kernelbench.com; without it
 #   only .whl and .debs are built. Each folder is built beside its final place and moved in when complete, so an
 #   interrupted run leaves the earlier one intact.
@@ -17,6 +19,9 @@ cd "$(dirname "$0")/.."
 # whole install there); nvidia-cutlass alone, for its headers (its Python needs are never imported by a grading).
 WHEELS=(pydantic orjson msgspec pyseccomp rich pygments pyyaml hypothesis nvidia-ml-py ninja)
 HEADERS_ONLY=(nvidia-cutlass==4.2.0.0)
+# SOTA lines' libraries, without their declared needs: the image has torch, triton, einops, numpy, click, requests,
+# tabulate and packaging; FlashInfer's CuTe-DSL kernels (nvidia-cutlass-dsl, not carried) are not on the decode path.
+LIBRARY_LINES_WHEELS=(fla-core==0.6.0 flashinfer-python==0.5.3 "apache-tvm-ffi>=0.1,<0.2" nvidia-cudnn-frontend==1.32.0)
 DEBS=(bubblewrap util-linux libseccomp2 libcap2 libselinux1 libpcre2-8-0 libsmartcols1 libcap-ng0 libaudit1)
 
 build_wheels() {
@@ -29,6 +34,11 @@ build_wheels() {
   python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
     "${platforms[@]}" --platform manylinux2014_x86_64 --platform manylinux1_x86_64 --platform any \
     -d .whl.part "${HEADERS_ONLY[@]}"
+  if [ "${LIBRARY_LINES:-0}" = 1 ]; then
+    python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+      "${platforms[@]}" --platform manylinux2014_x86_64 --platform manylinux1_x86_64 --platform any \
+      -d .whl.part "${LIBRARY_LINES_WHEELS[@]}"
+  fi
   rm -rf .whl && mv .whl.part .whl
 }
 

@@ -138,13 +138,24 @@ def _measure_all(plan: GradingPlan, state: GradingState, lines: tuple[LineName, 
 
 
 def write_baselines(problem: Problem | Path, baselines: ProblemBaselines, merge: bool = False) -> Path:
-    """Write the file; with `merge`, lines measured earlier (same problem hash) are kept unless re-measured."""
+    """Write the file; with `merge`, lines measured earlier (same problem hash) are kept unless measured again,
+    and a line that could not be measured again (out of time, say) leaves the earlier measurement in place."""
     path = as_problem(problem).baselines_file(baselines.gpu)
     if merge and path.is_file():
         from kernelbench.problems.baselines import load_baselines
 
         earlier = load_baselines(path)
         if earlier.problem_hash == baselines.problem_hash:
-            baselines.lines = {**earlier.lines, **baselines.lines}
+            baselines.lines = merged_lines(earlier.lines, baselines.lines)
     atomic_write_text(path, baselines.model_dump_json(indent=2) + "\n")
     return path
+
+
+def merged_lines(earlier: dict[str, Line], measured: dict[str, Line]) -> dict[str, Line]:
+    """The earlier file's lines updated with the new measurements; an unavailable new line replaces only a line
+    that was unavailable too (its reason is the latest), never a measured one."""
+    lines = dict(earlier)
+    for name, line in measured.items():
+        if line.available or not (name in earlier and earlier[name].available):
+            lines[name] = line
+    return lines
