@@ -308,8 +308,14 @@ def _evidence(reading: CounterReading, need: Requirement) -> str:
             f"of outputs); floor {MIN_READ_FRACTION:g} of that")
 
 
+# Without the pass the grading has no list of kernels taken outside the candidate's process: its launch audit then
+# rests on records the candidate's process kept, which it can rewrite (docs/integrity.md, "launch records").
+NOT_RUN_MESSAGE = ("hardware-counter check not run: the kernels launched are known only from the candidate's own "
+                   "process (launch audit), whose records it could rewrite")
+
+
 def _not_run(why: str) -> Finding:
-    return finding(CHECK, 5, "hardware-counter check not run", severity="info", evidence=why)
+    return finding(CHECK, 5, NOT_RUN_MESSAGE, severity="info", evidence=why)
 
 
 def _log_tail(reading: CounterReading) -> str:
