@@ -337,3 +337,39 @@ def test_memcheck_pads_every_allocation_where_the_tool_offers_it(tmp_path):
     assert "--padding" not in sanitizer.tool_command(str(lacks), "memcheck", Path("job.json"))
     assert "--padding" not in sanitizer.tool_command(str(offers), "racecheck", Path("job.json"))  # memcheck's option
     assert not sanitizer.offers_padding(str(tmp_path / "missing"))
+
+
+def _plan_over(problem: str, tmp_path: Path):
+    """A plan's fields the stage's choice of case reads: the deck problem's spec and shapes, one base case each."""
+    from types import SimpleNamespace
+
+    from kernelbench.eval.cases import Case
+    from kernelbench.eval.grading import GradingOptions
+    from kernelbench.problems.problem import open_problem
+
+    spec = open_problem(Path(__file__).parents[2] / "problems" / problem).spec
+    cases = [Case(id=f"s{i}_base", shape_index=i, shape=shape, public_seed=42, seed=42)
+             for i, shape in enumerate(spec.shapes)]
+    return SimpleNamespace(spec=spec, shapes=spec.shapes, cases=cases, workdir=tmp_path, device="cuda",
+                           options=GradingOptions(device="cuda", sanitizer=True))
+
+
+def test_the_stage_picks_the_shape_of_least_work_not_of_fewest_input_elements(tmp_path, monkeypatch):
+    """06's Mixtral shape (8 experts of 14,336) holds as many input elements as its first shape and 14x its work in
+    its weights, which are parameters, not inputs; racecheck ran past 450 s there on an H100. By the problem's FLOP
+    formula the DeepSeek shape (256 thin experts, 240 GFLOP) is the least work, the first shape (275) next."""
+    plan = _plan_over("06_sonic_moe_swiglu", tmp_path)
+    rows = {i: s["tokens"] * s["top_k"] * s["hidden"] + s["experts"] + 1 for i, s in enumerate(plan.shapes)}
+    monkeypatch.setattr(sanitizer, "input_elements", lambda path: rows[int(path.name.split("_")[1][1:])])
+    assert min(rows, key=lambda i: (rows[i], i)) == 1          # what fewest input elements chose
+    flops = [plan.spec.flops_of(shape) for shape in plan.shapes]
+    assert flops[1] > 10 * flops[3] and flops[3] < flops[0]
+    assert sanitizer.smallest_case(plan).shape_index == 3
+
+
+def test_without_work_formulas_the_input_elements_decide(tmp_path, monkeypatch):
+    plan = _plan_over("06_sonic_moe_swiglu", tmp_path)
+    plan.spec = plan.spec.model_copy(update={"flops": None, "bytes": None})
+    elements = {0: 50, 1: 40, 2: 40, 3: 90}
+    monkeypatch.setattr(sanitizer, "input_elements", lambda path: elements[int(path.name.split("_")[1][1:])])
+    assert sanitizer.smallest_case(plan).shape_index == 1

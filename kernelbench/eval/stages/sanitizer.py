@@ -1,5 +1,5 @@
 """The sanitizer stage (docs/grading.md, "Sanitizer"): NVIDIA compute-sanitizer's memcheck and racecheck over one
-call of the candidate on the smallest published shape, after the checks passed, on CUDA gradings.
+call of the candidate on the published shape of least work, after the checks passed, on CUDA gradings.
 
 A correct output does not prove a kernel correct: a read one element past a tensor, or a shared-memory race,
 gives the right answer on most runs and the wrong one on another GPU, driver or input. The tools see both on one
@@ -109,13 +109,30 @@ def kept_cases(plan: GradingPlan) -> list[Case]:
 
 
 def smallest_case(plan: GradingPlan) -> Case | None:
-    """The kept case whose inputs hold the fewest elements (read from the judge's input files' headers)."""
+    """The kept case of the least work: by the problem's own FLOP and byte formulas where it states them, then by
+    the elements its inputs hold (read from the judge's input files' headers). Inputs alone can mislead: 06's
+    Mixtral shape takes as many input elements as its smallest shape and 14x its work in the weights, and racecheck's
+    time grows with the work it instruments (more than 450 s there on an H100)."""
     sized = []
     for case in kept_cases(plan):
         elements = input_elements(plan.workdir / "inputs" / f"in_{case.id}.kbt")
         if elements is not None:
-            sized.append((elements, case.shape_index, case))
-    return min(sized, key=lambda s: (s[0], s[1]))[2] if sized else None
+            sized.append((*work_of(plan, case.shape_index), elements, case.shape_index, case))
+    return min(sized, key=lambda s: s[:4])[4] if sized else None
+
+
+def work_of(plan: GradingPlan, shape_index: int) -> tuple[float, float]:
+    """(FLOPs, bytes) of a published shape by the problem's formulas; 0 for a formula the problem lacks or that
+    cannot be evaluated on the shape (the input elements then decide)."""
+    shape = plan.shapes[shape_index]
+    work = []
+    for formula in (plan.spec.flops_of, plan.spec.bytes_of):
+        try:
+            value = formula(shape)
+        except (ValueError, KeyError, ZeroDivisionError, TypeError):
+            value = None
+        work.append(value if value is not None else 0.0)
+    return work[0], work[1]
 
 
 def input_elements(path: Path) -> int | None:
