@@ -144,6 +144,7 @@ def _library_lines_view(data, problem_id: str, deck: str = MAIN_DECK) -> list[di
     """Per GPU with a baselines file: every line as measured (its source names the library and version), with the
     reason of a line that could not be measured; shown whether or not any run exists on that GPU."""
     views = []
+    current = _current_hash(data, problem_id, deck)
     for (of_deck, gpu), baselines in sorted(data.dataset.baselines.get(problem_id, {}).items()):
         if of_deck != deck:
             continue
@@ -163,11 +164,19 @@ def _library_lines_view(data, problem_id: str, deck: str = MAIN_DECK) -> list[di
             "gpu": gpu,
             "gpu_name": baselines.gpu_name,
             "measured_at": baselines.measured_at.strftime("%Y-%m-%d") if baselines.measured_at else "",
+            # its lines were timed on other problem files than the page describes (a shape, the reference or the
+            # library line changed since): a reader weighs them as such
+            "earlier_version": bool(current and baselines.problem_hash and baselines.problem_hash != current),
             "environment": [(key, environment[key]) for key in _ENVIRONMENT_SHOWN if environment.get(key)],
             "shape_count": max((len(line["shapes_us"]) for line in lines), default=0),
             "lines": lines,
         })
     return views
+
+
+def _current_hash(data, problem_id: str, deck: str) -> str:
+    record = data.dataset.problems.get(problem_id) if deck == MAIN_DECK else None
+    return record.problem.content_hash if record is not None else ""
 
 
 def _line_order(name: str) -> tuple[int, str]:

@@ -322,6 +322,27 @@ def test_problem_page_shows_every_gpus_baseline_lines_and_their_notes(config_for
     assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in section and "<script>window.__pwned" not in html
 
 
+def test_lines_timed_on_other_problem_files_say_so(config_for, deck: Path, tmp_path: Path):
+    """A baselines file records the hash of the problem files it was timed on: where that is not the problem's
+    hash now (a shape, the reference or the library line changed since), its heading says so; the same hash, or a
+    file that records none, says nothing."""
+    from kernelbench.problems.problem import open_problem
+
+    folder = deck / "problems" / "01_fp8_gemm" / "baselines"
+    current = json.loads((folder / "h100_sxm.json").read_text())
+    current["problem_hash"] = open_problem(deck / "problems" / "01_fp8_gemm").content_hash
+    (folder / "h100_sxm.json").write_text(json.dumps(current))
+    earlier = {**current, "gpu": "h200", "gpu_name": "NVIDIA H200", "problem_hash": "0" * 64}
+    (folder / "h200.json").write_text(json.dumps(earlier))
+    out = tmp_path / "site"
+    build_site(config_for(deck, out))
+    section = (out / "problems" / "01_fp8_gemm.html").read_text().split("<h2>Baseline lines</h2>")[1]
+    headings = [h.split("</h3>")[0] for h in section.split("<h3>")[1:]]
+    assert [h.startswith("h100_sxm") for h in headings] == [True, False]
+    assert "earlier version" not in headings[0]
+    assert headings[1].endswith("on an earlier version of this problem's files")
+
+
 def test_a_bad_notes_file_is_reported_by_name_and_the_rest_loads(deck: Path):
     from kernelbench.results.dataset import load_dataset
 
