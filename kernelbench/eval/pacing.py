@@ -8,8 +8,9 @@ the bench process and the grader exchange three messages over a socket pair the 
 1. READY: the grader answers with the call's nonce, the seed of the permutation that makes the call's inputs
    fresh (portable.fresh.freshen). No work on those inputs can start before the grader sent it.
 2. DONE (after the call and its synchronise): the grader answers with a weight seed, unknown until then.
-3. COMMIT, with the output's fingerprint under that weight (portable.fresh.fingerprint, a wrapping sum of every
-   element's bits times pseudo-random weights: computable only from the whole output): the grader decides, by
+3. COMMIT, with the output's fingerprint under that weight (portable.fresh.fingerprint, a nonlinear tree hash of
+   the output's bytes: computable only from the whole output, and not met later by nudging another output): the
+   grader decides, by
    reservoir sampling from its own randomness, whether the call is kept for the trusted fresh stage, and answers
    with its slot (or -1).
 

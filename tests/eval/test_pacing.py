@@ -27,6 +27,29 @@ def test_the_fingerprint_needs_every_bit_of_the_output():
     assert fingerprint(pair, 1) != fingerprint((pair[1], pair[0]), 1)
 
 
+def test_the_fingerprint_has_no_linear_structure_to_solve_and_leaves_its_input_alone():
+    """A commitment a candidate can meet by nudging a right answer must not be linear in the output: the change a
+    nudge makes depends on everything else in the output, and two nudges do not add up."""
+    gen = torch.Generator().manual_seed(7)
+    x, y = torch.randn(256, generator=gen), torch.randn(256, generator=gen)
+    kept = x.clone()
+
+    def nudged(t, *where):
+        t = t.clone()
+        for i in where:
+            t.view(torch.int32)[i] += 1
+        return t
+
+    def change(t, *where):
+        return (fingerprint(nudged(t, *where), 99) - fingerprint(t, 99)) % (1 << 64)
+
+    assert change(x, 3) != change(y, 3)                                   # the same nudge, other outputs
+    assert change(x, 3, 200) != (change(x, 3) + change(x, 200)) % (1 << 64)  # nudges do not add
+    assert torch.equal(x, kept)                                           # read, never written
+    words = torch.arange(8, dtype=torch.int64)
+    assert fingerprint(words, 1) != fingerprint(words.flip(0), 1)        # position matters
+
+
 def test_a_paced_loop_is_stamped_and_kept_calls_are_the_grader_s_choice():
     pacer, theirs = open_pacer(kept_per_shape=2)
     client = PacerClient(theirs.detach())

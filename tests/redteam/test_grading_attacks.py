@@ -30,15 +30,19 @@ def grade(name: str, **limits):
                           limits={"check": 120.0, "bench": 120.0, **limits})
 
 
+# variants of lazy_bench_forged_kept, by its MODE
+FORGED_KEPT_MODES = {"lazy_bench_own_seeds": "own", "lazy_bench_collides_kept": "collide"}
+
+
 def solution_file(name: str) -> Path:
-    """An attack's file; lazy_bench_own_seeds is lazy_bench_forged_kept claiming seeds of its own (MODE "own")."""
-    if name != "lazy_bench_own_seeds":
+    """An attack's file; the names of FORGED_KEPT_MODES are lazy_bench_forged_kept in another MODE."""
+    if name not in FORGED_KEPT_MODES:
         return SOLUTIONS / f"{name}.py"
     import tempfile
 
     path = Path(tempfile.mkdtemp(prefix="kb-redteam-")) / f"{name}.py"
     text = (SOLUTIONS / "lazy_bench_forged_kept.py").read_text()
-    path.write_text(text.replace('MODE = "nonce"', 'MODE = "own"'))
+    path.write_text(text.replace('MODE = "nonce"', f'MODE = "{FORGED_KEPT_MODES[name]}"'))
     return path
 
 
@@ -116,6 +120,16 @@ def test_the_same_slow_solution_unforged_passes(tmp_path):
 
 def test_kept_outputs_computed_after_the_fact_break_their_commitment():
     report = grade("lazy_bench_forged_kept")
+    found = checks_of(report)
+    assert report.grading.outcome is Outcome.INVALID, (report.grading.reasons, found)
+    assert any("committed to" in m for m in found.get("external_clock", [])), found
+
+
+def test_kept_outputs_nudged_to_hit_their_commitment_still_break_it():
+    """Told a call is kept, the candidate computes the right answer and moves eight of its elements by a few ulps
+    each until a weighted sum of its bits equals what its zeros committed to (a lattice reduction: a linear
+    fingerprint is forged this way in seconds). The commitment is not linear, so the kept output still breaks it."""
+    report = grade("lazy_bench_collides_kept")
     found = checks_of(report)
     assert report.grading.outcome is Outcome.INVALID, (report.grading.reasons, found)
     assert any("committed to" in m for m in found.get("external_clock", [])), found

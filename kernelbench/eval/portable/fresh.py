@@ -29,9 +29,13 @@ import torch
 _randbelow = secrets.randbelow  # bound before any candidate code can patch the module attribute
 SEED_BITS = 62
 _SAME_SIZE_INTS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
-# the fingerprint's weight mixer (splitmix64's constants, as signed 64-bit integers: torch wraps on overflow)
-_MIX1, _MIX2 = 0x9E3779B97F4A7C15 - (1 << 64), 0xBF58476D1CE4E5B9 - (1 << 64)
-_FINGERPRINT_CHUNK = 1 << 24
+# The fingerprint's constants (splitmix64's finaliser and odd multipliers, as signed 64-bit integers: torch's int64
+# arithmetic wraps on overflow on every device).
+_MIX1, _MIX2 = 0xBF58476D1CE4E5B9 - (1 << 64), 0x94D049BB133111EB - (1 << 64)
+_LANE_A, _LANE_C = 0x9E3779B97F4A7C15 - (1 << 64), 0xD6E8FEB86659FD93 - (1 << 64)
+_NODE_A, _NODE_C = 0xC2B2AE3D27D4EB4F - (1 << 64), 0x165667B19E3779F9
+_PAD = 0x27D4EB2F165667C5
+_FINGERPRINT_CHUNK = 1 << 22   # words (32 MiB) hashed as one subtree: bounds the stage's extra memory
 
 
 def draw_seed() -> int:
@@ -63,23 +67,83 @@ def _permuted(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
 
 
 def fingerprint(out: Any, weight: int) -> int:
-    """A 64-bit fingerprint of an output's exact bits: the wrapping sum of every element's bits times a
-    pseudo-random weight drawn from `weight` and the element's position. It cannot be computed without the whole
-    output, and the same bits give the same value on any device (integer arithmetic, order-free)."""
+    """A 64-bit commitment to an output's exact bytes under `weight`, the same on every device.
+
+    The bytes of each tensor (in logical order) are read as 64-bit words; each word becomes a 128-bit leaf mixed
+    with its position and the weight, and the leaves are reduced pairwise, two lanes mixing into each other at every
+    node, to one root folded to 64 bits with the tensors' byte lengths. A candidate commits to it before it learns
+    whether its output is kept, and the trusted fresh stage recomputes it over what is kept: a kept output must
+    hash to the value committed. A wrapping weighted sum would not bind: it is linear, so once told a call is
+    kept a candidate can nudge a few elements of the right answer, within tolerance, until its sum equals what it
+    committed for a wrong one (tests/eval/test_pacing.py does so in seconds). Through the nonlinear mixing the
+    best known way to hit a committed value is to try outputs, about 2^64 of them."""
     tensors = [out] if isinstance(out, torch.Tensor) else [
         t for t in (out if isinstance(out, (tuple, list)) else []) if isinstance(t, torch.Tensor)]
-    total, offset = 0, 0
+    roots, lengths, offset = [], [], 0
     for tensor in tensors:
-        bits = tensor.detach().contiguous().view(_SAME_SIZE_INTS[tensor.element_size()]).reshape(-1)
-        for start in range(0, bits.numel(), _FINGERPRINT_CHUNK):
-            chunk = bits[start:start + _FINGERPRINT_CHUNK].to(torch.int64)
-            index = torch.arange(offset + start, offset + start + chunk.numel(), dtype=torch.int64,
-                                 device=chunk.device)
-            mixed = (index + weight) * _MIX1
-            mixed = (mixed ^ (mixed >> 31)) * _MIX2
-            total = (total + int((chunk * mixed).sum().item())) % (1 << 64)
-        offset += bits.numel()
-    return total - (1 << 64) if total >= 1 << 63 else total
+        words, nbytes = _words(tensor)
+        lengths.append(nbytes)
+        for start in range(0, words.numel(), _FINGERPRINT_CHUNK):
+            chunk = words[start:start + _FINGERPRINT_CHUNK]
+            roots.append(_tree(*_leaves(chunk, offset + start, weight)))
+        offset += words.numel()
+    if roots:
+        a, c = _tree(torch.stack([r[0] for r in roots]), torch.stack([r[1] for r in roots]))
+        a, c = int(a.item()), int(c.item())
+    else:
+        a = c = _PAD
+    folded = torch.tensor([a, c, len(tensors), *lengths], dtype=torch.int64)
+    total = _mix(folded[0] + _mix(folded[1] * _NODE_A + _PAD))
+    for value in folded[2:]:
+        total = _mix(total * _NODE_C + value)  # a new tensor each time: _mix works in place
+    return int(total.item())
+
+
+def _words(tensor: torch.Tensor) -> tuple[torch.Tensor, int]:
+    """The tensor's bytes as int64 words (the last one zero-padded), and how many bytes it holds."""
+    raw = tensor.detach().contiguous().reshape(-1).view(torch.uint8)
+    nbytes, whole = raw.numel(), raw.numel() // 8 * 8
+    try:
+        body = raw[:whole].view(torch.int64)
+    except RuntimeError:  # a storage offset that is not a multiple of 8 bytes: read a copy
+        body = raw[:whole].clone().view(torch.int64)
+    if whole == nbytes:
+        return body, nbytes
+    tail = torch.zeros(8, dtype=torch.uint8, device=raw.device)
+    tail[:nbytes - whole] = raw[whole:]
+    return torch.cat([body, tail.view(torch.int64)]), nbytes
+
+
+def _xor_lsr_(x: torch.Tensor, bits: int) -> torch.Tensor:
+    """x ^= x >>> bits, in place (a logical shift: torch's >> on int64 copies the sign bit in)."""
+    return x.bitwise_xor_((x >> bits).bitwise_and_((1 << (64 - bits)) - 1))
+
+
+def _mix(x: torch.Tensor) -> torch.Tensor:
+    """splitmix64's finaliser, in place on `x` (always a temporary here): a bijection of 64-bit words in which every
+    output bit depends on every input bit."""
+    _xor_lsr_(x, 30).mul_(_MIX1)
+    _xor_lsr_(x, 27).mul_(_MIX2)
+    return _xor_lsr_(x, 31)
+
+
+def _leaves(words: torch.Tensor, offset: int, weight: int) -> tuple[torch.Tensor, torch.Tensor]:
+    position = torch.arange(offset, offset + words.numel(), dtype=torch.int64, device=words.device)
+    a = _mix((position * _LANE_A).add_(words).add_(weight))
+    c = _mix(position.mul_(_LANE_C).bitwise_xor_(words).add_(a).add_(_PAD))
+    return a, c
+
+
+def _tree(a: torch.Tensor, c: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Pairwise reduction of (a, c) to one pair; an odd level is padded with a constant."""
+    while a.numel() > 1:
+        if a.numel() % 2:
+            pad = torch.full((1,), _PAD, dtype=torch.int64, device=a.device)
+            a, c = torch.cat([a, pad]), torch.cat([c, pad])
+        left_a, right_a, left_c, right_c = a[0::2], a[1::2], c[0::2], c[1::2]
+        a = _mix((left_a * _NODE_A).add_(right_a).add_(left_c ^ right_c))
+        c = _mix((left_c ^ right_a).mul_(_NODE_C).add_(right_c).add_(a))
+    return a.reshape(()), c.reshape(())
 
 
 @dataclass
