@@ -8,7 +8,8 @@ sum of the same bits (the linear construction it replaced, written here only to 
     python benchmarks/pacing_overhead.py [--device cuda] [--mib 32 256 1024] [--repeat 3]
 
 Prints one line per (dtype, size): milliseconds for freshen (one tensor of that size), the fingerprint and the
-weighted sum, median of --repeat runs after one warm-up.
+weighted sum, median of --repeat runs after one warm-up; on a GPU, also whether the fingerprint of the tensor there
+equals the CPU's of its copy (the fresh stage may recompute it on another device than the bench stage's).
 """
 
 from __future__ import annotations
@@ -69,8 +70,10 @@ def main() -> int:
                 "fingerprint": timed_ms(lambda: fingerprint(x, 12345), args.device, args.repeat),
                 "weighted sum": timed_ms(lambda: weighted_sum(x, 12345), args.device, args.repeat),
             }
+            agree = "" if args.device == "cpu" else \
+                f"; the same fingerprint on the CPU: {fingerprint(x, 12345) == fingerprint(x.cpu(), 12345)}"
             print(f"{str(dtype).removeprefix('torch.'):>8} {mib:>5} MiB: "
-                  + ", ".join(f"{k} {v:.2f} ms" for k, v in figures.items()))
+                  + ", ".join(f"{k} {v:.2f} ms" for k, v in figures.items()) + agree)
             del x
     return 0
 

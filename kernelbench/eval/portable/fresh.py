@@ -36,6 +36,7 @@ _LANE_A, _LANE_C = 0x9E3779B97F4A7C15 - (1 << 64), 0xD6E8FEB86659FD93 - (1 << 64
 _NODE_A, _NODE_C = 0xC2B2AE3D27D4EB4F - (1 << 64), 0x165667B19E3779F9
 _PAD = 0x27D4EB2F165667C5
 _FINGERPRINT_CHUNK = 1 << 22   # words (32 MiB) hashed as one subtree: bounds the stage's extra memory
+_ON_HOST_BELOW = 1 << 12       # tree levels this small are reduced on the CPU
 
 
 def draw_seed() -> int:
@@ -135,8 +136,11 @@ def _leaves(words: torch.Tensor, offset: int, weight: int) -> tuple[torch.Tensor
 
 
 def _tree(a: torch.Tensor, c: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Pairwise reduction of (a, c) to one pair; an odd level is padded with a constant."""
+    """Pairwise reduction of (a, c) to one pair; an odd level is padded with a constant. The last, small levels
+    run on the CPU (exact integers: the same values), where each costs microseconds, not a dozen kernel launches."""
     while a.numel() > 1:
+        if a.numel() <= _ON_HOST_BELOW and a.device.type != "cpu":
+            a, c = a.cpu(), c.cpu()
         if a.numel() % 2:
             pad = torch.full((1,), _PAD, dtype=torch.int64, device=a.device)
             a, c = torch.cat([a, pad]), torch.cat([c, pad])
