@@ -147,7 +147,7 @@ def _tree(a: torch.Tensor, c: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]
         left_a, right_a, left_c, right_c = a[0::2], a[1::2], c[0::2], c[1::2]
         a = _mix((left_a * _NODE_A).add_(right_a).add_(left_c ^ right_c))
         c = _mix((left_c ^ right_a).mul_(_NODE_C).add_(right_c).add_(a))
-    return a.reshape(()), c.reshape(())
+    return a.reshape(()).cpu(), c.reshape(()).cpu()  # roots of tensors on different devices meet on the CPU
 
 
 @dataclass
