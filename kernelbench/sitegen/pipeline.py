@@ -114,6 +114,18 @@ def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildR
     report = _edit_build(config, out_dir, kept, inputs_now, clock, warm)
     if report is not None:
         return report
+    # the render workers start now, before the deck is loaded and planned: forked from a process that holds the
+    # code and little else, none of them counts the deck's memory again (RenderPool)
+    pool = RenderPool.start(config.jobs) if warm is None else None
+    try:
+        return _full_build(config, out_dir, inputs_now, clock, warm, pool)
+    finally:
+        if pool is not None:
+            pool.close()
+
+
+def _full_build(config: BuildConfig, out_dir: Path, inputs_now: snapshot.Snapshot, clock: Stopwatch,
+                warm: WarmState | None, pool: RenderPool | None) -> BuildReport:
     from kernelbench.fileio import atomic_write_bytes
     from kernelbench.sitegen import output, urls
     from kernelbench.sitegen.keptplan import KeptPlan
@@ -147,7 +159,7 @@ def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildR
         manifest.static, copied = copy_assets(
             asset_sources(config.static_dir), staging, previous.static, hasher
         )
-        render_diags = render_changed_pages(site.pages, env, tpl_hash, staging, previous, manifest, config)
+        render_diags = render_changed_pages(site.pages, env, tpl_hash, staging, previous, manifest, config, pool)
         hasher.seen.update(manifest.settled)  # files hashed where their pages were rendered
         render_diags += site.changed_inputs()
         clock.lap("render")
@@ -157,7 +169,7 @@ def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildR
         atomic_write_bytes(staging / MANIFEST_NAME, manifest.dump())
         outcome = _outcome(site.pages, manifest, site.diagnostics + render_diags)
         snapshot.save(snapshot_path(staging), inputs_now, outcome)
-        KeptPlan.of_build(site, inputs_now.taken_ns, urls.claims()).save(staging)
+        KeptPlan.of_build(site, inputs_now.taken_ns, urls.claims(own_slugs=False)).save(staging)
         output.SiteRecord.of_staging(staging, seeded_from, written_run_folders(manifest.written)).save(staging)
         output.swap_in(staging, out_dir, keep_spare=True)
         clock.lap("exports and swap")
@@ -411,9 +423,11 @@ def render_changed_pages(
     previous: Manifest,
     manifest: Manifest,
     config: BuildConfig,
+    pool: RenderPool | None = None,
 ) -> list[Diagnostic]:
     """Render pages whose input hash changed (or whose file is missing, or whose inputs are settled only where
-    they are rendered); reuse the rest as they are."""
+    they are rendered); reuse the rest as they are. `pool`: render workers started earlier (RenderPool); without
+    it, a build with enough heavy pages to render starts its own."""
     todo: list[Page] = []
     diagnostics: list[Diagnostic] = []
     for page in pages:
@@ -429,20 +443,25 @@ def render_changed_pages(
             todo.append(page)
     manifest.rendered = len(todo)
     manifest.written = [page.url for page in todo]
-    for url, digest, diags, settled in _render_all(todo, env, tpl_hash, staging, config):
+    for url, digest, diags, settled in _render_all(todo, env, tpl_hash, staging, config, pool):
         manifest.pages[url] = [digest, [_diag_to_json(d) for d in diags]]
         manifest.settled.update(settled)
         diagnostics += diags
     return diagnostics
 
 
-def _render_all(todo: list[Page], env, tpl_hash: str, staging: Path, config: BuildConfig):
+def _render_all(todo: list[Page], env, tpl_hash: str, staging: Path, config: BuildConfig,
+                pool: RenderPool | None = None):
     heavy = [p for p in todo if p.parallel]
     light = [p for p in todo if not p.parallel]
     progress = _Progress(len(todo), enabled=config.progress)
     with progress:
         if config.jobs > 1 and len(heavy) >= PARALLEL_THRESHOLD:
-            yield from _render_in_pool(heavy, env, tpl_hash, staging, config.jobs, progress)
+            if pool is not None:
+                yield from pool.render(heavy, env, tpl_hash, staging, progress)
+            else:
+                with RenderPool.start(config.jobs) as own:
+                    yield from own.render(heavy, env, tpl_hash, staging, progress)
         else:
             light = heavy + light
         for page in light:
@@ -450,31 +469,91 @@ def _render_all(todo: list[Page], env, tpl_hash: str, staging: Path, config: Bui
             progress.advance()
 
 
-_POOL_STATE: dict = {}
+class RenderPool:
+    """Render worker processes, forked from the build before it loads the deck when it is a command's full build.
+
+    A worker forked after planning shares the build's memory page for page, and the resident set of each counts
+    all of it again (the deck's records, views and pages: half a gigabyte at ten thousand runs), and touching
+    those objects (reference counts) copies the pages they lie on. Forked before, a worker holds the code and the
+    compiled lexers, and is sent each page to render (`Page` pickles: a run page's RunPageWork travels without
+    its folder's descriptor, which the worker opens again and takes only when it is the very folder the build
+    opened; a page whose folder it cannot take is rendered by the build itself, from its own descriptor)."""
+
+    def __init__(self, executor):
+        self.executor = executor
+
+    @classmethod
+    def start(cls, jobs: int) -> RenderPool | None:
+        """Workers for `jobs` > 1 (None otherwise), forked now."""
+        if jobs <= 1:
+            return None
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        from kernelbench.sitegen import plan  # what rendering a run page runs, imported once for every worker
+        from kernelbench.sitegen.render import make_environment  # noqa: F401
+        from kernelbench.sitegen.runpage import compile_lexers
+
+        plan.viewer_version()  # imports the transcript viewer
+        compile_lexers()  # once, inherited by every worker, rather than once in each
+        executor = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"),
+                                       initializer=_die_with_build, initargs=(os.getpid(),))
+        executor.submit(int).result()  # a pool started with fork forks every worker at its first task: now
+        return cls(executor)
+
+    def __enter__(self) -> RenderPool:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.executor.shutdown(wait=True, cancel_futures=True)
+
+    def render(self, pages: list[Page], env, tpl_hash: str, staging: Path, progress: _Progress):
+        from functools import partial
+
+        from kernelbench.sitegen import urls
+
+        shared = (urls.claims(own_slugs=False), _environment_spec(env), tpl_hash, staging)
+        jobs = self.executor._max_workers
+        # small chunks: a worker takes the next one as it finishes, so the last chunks of the build end together (a
+        # chunk of an eighth of each worker's share could leave one core idle for seconds at the end of a large
+        # build), and a chunk's round trip costs little beside rendering its pages
+        chunk = max(1, min(MAX_CHUNK, len(pages) // (jobs * 8)))
+        for index, result in enumerate(self.executor.map(partial(_render_sent, shared), pages, chunksize=chunk)):
+            if result is None:  # the worker could not take the run's folder: rendered here, from the build's own
+                result = _render_one(pages[index], env, tpl_hash, staging)
+            progress.advance()
+            yield result
 
 
-def _render_in_pool(pages: list[Page], env, tpl_hash: str, staging: Path, jobs: int, progress: "_Progress"):
-    # Workers are forked after the plan exists, so each inherits the pages (closures included) for free.
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+def _environment_spec(env) -> tuple[str, str | None]:
+    """What a render worker makes the same jinja2 environment from (render.make_environment): the templates
+    folder and the compiled templates' folder."""
+    cache = env.bytecode_cache
+    return env.loader.searchpath[0], None if cache is None else cache.directory
 
-    from kernelbench.sitegen.runpage import compile_lexers
 
-    _POOL_STATE.update(pages=pages, env=env, tpl_hash=tpl_hash, staging=staging)
-    compile_lexers()  # once, inherited by every worker, rather than once in each
-    context = multiprocessing.get_context("fork")
-    try:
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_die_with_build,
-                                 initargs=(os.getpid(),)) as pool:
-            # small chunks: a worker takes the next one as it finishes, so the last chunks of the build end
-            # together (a chunk of an eighth of each worker's share could leave one core idle for seconds at the
-            # end of a large build), and a chunk's round trip costs little beside rendering its pages
-            chunk = max(1, min(MAX_CHUNK, len(pages) // (jobs * 8)))
-            for result in pool.map(_render_indexed, range(len(pages)), chunksize=chunk):
-                progress.advance()
-                yield result
-    finally:
-        _POOL_STATE.clear()
+_WORKER: dict = {}  # in a render worker: the addresses handed out and the environment, as last sent
+
+
+def _render_sent(shared: tuple, page: Page):
+    """In a render worker: one page sent by the build; None when its run folder is not the one the build opened."""
+    from kernelbench.sitegen import urls
+    from kernelbench.sitegen.render import make_environment
+
+    claims, spec, tpl_hash, staging = shared
+    if _WORKER.get("claims") != claims:
+        urls.restore_claims(claims)
+        _WORKER["claims"] = claims
+    env = _WORKER.get(spec)
+    if env is None:
+        env = _WORKER[spec] = make_environment(Path(spec[0]), None if spec[1] is None else Path(spec[1]))
+    attach = getattr(getattr(page.context, "__self__", None), "attach_folder", None)
+    if attach is not None and not attach():
+        return None
+    return _render_one(page, env, tpl_hash, staging)
 
 
 PR_SET_PDEATHSIG = 1
@@ -489,11 +568,6 @@ def _die_with_build(build_pid: int) -> None:
         return
     if os.getppid() != build_pid:  # the build ended before the signal was armed
         os._exit(1)
-
-
-def _render_indexed(index: int):
-    state = _POOL_STATE
-    return _render_one(state["pages"][index], state["env"], state["tpl_hash"], state["staging"])
 
 
 def _render_one(page: Page, env, tpl_hash: str, staging: Path) -> tuple[str, str, list[Diagnostic], dict]:
