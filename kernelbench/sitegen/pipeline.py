@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import html
 import os
 import signal
@@ -15,6 +16,7 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from kernelbench.errors import Diagnostic, KernelBenchError
 from kernelbench.sitegen import snapshot
@@ -153,13 +155,15 @@ def _full_build(config: BuildConfig, out_dir: Path, inputs_now: snapshot.Snapsho
         seeding.wait()
         clock.lap("link previous site")
         (staging / CACHE_DIR / "jinja").mkdir(parents=True, exist_ok=True)
-        if warm is None or warm.builds == 0:  # a warm process keeps it in memory; the disk copy is for commands
-            save_parse_cache(parse_cache, staging, version)
         manifest = Manifest(file_hashes={}, started_ns=hasher.started_ns)
         manifest.static, copied = copy_assets(
             asset_sources(config.static_dir), staging, previous.static, hasher
         )
-        render_diags = render_changed_pages(site.pages, env, tpl_hash, staging, previous, manifest, config, pool)
+        meanwhile = None
+        if warm is None or warm.builds == 0:  # a warm process keeps it in memory; the disk copy is for commands
+            meanwhile = functools.partial(save_parse_cache, parse_cache, staging, version)
+        render_diags = render_changed_pages(site.pages, env, tpl_hash, staging, previous, manifest, config, pool,
+                                            meanwhile)
         hasher.seen.update(manifest.settled)  # files hashed where their pages were rendered
         render_diags += site.changed_inputs()
         clock.lap("render")
@@ -424,10 +428,12 @@ def render_changed_pages(
     manifest: Manifest,
     config: BuildConfig,
     pool: RenderPool | None = None,
+    meanwhile: Callable[[], None] | None = None,
 ) -> list[Diagnostic]:
     """Render pages whose input hash changed (or whose file is missing, or whose inputs are settled only where
     they are rendered); reuse the rest as they are. `pool`: render workers started earlier (RenderPool); without
-    it, a build with enough heavy pages to render starts its own."""
+    it, a build with enough heavy pages to render starts its own. `meanwhile`: the build's own work to do while
+    the workers render (or before rendering, without them)."""
     todo: list[Page] = []
     diagnostics: list[Diagnostic] = []
     for page in pages:
@@ -443,7 +449,7 @@ def render_changed_pages(
             todo.append(page)
     manifest.rendered = len(todo)
     manifest.written = [page.url for page in todo]
-    for url, digest, diags, settled in _render_all(todo, env, tpl_hash, staging, config, pool):
+    for url, digest, diags, settled in _render_all(todo, env, tpl_hash, staging, config, pool, meanwhile):
         manifest.pages[url] = [digest, [_diag_to_json(d) for d in diags]]
         manifest.settled.update(settled)
         diagnostics += diags
@@ -451,20 +457,30 @@ def render_changed_pages(
 
 
 def _render_all(todo: list[Page], env, tpl_hash: str, staging: Path, config: BuildConfig,
-                pool: RenderPool | None = None):
+                pool: RenderPool | None = None, meanwhile: Callable[[], None] | None = None):
     heavy = [p for p in todo if p.parallel]
     light = [p for p in todo if not p.parallel]
     progress = _Progress(len(todo), enabled=config.progress)
-    with progress:
+    with progress, contextlib.ExitStack() as stack:
         if config.jobs > 1 and len(heavy) >= PARALLEL_THRESHOLD:
-            if pool is not None:
-                yield from pool.render(heavy, env, tpl_hash, staging, progress)
-            else:
-                with RenderPool.start(config.jobs) as own:
-                    yield from own.render(heavy, env, tpl_hash, staging, progress)
-        else:
-            light = heavy + light
-        for page in light:
+            if pool is None:
+                pool = stack.enter_context(RenderPool.start(config.jobs))
+            sent = pool.send(heavy, env, tpl_hash, staging)
+            # the build's own share, while the workers render: the light pages (the runs index and the problem
+            # pages list every run: seconds at ten thousand runs) and what `meanwhile` does
+            if meanwhile is not None:
+                meanwhile()
+            rendered = [_render_one(page, env, tpl_hash, staging) for page in light]
+            for result in sent:
+                progress.advance()
+                yield result
+            for result in rendered:
+                progress.advance()
+                yield result
+            return
+        if meanwhile is not None:
+            meanwhile()
+        for page in heavy + light:
             yield _render_one(page, env, tpl_hash, staging)
             progress.advance()
 
@@ -510,7 +526,8 @@ class RenderPool:
     def close(self) -> None:
         self.executor.shutdown(wait=True, cancel_futures=True)
 
-    def render(self, pages: list[Page], env, tpl_hash: str, staging: Path, progress: _Progress):
+    def send(self, pages: list[Page], env, tpl_hash: str, staging: Path):
+        """Hand every page to the workers now; the results, in the pages' order, as they are taken."""
         from functools import partial
 
         from kernelbench.sitegen import urls
@@ -521,10 +538,14 @@ class RenderPool:
         # chunk of an eighth of each worker's share could leave one core idle for seconds at the end of a large
         # build), and a chunk's round trip costs little beside rendering its pages
         chunk = max(1, min(MAX_CHUNK, len(pages) // (jobs * 8)))
-        for index, result in enumerate(self.executor.map(partial(_render_sent, shared), pages, chunksize=chunk)):
+        results = self.executor.map(partial(_render_sent, shared), pages, chunksize=chunk)
+        return self._taken(results, pages, env, tpl_hash, staging)
+
+    @staticmethod
+    def _taken(results, pages: list[Page], env, tpl_hash: str, staging: Path):
+        for index, result in enumerate(results):
             if result is None:  # the worker could not take the run's folder: rendered here, from the build's own
                 result = _render_one(pages[index], env, tpl_hash, staging)
-            progress.advance()
             yield result
 
 
