@@ -116,14 +116,22 @@ def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildR
     report = _edit_build(config, out_dir, kept, inputs_now, clock, warm)
     if report is not None:
         return report
-    # the render workers start now, before the deck is loaded and planned: forked from a process that holds the
-    # code and little else, none of them counts the deck's memory again (RenderPool)
-    pool = RenderPool.start(config.jobs) if warm is None else None
+    # a build that will render most pages starts its render workers now, before the deck is loaded and planned:
+    # forked from a process that holds the code and little else, none of them counts the deck's memory again
+    # (RenderPool); another starts them when it has pages enough to render (a result edited: five)
+    pool = RenderPool.start(config.jobs) if warm is None and _renders_most_pages(config, kept, inputs_now) else None
     try:
         return _full_build(config, out_dir, inputs_now, clock, warm, pool)
     finally:
         if pool is not None:
             pool.close()
+
+
+def _renders_most_pages(config: BuildConfig, kept, now: snapshot.Snapshot) -> bool:
+    """Whether this build is expected to render most of its pages: no site is in place (nor its record), or the
+    code, templates or assets changed since it was built (every page's fingerprint takes them). A guess that
+    decides only when the render workers start: wrong either way, it costs memory, never a page."""
+    return kept is None or snapshot.code_changed(kept[0], now, snapshot.input_roots(config))
 
 
 def _full_build(config: BuildConfig, out_dir: Path, inputs_now: snapshot.Snapshot, clock: Stopwatch,
