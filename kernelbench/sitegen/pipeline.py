@@ -594,7 +594,11 @@ PR_SET_PDEATHSIG = 1
 
 def _die_with_build(build_pid: int) -> None:
     """Make a render worker end with the build that started it, even a build killed by SIGKILL (which has no
-    chance to stop its pool): the kernel sends the worker SIGKILL when its parent ends."""
+    chance to stop its pool): the kernel sends the worker SIGKILL when its parent ends. The worker's garbage
+    collector runs whatever the build's was doing when it forked (paused while the build renders)."""
+    import gc
+
+    gc.enable()
     try:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     except (OSError, AttributeError):  # not Linux: the worker ends when it finds its call queue closed

@@ -494,3 +494,17 @@ def test_held_out_results_get_a_section_on_the_run_page_and_a_mark_on_the_board(
     page = (out / "runs" / run_id / "index.html").read_text()
     assert 'id="held-out"' in page and "1234567" in page and "heldout:stress:presorted" in page
     assert ("got 299, expected 300" in page) == (not marked[run_id])
+
+
+def test_render_workers_collect_garbage_though_forked_while_the_build_paused_its_collector():
+    import gc
+
+    from kernelbench.sitegen.pipeline import RenderPool
+    from kernelbench.transcripts.gcpause import gc_paused
+
+    with gc_paused():  # the build renders with its collector paused, and may start its workers then
+        pool = RenderPool.start(2)
+    try:
+        assert all(pool.executor.submit(gc.isenabled).result() for _ in range(4))
+    finally:
+        pool.close()
