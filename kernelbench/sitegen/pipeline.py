@@ -14,9 +14,10 @@ import os
 import signal
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Self
 
 from kernelbench.errors import Diagnostic, KernelBenchError
 from kernelbench.sitegen import snapshot
@@ -529,7 +530,7 @@ class RenderPool:
         executor.submit(int).result()  # a pool started with fork forks every worker at its first task: now
         return cls(executor)
 
-    def __enter__(self) -> RenderPool:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:
