@@ -177,6 +177,8 @@ def _full_build(config: BuildConfig, out_dir: Path, inputs_now: snapshot.Snapsho
         with gc_paused():
             render_diags = render_changed_pages(site.pages, env, tpl_hash, staging, previous, manifest, config,
                                                 pool, meanwhile)
+        if pool is not None:  # done: their memory is not held while the build writes its records
+            pool.close()
         hasher.seen.update(manifest.settled)  # files hashed where their pages were rendered
         render_diags += site.changed_inputs()
         clock.lap("render")
@@ -537,6 +539,7 @@ class RenderPool:
         self.close()
 
     def close(self) -> None:
+        """End the workers (again: nothing)."""
         self.executor.shutdown(wait=True, cancel_futures=True)
 
     def send(self, pages: list[Page], env, tpl_hash: str, staging: Path):
