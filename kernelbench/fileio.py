@@ -380,13 +380,15 @@ class ModelLoadError(KernelBenchError):
         return self.args[0]
 
 
-def parse_model(path: Path, model_cls: type[ModelT], data: Any, source: str | None = None) -> ModelT:
+def parse_model(path: Path, model_cls: type[ModelT], data: Any, source: str | None = None, *,
+                plain: bool = False) -> ModelT:
     """Validate already-parsed data against a pydantic model; errors carry file, line and hint (`source`: the
-    JSON text `data` came from, for the lines of a JSON file)."""
+    JSON text `data` came from, for the lines of a JSON file). `plain`: `data` holds plain dicts and lists only
+    (parsed JSON), with nothing to strip (`to_plain`, a copy of the whole document)."""
     from pydantic import ValidationError
 
     try:
-        return model_cls.model_validate(to_plain(data))
+        return model_cls.model_validate(data if plain else to_plain(data))
     except ValidationError as exc:
         raise ModelLoadError(validation_diagnostics(Path(path), data, exc, source)) from None
 
@@ -395,7 +397,7 @@ def load_json_model(path: Path, model_cls: type[ModelT], text: str | None = None
     """A JSON file (or its `text`) validated against a pydantic model; every error names file and line."""
     if text is None:
         text = read_text(path)
-    return parse_model(path, model_cls, load_json(path, text), source=text)
+    return parse_model(path, model_cls, load_json(path, text), source=text, plain=True)
 
 
 def load_yaml_model(path: Path, model_cls: type[ModelT]) -> ModelT:

@@ -233,6 +233,26 @@ class Folder:
         real = Path(os.path.realpath(path))
         return cls(os.open(real, _DIR_FLAGS), path, real)
 
+    @classmethod
+    def reopen(cls, path: Path, real: str, identity: tuple[int, int]) -> Folder | None:
+        """The folder another process opened (`identity`: its device and inode), opened again in this one by
+        its real path, and taken only when the descriptor is that very folder; None otherwise (moved, swapped,
+        removed, or a part of the path swapped for a link). The process that opened it holds its descriptor
+        open for the whole build, so no other folder can take its inode meanwhile: the same identity is the
+        same folder, whichever way the path led to it, and every file is then read through the descriptor."""
+        try:
+            fd = os.open(real, _DIR_FLAGS)
+        except OSError:
+            return None
+        try:
+            same = _identity(os.fstat(fd)) == tuple(identity)
+        except OSError:
+            same = False
+        if not same:
+            os.close(fd)
+            return None
+        return cls(fd, path, Path(real))
+
     def close(self) -> None:
         self._closer()
 

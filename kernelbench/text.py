@@ -27,13 +27,35 @@ def _acts(char: str) -> bool:
     return unicodedata.category(char) in _ACTING_CATEGORIES
 
 
+class _Shown(dict):
+    """How `visible` shows each character, by code point: a table for `str.translate`, filled as characters are
+    first met (a page prints hundreds of thousands of texts, most of them a few characters long, and looking up
+    each character's category in Python cost more than the rest of printing them). At most `MAX_KEPT` characters
+    are kept: text of every script passes through unbounded."""
+
+    MAX_KEPT = 1 << 16
+
+    def __init__(self, keep: str):
+        super().__init__()
+        self.keep = keep
+
+    def __missing__(self, code: int) -> str:
+        char = chr(code)
+        shown = _escape(char) if _acts(char) and char not in self.keep else char
+        if len(self) < self.MAX_KEPT:
+            self[code] = shown
+        return shown
+
+
+_SHOWN, _SHOWN_LINES = _Shown(""), _Shown("\t\n")
+
+
 def visible(text: str, *, lines: bool = False) -> str:
     """`text` with every control, format (bidi, zero-width) or separator character shown as its escape;
     `lines` keeps tabs and line breaks (a log message of several lines), escaping the rest."""
     if text.isascii() and text.isprintable():  # the common case: nothing to escape, no new string
         return text
-    keep = "\t\n" if lines else ""
-    return "".join(_escape(c) if _acts(c) and c not in keep else c for c in text)
+    return text.translate(_SHOWN_LINES if lines else _SHOWN)
 
 
 def without_invisibles(text: str) -> str:

@@ -92,7 +92,9 @@ def save_parse_cache(cache: ParseCache, staging: Path, version: str) -> None:
         return
     target.parent.mkdir(parents=True, exist_ok=True)
     stored = {key: cache.pickled(key) for key in cache.used}
-    blob = pickle.dumps({"version": version, "statuses": cache.statuses_used, "stored": stored},
-                        protocol=pickle.HIGHEST_PROTOCOL)
     target.unlink(missing_ok=True)  # a hard link into the previous site: replace it, never write through it
-    target.write_bytes(blob)  # inside the staging folder, which is swapped in whole: no atomic write needed
+    # inside the staging folder, which is swapped in whole: no atomic write needed; pickled straight into the file,
+    # not into one more copy of every value in memory (35 MB at ten thousand runs)
+    with open(target, "wb") as handle:
+        pickle.dump({"version": version, "statuses": cache.statuses_used, "stored": stored}, handle,
+                    protocol=pickle.HIGHEST_PROTOCOL)

@@ -72,7 +72,6 @@ class KeptPlan:
     @classmethod
     def of_build(cls, site, taken_ns: int, claims: dict[str, dict[str, str]]) -> KeptPlan:
         """The plan of a full build (`site`: plan.SitePlan)."""
-        from kernelbench.sitegen.pages import slug
         from kernelbench.sitegen.plan import shared_of_result
 
         data = site.data
@@ -91,8 +90,6 @@ class KeptPlan:
             view = data.runs[run_id]
             runs[run_id] = marshal.dumps((digest, data.view_digests[id(view)], bool(view["unaudited"]),
                                           tuple(sorted(naming.get(run_id, ()))), shared_of_result(record, digest)))
-        claims = {**claims, "run": {name: given for name, given in claims.get("run", {}).items()
-                                    if given != slug(name)}}
         return cls(taken_ns=taken_ns, viewer=data.viewer_version, claims=claims,
                    diagnostics=[diagnostic_row(d) for d in site.diagnostics], runs=runs, annotations=annotations)
 

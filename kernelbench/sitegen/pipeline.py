@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import html
 import os
 import signal
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Self
 
 from kernelbench.errors import Diagnostic, KernelBenchError
 from kernelbench.sitegen import snapshot
@@ -114,6 +117,26 @@ def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildR
     report = _edit_build(config, out_dir, kept, inputs_now, clock, warm)
     if report is not None:
         return report
+    # a build that will render most pages starts its render workers now, before the deck is loaded and planned:
+    # forked from a process that holds the code and little else, none of them counts the deck's memory again
+    # (RenderPool); another starts them when it has pages enough to render (a result edited: five)
+    pool = RenderPool.start(config.jobs) if warm is None and _renders_most_pages(config, kept, inputs_now) else None
+    try:
+        return _full_build(config, out_dir, inputs_now, clock, warm, pool)
+    finally:
+        if pool is not None:
+            pool.close()
+
+
+def _renders_most_pages(config: BuildConfig, kept, now: snapshot.Snapshot) -> bool:
+    """Whether this build is expected to render most of its pages: no site is in place (nor its record), or the
+    code, templates or assets changed since it was built (every page's fingerprint takes them). A guess that
+    decides only when the render workers start: wrong either way, it costs memory, never a page."""
+    return kept is None or snapshot.code_changed(kept[0], now, snapshot.input_roots(config))
+
+
+def _full_build(config: BuildConfig, out_dir: Path, inputs_now: snapshot.Snapshot, clock: Stopwatch,
+                warm: WarmState | None, pool: RenderPool | None) -> BuildReport:
     from kernelbench.fileio import atomic_write_bytes
     from kernelbench.sitegen import output, urls
     from kernelbench.sitegen.keptplan import KeptPlan
@@ -141,13 +164,21 @@ def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildR
         seeding.wait()
         clock.lap("link previous site")
         (staging / CACHE_DIR / "jinja").mkdir(parents=True, exist_ok=True)
-        if warm is None or warm.builds == 0:  # a warm process keeps it in memory; the disk copy is for commands
-            save_parse_cache(parse_cache, staging, version)
         manifest = Manifest(file_hashes={}, started_ns=hasher.started_ns)
         manifest.static, copied = copy_assets(
             asset_sources(config.static_dir), staging, previous.static, hasher
         )
-        render_diags = render_changed_pages(site.pages, env, tpl_hash, staging, previous, manifest, config)
+        meanwhile = None
+        if warm is None or warm.builds == 0:  # a warm process keeps it in memory; the disk copy is for commands
+            meanwhile = functools.partial(save_parse_cache, parse_cache, staging, version)
+        # the collector stays paused while pages are rendered too: the plan's objects (hundreds of thousands at ten
+        # thousand runs) would otherwise be walked again by every full collection the rendering sets off, a second
+        # or more of this process's time; what rendering leaves alive is handed to the oldest generation after
+        with gc_paused():
+            render_diags = render_changed_pages(site.pages, env, tpl_hash, staging, previous, manifest, config,
+                                                pool, meanwhile)
+        if pool is not None:  # done: their memory is not held while the build writes its records
+            pool.close()
         hasher.seen.update(manifest.settled)  # files hashed where their pages were rendered
         render_diags += site.changed_inputs()
         clock.lap("render")
@@ -157,7 +188,7 @@ def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildR
         atomic_write_bytes(staging / MANIFEST_NAME, manifest.dump())
         outcome = _outcome(site.pages, manifest, site.diagnostics + render_diags)
         snapshot.save(snapshot_path(staging), inputs_now, outcome)
-        KeptPlan.of_build(site, inputs_now.taken_ns, urls.claims()).save(staging)
+        KeptPlan.of_build(site, inputs_now.taken_ns, urls.claims(own_slugs=False)).save(staging)
         output.SiteRecord.of_staging(staging, seeded_from, written_run_folders(manifest.written)).save(staging)
         output.swap_in(staging, out_dir, keep_spare=True)
         clock.lap("exports and swap")
@@ -411,9 +442,13 @@ def render_changed_pages(
     previous: Manifest,
     manifest: Manifest,
     config: BuildConfig,
+    pool: RenderPool | None = None,
+    meanwhile: Callable[[], None] | None = None,
 ) -> list[Diagnostic]:
     """Render pages whose input hash changed (or whose file is missing, or whose inputs are settled only where
-    they are rendered); reuse the rest as they are."""
+    they are rendered); reuse the rest as they are. `pool`: render workers started earlier (RenderPool); without
+    it, a build with enough heavy pages to render starts its own. `meanwhile`: the build's own work to do while
+    the workers render (or before rendering, without them)."""
     todo: list[Page] = []
     diagnostics: list[Diagnostic] = []
     for page in pages:
@@ -429,52 +464,133 @@ def render_changed_pages(
             todo.append(page)
     manifest.rendered = len(todo)
     manifest.written = [page.url for page in todo]
-    for url, digest, diags, settled in _render_all(todo, env, tpl_hash, staging, config):
+    for url, digest, diags, settled in _render_all(todo, env, tpl_hash, staging, config, pool, meanwhile):
         manifest.pages[url] = [digest, [_diag_to_json(d) for d in diags]]
         manifest.settled.update(settled)
         diagnostics += diags
     return diagnostics
 
 
-def _render_all(todo: list[Page], env, tpl_hash: str, staging: Path, config: BuildConfig):
+def _render_all(todo: list[Page], env, tpl_hash: str, staging: Path, config: BuildConfig,
+                pool: RenderPool | None = None, meanwhile: Callable[[], None] | None = None):
     heavy = [p for p in todo if p.parallel]
     light = [p for p in todo if not p.parallel]
     progress = _Progress(len(todo), enabled=config.progress)
-    with progress:
+    with progress, contextlib.ExitStack() as stack:
         if config.jobs > 1 and len(heavy) >= PARALLEL_THRESHOLD:
-            yield from _render_in_pool(heavy, env, tpl_hash, staging, config.jobs, progress)
-        else:
-            light = heavy + light
-        for page in light:
+            if pool is None:
+                pool = stack.enter_context(RenderPool.start(config.jobs))
+            sent = pool.send(heavy, env, tpl_hash, staging)
+            # the build's own share, while the workers render: the light pages (the runs index and the problem
+            # pages list every run: seconds at ten thousand runs) and what `meanwhile` does
+            if meanwhile is not None:
+                meanwhile()
+            rendered = [_render_one(page, env, tpl_hash, staging) for page in light]
+            for result in sent:
+                progress.advance()
+                yield result
+            for result in rendered:
+                progress.advance()
+                yield result
+            return
+        if meanwhile is not None:
+            meanwhile()
+        for page in heavy + light:
             yield _render_one(page, env, tpl_hash, staging)
             progress.advance()
 
 
-_POOL_STATE: dict = {}
+class RenderPool:
+    """Render worker processes, forked from the build before it loads the deck when it is a command's full build.
+
+    A worker forked after planning shares the build's memory page for page, and the resident set of each counts
+    all of it again (the deck's records, views and pages: half a gigabyte at ten thousand runs), and touching
+    those objects (reference counts) copies the pages they lie on. Forked before, a worker holds the code and the
+    compiled lexers, and is sent each page to render (`Page` pickles: a run page's RunPageWork travels without
+    its folder's descriptor, which the worker opens again and takes only when it is the very folder the build
+    opened; a page whose folder it cannot take is rendered by the build itself, from its own descriptor)."""
+
+    def __init__(self, executor):
+        self.executor = executor
+
+    @classmethod
+    def start(cls, jobs: int) -> RenderPool | None:
+        """Workers for `jobs` > 1 (None otherwise), forked now."""
+        if jobs <= 1:
+            return None
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        from kernelbench.sitegen import plan  # what rendering a run page runs, imported once for every worker
+        from kernelbench.sitegen.render import make_environment  # noqa: F401
+        from kernelbench.sitegen.runpage import compile_lexers
+
+        plan.viewer_version()  # imports the transcript viewer
+        compile_lexers()  # once, inherited by every worker, rather than once in each
+        executor = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"),
+                                       initializer=_die_with_build, initargs=(os.getpid(),))
+        executor.submit(int).result()  # a pool started with fork forks every worker at its first task: now
+        return cls(executor)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """End the workers (again: nothing)."""
+        self.executor.shutdown(wait=True, cancel_futures=True)
+
+    def send(self, pages: list[Page], env, tpl_hash: str, staging: Path):
+        """Hand every page to the workers now; the results, in the pages' order, as they are taken."""
+        from functools import partial
+
+        from kernelbench.sitegen import urls
+
+        shared = (urls.claims(own_slugs=False), _environment_spec(env), tpl_hash, staging)
+        jobs = self.executor._max_workers
+        # small chunks: a worker takes the next one as it finishes, so the last chunks of the build end together (a
+        # chunk of an eighth of each worker's share could leave one core idle for seconds at the end of a large
+        # build), and a chunk's round trip costs little beside rendering its pages
+        chunk = max(1, min(MAX_CHUNK, len(pages) // (jobs * 8)))
+        results = self.executor.map(partial(_render_sent, shared), pages, chunksize=chunk)
+        return self._taken(results, pages, env, tpl_hash, staging)
+
+    @staticmethod
+    def _taken(results, pages: list[Page], env, tpl_hash: str, staging: Path):
+        for index, result in enumerate(results):
+            if result is None:  # the worker could not take the run's folder: rendered here, from the build's own
+                result = _render_one(pages[index], env, tpl_hash, staging)
+            yield result
 
 
-def _render_in_pool(pages: list[Page], env, tpl_hash: str, staging: Path, jobs: int, progress: "_Progress"):
-    # Workers are forked after the plan exists, so each inherits the pages (closures included) for free.
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+def _environment_spec(env) -> tuple[str, str | None]:
+    """What a render worker makes the same jinja2 environment from (render.make_environment): the templates
+    folder and the compiled templates' folder."""
+    cache = env.bytecode_cache
+    return env.loader.searchpath[0], None if cache is None else cache.directory
 
-    from kernelbench.sitegen.runpage import compile_lexers
 
-    _POOL_STATE.update(pages=pages, env=env, tpl_hash=tpl_hash, staging=staging)
-    compile_lexers()  # once, inherited by every worker, rather than once in each
-    context = multiprocessing.get_context("fork")
-    try:
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_die_with_build,
-                                 initargs=(os.getpid(),)) as pool:
-            # small chunks: a worker takes the next one as it finishes, so the last chunks of the build end
-            # together (a chunk of an eighth of each worker's share could leave one core idle for seconds at the
-            # end of a large build), and a chunk's round trip costs little beside rendering its pages
-            chunk = max(1, min(MAX_CHUNK, len(pages) // (jobs * 8)))
-            for result in pool.map(_render_indexed, range(len(pages)), chunksize=chunk):
-                progress.advance()
-                yield result
-    finally:
-        _POOL_STATE.clear()
+_WORKER: dict = {}  # in a render worker: the addresses handed out and the environment, as last sent
+
+
+def _render_sent(shared: tuple, page: Page):
+    """In a render worker: one page sent by the build; None when its run folder is not the one the build opened."""
+    from kernelbench.sitegen import urls
+    from kernelbench.sitegen.render import make_environment
+
+    claims, spec, tpl_hash, staging = shared
+    if _WORKER.get("claims") != claims:
+        urls.restore_claims(claims)
+        _WORKER["claims"] = claims
+    env = _WORKER.get(spec)
+    if env is None:
+        env = _WORKER[spec] = make_environment(Path(spec[0]), None if spec[1] is None else Path(spec[1]))
+    attach = getattr(getattr(page.context, "__self__", None), "attach_folder", None)
+    if attach is not None and not attach():
+        return None
+    return _render_one(page, env, tpl_hash, staging)
 
 
 PR_SET_PDEATHSIG = 1
@@ -482,18 +598,17 @@ PR_SET_PDEATHSIG = 1
 
 def _die_with_build(build_pid: int) -> None:
     """Make a render worker end with the build that started it, even a build killed by SIGKILL (which has no
-    chance to stop its pool): the kernel sends the worker SIGKILL when its parent ends."""
+    chance to stop its pool): the kernel sends the worker SIGKILL when its parent ends. The worker's garbage
+    collector runs whatever the build's was doing when it forked (paused while the build renders)."""
+    import gc
+
+    gc.enable()
     try:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     except (OSError, AttributeError):  # not Linux: the worker ends when it finds its call queue closed
         return
     if os.getppid() != build_pid:  # the build ended before the signal was armed
         os._exit(1)
-
-
-def _render_indexed(index: int):
-    state = _POOL_STATE
-    return _render_one(state["pages"][index], state["env"], state["tpl_hash"], state["staging"])
 
 
 def _render_one(page: Page, env, tpl_hash: str, staging: Path) -> tuple[str, str, list[Diagnostic], dict]:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from kernelbench.base.decks import MAIN_DECK
 from kernelbench.errors import Diagnostic
-from kernelbench.inputs import NotPlain
+from kernelbench.inputs import Folder, NotPlain
 from kernelbench.results.dataset import Dataset, KeptInputs, ParseCache, RunRecord, load_dataset
 from kernelbench.sitegen import urls, views
 from kernelbench.sitegen.buildcache import viewer_cache_file
@@ -197,7 +197,7 @@ def derive(dataset: Dataset, memo: PlanMemo | None = None) -> SiteData:
         runs=runs,
         view_digests={id(view): digest for view, digest in found.values()},
         scripted=views.scripted_agents(dataset),
-        viewer_version=_viewer_version(),
+        viewer_version=viewer_version(),
     )
 
 
@@ -480,34 +480,22 @@ def run_page(data: SiteData, record: RunRecord, hasher: FileHasher, memo: PlanMe
     # only files the input policy lets the page show are hashed (and so read); those no build recorded before are
     # hashed where the page is rendered (see _files_of_page)
     transcript = None if record.imported else _shown_run_file(record, transcript_name(record))
-    files, settle, keys = _files_of_page(hasher, record, transcript)
+    files, later, keys = _files_of_page(hasher, record, transcript)
     inputs = {"run": view, "annotation": annotation, "files": files, "viewer": data.viewer_version}
     sources = tuple(
         data.shown_path(p) for p in (record.result_path, annotation_record.path if annotation_record else None) if p
     )
-
-    def context(page: Page, extra: dict) -> dict:
-        run_dir = Path(extra["staging"]) / urls.run_dir(record.run_id)
-        shown = _copy_annotation(annotation)
-        quote_excerpts(shown)
-        prefix = page.href("static") + "/"
-        reuse = ViewerReuse(
-            viewer_cache_file(extra["staging"], urls.slug_of("run", record.run_id)),
-            hash_data([files["transcript"], str(transcript), data.viewer_version, prefix, _budget(record)]),
-        )
-        tabs, transcript_info = run_tabs(record, shown, run_dir, prefix, extra["diagnostics_out"], reuse)
-        return {"run": view, "annotation": shown, "tabs": tabs, "transcript": transcript_info}
-
+    work = RunPageWork(record, view, annotation, files, transcript, data.viewer_version, later, hasher)
     page = Page(
         urls.run_url(record.run_id),
         "run.html",
         record.run_id,
         inputs,
         sources=sources,
-        context=context,
+        context=work.context,
         kind="run",
         parallel=True,
-        settle=settle,
+        settle=work.settle if later else None,
         hashed=data.hashed(inputs),
     )
     if memo is not None:
@@ -519,12 +507,13 @@ RUN_PAGE_FILES = ("solution.py", "check.log", "benchmark.log", "result.json")
 
 
 def _files_of_page(hasher: FileHasher, record: RunRecord, transcript: str | None):
-    """The hashes of the files a run page shows (its inputs' "files"), and its `settle`, or None.
+    """The hashes of the files a run page shows (its inputs' "files"), the files left for its `settle` (key in
+    files -> (file name, where it is shown); empty when none), and where each file is shown.
 
     A file the previous build recorded nothing of (a first build, a new run) leaves its page no previous record
     to match: the page is rendered whatever the file's hash, and the worker that renders it reads the file
-    anyway. Such files are hashed there (`settle`), not here: planning a new deck would otherwise read every
-    run's files twice, the first time in the one process that plans."""
+    anyway. Such files are hashed there (`RunPageWork.settle`), not here: planning a new deck would otherwise read
+    every run's files twice, the first time in the one process that plans."""
     names = {name: name for name in RUN_PAGE_FILES}
     if not record.imported:
         names["transcript"] = transcript_name(record)
@@ -540,21 +529,67 @@ def _files_of_page(hasher: FileHasher, record: RunRecord, transcript: str | None
             later[key] = (name, shown)
         elif shown is not None:
             files[key] = _hash_run_file(hasher, record, name)
-    if not later:
-        return files, None, keys
+    return files, later, keys
 
-    def settle() -> dict[str, list]:
+
+class RunPageWork:
+    """What rendering a run page takes (its `context`, and its `settle` when files are left to hash there), in a form
+    that can be sent to a render worker started before the deck was loaded (pipeline.RenderPool): pickled, the run
+    record travels without its opened folder, a descriptor of the building process, and the worker opens the
+    folder again and takes it only when it is the very folder the build opened (`attach_folder`,
+    inputs.Folder.reopen); otherwise the page is rendered by the build itself. The file hasher stays behind too:
+    the files a worker settles were never hashed before, and a fresh hasher hashes them as the build's would."""
+
+    def __init__(self, record: RunRecord, view: dict, annotation: dict | None, files: dict, transcript: str | None,
+                 viewer_version: str, later: dict[str, tuple[str, str]], hasher: FileHasher | None):
+        self.record, self.view, self.annotation, self.files = record, view, annotation, files
+        self.transcript, self.viewer_version, self.later, self.hasher = transcript, viewer_version, later, hasher
+        self.sent_folder: tuple[str, str, tuple[int, int]] | None = None
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        folder = self.record.folder
+        state["sent_folder"] = (str(folder.path), folder.real_text, folder.identity)
+        state["record"] = dataclasses.replace(self.record, opened=None)
+        state["hasher"] = None
+        return state
+
+    def attach_folder(self) -> bool:
+        """In a render worker: the run folder opened again, when it is the one the build opened (see the class)."""
+        if self.sent_folder is None:
+            return True
+        path, real, identity = self.sent_folder
+        folder = Folder.reopen(Path(path), real, identity)
+        if folder is None:
+            return False
+        self.record.opened, self.sent_folder = folder, None
+        return True
+
+    def context(self, page: Page, extra: dict) -> dict:
+        record, files = self.record, self.files
+        run_dir = Path(extra["staging"]) / urls.run_dir(record.run_id)
+        shown = _copy_annotation(self.annotation)
+        quote_excerpts(shown)
+        prefix = page.href("static") + "/"
+        reuse = ViewerReuse(
+            viewer_cache_file(extra["staging"], urls.slug_of("run", record.run_id)),
+            hash_data([files["transcript"], str(self.transcript), self.viewer_version, prefix, _budget(record)]),
+        )
+        tabs, transcript_info = run_tabs(record, shown, run_dir, prefix, extra["diagnostics_out"], reuse)
+        return {"run": self.view, "annotation": shown, "tabs": tabs, "transcript": transcript_info}
+
+    def settle(self) -> dict[str, list]:
         """Hash the files left for the render, through the run folder's descriptor as planning would have, into
         the page's inputs; their signature entries go back to the build's manifest."""
+        if self.hasher is None:
+            self.hasher = FileHasher()
         entries = {}
-        for key, (name, shown) in later.items():
-            files[key] = _hash_run_file(hasher, record, name)
-            entry = hasher.entry(shown)
+        for key, (name, shown) in self.later.items():
+            self.files[key] = _hash_run_file(self.hasher, self.record, name)
+            entry = self.hasher.entry(shown)
             if entry is not None:
                 entries[shown] = entry
         return entries
-
-    return files, settle, keys
 
 
 def _shown_run_file(record: RunRecord, name: str) -> str | None:
@@ -587,7 +622,7 @@ def _copy_annotation(annotation: dict | None) -> dict | None:
     return {**annotation, "quotes": [dict(q) for q in annotation["quotes"]]}
 
 
-def _viewer_version() -> str:
+def viewer_version() -> str:
     """Changes when the transcript viewer appears or changes, so run pages are rendered again."""
     try:
         from kernelbench.transcripts import viewer

@@ -75,7 +75,7 @@ def shown_text(value: Any) -> Any:
     """Every text a template prints from the data: a bidi override or zero-width character in a name is shown
     escaped (`kernelbench.text`), so two names that differ read differently. HTML built by our own code
     (Markup: highlighted files, the transcript viewer, rendered writeups) is left as it is."""
-    if isinstance(value, str) and not isinstance(value, Markup):
+    if type(value) is str or (isinstance(value, str) and not isinstance(value, Markup)):
         return visible(value, lines=True)
     return value
 

@@ -197,6 +197,25 @@ def _is_file(packed: bytes) -> bool:
     return int.from_bytes(packed[:8], "little") & _S_IFMT == _S_IFREG
 
 
+def code_changed(previous: Snapshot, now: Snapshot, roots: tuple[list[Path], list[Path]]) -> bool:
+    """Whether anything the build runs on differs between the records: an entry below the code roots (templates,
+    assets, the package), a library folder, the Python or the folders given (`roots`: input_roots' data and code
+    roots). Entries only: a file written again with the same bytes counts as changed."""
+    if previous.context != now.context:
+        return True
+    data = {str(root) for root in roots[0]}
+    code = tuple(str(root) for root in roots[1])
+    below = tuple(root + "/" for root in code)
+    if any(previous.tops.get(top) != now.tops.get(top) for top in previous.tops.keys() | now.tops.keys()
+           if top not in data):
+        return True
+    for records, other in ((previous.folders, now.folders), (now.folders, previous.folders)):
+        for path, record in records.items():
+            if (path in code or path.startswith(below)) and other.get(path) != record:
+                return True
+    return False
+
+
 def unchanged_names(previous: Snapshot, now: Snapshot, folder: str) -> set[str]:
     """The names in `folder` whose entry, and every entry below it, is the same in both records and changed last
     well before `previous` was taken: what the build that took `previous` read of them is what they hold now (a

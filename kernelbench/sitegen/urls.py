@@ -74,9 +74,14 @@ def forget_claims() -> None:
     _CLAIMED.clear()
 
 
-def claims() -> dict[str, dict[str, str]]:
-    """Every address handed out for the build under way, kind by kind (kept with the build's plan: sitegen.keptplan)."""
-    return {kind: dict(given) for kind, given in _CLAIMED.items()}
+def claims(own_slugs: bool = True) -> dict[str, dict[str, str]]:
+    """Every address handed out for the build under way, kind by kind (kept with the build's plan: sitegen.keptplan).
+    `own_slugs=False` leaves out each run's that is its own slug (`slug_of` gives those unclaimed): what another
+    process needs to answer `slug_of` as this one does, without ten thousand entries."""
+    found = {kind: dict(given) for kind, given in _CLAIMED.items()}
+    if not own_slugs and "run" in found:
+        found["run"] = {name: given for name, given in found["run"].items() if given != slug(name)}
+    return found
 
 
 def restore_claims(kept: dict[str, dict[str, str]]) -> None:

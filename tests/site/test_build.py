@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import html
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -204,6 +207,37 @@ def test_parallel_build_matches_serial(config_for, deck: Path, tmp_path: Path):
                  ".kernelbench-cache/site.json"):  # the site's own id and folder
         a.pop(name), b.pop(name)
     assert a == b
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_run_folder_swapped_before_the_render_is_shown_as_the_build_opened_it(config_for, deck: Path,
+                                                                                 tmp_path: Path, jobs: int):
+    """The render workers start before the deck is loaded and open each run folder again: a folder swapped for a
+    link to another one after the build opened it is not theirs to show, and its page is the build's own."""
+    from unittest import mock
+
+    from kernelbench.sitegen import pipeline
+
+    run = min((deck / "runs").iterdir())
+    shown = (run / "check.log").read_text()
+    outside = tmp_path / "outside"
+    shutil.copytree(run, outside)
+    (outside / "check.log").write_text("check.log of the folder swapped in\n")
+    render = pipeline.render_changed_pages
+
+    def swap_then_render(*args, **kwargs):
+        run.rename(tmp_path / "away")
+        os.symlink(outside, run)
+        return render(*args, **kwargs)
+
+    out = tmp_path / "site"
+    with mock.patch.object(pipeline, "render_changed_pages", swap_then_render):
+        report = build_site(config_for(deck, out, jobs=jobs))
+    page = (out / "runs" / run.name / "index.html").read_text(encoding="utf-8")
+    assert "folder swapped in" not in page
+    assert html.escape(shown.splitlines()[0], quote=False) in page
+    assert any("changed while the site was being built" in d.message for d in report.diagnostics)
+    assert len(list((out / "runs").glob("*/index.html"))) == len(list((deck / "runs").iterdir()))
 
 
 def test_empty_data_says_how_to_produce_runs(config_for, tmp_path: Path):
@@ -481,3 +515,17 @@ def test_held_out_results_get_a_section_on_the_run_page_and_a_mark_on_the_board(
     page = (out / "runs" / run_id / "index.html").read_text()
     assert 'id="held-out"' in page and "1234567" in page and "heldout:stress:presorted" in page
     assert ("got 299, expected 300" in page) == (not marked[run_id])
+
+
+def test_render_workers_collect_garbage_though_forked_while_the_build_paused_its_collector():
+    import gc
+
+    from kernelbench.sitegen.pipeline import RenderPool
+    from kernelbench.transcripts.gcpause import gc_paused
+
+    with gc_paused():  # the build renders with its collector paused, and may start its workers then
+        pool = RenderPool.start(2)
+    try:
+        assert all(pool.executor.submit(gc.isenabled).result() for _ in range(4))
+    finally:
+        pool.close()

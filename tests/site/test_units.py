@@ -226,3 +226,46 @@ def test_chart_text_is_escaped_for_plotly():
     from kernelbench.sitegen.charts import chart_text
 
     assert chart_text('<a href="x">y</a>\u200b') == "&lt;a href=&#34;x&#34;&gt;y&lt;/a&gt;\\u200b"
+
+
+def test_a_code_change_is_told_from_a_data_change(tmp_path: Path):
+    """snapshot.code_changed decides whether a build starts its render workers before loading the deck."""
+    from kernelbench.sitegen import snapshot
+
+    data, templates, static, package = (tmp_path / name for name in ("data", "templates", "static", "package"))
+    for folder in (data / "runs" / "r1", templates, static, package):
+        folder.mkdir(parents=True)
+    (data / "runs" / "r1" / "check.log").write_text("ok\n")
+    (templates / "run.html").write_text("{{ run }}\n")
+    roots = ([data / "runs", data / "annotations"], [templates, static, package])
+    context = ("version",)
+    first = snapshot.take(*roots, context)
+    assert not snapshot.code_changed(first, snapshot.take(*roots, context, previous=first), roots)
+    (data / "runs" / "r1" / "check.log").write_text("edited\n")
+    (data / "runs" / "r2").mkdir()
+    data_edited = snapshot.take(*roots, context, previous=first)
+    assert not snapshot.code_changed(first, data_edited, roots)
+    (templates / "run.html").write_text("{{ run }} edited\n")
+    assert snapshot.code_changed(data_edited, snapshot.take(*roots, context, previous=data_edited), roots)
+    (package / "new.py").write_text("")
+    assert snapshot.code_changed(data_edited, snapshot.take(*roots, context), roots)
+    assert snapshot.code_changed(first, snapshot.take(*roots, ("other python",)), roots)
+
+
+@pytest.mark.parametrize("lines", [False, True])
+def test_visible_escapes_exactly_the_characters_that_act(lines: bool):
+    """Every code point, as `visible` shows it (a translation table filled as characters are met) and as its
+    definition says: a control, format or separator character escaped, tabs and line breaks kept with `lines`."""
+    import unicodedata
+
+    from kernelbench.text import visible
+
+    def by_definition(char: str) -> str:
+        if unicodedata.category(char) not in ("Cc", "Cf", "Zl", "Zp") or (lines and char in "\t\n"):
+            return char
+        code = ord(char)
+        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+    everything = "".join(map(chr, range(0x110000)))
+    assert visible(everything, lines=lines) == "".join(map(by_definition, everything))
+    assert visible("plain text", lines=lines) == "plain text"
