@@ -129,12 +129,12 @@ def _spawn_deleter(path: Path) -> bool:
     background and exits at once (reaped here: no process is left behind to reap later). Spawned, not forked: a
     forked child's resident set is the build's own (hundreds of MiB at ten thousand runs), counted again by
     whoever sums the build's processes, while a spawned one starts small. False where the tools are missing."""
-    shell, tools = "/bin/sh", (shutil.which("nice"), shutil.which("rm"))
-    if not hasattr(os, "posix_spawn") or not os.path.exists(shell) or not all(tools):
+    shell, nice, rm = "/bin/sh", shutil.which("nice"), shutil.which("rm")
+    if not hasattr(os, "posix_spawn") or not os.path.exists(shell) or nice is None or rm is None:
         return False
     script = '"$1" -n 19 "$2" -rf -- "$3" </dev/null >/dev/null 2>&1 &'
     try:
-        pid = os.posix_spawn(shell, ["sh", "-c", script, "sh", *tools, str(path)], os.environ, setsid=True)
+        pid = os.posix_spawn(shell, ["sh", "-c", script, "sh", nice, rm, str(path)], os.environ, setsid=True)
         os.waitpid(pid, 0)
     except OSError:
         return False

@@ -479,7 +479,9 @@ def _render_all(todo: list[Page], env, tpl_hash: str, staging: Path, config: Bui
     with progress, contextlib.ExitStack() as stack:
         if config.jobs > 1 and len(heavy) >= PARALLEL_THRESHOLD:
             if pool is None:
-                pool = stack.enter_context(RenderPool.start(config.jobs))
+                started = RenderPool.start(config.jobs)
+                assert started is not None  # jobs > 1
+                pool = stack.enter_context(started)
             sent = pool.send(heavy, env, tpl_hash, staging)
             # the build's own share, while the workers render: the light pages (the runs index and the problem
             # pages list every run: seconds at ten thousand runs) and what `meanwhile` does

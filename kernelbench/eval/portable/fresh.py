@@ -88,12 +88,11 @@ def fingerprint(out: Any, weight: int) -> int:
             chunk = words[start:start + _FINGERPRINT_CHUNK]
             roots.append(_tree(*_leaves(chunk, offset + start, weight)))
         offset += words.numel()
+    root_a = root_c = _PAD
     if roots:
         a, c = _tree(torch.stack([r[0] for r in roots]), torch.stack([r[1] for r in roots]))
-        a, c = int(a.item()), int(c.item())
-    else:
-        a = c = _PAD
-    folded = torch.tensor([a, c, len(tensors), *lengths], dtype=torch.int64)
+        root_a, root_c = int(a.item()), int(c.item())
+    folded = torch.tensor([root_a, root_c, len(tensors), *lengths], dtype=torch.int64)
     total = _mix(folded[0] + _mix(folded[1] * _NODE_A + _PAD))
     for value in folded[2:]:
         total = _mix(total * _NODE_C + value)  # a new tensor each time: _mix works in place
