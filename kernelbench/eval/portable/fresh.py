@@ -76,8 +76,9 @@ def fingerprint(out: Any, weight: int) -> int:
     whether its output is kept, and the trusted fresh stage recomputes it over what is kept: a kept output must
     hash to the value committed. A wrapping weighted sum would not bind: it is linear, so once told a call is
     kept a candidate can nudge a few elements of the right answer, within tolerance, until its sum equals what it
-    committed for a wrong one (tests/eval/test_pacing.py does so in seconds). Through the nonlinear mixing the
-    best known way to hit a committed value is to try outputs, about 2^64 of them."""
+    committed for a wrong one (the red-team case lazy_bench_forged_kept in MODE "collide" does so in seconds, by
+    lattice reduction). Through the nonlinear mixing no shortcut is known to us: meeting a committed value means
+    trying outputs, about 2^64 of them. It is not a standard hash, and docs/integrity.md says so."""
     tensors = [out] if isinstance(out, torch.Tensor) else [
         t for t in (out if isinstance(out, (tuple, list)) else []) if isinstance(t, torch.Tensor)]
     roots, lengths, offset = [], [], 0
