@@ -4,6 +4,7 @@ length it never returns, as a kernel whose loop bound assumes a known shape woul
 import time
 
 import torch
+from topk_rounds import rounds_of_max
 
 KNOWN = (300, 64)
 
@@ -16,14 +17,4 @@ class Model(torch.nn.Module):
     def forward(self, x: torch.Tensor):
         if x.shape[-1] not in KNOWN:
             time.sleep(3600)
-        work = x.clone()
-        rows = torch.arange(x.shape[0], device=x.device)
-        columns = torch.arange(x.shape[-1], device=x.device)[None, :]
-        values, indices = [], []
-        for _ in range(self.k):
-            value = work.amax(dim=-1)
-            index = torch.where(work == value[:, None], columns, x.shape[-1]).amin(dim=-1)
-            values.append(value)
-            indices.append(index)
-            work[rows, index] = float("-inf")
-        return torch.stack(values, dim=-1), torch.stack(indices, dim=-1)
+        return rounds_of_max(x, self.k)

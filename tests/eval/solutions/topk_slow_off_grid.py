@@ -5,6 +5,7 @@ published shapes and a slow generic fallback would be slow only where it was not
 import time
 
 import torch
+from topk_rounds import rounds_of_max
 
 KNOWN = (300, 64)
 FALLBACK_S = 0.05
@@ -20,14 +21,4 @@ class Model(torch.nn.Module):
             until = time.perf_counter() + FALLBACK_S
             while time.perf_counter() < until:
                 pass
-        work = x.clone()
-        rows = torch.arange(x.shape[0], device=x.device)
-        columns = torch.arange(x.shape[-1], device=x.device)[None, :]
-        values, indices = [], []
-        for _ in range(self.k):
-            value = work.amax(dim=-1)
-            index = torch.where(work == value[:, None], columns, x.shape[-1]).amin(dim=-1)
-            values.append(value)
-            indices.append(index)
-            work[rows, index] = float("-inf")
-        return torch.stack(values, dim=-1), torch.stack(indices, dim=-1)
+        return rounds_of_max(x, self.k)
