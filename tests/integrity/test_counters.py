@@ -326,3 +326,51 @@ def test_what_ncu_measured_outranks_what_the_probe_says_of_itself():
     reading = CounterReading(read_bytes=1_000.0, kernels=["skimming_kernel"], sentinel=True, status=forged)
     found = counters.decide(reading, need)
     assert (found.severity, found.klass) == ("error", 5) and "8.3%" in found.message
+
+
+PROFILER_AWARE = '''"""Honest softmax, except in the process the counter pass profiles (found by its command line): there it
+reads every byte with an allowed reduction and returns that, as a solution would that shows ncu allowed kernels
+while a forbidden library does its work everywhere else."""
+import sys
+
+import torch
+
+
+class Model(torch.nn.Module):
+    def __init__(self, vocab: int):
+        super().__init__()
+        self.vocab = vocab
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if any("counter_probe" in arg for arg in sys.argv):
+            return x.amax(dim=-1, keepdim=True).expand_as(x).contiguous()
+        shifted = x - x.amax(dim=-1, keepdim=True)
+        terms = torch.exp(shifted)
+        return (terms.double() / terms.double().sum(dim=-1, keepdim=True)).to(torch.float32)
+'''
+
+
+@pytest.mark.slow
+def test_a_call_that_computes_otherwise_under_the_profiler_is_invalid(tmp_path: Path, monkeypatch):
+    """Its kernels read every byte (the floor holds) and are allowed ones: only its output gives it away."""
+    stand_in_ncu(tmp_path, monkeypatch, "measure", [("reduce_kernel", "12,288", "12,000")])
+    solution = tmp_path / "solution" / "solution.py"
+    solution.parent.mkdir()
+    solution.write_text(PROFILER_AWARE)
+    report = grade_solution(solution, PROBLEMS / "04_kahan_softmax", device="cpu", shapes="smoke", timing=False,
+                            held_out=False)
+    assert report.grading.outcome.value == "invalid", report.grading.reasons
+    [wrong] = [f for f in report.integrity if f.check == counters.PROFILED_CHECK]
+    assert (wrong.severity, wrong.klass) == ("error", 8)
+    assert "shape 1" in wrong.evidence and "tolerance" in wrong.evidence, wrong.evidence
+    assert (tmp_path / "seen" / counters.PROBE_OUTPUT).is_file()  # written by the probe, judged by the grader
+    assert dram_finding(report).severity == "info"  # the byte floor alone does not see it
+
+
+@pytest.mark.slow
+def test_an_honest_call_under_the_profiler_is_judged_and_matches(tmp_path: Path, monkeypatch):
+    stand_in_ncu(tmp_path, monkeypatch, "measure", [("softmax_kernel", "12,288", "12,000")])
+    report = grade_smoke()
+    assert report.grading.outcome.value == "pass", report.grading.reasons
+    assert counters.OUTPUT_MATCHED in dram_finding(report).evidence
+    assert not [f for f in report.integrity if f.check == counters.PROFILED_CHECK]

@@ -7,7 +7,8 @@ The warm-up calls rotate over the input sets as the timed loop's do, so the meas
 rotation, one already seen) finds whatever a cache keyed on its inputs would have kept. Inside the range, a
 sentinel kernel first (its row proves ncu saw the range, so a call that launched nothing is told apart from a
 range ncu missed), then the call, then a device-wide synchronise. What happened goes to the status file; the
-candidate's output is not read by anyone.
+call's output, once the range is closed, to `output_path`, which the grader judges against the candidate's checked
+output of the same inputs (a candidate that computes something else when it finds a profiler is caught there).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ class ProbeJob(ProbeMessage):
     case_ids: list[str]
     warmup: int
     status_path: str
+    output_path: str = ""  # where the measured call's output goes (the grader's to judge)
 
 
 class ProbeStatus(ProbeMessage):
@@ -101,11 +103,24 @@ def run(job: ProbeJob, status: Path) -> ProbeStatus:
             torch.cuda.nvtx.range_push(NVTX_RANGE)
             torch.cuda._sleep(1000)  # the sentinel
         _write(status, ProbeStatus(stage="call"))
-        model(*sets[measured])
+        out = model(*sets[measured])
         if cuda:
             torch.cuda.synchronize(device)
             torch.cuda.nvtx.range_pop()
+    if job.output_path:
+        _save_output(torch, out, Path(job.output_path))
     return ProbeStatus(called=True, stage="done", input_set=measured, warmup_calls=job.warmup)
+
+
+def _save_output(torch, out: Any, path: Path) -> None:
+    """As the check stage saves a checked output; an output that is not plain tensors is left unsaved (the grader
+    then finds no output to judge)."""
+    from kernelbench.eval.tensorfile import save_tensors
+    from kernelbench.eval.worker.context import exact_tensors
+
+    items, single, _ = exact_tensors(torch, out)
+    if items is not None:
+        save_tensors(path, items, single=single)
 
 
 def _write(path: Path, status: ProbeStatus) -> None:

@@ -45,6 +45,14 @@ from kernelbench.eval.integrity.counter_probe import NVTX_RANGE, ProbeJob, Probe
 from kernelbench.eval.protocol import read_tensor_header
 
 CHECK = "dram_bytes"
+PROFILED_CHECK = "profiled_output"
+PROBE_OUTPUT = "probe_out.kbt"     # the measured call's output, written by the probe once the range is closed
+PROFILED_WRONG = ("the call the hardware-counter pass measured returned another output than the one the checks "
+                  "passed for the same inputs: the solution computes something else under a profiler, so the "
+                  "kernels ncu listed are not the ones that do its work")
+PROFILED_MISSING = ("the call the hardware-counter pass measured left no output to judge (it returned something "
+                    "other than tensors, or its output file was removed)")
+OUTPUT_MATCHED = "the measured call's output matched its checked output"
 SENTINEL = "spin_kernel"  # torch.cuda._sleep's kernel, launched first inside the range: proof the range was seen
 METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum")
 # every byte the problem must read is read at least once; the 3% spare covers index tensors (block tables,
@@ -169,7 +177,9 @@ def measure(job: ProbeJob, workdir: Path, env: dict[str, str], limit_s: float,
         return CounterReading(skipped=f"ncu not found ({where})")
     workdir.mkdir(parents=True, exist_ok=True)
     job_path, export, log = workdir / "probe_job.json", workdir / "counters", workdir / "ncu.log"
-    job_path.write_text(job.model_copy(update={"status_path": str(workdir / "probe_status.json")}).model_dump_json())
+    (workdir / PROBE_OUTPUT).unlink(missing_ok=True)
+    job_path.write_text(job.model_copy(update={"status_path": str(workdir / "probe_status.json"),
+                                               "output_path": str(workdir / PROBE_OUTPUT)}).model_dump_json())
     with _GpuCounterLock(LOCK_WAIT_S) as locked:
         if not locked:
             return CounterReading(skipped=f"another counter pass held the GPU's counters for {LOCK_WAIT_S:g} s")
@@ -368,9 +378,47 @@ def counter_check(spec, target: ProbeTarget, cases: list, limit_s: float, own=No
     need = Requirement(index, chosen[0].shape, spec.bytes_of(chosen[0].shape), written)
     if need.must_read <= 0:
         return [_not_run(f"the bytes formula ({need.formula_bytes:,.0f} B) does not exceed the outputs")]
-    reading = measure(probe_job(spec, target, index, chosen), target.workdir / "counters", target.env, limit_s,
-                      cwd=target.workdir, isolation=target.isolation)
-    return [decide(reading, need), *unprofiled_launch_findings(reading, spec, own)]
+    job = probe_job(spec, target, index, chosen)
+    workdir = target.workdir / "counters"
+    reading = measure(job, workdir, target.env, limit_s, cwd=target.workdir, isolation=target.isolation)
+    found = decide(reading, need)
+    if reading.sentinel:  # the call ran where ncu watched: what it returned there must be what the checks passed
+        measured = chosen[job.warmup % len(chosen)]
+        wrong = profiled_output_findings(spec, measured, workdir / PROBE_OUTPUT, target.workdir)
+        if not wrong and found.severity == "info":
+            found = found.model_copy(update={"evidence": f"{found.evidence}; {OUTPUT_MATCHED} ({measured.id})"})
+        return [found, *wrong, *unprofiled_launch_findings(reading, spec, own)]
+    return [found, *unprofiled_launch_findings(reading, spec, own)]
+
+
+def profiled_output_findings(spec, case, probe_output: Path, grading_dir: Path) -> list[Finding]:
+    """The measured call's output against the candidate's checked output of the same inputs (which the judge
+    passed), within the tolerance its timed calls are judged by: a candidate that finds the profiler (its
+    injection library, its environment, the probe's own module) and computes something else there, showing ncu
+    allowed kernels that read every byte while a forbidden library does the work elsewhere, is caught here. Read
+    in the grader's process on the CPU; the probe only wrote the file."""
+    from kernelbench.eval.portable.compare import compare_outputs
+    from kernelbench.eval.tensorfile import load_output
+    from kernelbench.eval.worker.context import wait_for_inputs
+
+    checked = grading_dir / "check" / f"out_{case.id}.kbt"
+    try:
+        expected = load_output(checked)
+        inputs = wait_for_inputs(grading_dir / "inputs" / f"in_{case.id}.kbt", "cpu", 0.0)
+    except (OSError, ValueError, TimeoutError) as exc:  # the grader's own files: nothing to hold against anyone
+        return [finding(PROFILED_CHECK, 8, "the output of the call the counter pass measured was not judged",
+                        severity="info", evidence=f"{checked.name}: {exc}"[:600])]
+    try:
+        got = load_output(probe_output)
+    except (OSError, ValueError) as exc:
+        return [finding(PROFILED_CHECK, 8, PROFILED_MISSING, evidence=f"{probe_output.name}: {exc}"[:600])]
+    tolerance = {**{k: v.model_dump() for k, v in spec.tolerance.items()},
+                 **{k: v.model_dump() for k, v in case.tolerance.items()}}
+    result = compare_outputs(got, expected, tolerance, inputs, spec.index_outputs)
+    if result.ok:
+        return []
+    return [finding(PROFILED_CHECK, 8, PROFILED_WRONG,
+                    evidence=f"case {case.id}, shape {case.shape_index}: {'; '.join(result.messages)[:700]}")]
 
 
 def unprofiled_launch_findings(reading: CounterReading, spec, own=None) -> list[Finding]:

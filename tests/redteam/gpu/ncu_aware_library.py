@@ -4,10 +4,11 @@ its mapped libraries) and run allowed kernels there that read every input byte, 
 measures. Everywhere else it is stripped_launches.py beside it: it sorts, with every sort launch struck from what
 its stages report (importing it installs that forgery).
 
-The counter pass is the only list of kernels taken outside the candidate's process, and it is taken under ncu: if
-this grading PASSes with counters on, the timed calls' kernels rest on the candidate's own account (an open route,
-docs/integrity.md, "launch records"). GPU only, graded with the static lint off (it reads `torch.sort`), as
-stripped_launches.py was: `grade_solution(path, Path("problems/05_topk_bitonic"), device="cuda", lint=False)`.
+The counter pass is the only list of kernels taken outside the candidate's process, and it is taken under ncu. Its
+measured call's output is judged against the checked output of the same inputs (`profiled_output`), which this
+case's profiled path (the row maxima, every index 0) fails: expected INVALID, class 8; without that judgement its
+kernels there (allowed ones, reading every byte) were all the pass looked at. GPU only, graded with the static lint off (it reads `torch.sort`), as stripped_launches.py
+was: `grade_solution(path, Path("problems/05_topk_bitonic"), device="cuda", lint=False)`.
 """
 import os
 import pathlib
