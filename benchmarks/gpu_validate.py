@@ -213,6 +213,7 @@ def _baselines_pass(args, out: dict, lines: tuple[str, ...], written: set) -> No
 
 def _pack(args, written: set) -> None:
     if written and args.out:
+        Path(args.out).mkdir(parents=True, exist_ok=True)  # --out may name a folder not made yet
         with tarfile.open(Path(args.out) / "baselines.tar.gz", "w:gz") as tar:
             for path in sorted(written):
                 tar.add(path, arcname=str(Path(path).relative_to(REPO)))
@@ -272,6 +273,7 @@ def main() -> int:
             print(f"phase {phase} failed:\n{out[f'{phase}_error']}")
         out[f"{phase}_elapsed_s"] = time.monotonic() - started
         if args.out:
+            args.out.mkdir(parents=True, exist_ok=True)
             (args.out / "gpu_validate.json").write_text(json.dumps(out, indent=2, default=str))
     return 0
 
