@@ -545,6 +545,7 @@ class RunPageWork:
         self.record, self.view, self.annotation, self.files = record, view, annotation, files
         self.transcript, self.viewer_version, self.later, self.hasher = transcript, viewer_version, later, hasher
         self.sent_folder: tuple[str, str, tuple[int, int]] | None = None
+        self.transcript_read: bytes | None = None  # the transcript's bytes `settle` hashed, for its parser
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
@@ -575,17 +576,23 @@ class RunPageWork:
             viewer_cache_file(extra["staging"], urls.slug_of("run", record.run_id)),
             hash_data([files["transcript"], str(self.transcript), self.viewer_version, prefix, _budget(record)]),
         )
-        tabs, transcript_info = run_tabs(record, shown, run_dir, prefix, extra["diagnostics_out"], reuse)
+        read, self.transcript_read = self.transcript_read, None  # (not kept with the plan)
+        tabs, transcript_info = run_tabs(record, shown, run_dir, prefix, extra["diagnostics_out"], reuse, read)
         return {"run": self.view, "annotation": shown, "tabs": tabs, "transcript": transcript_info}
 
     def settle(self) -> dict[str, list]:
         """Hash the files left for the render, through the run folder's descriptor as planning would have, into
-        the page's inputs; their signature entries go back to the build's manifest."""
+        the page's inputs; their signature entries go back to the build's manifest. The transcript is read once:
+        the bytes hashed here are those its parser reads (`transcript_read`)."""
         if self.hasher is None:
             self.hasher = FileHasher()
         entries = {}
         for key, (name, shown) in self.later.items():
-            self.files[key] = _hash_run_file(self.hasher, self.record, name)
+            if key == "transcript":
+                self.files[key], self.transcript_read = _read_run_file(self.hasher, self.record, name,
+                                                                       TRANSCRIPT_READ_ONCE)
+            else:
+                self.files[key] = _hash_run_file(self.hasher, self.record, name)
             entry = self.hasher.entry(shown)
             if entry is not None:
                 entries[shown] = entry
@@ -610,6 +617,17 @@ def _hash_run_file(hasher: FileHasher, record: RunRecord, name: str) -> str | No
     if not isinstance(known, Unknown):
         return known
     return hasher(record.file(name), lambda: record.folder.open_file(name))
+
+
+# a transcript up to this size is read once, hashed and parsed from the same bytes; a larger one is hashed as it
+# is read and parsed as the parser reads it (its bytes would otherwise be held whole beside what the parser makes)
+TRANSCRIPT_READ_ONCE = 32 << 20
+
+
+def _read_run_file(hasher: FileHasher, record: RunRecord, name: str, cap: int) -> tuple[str | None, bytes | None]:
+    """`_hash_run_file` of a file no build hashed before, and its bytes as read through the folder's descriptor
+    and hashed (None when it was not read whole: see `FileHasher.read`)."""
+    return hasher.read(record.file(name), lambda: record.folder.open_file(name), cap)
 
 
 def _budget(record: RunRecord) -> float | None:
