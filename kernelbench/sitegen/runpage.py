@@ -261,7 +261,7 @@ def _transcript_tab(
     if path is None or opened is None:
         return _tab("transcript", "transcript", note="No transcript was recorded for this run."), none
     found: list[Diagnostic] = []
-    html = transcript_viewer_html(opened, run_dir, static_prefix, found, record.result.session.budget_s,
+    html = transcript_viewer_html(opened, run_dir, static_prefix, found, record.facts.budget_s,
                                   shown=path, data=read)
     diagnostics.extend(found)
     if html is not None:
@@ -273,7 +273,7 @@ def _transcript_tab(
 
 
 def transcript_name(record: RunRecord) -> str:
-    return record.result.session.transcript or "transcript.jsonl"
+    return record.facts.transcript or "transcript.jsonl"
 
 
 def transcript_path(record: RunRecord) -> Path | None:

@@ -529,3 +529,39 @@ def test_render_workers_collect_garbage_though_forked_while_the_build_paused_its
         assert all(pool.executor.submit(gc.isenabled).result() for _ in range(4))
     finally:
         pool.close()
+
+
+def test_a_build_keeps_no_run_validated_result_and_derives_what_the_whole_results_give(config_for, deck: Path,
+                                                                                     tmp_path: Path):
+    """The build's load keeps each run's result compact (results.dataset.CompactResult: its bytes, its facts, its run
+    view's own part and its board trial, made as it was loaded), never every validated result at once; the boards
+    and run views are those the validated results give, and a trial made against other baselines is made again."""
+    import gc
+
+    from kernelbench.results.dataset import ParseCache, load_dataset
+    from kernelbench.results.leaderboard import build_boards, make_trial, trial_of
+    from kernelbench.results.run import RunResult
+    from kernelbench.sitegen import views
+    from kernelbench.sitegen.manifest import FileHasher
+    from kernelbench.sitegen.plan import plan_site
+
+    config = config_for(deck, tmp_path / "site")
+    site = plan_site(config, FileHasher(), ParseCache())
+    gc.collect()
+    assert not [o for o in gc.get_objects() if isinstance(o, RunResult)]
+    assert all(r.result is None and r.compact is not None for r in site.dataset.runs.values())
+
+    whole = load_dataset(deck, config.resolved_problems_dir())
+    assert all(r.result is not None for r in whole.runs.values())
+    assert build_boards(whole) == site.boards
+    shown = views.shown_runs(site.boards)
+    for run_id, record in whole.runs.items():
+        assert views.run_view(record, whole, shown) == site.data.runs[run_id]
+        assert site.dataset.runs[run_id].full_result() == record.result
+
+    record = site.dataset.runs[min(site.dataset.runs)]
+    record.compact.keep_trial("the hash of other baselines", None)
+    facts = record.facts
+    assert trial_of(record, site.dataset) == make_trial(
+        whole.runs[record.run_id].result, whole.annotation_for(record.run_id),
+        whole.baselines_for(facts.problem, facts.gpu, facts.deck))

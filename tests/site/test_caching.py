@@ -170,7 +170,7 @@ def test_a_file_read_once_is_hashed_under_its_status_before_the_read(tmp_path: P
 def test_a_file_read_once_hands_back_no_bytes_it_did_not_hash_whole(tmp_path: Path):
     path = tmp_path / "transcript.jsonl"
     path.write_bytes(b"x" * 100)
-    opener = lambda: (os.open(path, os.O_RDONLY), path)  # noqa: E731
+    opener = lambda: (os.open(path, os.O_RDONLY), path)
     whole = FileHasher().read(path, opener, 100)
     assert whole[1] == b"x" * 100
     over = FileHasher().read(path, opener, 99)  # larger than the caller takes: hashed, not handed back
