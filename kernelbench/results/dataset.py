@@ -205,28 +205,43 @@ class RunFacts(NamedTuple):
 
 
 class CompactResult:
-    """A run's result.json as a site build keeps it (`load_dataset(..., compact=)`): the bytes it was validated
-    from, its facts, what the site derived from it while the validated result was at hand (`derived`: its run
-    view's own part), and its board trial with the hash of the baselines file it was made against (`trial`).
-    The validated model itself (28 KB of Python objects for a 5 KB result.json) is not kept: a build of ten
-    thousand runs would hold them all at once. Whoever needs it whole (a regraded run's diff row, a trial made
-    against other baselines) validates the bytes again (`result`). A value of the parse cache: not mutated, but
-    for `keep_trial`, a memo of what it gives."""
+    """A run's result.json as a site build keeps it (`load_dataset(..., compact=)`): the hash of the bytes it was
+    validated from, its facts, what the site derived from it while the validated result was at hand (`derived`: its
+    run view's own part), and its board trial with the hash of the baselines file it was made against (`trial`).
+    The validated model itself (28 KB of Python objects for a 5 KB result.json) is not kept, nor, but for a run
+    regraded from another benchmark's board (whose diff row every build makes from the whole result), its bytes:
+    a build of ten thousand runs would hold them all at once. A trial to make against other baselines reads the
+    file again through the run's folder, and takes it only as the bytes hashed (`result`). A value of the parse
+    cache: not mutated, but for `keep_trial`, a memo of what it gives."""
 
-    __slots__ = ("derived", "facts", "raw", "trial")
+    __slots__ = ("derived", "digest", "facts", "raw", "trial")
 
-    def __init__(self, raw: bytes, facts: RunFacts, derived: Any = None, trial: tuple[str | None, Any] | None = None):
-        self.raw, self.facts, self.derived, self.trial = raw, facts, derived, trial
+    def __init__(self, digest: bytes, raw: bytes | None, facts: RunFacts, derived: Any = None,
+                 trial: tuple[str | None, Any] | None = None):
+        self.digest, self.raw, self.facts, self.derived, self.trial = digest, raw, facts, derived, trial
+
+    @classmethod
+    def of(cls, raw: bytes, facts: RunFacts, derived: Any, trial: tuple[str | None, Any]) -> CompactResult:
+        return cls(hashlib.blake2b(raw, digest_size=16).digest(), raw if facts.regraded else None, facts, derived,
+                   trial)
 
     def __getstate__(self) -> tuple:
-        return self.raw, self.facts, self.derived, self.trial
+        return self.digest, self.raw, self.facts, self.derived, self.trial
 
     def __setstate__(self, state: tuple) -> None:
-        self.raw, self.facts, self.derived, self.trial = state
+        self.digest, self.raw, self.facts, self.derived, self.trial = state
 
-    def result(self, path: Path) -> RunResult:
-        """The validated result, from the bytes it was validated from (`path`: where reports say they are)."""
-        return load_json_model(path, RunResult, decode_text(path, self.raw))
+    def result(self, record: RunRecord) -> RunResult:
+        """The validated result, from the bytes kept or read again through the run's folder; InputRefused when
+        those are not the bytes it was loaded from (the file changed since: the next load reads it afresh)."""
+        path = record.result_path
+        raw = self.raw
+        if raw is None:
+            raw = record.folder.read_bytes(RESULT_FILE, inputs.RESULT)
+            if raw is None or hashlib.blake2b(raw, digest_size=16).digest() != self.digest:
+                raise InputRefused("changed while the site was being built; the site shows it as it was loaded",
+                                   path=path, hint="build again once nothing is writing to the data folder")
+        return load_json_model(path, RunResult, decode_text(path, raw))
 
     def trial_for(self, baselines_digest: str | None) -> Any:
         """The board trial made against the baselines file of this hash (None: no such file); None when it was
@@ -235,12 +250,16 @@ class CompactResult:
             return None
         return self.trial[1]
 
+    def kept_trial(self) -> Any:
+        """The board trial as it was last made, whatever the baselines."""
+        return None if self.trial is None else self.trial[1]
+
     def keep_trial(self, baselines_digest: str | None, trial: Any) -> None:
         self.trial = (baselines_digest, trial)
 
     def for_page(self) -> CompactResult:
-        """What a render worker takes to render the run's page: its bytes and facts (its run view travels beside)."""
-        return CompactResult(self.raw, self.facts)
+        """What a render worker takes to render the run's page: its facts (its run view travels beside)."""
+        return CompactResult(self.digest, None, self.facts)
 
 
 @dataclass
@@ -250,7 +269,7 @@ class RunRecord:
     run_id: the result's run_id (equals the folder name; a folder whose name differs is reported and left out).
     path: the run directory (solution.py, check.log, benchmark.log, transcript live here when published).
     result: the validated result.json; None where the load kept it compact (`compact`: a site build's load),
-      whence `full_result()` validates it again.
+      whence `full_result()` validates it again (from the file, read again through the run's folder).
     result_path: path of result.json (for diagnostics and the run page's result.json tab).
     """
 
@@ -268,10 +287,11 @@ class RunRecord:
         return self.compact.facts if self.compact is not None else RunFacts.of(self.result)
 
     def full_result(self) -> RunResult:
-        """The validated result: the one kept, or validated again from the bytes kept (`compact`)."""
+        """The validated result: the one kept, or validated again (`compact`; InputRefused when the file is no
+        longer what was loaded: CompactResult.result)."""
         if self.result is not None:
             return self.result
-        return self.compact.result(self.result_path)
+        return self.compact.result(self)
 
     @property
     def imported(self) -> bool:

@@ -31,6 +31,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from kernelbench.base.decks import MAIN_DECK, deck_title
+from kernelbench.errors import KernelBenchError
 from kernelbench.fileio import atomic_write_json, atomic_write_text
 from kernelbench.problems.baselines import LINES, ProblemBaselines
 from kernelbench.results.annotation import Annotation, Verdict
@@ -380,7 +381,8 @@ def trials_of(dataset: Dataset, make: Callable[..., Trial] = make_trial) -> list
 def trial_of(record: RunRecord, dataset: Dataset, make: Callable[..., Trial] = make_trial) -> Trial:
     """One run's Trial. A run kept compact (RunRecord.compact) has its trial made when it was loaded, against the
     baselines then loaded: taken when those are the baselines now (the same bytes), and given its annotation's
-    verdict; made again from its validated result otherwise."""
+    verdict; made again from its validated result otherwise (its result.json read again: one that changed since it
+    was loaded keeps the trial it had, and the next build, which sees the change, makes it afresh)."""
     facts = record.facts
     annotation = dataset.annotation_for(record.run_id)
     baselines = dataset.baselines_for(facts.problem, facts.gpu, facts.deck)
@@ -389,8 +391,12 @@ def trial_of(record: RunRecord, dataset: Dataset, make: Callable[..., Trial] = m
     digest = dataset.baselines_digest(facts.problem, facts.gpu, facts.deck)
     trial = record.compact.trial_for(digest)
     if trial is None:
-        trial = make_trial(record.full_result(), None, baselines)
-        record.compact.keep_trial(digest, trial)
+        try:
+            trial = make_trial(record.full_result(), None, baselines)
+        except (KernelBenchError, OSError):  # result.json changed since it was loaded: the next build loads it afresh
+            trial = record.compact.kept_trial()
+        else:
+            record.compact.keep_trial(digest, trial)
     return with_verdict(trial, annotation)
 
 

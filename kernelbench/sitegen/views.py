@@ -136,8 +136,8 @@ def compact_result(result, raw: bytes, dataset: Dataset) -> CompactResult:
 
     facts = RunFacts.of(result)
     trial = make_trial(result, None, dataset.baselines_for(facts.problem, facts.gpu, facts.deck))
-    return CompactResult(raw, facts, result_view(result),
-                         (dataset.baselines_digest(facts.problem, facts.gpu, facts.deck), trial))
+    return CompactResult.of(raw, facts, result_view(result),
+                            (dataset.baselines_digest(facts.problem, facts.gpu, facts.deck), trial))
 
 
 def held_out_view(held) -> dict | None:

@@ -533,13 +533,15 @@ def test_render_workers_collect_garbage_though_forked_while_the_build_paused_its
 
 def test_a_build_keeps_no_run_validated_result_and_derives_what_the_whole_results_give(config_for, deck: Path,
                                                                                      tmp_path: Path):
-    """The build's load keeps each run's result compact (results.dataset.CompactResult: its bytes, its facts, its run
-    view's own part and its board trial, made as it was loaded), never every validated result at once; the boards
-    and run views are those the validated results give, and a trial made against other baselines is made again."""
+    """The build's load keeps each run's result compact (results.dataset.CompactResult: the hash of its bytes, its
+    facts, its run view's own part and its board trial, made as it was loaded), never every validated result at
+    once; the boards and run views are those the validated results give, and a trial made against other baselines
+    is made again from the file read again, when it is still the file loaded."""
     import gc
 
+    from kernelbench.inputs import InputRefused
     from kernelbench.results.dataset import ParseCache, load_dataset
-    from kernelbench.results.leaderboard import build_boards, make_trial, trial_of
+    from kernelbench.results.leaderboard import build_boards, make_trial, trial_of, with_verdict
     from kernelbench.results.run import RunResult
     from kernelbench.sitegen import views
     from kernelbench.sitegen.manifest import FileHasher
@@ -560,8 +562,17 @@ def test_a_build_keeps_no_run_validated_result_and_derives_what_the_whole_result
         assert site.dataset.runs[run_id].full_result() == record.result
 
     record = site.dataset.runs[min(site.dataset.runs)]
+    kept = record.compact.kept_trial()
     record.compact.keep_trial("the hash of other baselines", None)
     facts = record.facts
-    assert trial_of(record, site.dataset) == make_trial(
-        whole.runs[record.run_id].result, whole.annotation_for(record.run_id),
-        whole.baselines_for(facts.problem, facts.gpu, facts.deck))
+    made = trial_of(record, site.dataset)  # the result read again through its folder, as it was loaded
+    assert made == make_trial(whole.runs[record.run_id].result, whole.annotation_for(record.run_id),
+                              whole.baselines_for(facts.problem, facts.gpu, facts.deck))
+    assert record.compact.raw is None  # kept only for a run regraded from another board
+
+    result_json = record.path / "result.json"  # rewritten since it was loaded: not taken for what was loaded
+    result_json.write_text(result_json.read_text().replace('"trial": 1', '"trial": 2', 1))
+    with pytest.raises(InputRefused, match="changed while the site was being built"):
+        record.full_result()
+    record.compact.keep_trial("the hash of other baselines", kept)
+    assert trial_of(record, site.dataset) == with_verdict(kept, site.dataset.annotation_for(record.run_id))
