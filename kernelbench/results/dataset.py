@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from kernelbench import inputs
 from kernelbench.errors import Diagnostic, KernelBenchError
@@ -172,27 +172,131 @@ def _no_cache() -> ParseCache:
 
 # --------------------------------------------------------------------------------------------- records
 
+class RunFacts(NamedTuple):
+    """What the boards, the indexes and the pages other than a run's own take of its result.json beside its run
+    view and its board trial: its identity, where its transcript is and its budget, the baselines its grading
+    recorded, its GPU's name and whether it was regraded from another benchmark's board."""
+
+    run_id: str
+    agent: str
+    harness: str
+    model: str
+    effort: str | None
+    deck: str
+    problem: str
+    gpu: str
+    started: Any  # datetime | None
+    source: str
+    scripted: bool
+    budget_s: float | None
+    transcript: str | None
+    gpu_name: str
+    baselines: tuple[tuple[str, float | None], ...]  # grading.baselines, sorted by line
+    regraded: bool  # it has a provenance
+
+    @classmethod
+    def of(cls, result: RunResult) -> RunFacts:
+        return cls(run_id=result.run_id, agent=result.agent, harness=result.harness, model=result.model,
+                   effort=result.effort, deck=result.deck, problem=result.problem, gpu=result.gpu,
+                   started=result.started, source=result.source, scripted=result.scripted,
+                   budget_s=result.session.budget_s, transcript=result.session.transcript,
+                   gpu_name=result.environment.gpu_name, baselines=tuple(sorted(result.grading.baselines.items())),
+                   regraded=result.provenance is not None)
+
+
+class CompactResult:
+    """A run's result.json as a site build keeps it (`load_dataset(..., compact=)`): the hash of the bytes it was
+    validated from, its facts, what the site derived from it while the validated result was at hand (`derived`: its
+    run view's own part), and its board trial with the hash of the baselines file it was made against (`trial`).
+    The validated model itself (28 KB of Python objects for a 5 KB result.json) is not kept, nor, but for a run
+    regraded from another benchmark's board (whose diff row every build makes from the whole result), its bytes:
+    a build of ten thousand runs would hold them all at once. A trial to make against other baselines reads the
+    file again through the run's folder, and takes it only as the bytes hashed (`result`). A value of the parse
+    cache: not mutated, but for `keep_trial`, a memo of what it gives."""
+
+    __slots__ = ("derived", "digest", "facts", "raw", "trial")
+
+    def __init__(self, digest: bytes, raw: bytes | None, facts: RunFacts, derived: Any = None,
+                 trial: tuple[str | None, Any] | None = None):
+        self.digest, self.raw, self.facts, self.derived, self.trial = digest, raw, facts, derived, trial
+
+    @classmethod
+    def of(cls, raw: bytes, facts: RunFacts, derived: Any, trial: tuple[str | None, Any]) -> CompactResult:
+        return cls(hashlib.blake2b(raw, digest_size=16).digest(), raw if facts.regraded else None, facts, derived,
+                   trial)
+
+    def __getstate__(self) -> tuple:
+        return self.digest, self.raw, self.facts, self.derived, self.trial
+
+    def __setstate__(self, state: tuple) -> None:
+        self.digest, self.raw, self.facts, self.derived, self.trial = state
+
+    def result(self, record: RunRecord) -> RunResult:
+        """The validated result, from the bytes kept or read again through the run's folder; InputRefused when
+        those are not the bytes it was loaded from (the file changed since: the next load reads it afresh)."""
+        path = record.result_path
+        raw = self.raw
+        if raw is None:
+            raw = record.folder.read_bytes(RESULT_FILE, inputs.RESULT)
+            if raw is None or hashlib.blake2b(raw, digest_size=16).digest() != self.digest:
+                raise InputRefused("changed while the site was being built; the site shows it as it was loaded",
+                                   path=path, hint="build again once nothing is writing to the data folder")
+        return load_json_model(path, RunResult, decode_text(path, raw))
+
+    def trial_for(self, baselines_digest: str | None) -> Any:
+        """The board trial made against the baselines file of this hash (None: no such file); None when it was
+        made against another."""
+        if self.trial is None or self.trial[0] != baselines_digest:
+            return None
+        return self.trial[1]
+
+    def kept_trial(self) -> Any:
+        """The board trial as it was last made, whatever the baselines."""
+        return None if self.trial is None else self.trial[1]
+
+    def keep_trial(self, baselines_digest: str | None, trial: Any) -> None:
+        self.trial = (baselines_digest, trial)
+
+    def for_page(self) -> CompactResult:
+        """What a render worker takes to render the run's page: its facts (its run view travels beside)."""
+        return CompactResult(self.digest, None, self.facts)
+
+
 @dataclass
 class RunRecord:
     """One run directory that loaded.
 
     run_id: the result's run_id (equals the folder name; a folder whose name differs is reported and left out).
     path: the run directory (solution.py, check.log, benchmark.log, transcript live here when published).
-    result: the validated result.json.
+    result: the validated result.json; None where the load kept it compact (`compact`: a site build's load),
+      whence `full_result()` validates it again (from the file, read again through the run's folder).
     result_path: path of result.json (for diagnostics and the run page's result.json tab).
     """
 
     run_id: str
     path: Path
-    result: RunResult
+    result: RunResult | None
     result_path: Path
     resolved_path: Path | None = field(default=None, repr=False, compare=False)  # `path` resolved, if known
     opened: inputs.Folder | None = field(default=None, repr=False, compare=False)  # the folder as loaded
+    compact: CompactResult | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def facts(self) -> RunFacts:
+        """What the pages other than the run's own take of its result (see RunFacts)."""
+        return self.compact.facts if self.compact is not None else RunFacts.of(self.result)
+
+    def full_result(self) -> RunResult:
+        """The validated result: the one kept, or validated again (`compact`; InputRefused when the file is no
+        longer what was loaded: CompactResult.result)."""
+        if self.result is not None:
+            return self.result
+        return self.compact.result(self)
 
     @property
     def imported(self) -> bool:
         """True for cells imported from a published board (`source` starts with "import:"): no transcript."""
-        return self.result.source.startswith("import:")
+        return self.facts.source.startswith("import:")
 
     def file(self, name: str) -> Path | None:
         """A file of the run directory by relative name, or None when absent or refused (see `locate`)."""
@@ -361,6 +465,8 @@ class Dataset:
     annotation_run_ids: dict[str, str] = field(default_factory=dict)
     # the hash of each loaded run's result.json bytes, by its path (a rebuild tells an edited result apart by it)
     result_digests: dict[str, str] = field(default_factory=dict)
+    # the hash of each baselines file's bytes, by (problem id, deck, gpu key), as `baselines` holds it
+    baselines_digests: dict[tuple[str, str, str], str] = field(default_factory=dict)
 
     @property
     def errors(self) -> list[Diagnostic]:
@@ -374,12 +480,16 @@ class Dataset:
         """The lines of (deck, problem) on `gpu`: another deck's problem of the same name has its own."""
         return self.baselines.get(problem, {}).get((deck, gpu))
 
+    def baselines_digest(self, problem: str, gpu: str, deck: str = MAIN_DECK) -> str | None:
+        """The hash of the bytes `baselines_for` was read from (None: no baselines file)."""
+        return self.baselines_digests.get((problem, deck, gpu))
+
 
 # --------------------------------------------------------------------------------------------- entry point
 
 def load_dataset(data_dir: Path, problems_dir: Path | None = None, *, runs_dir: Path | None = None,
                  annotations_dir: Path | None = None, cache: ParseCache | None = None,
-                 kept: KeptInputs | None = None) -> Dataset:
+                 kept: KeptInputs | None = None, compact: Compactor | None = None) -> Dataset:
     """Load runs, annotations, writeups, problems and baselines; never raises for bad input.
 
     problems_dir defaults to `<data_dir>/problems` when that folder exists (an imported data directory keeps its
@@ -387,7 +497,9 @@ def load_dataset(data_dir: Path, problems_dir: Path | None = None, *, runs_dir: 
     (writeups are read from `<annotations_dir>/writeups`). Problems load first, then runs, then annotations
     (checked against the runs), then writeups. `cache` (optional) keeps validated files between loads of the
     same folders, so a rebuild after one edit parses one file. `kept`: records a watching build knows unchanged
-    since its previous load (see KeptInputs), taken as they are.
+    since its previous load (see KeptInputs), taken as they are. `compact`: keep each run's result compact
+    (RunRecord.compact, made by `compact(result, raw, dataset)` while the validated result is at hand; the
+    cache keeps it so too), so that the load never holds every run's validated result at once.
 
     Every file comes through `kernelbench.inputs` (nothing outside the data folder, or outside a folder given
     explicitly, is read; only regular files; each kind under its size cap), and whatever one file holds, its
@@ -402,7 +514,7 @@ def load_dataset(data_dir: Path, problems_dir: Path | None = None, *, runs_dir: 
     runs = _top_folder(dataset, runs_dir, "runs")
     kept = kept or KeptInputs()
     if runs is not None:
-        _load_runs(dataset, *runs, cache, kept)
+        _load_runs(dataset, *runs, cache, kept, compact=compact)
     if annotations is not None:
         _load_annotations(dataset, *annotations, cache, kept)
         writeups = _located_folder(dataset, annotations[0] / "writeups", annotations[1])
@@ -575,6 +687,8 @@ def _load_baselines_file(dataset: Dataset, problem_id: str, path: Path, root: Pa
             hint="file baselines as problems/<problem>/baselines/<gpu>.json"))
         return
     dataset.baselines.setdefault(problem_id, {})[(baselines.deck, baselines.gpu)] = baselines
+    dataset.baselines_digests[(problem_id, baselines.deck, baselines.gpu)] = hashlib.blake2b(
+        raw, digest_size=16).hexdigest()
 
 
 def _load_baseline_notes(dataset: Dataset, problem_id: str, path: Path, root: Path, cache: ParseCache) -> None:
@@ -597,7 +711,7 @@ def _load_baseline_notes(dataset: Dataset, problem_id: str, path: Path, root: Pa
 # --------------------------------------------------------------------------------------------- runs
 
 def _load_runs(dataset: Dataset, runs_dir: Path, root: Path, cache: ParseCache, kept: KeptInputs,
-               only: set[str] | None = None) -> None:
+               only: set[str] | None = None, compact: Compactor | None = None) -> None:
     """Every run folder of runs/ (or those named in `only`)."""
     runs = _opened_folder(dataset, runs_dir, root)
     if runs is None:
@@ -612,13 +726,13 @@ def _load_runs(dataset: Dataset, runs_dir: Path, root: Path, cache: ParseCache, 
             if record is not None and not entry.is_symlink() and cache.keep(str(record.result_path)):
                 _add_run(dataset, record)
             else:
-                _load_run_folder(dataset, runs, entry, root, cache)
+                _load_run_folder(dataset, runs, entry, root, cache, compact)
     finally:
         runs.close()
 
 
 def _load_run_folder(dataset: Dataset, runs: inputs.Folder, entry: os.DirEntry, root: Path,
-                     cache: ParseCache) -> None:
+                     cache: ParseCache, compact: Compactor | None = None) -> None:
     """One entry of runs/: its folder opened (relative to runs/ unless it is a link) and its run loaded."""
     runs_dir = runs.path
     try:
@@ -629,7 +743,7 @@ def _load_run_folder(dataset: Dataset, runs: inputs.Folder, entry: os.DirEntry, 
         return
     if folder is None:
         return
-    record = _guarded(dataset, runs_dir / entry.name / RESULT_FILE, lambda: _load_run(dataset, folder, cache))
+    record = _guarded(dataset, runs_dir / entry.name / RESULT_FILE, lambda: _load_run(dataset, folder, cache, compact))
     if record is None:
         folder.close()
         return
@@ -656,8 +770,15 @@ def _opened_folder(dataset: Dataset, path: Path, root: Path) -> inputs.Folder | 
         return None
 
 
-def _load_run(dataset: Dataset, opened: inputs.Folder, cache: ParseCache) -> RunRecord | None:
-    """The run in the opened folder: result.json and every file after it are read through its descriptor."""
+# what a site build's load keeps of a run's result: made from the validated result, the bytes it was validated
+# from and the dataset loaded so far (its problems' baselines)
+Compactor = Callable[[RunResult, bytes, "Dataset"], CompactResult]
+
+
+def _load_run(dataset: Dataset, opened: inputs.Folder, cache: ParseCache,
+              compact: Compactor | None = None) -> RunRecord | None:
+    """The run in the opened folder: result.json and every file after it are read through its descriptor.
+    `compact`: the record keeps its result compact (see load_dataset)."""
     folder = opened.path
     path = folder / RESULT_FILE
     raw = None
@@ -670,20 +791,32 @@ def _load_run(dataset: Dataset, opened: inputs.Folder, cache: ParseCache) -> Run
                 hint="grade the run again (kernelbench grade ... --out) or remove the folder"))
             return None
         raw, status = read
-        result = cache.parse(path, raw, lambda raw: load_json_model(path, RunResult, decode_text(path, raw)),
-                             status=status)
-    if result.run_id != folder.name:
+
+        def parse(raw: bytes) -> RunResult | CompactResult:
+            result = load_json_model(path, RunResult, decode_text(path, raw))
+            return result if compact is None else compact(result, raw, dataset)
+
+        result = cache.parse(path, raw, parse, status=status)
+    kept = result if isinstance(result, CompactResult) else None
+    if kept is None and compact is not None:  # a value another kind of load left in the cache
+        kept = compact(result, raw if raw is not None else opened.read_bytes(RESULT_FILE, inputs.RESULT) or b"",
+                       dataset)
+    run_id = kept.facts.run_id if kept is not None else result.run_id
+    if run_id != folder.name:
         if raw is None:  # taken from the cache unread: read for the line the report names
             raw = opened.read_bytes(RESULT_FILE, inputs.RESULT) or b""
-        original = folder.parent / result.run_id
-        is_copy = "/" not in result.run_id and "\x00" not in result.run_id and original.is_dir()
-        message = (f"duplicate run id '{result.run_id}' (also in {original}); left out" if is_copy
-                   else f"run_id '{result.run_id}' differs from its folder name '{folder.name}'; left out")
+        original = folder.parent / run_id
+        is_copy = "/" not in run_id and "\x00" not in run_id and original.is_dir()
+        message = (f"duplicate run id '{run_id}' (also in {original}); left out" if is_copy
+                   else f"run_id '{run_id}' differs from its folder name '{folder.name}'; left out")
         dataset.diagnostics.append(Diagnostic(
             path=path, line=_json_key_line(raw, "run_id"), message=message,
             hint="each run directory is named after its own run id; remove the copy or fix run_id"))
         return None
-    return RunRecord(run_id=result.run_id, path=folder, result=result, result_path=path,
+    if kept is not None:
+        return RunRecord(run_id=run_id, path=folder, result=None, result_path=path, resolved_path=opened.real,
+                         opened=opened, compact=kept)
+    return RunRecord(run_id=run_id, path=folder, result=result, result_path=path,
                      resolved_path=opened.real, opened=opened)
 
 
@@ -773,7 +906,7 @@ def load_annotation_file(path: Path, dataset: Dataset, cache: ParseCache | None 
             message=f"annotation for unknown run '{annotation.run_id}'",
             hint="check the run id against runs/ (or add the run directory)"))
     else:
-        _check_identity(dataset, path, data, annotation, run.result)
+        _check_identity(dataset, path, data, annotation, run.facts)
     texts: dict[str, Any] = {}  # each quoted file read once, however many quotes name it
     checks = [check_quote(q, run, i, _quote_line(data, i), texts) for i, q in enumerate(annotation.quotes)]
     for check in checks:
@@ -791,7 +924,7 @@ def _quote_line(data: Any, index: int) -> int | None:
     return lines[index] if lines and index < len(lines) else None
 
 
-def _check_identity(dataset: Dataset, path: Path, data: Any, annotation: Annotation, result: RunResult) -> None:
+def _check_identity(dataset: Dataset, path: Path, data: Any, annotation: Annotation, result: RunFacts) -> None:
     """Identity fields the auditor copied must agree with the run (peak_fraction is a snapshot, not checked)."""
     for key in ("harness", "model", "problem", "effort"):
         said = getattr(annotation, key)

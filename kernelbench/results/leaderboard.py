@@ -31,6 +31,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from kernelbench.base.decks import MAIN_DECK, deck_title
+from kernelbench.errors import KernelBenchError
 from kernelbench.fileio import atomic_write_json, atomic_write_text
 from kernelbench.problems.baselines import LINES, ProblemBaselines
 from kernelbench.results.annotation import Annotation, Verdict
@@ -374,13 +375,43 @@ def make_trial(result: RunResult, annotation: Annotation | None = None,
 def trials_of(dataset: Dataset, make: Callable[..., Trial] = make_trial) -> list[Trial]:
     """Every loaded run as a Trial, with its annotation and its problem's baselines on that GPU. `make`: what
     makes a trial (a memo of `make_trial`, in a process that builds again and again)."""
-    return [make(r.result, dataset.annotation_for(r.run_id),
-                 dataset.baselines_for(r.result.problem, r.result.gpu, r.result.deck))
-            for r in sorted(dataset.runs.values(), key=_run_order)]
+    return [trial_of(r, dataset, make) for r in sorted(dataset.runs.values(), key=_run_order)]
+
+
+def trial_of(record: RunRecord, dataset: Dataset, make: Callable[..., Trial] = make_trial) -> Trial:
+    """One run's Trial. A run kept compact (RunRecord.compact) has its trial made when it was loaded, against the
+    baselines then loaded: taken when those are the baselines now (the same bytes), and given its annotation's
+    verdict; made again from its validated result otherwise (its result.json read again: one that changed since it
+    was loaded keeps the trial it had, and the next build, which sees the change, makes it afresh)."""
+    facts = record.facts
+    annotation = dataset.annotation_for(record.run_id)
+    baselines = dataset.baselines_for(facts.problem, facts.gpu, facts.deck)
+    if record.compact is None:
+        return make(record.result, annotation, baselines)
+    digest = dataset.baselines_digest(facts.problem, facts.gpu, facts.deck)
+    trial = record.compact.trial_for(digest)
+    if trial is None:
+        try:
+            trial = make_trial(record.full_result(), None, baselines)
+        except (KernelBenchError, OSError):  # result.json changed since it was loaded: the next build loads it afresh
+            trial = record.compact.kept_trial()
+        else:
+            record.compact.keep_trial(digest, trial)
+    return with_verdict(trial, annotation)
+
+
+def with_verdict(trial: Trial, annotation: Annotation | None) -> Trial:
+    """`trial` (made without an annotation) as `make_trial` makes it with `annotation`."""
+    if annotation is None:
+        return trial
+    verdict = annotation.verdict
+    return trial.model_copy(update={"verdict": verdict, "valid": trial.status is not Status.INVALID
+                                    and verdict not in NOT_COUNTED_VERDICTS})
 
 
 def _run_order(record: RunRecord) -> tuple:
-    return (record.result.started is None, record.result.started or 0, record.run_id)
+    started = record.facts.started
+    return (started is None, started or 0, record.run_id)
 
 
 # --------------------------------------------------------------------------------------------- cells
@@ -482,9 +513,9 @@ def _baseline_lines(baselines: ProblemBaselines | None,
 def _recorded_baselines(dataset: Dataset, problem: str, gpu: str, deck: str = MAIN_DECK) -> dict[str, list[float]]:
     recorded: dict[str, list[float]] = defaultdict(list)
     for record in dataset.runs.values():
-        result = record.result
-        if result.problem == problem and result.gpu == gpu and result.deck == deck:
-            for line, value in result.grading.baselines.items():
+        facts = record.facts
+        if facts.problem == problem and facts.gpu == gpu and facts.deck == deck:
+            for line, value in facts.baselines:
                 if value is not None:
                     recorded[line].append(value)
     return recorded
@@ -568,9 +599,9 @@ def build_boards(dataset: Dataset, grid: Iterable[float] = P_GRID,
 def _gpu_names(dataset: Dataset) -> dict[str, str]:
     names: dict[str, str] = {}
     for record in dataset.runs.values():
-        env = record.result.environment
-        if env.gpu_name:
-            names.setdefault(record.result.gpu, env.gpu_name)
+        facts = record.facts
+        if facts.gpu_name:
+            names.setdefault(facts.gpu, facts.gpu_name)
     return names
 
 

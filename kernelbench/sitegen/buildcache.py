@@ -23,8 +23,10 @@ CACHE_DIR = ".kernelbench-cache"
 VIEWER_CACHE = f"{CACHE_DIR}/viewer"  # a file per run page: the transcript viewer's first screen (runpage.ViewerReuse)
 PARSE_CACHE_NAME = "parsed-inputs.pickle"
 _PACKAGE = Path(__file__).resolve().parents[1]
-# the code whose classes are pickled: a change to any of it makes the saved cache unusable
-_MODEL_SOURCES = ("results", "problems/spec.py", "problems/baselines.py", "fileio.py", "errors.py")
+# the code whose classes are pickled, and the code that derives what is kept of a run's result (its run view's own
+# part: sitegen/views.py): a change to any of it makes the saved cache unusable
+_MODEL_SOURCES = ("results", "problems/spec.py", "problems/baselines.py", "fileio.py", "errors.py",
+                  "sitegen/views.py", "base/models.py")
 
 
 @dataclass
@@ -91,10 +93,22 @@ def save_parse_cache(cache: ParseCache, staging: Path, version: str) -> None:
     if target.exists() and cache.unchanged_since_loaded():
         return
     target.parent.mkdir(parents=True, exist_ok=True)
-    stored = {key: cache.pickled(key) for key in cache.used}
     target.unlink(missing_ok=True)  # a hard link into the previous site: replace it, never write through it
     # inside the staging folder, which is swapped in whole: no atomic write needed; pickled straight into the file,
-    # not into one more copy of every value in memory (35 MB at ten thousand runs)
+    # each value as its turn comes (`_Stored`), not every value's pickle in memory at once first (90 MB at ten
+    # thousand runs)
     with open(target, "wb") as handle:
-        pickle.dump({"version": version, "statuses": cache.statuses_used, "stored": stored}, handle,
+        pickle.dump({"version": version, "statuses": cache.statuses_used, "stored": _Stored(cache)}, handle,
                     protocol=pickle.HIGHEST_PROTOCOL)
+
+
+class _Stored:
+    """The cache's used values, pickled, as a dict pickled item by item: pickle writes a mapping's items in
+    batches of a thousand, asking for each as it goes (the fifth item of `__reduce__`), and reads it back as a
+    plain dict of key -> pickled value (what `load_parse_cache` takes)."""
+
+    def __init__(self, cache: ParseCache):
+        self.cache = cache
+
+    def __reduce__(self):
+        return dict, (), None, None, ((key, self.cache.pickled(key)) for key in self.cache.used)

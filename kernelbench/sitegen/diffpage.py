@@ -17,16 +17,22 @@ OURS = ("PASS", "FAIL", "INVALID", "ERR")
 
 
 def diff_pages(data) -> list[Page]:
-    return [_diff_page(data, board) for board in data.boards if _regraded(data, board)]
+    pages = []
+    for board in data.boards:
+        results = _regraded(data, board)
+        if results:
+            pages.append(_diff_page(board, results))
+    return pages
 
 
 def _regraded(data, board: Board) -> list:
-    return [r.result for r in sorted(data.dataset.runs.values(), key=lambda r: r.run_id)
-            if r.result.provenance is not None and r.result.deck == board.deck and r.result.gpu == board.gpu]
+    """The validated results of the board's runs regraded from another benchmark's board (kept compact by the
+    load: validated again here, one board at a time)."""
+    return [r.full_result() for r in sorted(data.dataset.runs.values(), key=lambda r: r.run_id)
+            if r.facts.regraded and r.facts.deck == board.deck and r.facts.gpu == board.gpu]
 
 
-def _diff_page(data, board: Board) -> Page:
-    results = _regraded(data, board)
+def _diff_page(board: Board, results: list) -> Page:
     rows = [_row(compare(result)) for result in results]
     hardware = sorted({r.provenance.published_hardware for r in results if r.provenance.published_hardware})
     gaps = peak_gaps([compare(result) for result in results])

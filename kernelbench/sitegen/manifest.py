@@ -138,6 +138,35 @@ class FileHasher:
         finally:
             os.close(fd)
 
+    def read(self, path: Path | None, opener: Callable[[], tuple[int, Path] | None],
+             cap: int) -> tuple[str | None, bytes | None]:
+        """The hash of the file `opener` opens (as `self(path, opener)`), and its bytes when it is a regular file
+        of at most `cap` bytes: read once, hashed and handed back, so that whoever shows the file shows the very
+        bytes hashed and reads it no more. As for any file hashed, the signature recorded is the status taken on
+        the open descriptor before the read: a file written meanwhile has another ctime by then, and the next
+        build hashes it again. No bytes come back when none were read (a file the previous build hashed under
+        the same signature, a larger one, one that grew past `cap` while read): the caller reads it itself."""
+        if path is None:
+            return None, None
+        key = str(path)
+        if key in self.seen:
+            return self.seen[key][-1], None
+        try:
+            opened = opener()
+        except (OSError, KernelBenchError):
+            return None, None
+        if opened is None:
+            return None, None
+        fd, read = opened[0], []
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_size > cap:
+                return self._digest(key, st, lambda: hash_fd(fd)), None
+            digest = self._digest(key, st, lambda: _hash_read(fd, st.st_size, cap, read))
+        finally:
+            os.close(fd)
+        return digest, read[0] if read and len(read[0]) <= cap else None
+
     def unchanged_in(self, folder: inputs.Folder, name: str) -> str | None | Unknown:
         """The hash of the file `name` of an opened run folder, taken from the previous build when its status,
         read relative to the folder's descriptor, is the one recorded then (nothing is opened); None when nothing
@@ -208,6 +237,24 @@ def hash_fd(fd: int) -> str:
     h = hashlib.blake2b(digest_size=16)
     while chunk := os.read(fd, 1 << 20):
         h.update(chunk)
+    return h.hexdigest()
+
+
+def _hash_read(fd: int, size: int, cap: int, read: list[bytes]) -> str:
+    """The hash of the open file `fd` read to its end (as `hash_fd`), its bytes put in `read` when they are at
+    most `cap` (a file growing past it is hashed on without keeping them). `size`: the size its status gave, read
+    at once (and one byte more, which sees a file still growing)."""
+    chunks, held = [], 0
+    h = hashlib.blake2b(digest_size=16)
+    want = size + 1
+    while chunk := os.read(fd, want):
+        want = 1 << 16  # what a file still growing adds (a read of 1 MiB would map and unmap that much first)
+        h.update(chunk)
+        held += len(chunk)
+        if held <= cap:
+            chunks.append(chunk)
+    if held <= cap:
+        read.append(chunks[0] if len(chunks) == 1 else b"".join(chunks))
     return h.hexdigest()
 
 

@@ -121,12 +121,13 @@ class PlanMemo:
     def run_view(self, record: RunRecord, dataset: Dataset, shown: dict) -> tuple[dict, str]:
         annotation = dataset.annotation_for(record.run_id)
         cell = shown.get(record.run_id)
-        key = (record.run_id, id(record.result), annotation.verdict if annotation else None,
+        result = record.compact if record.compact is not None else record.result
+        key = (record.run_id, id(result), annotation.verdict if annotation else None,
                bool(cell and cell.unaudited))
         kept = self.views.get(key)
         if kept is None:
             view = views.run_view(record, dataset, shown)
-            kept = (record.result, view, hash_data(view))
+            kept = (result, view, hash_data(view))
         self._views_used[key] = kept
         return kept[1], kept[2]
 
@@ -163,7 +164,8 @@ def plan_site(config, hasher: FileHasher, cache: ParseCache | None = None, memo:
     from kernelbench.sitegen.problems import problem_pages
     from kernelbench.sitegen.writeups import writeup_pages
 
-    dataset = load_dataset(Path(config.data_dir), config.resolved_problems_dir(), cache=cache, kept=kept)
+    dataset = load_dataset(Path(config.data_dir), config.resolved_problems_dir(), cache=cache, kept=kept,
+                           compact=views.compact_result)
     data = derive(dataset, memo)
     pages = [
         *leaderboard_pages(data),
@@ -207,11 +209,11 @@ def shared_of_result(record: RunRecord, result_digest: str) -> tuple:
     recorded (the boards' speed-ups and the problem pages' baseline lines), the GPU's name (its board's title), and,
     for a run regraded from another benchmark's board, the whole result (`result_digest`: the diff page compares it
     with the published cell). A result.json whose run view and this stay as they were changes its own page only."""
-    result = record.result
-    return (None if result.started is None else result.started.isoformat(),
-            tuple(sorted(result.grading.baselines.items())),
-            result.environment.gpu_name,
-            result_digest if result.provenance is not None else None)
+    facts = record.facts
+    return (None if facts.started is None else facts.started.isoformat(),
+            facts.baselines,
+            facts.gpu_name,
+            result_digest if facts.regraded else None)
 
 
 def _run_view(record: RunRecord, dataset: Dataset, shown: dict) -> tuple[dict, str]:
@@ -226,15 +228,15 @@ def claim_addresses(dataset: Dataset) -> list[Diagnostic]:
     runs = sorted(dataset.runs.values(), key=lambda r: r.run_id)
     where: dict[tuple[str, str], Path] = {}
     for record in runs:
-        for kind, name in (("run", record.run_id), ("agent", record.result.agent),
-                           (_problem_kind(record.result.deck), record.result.problem)):
+        for kind, name in (("run", record.run_id), ("agent", record.facts.agent),
+                           (_problem_kind(record.facts.deck), record.facts.problem)):
             where.setdefault((kind, name), record.result_path)
     for problem, problem_record in dataset.problems.items():
         where.setdefault(("problem", problem), problem_record.problem.spec_file)
     for writeup in dataset.writeups:
         where[("writeup", writeup.slug)] = writeup.path
     clashes = urls.claim("run", [r.run_id for r in runs], reserved=("index.html",))
-    clashes += urls.claim("agent", [r.result.agent for r in runs], reserved=("index",))
+    clashes += urls.claim("agent", [r.facts.agent for r in runs], reserved=("index",))
     clashes += urls.claim("writeup", [w.slug for w in dataset.writeups], reserved=("index",))
     problem_kinds = sorted({kind for kind, _ in where if kind.startswith("problem")})
     for kind in problem_kinds:
@@ -254,7 +256,7 @@ def claim_board_addresses(boards: list[Board], dataset: Dataset) -> list[Diagnos
 def _board_clash_diagnostic(clash: urls.Clash, dataset: Dataset) -> Diagnostic:
     page, deck, gpu = clash.name.split("\x00")
     _, other_deck, other_gpu = clash.other.split("\x00") if "\x00" in clash.other else ("", "", clash.other)
-    where = next((r.result_path for r in dataset.runs.values() if r.result.deck == deck and r.result.gpu == gpu),
+    where = next((r.result_path for r in dataset.runs.values() if r.facts.deck == deck and r.facts.gpu == gpu),
                  None)
     what = f"the {'diff page' if page == 'diff' else 'board'} of GPU '{gpu}' on deck '{deck}'"
     other = f"that of GPU '{other_gpu}' on deck '{other_deck}'" if other_deck else clash.other
@@ -545,12 +547,15 @@ class RunPageWork:
         self.record, self.view, self.annotation, self.files = record, view, annotation, files
         self.transcript, self.viewer_version, self.later, self.hasher = transcript, viewer_version, later, hasher
         self.sent_folder: tuple[str, str, tuple[int, int]] | None = None
+        self.transcript_read: bytes | None = None  # the transcript's bytes `settle` hashed, for its parser
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
         folder = self.record.folder
         state["sent_folder"] = (str(folder.path), folder.real_text, folder.identity)
-        state["record"] = dataclasses.replace(self.record, opened=None)
+        compact = self.record.compact
+        state["record"] = dataclasses.replace(self.record, opened=None,
+                                              compact=None if compact is None else compact.for_page())
         state["hasher"] = None
         return state
 
@@ -575,17 +580,23 @@ class RunPageWork:
             viewer_cache_file(extra["staging"], urls.slug_of("run", record.run_id)),
             hash_data([files["transcript"], str(self.transcript), self.viewer_version, prefix, _budget(record)]),
         )
-        tabs, transcript_info = run_tabs(record, shown, run_dir, prefix, extra["diagnostics_out"], reuse)
+        read, self.transcript_read = self.transcript_read, None  # (not kept with the plan)
+        tabs, transcript_info = run_tabs(record, shown, run_dir, prefix, extra["diagnostics_out"], reuse, read)
         return {"run": self.view, "annotation": shown, "tabs": tabs, "transcript": transcript_info}
 
     def settle(self) -> dict[str, list]:
         """Hash the files left for the render, through the run folder's descriptor as planning would have, into
-        the page's inputs; their signature entries go back to the build's manifest."""
+        the page's inputs; their signature entries go back to the build's manifest. The transcript is read once:
+        the bytes hashed here are those its parser reads (`transcript_read`)."""
         if self.hasher is None:
             self.hasher = FileHasher()
         entries = {}
         for key, (name, shown) in self.later.items():
-            self.files[key] = _hash_run_file(self.hasher, self.record, name)
+            if key == "transcript":
+                self.files[key], self.transcript_read = _read_run_file(self.hasher, self.record, name,
+                                                                       TRANSCRIPT_READ_ONCE)
+            else:
+                self.files[key] = _hash_run_file(self.hasher, self.record, name)
             entry = self.hasher.entry(shown)
             if entry is not None:
                 entries[shown] = entry
@@ -612,8 +623,19 @@ def _hash_run_file(hasher: FileHasher, record: RunRecord, name: str) -> str | No
     return hasher(record.file(name), lambda: record.folder.open_file(name))
 
 
+# a transcript up to this size is read once, hashed and parsed from the same bytes; a larger one is hashed as it
+# is read and parsed as the parser reads it (its bytes would otherwise be held whole beside what the parser makes)
+TRANSCRIPT_READ_ONCE = 32 << 20
+
+
+def _read_run_file(hasher: FileHasher, record: RunRecord, name: str, cap: int) -> tuple[str | None, bytes | None]:
+    """`_hash_run_file` of a file no build hashed before, and its bytes as read through the folder's descriptor
+    and hashed (None when it was not read whole: see `FileHasher.read`)."""
+    return hasher.read(record.file(name), lambda: record.folder.open_file(name), cap)
+
+
 def _budget(record: RunRecord) -> float | None:
-    return record.result.session.budget_s
+    return record.facts.budget_s
 
 
 def _copy_annotation(annotation: dict | None) -> dict | None:

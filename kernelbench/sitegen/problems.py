@@ -87,8 +87,11 @@ def _problem_page(data, deck: str, problem_id: str) -> tuple[Page, dict]:
 def _mapping_view(data, deck: str, problem_id: str) -> dict | None:
     """How the problem's own benchmark defines it against what this grader does, as recorded by its regraded runs."""
     for record in sorted(data.dataset.runs.values(), key=lambda r: r.run_id):
-        result = record.result
-        if result.deck == deck and result.problem == problem_id and result.provenance and result.provenance.mapping:
+        facts = record.facts
+        if not (facts.regraded and facts.deck == deck and facts.problem == problem_id):
+            continue
+        result = record.full_result()
+        if result.provenance and result.provenance.mapping:
             return {"layout": result.provenance.layout,
                     "rows": [m.model_dump() for m in result.provenance.mapping]}
     return None

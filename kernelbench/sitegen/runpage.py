@@ -37,10 +37,13 @@ def run_tabs(
     static_prefix: str,
     diagnostics: list[Diagnostic],
     viewer_reuse: ViewerReuse | None = None,
+    transcript_read: bytes | None = None,
 ) -> tuple[list[dict], dict]:
-    """The tabs in order, and what the transcript tab needs in the page head (its css/js or nothing)."""
+    """The tabs in order, and what the transcript tab needs in the page head (its css/js or nothing).
+    `transcript_read`: the transcript's bytes, when the build has read them already (to hash them)."""
     quoted = _quoted_lines(annotation)
-    transcript_tab, transcript_info = _transcript_tab(record, run_dir, static_prefix, diagnostics, viewer_reuse)
+    transcript_tab, transcript_info = _transcript_tab(record, run_dir, static_prefix, diagnostics, viewer_reuse,
+                                                      transcript_read)
     tabs = [transcript_tab]
     for tab_id, label, name, lexer in FILE_TABS:
         tabs.append(_file_tab(record, tab_id, label, name, lexer, quoted.get(name, []), diagnostics))
@@ -147,9 +150,17 @@ def _read_for_page(path: Path, data: bytes, size: int, diagnostics: list[Diagnos
 class _SiteFormatter(HtmlFormatter):
     """Pygments' HTML formatter, whose table of CSS classes (the style's, the same for every file of every page:
     the page loads the classes from pygments.css) is worked out once per process instead of once per file
-    highlighted, a fifth of highlighting a small file."""
+    highlighted, a fifth of highlighting a small file; so is the span each token type opens (the formatter's
+    `span_element_openers`, otherwise filled afresh for each file).
+
+    The lines pygments formats (`_format_lines`: the tokens escaped, in their spans) are wrapped in one pass, as
+    the options the site uses ask (`_wrap_lines`), instead of through pygments' chain of six generators that
+    each hand on every line (inline numbers, highlighted lines, anchors, code, pre, div): a sixth of formatting
+    result.json's 240 lines. The markup is pygments' own, byte for byte (tests/site/test_units.py holds it to
+    HtmlFormatter's); any other options go through pygments' chain."""
 
     _classes: tuple[dict, dict] | None = None
+    _openers: dict = {}
     ttype2class: dict  # set by HtmlFormatter._create_stylesheet
     class2style: dict
 
@@ -160,6 +171,36 @@ class _SiteFormatter(HtmlFormatter):
             cls._classes = (self.ttype2class, self.class2style)
         else:
             self.ttype2class, self.class2style = cls._classes
+        if not self.noclasses and not self.debug_token_types and not self.classprefix:  # the site's options
+            self.span_element_openers = cls._openers
+
+    def format_unencoded(self, tokensource, outfile) -> None:
+        if not self._one_pass():
+            super().format_unencoded(tokensource, outfile)
+            return
+        outfile.write(self._wrap_lines([line for _, line in self._format_lines(tokensource)]))
+
+    def _one_pass(self) -> bool:
+        """Whether `_wrap_lines` writes what pygments' chain would for these options."""
+        return (self.linenos == 2 and self.anchorlinenos and bool(self.lineanchors) and self.wrapcode
+                and self.linenostep == 1 and not self.linenospecial and not self.nowrap and not self.noclasses
+                and not self.linespans and not self.filename and not self.full and not self.prestyles
+                and not self.cssstyles)
+
+    def _wrap_lines(self, lines: list[str]) -> str:
+        """Pygments' wrapping of the formatted `lines` (HtmlFormatter._wrap_inlinelinenos, _highlight_lines,
+        _wrap_lineanchors, _wrap_code, _wrap_pre, _wrap_div) for inline line numbers linked to line anchors."""
+        first, anchor, marked = self.linenostart, self.lineanchors, self.hl_lines
+        width = len(str(len(lines) + first - 1))
+        out = [f'<div class="{self.cssclass}">' if self.cssclass else "<div>", "<pre><span></span>", "<code>"]
+        for index, line in enumerate(lines, start=1):
+            number = first + index - 1
+            shown = '<a href="#%s-%d"><span class="linenos">%*d</span></a>%s' % (anchor, number, width, number, line)
+            if index in marked:
+                shown = f'<span class="hll">{shown}</span>'
+            out.append('<a id="%s-%d" name="%s-%d"></a>%s' % (anchor, number, anchor, number, shown))
+        out += ["</code>", "</pre>", "</div>\n"]
+        return "".join(out)
 
 
 def compile_lexers() -> None:
@@ -196,6 +237,7 @@ def _transcript_tab(
     static_prefix: str,
     diagnostics: list[Diagnostic],
     reuse: ViewerReuse | None = None,
+    read: bytes | None = None,
 ) -> tuple[dict, dict]:
     none = {"assets": False}
     if reuse is not None:
@@ -219,8 +261,8 @@ def _transcript_tab(
     if path is None or opened is None:
         return _tab("transcript", "transcript", note="No transcript was recorded for this run."), none
     found: list[Diagnostic] = []
-    html = transcript_viewer_html(opened, run_dir, static_prefix, found, record.result.session.budget_s,
-                                  shown=path)
+    html = transcript_viewer_html(opened, run_dir, static_prefix, found, record.facts.budget_s,
+                                  shown=path, data=read)
     diagnostics.extend(found)
     if html is not None:
         if reuse is not None:
@@ -231,7 +273,7 @@ def _transcript_tab(
 
 
 def transcript_name(record: RunRecord) -> str:
-    return record.result.session.transcript or "transcript.jsonl"
+    return record.facts.transcript or "transcript.jsonl"
 
 
 def transcript_path(record: RunRecord) -> Path | None:
@@ -246,9 +288,11 @@ def transcript_viewer_html(
     diagnostics: list[Diagnostic],
     budget_s: float | None = None,
     shown: Path | None = None,
+    data: bytes | None = None,
 ) -> Markup | None:
     """The transcripts stage's viewer (parses the file once); None when it is not available. `path` is how the
-    parser reaches the file (through the run folder's descriptor), `shown` where reports say it is."""
+    parser reaches the file (through the run folder's descriptor), `shown` where reports say it is; `data` its
+    bytes, when they were read already (through that descriptor, within the transcript's cap)."""
     try:
         from kernelbench.transcripts import load
         from kernelbench.transcripts.viewer import write_viewer
@@ -256,8 +300,9 @@ def transcript_viewer_html(
         return None
     shown = shown or path
     try:
-        inputs.check_size(path, inputs.TRANSCRIPT, shown)
-        session = load(path)
+        if data is None:
+            inputs.check_size(path, inputs.TRANSCRIPT, shown)
+        session = load(path, data=data)
         diagnostics.extend(transcript_diagnostics(shown, session))
         # chunks sit beside the run page (one folder per run, not two: the build creates and deletes fewer)
         return Markup(

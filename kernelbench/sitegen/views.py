@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kernelbench.results.dataset import AnnotationRecord, Dataset, RunRecord
+from kernelbench.results.dataset import AnnotationRecord, CompactResult, Dataset, RunFacts, RunRecord
 from kernelbench.sitegen import urls
 
 if TYPE_CHECKING:  # the board models are needed by the boards' pages, not by a run's
@@ -61,22 +61,37 @@ class ShownCell(Protocol):
 
 
 def run_view(record: RunRecord, dataset: Dataset, shown: Mapping[str, ShownCell]) -> dict:
-    """Everything the runs table and the run page header show about one run."""
-    result = record.result
+    """Everything the runs table and the run page header show about one run: its result's own part
+    (`result_view`, made when the result was loaded for a run kept compact) with its addresses, its annotation's
+    verdict and its cell's mark."""
+    own = record.compact.derived if record.compact is not None else result_view(record.result)
     annotation = dataset.annotation_for(record.run_id)
     cell = shown.get(record.run_id)
+    view = dict(own)  # the keys in their order, the values below filled in their places
+    view["url"] = urls.run_url(record.run_id)
+    view["agent_url"] = urls.agent_url(own["agent"])
+    view["problem_url"] = urls.problem_url(own["problem"], own["deck"])
+    view["imported"] = record.imported
+    view["verdict"] = annotation.verdict.value if annotation else None
+    view["unaudited"] = bool(cell and cell.unaudited)
+    return view
+
+
+def result_view(result) -> dict:
+    """The part of a run's view its result.json alone gives (`run_view` fills in the rest: addresses, verdict,
+    unaudited mark; None here). Read-only: the views of later builds share what it holds."""
     session, grading = result.session, result.grading
     return {
-        "run_id": record.run_id,
-        "url": urls.run_url(record.run_id),
+        "run_id": result.run_id,
+        "url": None,
         "agent": result.agent,
-        "agent_url": urls.agent_url(result.agent),
+        "agent_url": None,
         "harness": result.harness,
         "model": result.model,
         "effort": result.effort,
         "deck": result.deck,
         "problem": result.problem,
-        "problem_url": urls.problem_url(result.problem, result.deck),
+        "problem_url": None,
         "gpu": result.gpu,
         "trial": result.trial,
         "status": result.status.value,
@@ -87,7 +102,7 @@ def run_view(record: RunRecord, dataset: Dataset, shown: Mapping[str, ShownCell]
                           [grading.peak_fraction_interval.low, grading.peak_fraction_interval.high]),
         "scripted": result.scripted,
         "source": result.source,
-        "imported": record.imported,
+        "imported": None,
         "elapsed_s": session.elapsed_s,
         "budget_s": session.budget_s,
         "tokens": session.tokens.model_dump(),
@@ -97,8 +112,8 @@ def run_view(record: RunRecord, dataset: Dataset, shown: Mapping[str, ShownCell]
         "complete": session.complete,
         "timed_out": session.timed_out,
         "exit_code": session.exit_code,
-        "verdict": annotation.verdict.value if annotation else None,
-        "unaudited": bool(cell and cell.unaudited),
+        "verdict": None,
+        "unaudited": None,
         "ceiling": grading.ceiling.model_dump() if grading.ceiling else None,
         "shapes": [_shape_view(s) for s in grading.shapes],
         "conditions": conditions_view(grading.conditions),
@@ -112,6 +127,17 @@ def run_view(record: RunRecord, dataset: Dataset, shown: Mapping[str, ShownCell]
         "sanitizer": sanitizer_view(grading.sanitizer),
         "provenance": provenance_view(result.provenance),
     }
+
+
+def compact_result(result, raw: bytes, dataset: Dataset) -> CompactResult:
+    """What a site build keeps of a run's result (results.dataset.CompactResult): made as it is loaded, with its
+    run view's own part and its board trial against the baselines loaded."""
+    from kernelbench.results.leaderboard import make_trial
+
+    facts = RunFacts.of(result)
+    trial = make_trial(result, None, dataset.baselines_for(facts.problem, facts.gpu, facts.deck))
+    return CompactResult.of(raw, facts, result_view(result),
+                            (dataset.baselines_digest(facts.problem, facts.gpu, facts.deck), trial))
 
 
 def held_out_view(held) -> dict | None:
@@ -269,4 +295,4 @@ def board_rows(board: Board, scripted: set[str]) -> list[dict]:
 
 
 def scripted_agents(dataset: Dataset) -> set[str]:
-    return {r.result.agent for r in dataset.runs.values() if r.result.scripted}
+    return {r.facts.agent for r in dataset.runs.values() if r.facts.scripted}

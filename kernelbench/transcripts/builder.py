@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 import re
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -24,7 +23,7 @@ from kernelbench.transcripts.model import (
     Usage,
     new_event,
 )
-from kernelbench.transcripts.reader import BOM, READ_BUFFER, Line, open_transcript, parse_json_bytes, repair_line
+from kernelbench.transcripts.reader import BOM, Line, open_lines, parse_json_bytes, repair_line
 
 MAX_STORED_ISSUES = 200
 # What a parser raises on a record holding a value of a type its format never writes where the parser reads one
@@ -162,7 +161,7 @@ class SessionBuilder:
         to know whether it was the file's last."""
         loads, decode_error = orjson.loads, orjson.JSONDecodeError
         held: Line | None = None           # a line that did not parse, until we know whether it is the last
-        with os.fdopen(open_transcript(path), "rb", buffering=READ_BUFFER) as handle:
+        with open_lines(path) as handle:
             number = 0
             for number, raw in enumerate(handle, start=1):
                 if number == 1 and raw.startswith(BOM):
@@ -194,7 +193,7 @@ class SessionBuilder:
         event. `raw_record()` decodes the current line in full, for records kept raw as unknown events."""
         validation_error = msgspec.ValidationError
         held: Line | None = None
-        with os.fdopen(open_transcript(path), "rb", buffering=READ_BUFFER) as handle:
+        with open_lines(path) as handle:
             for number, raw in enumerate(handle, start=1):
                 if number == 1 and raw.startswith(BOM):
                     raw = raw[len(BOM):]

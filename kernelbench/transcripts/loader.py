@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import nullcontext
 from operator import attrgetter
 from pathlib import Path
 
@@ -17,30 +18,35 @@ from kernelbench.transcripts.pricing import estimate_cost
 from kernelbench.transcripts.reader import (
     HEAD_BYTES,
     first_records,
+    given,
     head_records,
     iter_lines,
     load_document,
 )
 
 
-def load(path: Path | str, *, estimate: bool = True) -> Session:
+def load(path: Path | str, *, estimate: bool = True, data: bytes | None = None) -> Session:
     """Parse any supported transcript. Unreadable parts become counted issues and unknown events, never errors;
     only a missing file (or a directory) raises `KernelBenchError`. Without a cost in the log, the cost is
-    estimated from the dated price table and marked as an estimate."""
-    with gc_paused():
-        session = _parse_guarded(as_path(path))
+    estimated from the dated price table and marked as an estimate.
+
+    `data`: the file's bytes, already read by the caller (who hashed them, say): they are parsed instead of the
+    file being read again; the files a format finds beside it (subagent logs) are still read beside `path`."""
+    path = as_path(path)
+    with gc_paused(), given(path, data) if data is not None else nullcontext():
+        session = _parse_guarded(path, data is not None)
         check_values(session)
         if estimate:
             estimate_cost(session)
     return session
 
 
-def _parse_guarded(path: Path) -> Session:
+def _parse_guarded(path: Path, read: bool = False) -> Session:
     """`_parse`, where a parser that trips over a record it did not expect (a number where text should be, a
     list where a mapping should be) does not lose the transcript: every record is kept raw, as for an unknown
     format, and the failure is counted as an issue."""
     try:
-        return _parse(path)
+        return _parse(path, read)
     except KernelBenchError:
         raise
     except (RecursionError, MemoryError, ValueError, TypeError, ArithmeticError, LookupError, AttributeError,
@@ -156,8 +162,9 @@ def as_path(path: Path | str) -> Path:
     return path if isinstance(path, Path) else Path(path)
 
 
-def _parse(path: Path) -> Session:
-    if not path.is_file():
+def _parse(path: Path, read: bool = False) -> Session:
+    """`read`: the file's bytes were read already (`reader.given`)."""
+    if not read and not path.is_file():
         raise KernelBenchError(f"no transcript file at {path}", path=path,
                                hint="pass the session log (.jsonl or .json) the agent CLI wrote")
     head = head_records(path)                   # the head's first part; the rest is read if detection needs it

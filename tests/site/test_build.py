@@ -529,3 +529,50 @@ def test_render_workers_collect_garbage_though_forked_while_the_build_paused_its
         assert all(pool.executor.submit(gc.isenabled).result() for _ in range(4))
     finally:
         pool.close()
+
+
+def test_a_build_keeps_no_run_validated_result_and_derives_what_the_whole_results_give(config_for, deck: Path,
+                                                                                     tmp_path: Path):
+    """The build's load keeps each run's result compact (results.dataset.CompactResult: the hash of its bytes, its
+    facts, its run view's own part and its board trial, made as it was loaded), never every validated result at
+    once; the boards and run views are those the validated results give, and a trial made against other baselines
+    is made again from the file read again, when it is still the file loaded."""
+    import gc
+
+    from kernelbench.inputs import InputRefused
+    from kernelbench.results.dataset import ParseCache, load_dataset
+    from kernelbench.results.leaderboard import build_boards, make_trial, trial_of, with_verdict
+    from kernelbench.results.run import RunResult
+    from kernelbench.sitegen import views
+    from kernelbench.sitegen.manifest import FileHasher
+    from kernelbench.sitegen.plan import plan_site
+
+    config = config_for(deck, tmp_path / "site")
+    site = plan_site(config, FileHasher(), ParseCache())
+    gc.collect()
+    assert not [o for o in gc.get_objects() if isinstance(o, RunResult)]
+    assert all(r.result is None and r.compact is not None for r in site.dataset.runs.values())
+
+    whole = load_dataset(deck, config.resolved_problems_dir())
+    assert all(r.result is not None for r in whole.runs.values())
+    assert build_boards(whole) == site.boards
+    shown = views.shown_runs(site.boards)
+    for run_id, record in whole.runs.items():
+        assert views.run_view(record, whole, shown) == site.data.runs[run_id]
+        assert site.dataset.runs[run_id].full_result() == record.result
+
+    record = site.dataset.runs[min(site.dataset.runs)]
+    kept = record.compact.kept_trial()
+    record.compact.keep_trial("the hash of other baselines", None)
+    facts = record.facts
+    made = trial_of(record, site.dataset)  # the result read again through its folder, as it was loaded
+    assert made == make_trial(whole.runs[record.run_id].result, whole.annotation_for(record.run_id),
+                              whole.baselines_for(facts.problem, facts.gpu, facts.deck))
+    assert record.compact.raw is None  # kept only for a run regraded from another board
+
+    result_json = record.path / "result.json"  # rewritten since it was loaded: not taken for what was loaded
+    result_json.write_text(result_json.read_text().replace('"trial": 1', '"trial": 2', 1))
+    with pytest.raises(InputRefused, match="changed while the site was being built"):
+        record.full_result()
+    record.compact.keep_trial("the hash of other baselines", kept)
+    assert trial_of(record, site.dataset) == with_verdict(kept, site.dataset.annotation_for(record.run_id))

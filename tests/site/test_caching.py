@@ -139,6 +139,48 @@ def test_file_hasher_rehashes_racily_clean_files(tmp_path: Path):
     assert trusting(path) == signed.seen[str(path)][-1]
 
 
+def test_a_file_read_once_is_hashed_under_its_status_before_the_read(tmp_path: Path, monkeypatch):
+    """`FileHasher.read` (a run's transcript, read once for its hash and its parser) hands back the very bytes it
+    hashed, and records the status taken on the open file before the read: a write that lands between that
+    status and the read leaves the record with a signature the file no longer has, so the next build hashes the
+    file again, as for any file hashed."""
+    from kernelbench.sitegen import manifest
+
+    path = tmp_path / "transcript.jsonl"
+    path.write_bytes(b"one\n")
+    real_fstat = os.fstat
+
+    def fstat_then_write(fd):
+        status = real_fstat(fd)
+        with open(path, "ab") as handle:  # the writer wins between the status and the read
+            handle.write(b"two\n")
+        return status
+
+    monkeypatch.setattr(manifest.os, "fstat", fstat_then_write)
+    first = FileHasher()
+    digest, data = first.read(path, lambda: (os.open(path, os.O_RDONLY), path), 1 << 20)
+    monkeypatch.undo()
+    assert data == b"one\ntwo\n" and digest == manifest.hash_file(path)
+    assert first.seen[str(path)][0] == 4  # the size before the write
+    monkeypatch.setattr(manifest, "hash_fd", lambda fd: "hashed again")
+    assert FileHasher(first.seen, trusted_before_ns=time.time_ns() + 10**12)(
+        path, lambda: (os.open(path, os.O_RDONLY), path)) == "hashed again"
+
+
+def test_a_file_read_once_hands_back_no_bytes_it_did_not_hash_whole(tmp_path: Path):
+    path = tmp_path / "transcript.jsonl"
+    path.write_bytes(b"x" * 100)
+    opener = lambda: (os.open(path, os.O_RDONLY), path)
+    whole = FileHasher().read(path, opener, 100)
+    assert whole[1] == b"x" * 100
+    over = FileHasher().read(path, opener, 99)  # larger than the caller takes: hashed, not handed back
+    assert over == (whole[0], None)
+    hasher = FileHasher()
+    hasher(path)
+    assert hasher.read(path, opener, 100) == (whole[0], None)  # hashed already: not read again
+    assert FileHasher().read(tmp_path / "missing", lambda: None, 100) == (None, None)
+
+
 def test_cold_rebuild_sees_a_template_edit_that_keeps_size_and_mtime(config_for, deck: Path, tmp_path: Path):
     """Compiled templates are kept between commands; jinja checks each against its source's hash."""
     import shutil

@@ -269,3 +269,25 @@ def test_visible_escapes_exactly_the_characters_that_act(lines: bool):
     everything = "".join(map(chr, range(0x110000)))
     assert visible(everything, lines=lines) == "".join(map(by_definition, everything))
     assert visible("plain text", lines=lines) == "plain text"
+
+
+@pytest.mark.parametrize("text, first, marked", [
+    ('{\n  "a": [1, 2.5, true, null],\n  "b": "<&>\\u00e9"\n}\n', 1, []),
+    ('{"one line": "no line end"}', 1, [1]),
+    ("", 1, []),
+    ("\n\n\n", 1, [2]),
+    ("\n".join(f'"{n}"' for n in range(120)), 95, [95, 100, 214]),  # the numbers' width grows
+    ('{"cut": "off', 7, [7, 8, 9]),
+])
+def test_the_site_formatter_writes_what_pygments_html_formatter_writes(text: str, first: int, marked: list[int]):
+    """The run page's highlighting wraps pygments' formatted lines in one pass (runpage._SiteFormatter): the
+    markup is HtmlFormatter's own, for every option the site uses and for a formatter made after others."""
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import JsonLexer, PythonLexer
+
+    for lexer in (JsonLexer(), PythonLexer()):
+        for _ in range(2):
+            stock = HtmlFormatter(linenos="inline", lineanchors="result-L", anchorlinenos=True, linenostart=first,
+                                  hl_lines=[n - first + 1 for n in marked], cssclass="highlight", wrapcode=True)
+            assert highlight_source(text, lexer, "result", marked, first) == highlight(text, lexer, stock)

@@ -127,3 +127,15 @@ def test_a_claude_session_whose_first_line_outgrows_the_head_is_still_detected(t
     path.write_bytes(orjson.dumps(first) + b"\n")
     session = load(path)
     assert session.format == "claude-session" and session.session_id == "s1"
+
+
+def test_bytes_already_read_are_parsed_instead_of_the_file(tmp_path: Path):
+    """`load(path, data=...)`: the bytes a caller read (and hashed) are parsed, not the file read again; the
+    session is the one the same bytes give from disk."""
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(MESSY)
+    from_disk = load(path)
+    path.write_bytes(b'{"type": "user", "message": {"content": "written since"}}\n')
+    given = load(path, data=MESSY)
+    assert given.model_dump() == from_disk.model_dump()
+    assert "written since" in str(load(path).model_dump())
