@@ -8,8 +8,10 @@ sum of the same bits (the linear construction it replaced, written here only to 
     python benchmarks/pacing_overhead.py [--device cuda] [--mib 32 256 1024] [--repeat 3]
 
 Prints one line per (dtype, size): milliseconds for freshen (one tensor of that size), the fingerprint and the
-weighted sum, median of --repeat runs after one warm-up; on a GPU, also whether the fingerprint of the tensor there
-equals the CPU's of its copy (the fresh stage may recompute it on another device than the bench stage's).
+weighted sum, median of --repeat runs after one warm-up; on a GPU, also the fingerprint with its tree in torch
+operations (the form its Triton kernels replace there), whether the Triton form is in use (fresh.py takes it where
+it builds and agrees with the torch form), and whether the fingerprint of the tensor there equals the CPU's of its
+copy and the torch form's (the fresh stage may recompute it on another device than the bench stage's).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import time
 
 import torch
 
+from kernelbench.eval.portable import fresh
 from kernelbench.eval.portable.fresh import fingerprint, freshen
 
 _MIX1, _MIX2 = 0x9E3779B97F4A7C15 - (1 << 64), 0xBF58476D1CE4E5B9 - (1 << 64)
@@ -37,6 +40,17 @@ def weighted_sum(out: torch.Tensor, weight: int) -> int:
         mixed = (mixed ^ (mixed >> 31)) * _MIX2
         total = (total + int((chunk * mixed).sum().item())) % (1 << 64)
     return total
+
+
+def torch_form(out: torch.Tensor, weight: int) -> int:
+    """The fingerprint with its tree in torch operations, whatever the GPU (the form the Triton one replaces)."""
+    saved = dict(fresh._KERNEL_CHECKED)
+    fresh._KERNEL_CHECKED[str(out.device)] = None
+    try:
+        return fingerprint(out, weight)
+    finally:
+        fresh._KERNEL_CHECKED.clear()
+        fresh._KERNEL_CHECKED.update(saved)
 
 
 def timed_ms(fn, device: str, repeat: int) -> float:
@@ -70,8 +84,12 @@ def main() -> int:
                 "fingerprint": timed_ms(lambda: fingerprint(x, 12345), args.device, args.repeat),
                 "weighted sum": timed_ms(lambda: weighted_sum(x, 12345), args.device, args.repeat),
             }
-            agree = "" if args.device == "cpu" else \
-                f"; the same fingerprint on the CPU: {fingerprint(x, 12345) == fingerprint(x.cpu(), 12345)}"
+            agree = ""
+            if args.device == "cuda":
+                kernel = fresh._tree_kernel(x.device)  # the Triton form, where this GPU built it and it agreed
+                figures["fingerprint, torch form"] = timed_ms(lambda: torch_form(x, 12345), args.device, args.repeat)
+                agree = (f"; Triton form in use: {kernel is not None}; the same fingerprint on the CPU: "
+                         f"{fingerprint(x, 12345) == fingerprint(x.cpu(), 12345) == torch_form(x, 12345)}")
             print(f"{str(dtype).removeprefix('torch.'):>8} {mib:>5} MiB: "
                   + ", ".join(f"{k} {v:.2f} ms" for k, v in figures.items()) + agree)
             del x

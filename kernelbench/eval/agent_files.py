@@ -18,7 +18,7 @@ from kernelbench.problems.problem import Problem, as_problem
 
 PORTABLE = Path(__file__).resolve().parent / "portable"
 TEMPLATES = Path(__file__).resolve().parent / "agent_templates"
-PORTABLE_MODULES = ("__init__.py", "compare.py", "fresh.py", "guards.py", "timing.py")
+PORTABLE_MODULES = ("__init__.py", "compare.py", "fresh.py", "fingerprint_kernel.py", "guards.py", "timing.py")
 SCRIPTS = ("check.py", "benchmark.py")
 SCRIPT_MODULES = ("workspace.py",)   # templates the scripts import from kb_eval/
 

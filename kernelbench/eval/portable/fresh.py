@@ -87,7 +87,7 @@ def fingerprint(out: Any, weight: int) -> int:
         lengths.append(nbytes)
         for start in range(0, words.numel(), _FINGERPRINT_CHUNK):
             chunk = words[start:start + _FINGERPRINT_CHUNK]
-            roots.append(_tree(*_leaves(chunk, offset + start, weight)))
+            roots.append(_chunk_root(chunk, offset + start, weight))
         offset += words.numel()
     root_a = root_c = _PAD
     if roots:
@@ -98,6 +98,47 @@ def fingerprint(out: Any, weight: int) -> int:
     for value in folded[2:]:
         total = _mix(total * _NODE_C + value)  # a new tensor each time: _mix works in place
     return int(total.item())
+
+
+def _chunk_root(words: torch.Tensor, offset: int, weight: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """One chunk's (a, c) root: on a GPU by the Triton form of the same tree (fingerprint_kernel: the output read
+    once instead of some sixty times) where this process found it equal to the torch form, else by torch."""
+    kernel = _tree_kernel(words.device)
+    if kernel is not None:
+        return kernel.chunk_root(words, offset, weight)
+    return _tree(*_leaves(words, offset, weight))
+
+
+_KERNEL_CHECKED: dict[str, Any] = {}  # device -> the kernel module, or None where it is missing or disagrees
+
+
+def _tree_kernel(device: torch.device) -> Any:
+    if device.type != "cuda":
+        return None
+    key = str(device)
+    if key not in _KERNEL_CHECKED:
+        _KERNEL_CHECKED[key] = _checked_kernel(device)
+    return _KERNEL_CHECKED[key]
+
+
+def _checked_kernel(device: torch.device) -> Any:
+    """The Triton form, if it imports, shares this module's constants and gives the torch form's roots on this
+    device (sizes that pad, stop early and span several blocks and launches), else None."""
+    try:
+        from . import fingerprint_kernel as kernel
+
+        if kernel.constants() != (_MIX1, _MIX2, _LANE_A, _LANE_C, _NODE_A, _NODE_C, _PAD):
+            return None
+        gen = torch.Generator().manual_seed(0x5EED)
+        for n, offset in ((1, 0), (3, 7), (1025, 1 << 40), (3 * 1024 * 1024 + 5, 11)):
+            words = torch.randint(-(1 << 62), 1 << 62, (n,), generator=gen, dtype=torch.int64).to(device)
+            got = kernel.chunk_root(words, offset, -12345)
+            want = _tree(*_leaves(words, offset, -12345))
+            if [int(x) for x in got] != [int(x) for x in want]:
+                return None
+        return kernel
+    except Exception:  # noqa: BLE001 - no Triton, or a Triton that cannot build it here: the torch form serves
+        return None
 
 
 def _words(tensor: torch.Tensor) -> tuple[torch.Tensor, int]:
