@@ -374,3 +374,49 @@ def test_an_honest_call_under_the_profiler_is_judged_and_matches(tmp_path: Path,
     assert report.grading.outcome.value == "pass", report.grading.reasons
     assert counters.OUTPUT_MATCHED in dram_finding(report).evidence
     assert not [f for f in report.integrity if f.check == counters.PROFILED_CHECK]
+
+
+def _grading_dir(tmp_path: Path, case_id: str, expected: torch.Tensor, inputs: list) -> Path:
+    from kernelbench.eval.tensorfile import save_tensors
+    from kernelbench.eval.worker.judge import publish_inputs
+
+    (tmp_path / "check").mkdir(parents=True)
+    save_tensors(tmp_path / "check" / f"out_{case_id}.kbt", [expected], single=True)
+    publish_inputs(tmp_path / "inputs" / f"in_{case_id}.kbt", inputs)
+    return tmp_path
+
+
+@pytest.mark.parametrize("written", [b"", b"KBT1 not a tensor file", None])
+def test_a_profiled_output_that_cannot_be_read_is_the_candidates(tmp_path: Path, written):
+    """The probe's output file is written in the candidate's process: missing, empty or garbage, it is an error
+    finding against the candidate, never a failure of the grader (which would turn the verdict into a rerun)."""
+    from kernelbench.eval.cases import Case
+
+    spec = load_problem_spec(PROBLEMS / "04_kahan_softmax")
+    case = Case(id="s0_base_1", shape_index=0, shape={"rows": 2, "vocab": 8}, public_seed=1, seed=1)
+    x = torch.randn(2, 8)
+    grading = _grading_dir(tmp_path, case.id, torch.softmax(x, -1), [x])
+    probe_out = tmp_path / "counters" / counters.PROBE_OUTPUT
+    probe_out.parent.mkdir()
+    if written is not None:
+        probe_out.write_bytes(written)
+    [found] = counters.profiled_output_findings(spec, case, probe_out, grading)
+    assert (found.check, found.severity, found.klass) == (counters.PROFILED_CHECK, "error", 8)
+    assert found.message == counters.PROFILED_MISSING and counters.PROBE_OUTPUT in found.evidence
+
+
+def test_a_profiled_output_within_tolerance_passes_and_a_wrong_one_does_not(tmp_path: Path):
+    from kernelbench.eval.cases import Case
+    from kernelbench.eval.tensorfile import save_tensors
+
+    spec = load_problem_spec(PROBLEMS / "04_kahan_softmax")
+    case = Case(id="s0_base_1", shape_index=0, shape={"rows": 2, "vocab": 8}, public_seed=1, seed=1)
+    x = torch.randn(2, 8)
+    expected = torch.softmax(x.double(), -1).float()
+    grading = _grading_dir(tmp_path, case.id, expected, [x])
+    probe_out = tmp_path / counters.PROBE_OUTPUT
+    save_tensors(probe_out, [expected * (1 + 1e-7)], single=True)
+    assert counters.profiled_output_findings(spec, case, probe_out, grading) == []
+    save_tensors(probe_out, [torch.full_like(expected, 0.125)], single=True)
+    [wrong] = counters.profiled_output_findings(spec, case, probe_out, grading)
+    assert wrong.message == counters.PROFILED_WRONG and "s0_base_1, shape 0" in wrong.evidence

@@ -408,17 +408,22 @@ def profiled_output_findings(spec, case, probe_output: Path, grading_dir: Path) 
     except (OSError, ValueError, TimeoutError) as exc:  # the grader's own files: nothing to hold against anyone
         return [finding(PROFILED_CHECK, 8, "the output of the call the counter pass measured was not judged",
                         severity="info", evidence=f"{checked.name}: {exc}"[:600])]
+    # the file is the candidate's (its process wrote it): whatever it holds is judged, never a grader's failure
     try:
         got = load_output(probe_output)
-    except (OSError, ValueError) as exc:
-        return [finding(PROFILED_CHECK, 8, PROFILED_MISSING, evidence=f"{probe_output.name}: {exc}"[:600])]
+    except Exception as exc:  # noqa: BLE001
+        return [finding(PROFILED_CHECK, 8, PROFILED_MISSING,
+                        evidence=f"{probe_output.name}: {type(exc).__name__}: {exc}"[:600])]
     tolerance = {**{k: v.model_dump() for k, v in spec.tolerance.items()},
                  **{k: v.model_dump() for k, v in case.tolerance.items()}}
-    result = compare_outputs(got, expected, tolerance, inputs, spec.index_outputs)
-    if result.ok:
+    try:
+        messages = compare_outputs(got, expected, tolerance, inputs, spec.index_outputs).messages
+    except Exception as exc:  # noqa: BLE001
+        messages = [f"the output could not be compared: {type(exc).__name__}: {exc}"]
+    if not messages:
         return []
     return [finding(PROFILED_CHECK, 8, PROFILED_WRONG,
-                    evidence=f"case {case.id}, shape {case.shape_index}: {'; '.join(result.messages)[:700]}")]
+                    evidence=f"case {case.id}, shape {case.shape_index}: {'; '.join(messages)[:700]}")]
 
 
 def unprofiled_launch_findings(reading: CounterReading, spec, own=None) -> list[Finding]:
