@@ -117,13 +117,17 @@ def starts_first(job: tuple) -> bool:
 
 
 def run_cases(cases: list[SuiteCase], honest: list[Path], deck_lines: list[Path], parallel: int,
-              deadline: float, partial: Path, accepted: list[tuple[Path, str]] = ()) -> dict[str, Any]:
+              deadline: float, partial: Path, accepted: list[tuple[Path, str]] = (),
+              honest_full: bool = False) -> dict[str, Any]:
     jobs = {"full:15_cached_rotation.py": (CASES / "15_cached_rotation.py", "04_kahan_softmax", "full", deadline)}
     if DEVICE != "cuda" or not any(c.file == "15_cached_rotation.py" for c in cases):
         jobs = {}
     jobs.update({c.file: (CASES / c.file, c.problem, "full" if needs_full_shapes(c) else "smoke", deadline,
                           expects_counters(c)) for c in cases if c.file not in ALONE})
-    jobs.update({f"honest:{p.parent.name}/{p.name}": (p, p.stem, "smoke", deadline) for p in honest})
+    # --honest-full: the honest solutions as a published grading grades them (full shapes, the counter pass on, so
+    # its judgement of the measured call meets honest kernels), not the smoke check of the attacks' suite
+    jobs.update({f"honest:{p.parent.name}/{p.name}": (p, p.stem, "full" if honest_full else "smoke", deadline,
+                                                      honest_full) for p in honest})
     jobs.update({f"deck:{p.parent.name}/{p.name}": (p, p.parent.name, "smoke", deadline) for p in deck_lines})
     jobs.update({f"accepted:{p.name}": (p, problem, "smoke", deadline) for p, problem in accepted})
     order = sorted(jobs, key=lambda k: not starts_first(jobs[k]))  # stable: slow ones first, else as listed
@@ -215,6 +219,8 @@ def main() -> int:
     parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     parser.add_argument("--only", nargs="*", help="case files to run (default: all marked gpu)")
     parser.add_argument("--honest", action="store_true", help="with --only: grade the honest solutions too")
+    parser.add_argument("--honest-full", action="store_true",
+                        help="grade the honest solutions on full shapes with the counter pass on")
     parser.add_argument("--deck-lines", action="store_true",
                         help="also grade every problem's reference.py and sota.py as candidates (false positives)")
     args = parser.parse_args()
@@ -233,7 +239,7 @@ def main() -> int:
     accepted = [(REPO / "tests" / "integrity" / "accepted" / a.file, a.problem) for a in suite.accepted
                 if a.gpu and (not args.only or a.file in args.only)]
     results = run_cases(cases, honest, deck_lines, args.parallel, deadline, args.out / "integrity_partial.json",
-                        accepted)
+                        accepted, honest_full=args.honest_full)
     print(f"[{time.monotonic() - started:.0f} s] graded {len(results)} solutions", flush=True)
     if "full:15_cached_rotation.py" in results:
         extra["15_cached_rotation_full"] = summary(results.pop("full:15_cached_rotation.py"))
