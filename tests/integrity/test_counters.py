@@ -187,9 +187,28 @@ def test_parse_ncu_csv_in_launch_order():
             + "\n".join([HEADER, UNITS, _row(1, "softmax_kernel", "67,108,864", "67,110,912"),
                          _row(0, "spin_kernel", "0", "0"), _row(2, "triton_red_fused_0", "1,024", "0")])
             + "\n==PROF== Disconnected from process 4242\n")
-    assert parse_ncu_csv(text) == [("spin_kernel", 0.0, 0.0), ("softmax_kernel", 67108864.0, 67110912.0),
-                                   ("triton_red_fused_0", 1024.0, 0.0)]
+    assert parse_ncu_csv(text) == [("spin_kernel", 0.0, 0.0, None), ("softmax_kernel", 67108864.0, 67110912.0, None),
+                                   ("triton_red_fused_0", 1024.0, 0.0, None)]
     assert parse_ncu_csv("==ERROR== no report") == []
+
+
+def test_kernel_durations_are_read_and_summed_into_the_evidence(monkeypatch):
+    """ncu's gpu__time_duration.sum (nanoseconds with --print-units base) beside the bytes: the measured call's
+    kernel time, the sentinel's left out."""
+    header = HEADER + ',"gpu__time_duration.sum"'
+    units = UNITS + ',"nsecond"'
+    text = "\n".join([header, units, _row(0, "spin_kernel", "0", "0") + ',"1,000,512"',
+                      _row(1, "softmax_kernel", "33,554,432", "33,554,432") + ',"41,216"',
+                      _row(2, "triton_red_fused_0", "1,024", "0") + ',"3,104"'])
+    rows = parse_ncu_csv(text)
+    assert [r.ns for r in rows] == [1000512.0, 41216.0, 3104.0]
+    reading = CounterReading()
+    # `ncu --import` of the report, as it prints it
+    monkeypatch.setattr(counters.subprocess, "run",
+                        lambda cmd, **kw: counters.subprocess.CompletedProcess(cmd, 0, stdout=text, stderr=""))
+    counters._read_report(reading, "ncu", Path("counters.ncu-rep"))
+    assert reading.sentinel and reading.kernel_ns == 44320.0
+    assert "gpu__time_duration.sum 44.3 us over 2 kernel(s)" in decide(reading, NEED).evidence
 
 
 NEED = Requirement(1, {"rows": 32, "vocab": 262144}, 67108864.0, 33554432)

@@ -4,7 +4,8 @@ One Nsight Compute (`ncu`) pass per CUDA grading, in its own process and under i
 checks have passed. The probe (`counter_probe`) builds the candidate as the bench stage does, makes the warm-up
 calls the timed loop makes over the grading's own timing inputs, then makes one more call, on an input set it
 has already seen, inside an NVTX range. ncu profiles the kernels of that range only, each with a cold L2
-(`--cache-control all`), and reports `dram__bytes_read.sum` / `dram__bytes_write.sum` per kernel.
+(`--cache-control all`), and reports `dram__bytes_read.sum` / `dram__bytes_write.sum` per kernel, with each
+kernel's `gpu__time_duration.sum` (the finding's evidence gives their sum, to set beside the shape's timed median).
 
 The rule (first touch): the inputs arrive in device memory before the call and every byte the problem must read
 has to reach an SM at least once; with the L2 flushed before each kernel, the first touch of a byte is a DRAM
@@ -37,7 +38,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NamedTuple, TextIO
 
 from kernelbench.base.catalogue import finding
 from kernelbench.base.models import Finding
@@ -55,6 +56,9 @@ PROFILED_MISSING = ("the call the hardware-counter pass measured left no output 
 OUTPUT_MATCHED = "the measured call's output matched its checked output"
 SENTINEL = "spin_kernel"  # torch.cuda._sleep's kernel, launched first inside the range: proof the range was seen
 METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum")
+# each kernel's duration under ncu (cold L2, serialised, clocks as they are): recorded beside the bytes, so a
+# reader can set the measured call's kernel time against the timed median of the same shape
+DURATION = "gpu__time_duration.sum"
 # every byte the problem must read is read at least once; the 3% spare covers index tensors (block tables,
 # offsets) an honest call may read on the host with a copy instead of in a kernel (under 0.1% in the deck)
 MIN_READ_FRACTION = 0.97
@@ -73,6 +77,7 @@ class CounterReading:
     read_bytes: float = 0.0
     write_bytes: float = 0.0
     kernels: list[str] = field(default_factory=list)  # the call's kernels (the sentinel left out)
+    kernel_ns: float | None = None  # their summed durations under ncu (None: not in the report)
     sentinel: bool = False       # the range was seen: a call with no kernel really launched none
     status: ProbeStatus | None = None  # what the probe wrote (None: nothing, it never started)
     skipped: str = ""            # why nothing could be measured (ncu missing, no permission, out of time)
@@ -127,7 +132,7 @@ def find_ncu() -> str | None:
 
 def ncu_command(ncu: str, job_path: Path, export: Path, log: Path) -> list[str]:
     return [ncu, "--target-processes", "application-only", "--nvtx", "--nvtx-include", f"{NVTX_RANGE}/",
-            "--metrics", ",".join(METRICS), "--cache-control", "all", "--clock-control", "none",
+            "--metrics", ",".join((*METRICS, DURATION)), "--cache-control", "all", "--clock-control", "none",
             "--replay-mode", "kernel", "--export", str(export), "--force-overwrite", "--log-file", str(log),
             sys.executable, "-P", "-m", "kernelbench.eval.integrity.counter_probe", str(job_path)]
 
@@ -254,16 +259,26 @@ def _read_report(reading: CounterReading, ncu: str, report: Path) -> None:
     rows = parse_ncu_csv(proc.stdout)
     if not rows:  # kept for the finding's evidence: what the import said instead of a table
         reading.log += f"\nncu --import (exit {proc.returncode}): {(proc.stderr or proc.stdout).strip()[-400:]}"
-    if rows and SENTINEL in rows[0][0]:
+    if rows and SENTINEL in rows[0].name:
         reading.sentinel = True
         rows = rows[1:]
-    reading.kernels = [name for name, _, _ in rows]
-    reading.read_bytes = sum(r for _, r, _ in rows)
-    reading.write_bytes = sum(w for _, _, w in rows)
+    reading.kernels = [row.name for row in rows]
+    reading.read_bytes = sum(row.read for row in rows)
+    reading.write_bytes = sum(row.write for row in rows)
+    times = [row.ns for row in rows]
+    reading.kernel_ns = sum(t for t in times if t is not None) if rows and None not in times else None
 
 
-def parse_ncu_csv(text: str) -> list[tuple[str, float, float]]:
-    """(kernel name, DRAM bytes read, written) per kernel, in launch order, from `--csv --page raw` output."""
+class KernelRow(NamedTuple):
+    name: str
+    read: float          # DRAM bytes
+    write: float
+    ns: float | None = None  # duration under ncu, where the report has it
+
+
+def parse_ncu_csv(text: str) -> list[KernelRow]:
+    """Each kernel's name, DRAM bytes read and written and duration, in launch order, from `--csv --page raw`
+    output (`--print-units base`: bytes, nanoseconds)."""
     start = text.find('"ID"')
     if start < 0:
         return []
@@ -274,8 +289,15 @@ def parse_ncu_csv(text: str) -> list[tuple[str, float, float]]:
             order = int(row["ID"])
         except (KeyError, ValueError, AttributeError, TypeError):
             continue  # the units row
-        rows.append((order, row.get("Kernel Name", ""), read, write))
-    return [(name, read, write) for _, name, read, write in sorted(rows, key=lambda r: r[0])]
+        rows.append((order, KernelRow(row.get("Kernel Name", ""), read, write, _number(row.get(DURATION)))))
+    return [kernel for _, kernel in sorted(rows, key=lambda r: r[0])]
+
+
+def _number(text: str | None) -> float | None:
+    try:
+        return float(text.replace(",", "")) if text else None
+    except ValueError:
+        return None
 
 
 # ------------------------------------------------------------------------------------------------- the verdict
@@ -311,9 +333,10 @@ def decide(reading: CounterReading, need: Requirement) -> Finding:
 
 def _evidence(reading: CounterReading, need: Requirement) -> str:
     names = ", ".join(dict.fromkeys(n[:60] for n in reading.kernels[:8])) or "none"
+    took = f", {DURATION} {reading.kernel_ns / 1e3:,.1f} us" if reading.kernel_ns is not None else ""
     return (f"ncu dram__bytes_read.sum {reading.read_bytes:,.0f} B, dram__bytes_write.sum "
-            f"{reading.write_bytes:,.0f} B over {len(reading.kernels)} kernel(s) [{names}] of one call on shape "
-            f"{need.shape_index} {need.shape}, L2 flushed before each kernel; the problem must read "
+            f"{reading.write_bytes:,.0f} B{took} over {len(reading.kernels)} kernel(s) [{names}] of one call on "
+            f"shape {need.shape_index} {need.shape}, L2 flushed before each kernel; the problem must read "
             f"{need.must_read:,.0f} B (its bytes formula {need.formula_bytes:,.0f} B less {need.output_bytes:,} B "
             f"of outputs); floor {MIN_READ_FRACTION:g} of that")
 
