@@ -202,6 +202,9 @@ def register_regrade(subparsers) -> None:
                    help="a stage's time limit, as for kernelbench grade")
     p.add_argument("--counters", choices=("on", "off"), default="on",
                    help="the hardware-counter pass, as for kernelbench grade")
+    p.add_argument("--sanitizer", choices=("on", "off"), default="off",
+                   help="the sanitizer stage (compute-sanitizer's memcheck and racecheck over one call on the "
+                        "smallest shape), as for kernelbench grade; off by default until validated on a GPU")
     p.add_argument("--own-checker", action="store_true",
                    help="also run the published benchmark's own checker (its problems' check.py) over each cell, "
                         "confined, and show its verdict here beside the board's and ours: a pass of its own over "
@@ -304,6 +307,7 @@ def regrade_command(args: argparse.Namespace) -> int:
                                stop_after=args.stop_after,
                                limits=dict(args.limit), only=args.only, repository=args.repository,
                                commit=args.commit, counters=args.counters == "on",
+                               sanitizer=args.sanitizer == "on",
                                own_checker=args.own_checker, own_benchmark=args.own_benchmark,
                                progress=progress,
                                timeline=CellTimeline(progress.stage))

@@ -261,3 +261,26 @@ def test_a_grading_that_does_not_stop_after_ctrl_c_is_thrown_away(tmp_path: Path
                                 {stuck: job}, tmp_path)
     assert ended.value.code == 130
     assert not staging.exists() and (tmp_path / "other_regraded").is_dir()
+
+
+@pytest.mark.parametrize("flag, expected", [((), False), (("--sanitizer", "on"), True)])
+def test_the_sanitizer_option_reaches_every_grading(tmp_path: Path, monkeypatch, flag, expected):
+    """`kernelbench regrade --sanitizer on` grades each cell with the sanitizer stage (a measurement over published
+    cells); off by default, as for kernelbench grade."""
+    from kernelbench.cli import main as kernelbench_main
+    from kernelbench.eval import grade
+
+    seen: list[bool] = []
+
+    def graded(*args, **kwargs):
+        seen.append(kwargs["sanitizer"])
+        raise RuntimeError("stand-in grading: what it was asked is all this test needs")
+
+    monkeypatch.setattr(grade, "grade_solution", graded)
+    try:
+        kernelbench_main(["regrade", str(BOARD / "leaderboard.json"), "--solutions", str(SOLUTIONS), "--deck",
+                          str(DECK), "--runs", str(tmp_path / "runs"), "--device", "cpu", "--shapes", "smoke",
+                          "--only", "20260101_000001_claude_opus_01_toy_scaled_gemm", *flag])
+    except SystemExit:
+        pass
+    assert seen == [expected]
