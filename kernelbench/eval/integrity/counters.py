@@ -401,12 +401,12 @@ def counter_check(spec, target: ProbeTarget, cases: list, limit_s: float, own=No
     need = Requirement(index, chosen[0].shape, spec.bytes_of(chosen[0].shape), written)
     if need.must_read <= 0:
         return [_not_run(f"the bytes formula ({need.formula_bytes:,.0f} B) does not exceed the outputs")]
-    job = probe_job(spec, target, index, chosen)
+    probe = probe_job(spec, target, index, chosen)
     workdir = target.workdir / "counters"
-    reading = measure(job, workdir, target.env, limit_s, cwd=target.workdir, isolation=target.isolation)
+    reading = measure(probe, workdir, target.env, limit_s, cwd=target.workdir, isolation=target.isolation)
     found = decide(reading, need)
     if reading.sentinel:  # the call ran where ncu watched: what it returned there must be what the checks passed
-        measured = chosen[job.warmup % len(chosen)]
+        measured = chosen[probe.warmup % len(chosen)]
         wrong = profiled_output_findings(spec, measured, workdir / PROBE_OUTPUT, target.workdir)
         if not wrong and found.severity == "info":
             found = found.model_copy(update={"evidence": f"{found.evidence}; {OUTPUT_MATCHED} ({measured.id})"})
