@@ -268,3 +268,27 @@ def test_typed_lines_read_as_the_full_decoding_reads_them(tmp_path: Path, monkey
                 plain = load(path)
             assert typed.model_dump() == plain.model_dump(), data[len(head):]
             assert repr(typed.events) == repr(plain.events)
+
+
+def test_the_normalized_reader_puts_only_text_in_text_fields(tmp_path: Path) -> None:
+    """`load` does not look at a normalized log's text fields again (`loader.TEXT_FIELDS_TYPED`): its reader
+    alone, before `check_values`, leaves text or None in every one, whatever the records held there."""
+    from kernelbench.transcripts import normalized
+    from kernelbench.transcripts.loader import _TEXT_FIELDS, TEXT_FIELDS_TYPED
+
+    assert normalized.FORMAT in TEXT_FIELDS_TYPED
+    odd_values = [5, 2.5, True, [1], {"a": 1}, None, "text"]
+    records = [{"type": "kernelbench-session", "version": 1, "harness": "scripted"},
+               *({"type": "event", **r} for r in PLAIN_RECORDS + CONVERTED_RECORDS if r.get("ts") == r.get("ts")),
+               *({"type": "event", "kind": "user", name: value} for name in _TEXT_FIELDS for value in odd_values),
+               {"type": "event", "kind": "subagent", "events": [{"kind": "user", "text": 5, "name": [1]}]},
+               {"type": "event", "kind": "tool_result", "call_id": "c1"}]
+    path = tmp_path / "t.jsonl"
+    path.write_bytes("".join(json.dumps(r) + "\n" for r in records).encode() + b"\n".join(ODD_LINES))
+    session = normalized.parse(path)
+    events = list(session.walk())
+    assert len(events) > len(records)
+    for event in events:
+        for name in _TEXT_FIELDS:
+            value = getattr(event, name)
+            assert value is None or type(value) is str, (name, value)
