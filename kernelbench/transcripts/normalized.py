@@ -165,7 +165,7 @@ _UNSET = msgspec.UNSET
 class EventRecord(msgspec.Struct, tag_field="type", tag="event", forbid_unknown_fields=True):
     """An event record as the writer writes it, decoded by msgspec straight from its line: every field of the
     type `plain_record_event` takes as it is. A line that does not fit (another key, a value of another type, an
-    integer beyond 64 bits, a `usage`, an `id` or a subagent's `events`, a kind no event has) is decoded in full
+    integer beyond 64 bits, a `usage` or a subagent's `events`, a kind no event has) is decoded in full
     with orjson and read as before, and one whose `input` orjson rejects is read as a line that is no JSON: the
     event made is the one the full decoding gives (`tests/transcripts/test_transcript_normalized.py`)."""
 
@@ -186,6 +186,7 @@ class EventRecord(msgspec.Struct, tag_field="type", tag="event", forbid_unknown_
     model: str | None = None
     record_type: str | None = None
     raw: str | None = None
+    id: Any = _UNSET        # (`transcript convert` writes the events' ids: not read, events are numbered anew)
 
 
 class UsageRecord(DictLike, tag_field="type", tag="usage", forbid_unknown_fields=True):

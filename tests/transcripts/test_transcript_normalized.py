@@ -213,7 +213,7 @@ def test_an_event_record_as_read_gives_the_event_of_its_fields(record: dict) -> 
 
 # Lines the typed decoding must read as the full decoding does: it takes a line only where every value has the
 # type the plain event takes as it is, and leaves every other line to orjson (a number beyond 64 bits, a value
-# orjson refuses inside `input` or a key it does not declare, an `id`, `usage` or `events`, a repeated `type`)
+# orjson refuses inside `input`, `id` or a key it does not declare, `usage` or `events`, a repeated `type`)
 ODD_LINES = [
     b'{"type":"event","kind":"tool_result","exit_code":123456789012345678901234567890}',
     b'{"type":"event","kind":"tool_result","exit_code":18446744073709551615}',
@@ -233,6 +233,11 @@ ODD_LINES = [
     b'{"type":"usage","type":"event","kind":"user"}',
     b'{"kind":"user","type":"event","id":"e-1","text":"last type key"}',
     b'{"type":"event","id":4,"kind":"assistant","text":"hi"}',
+    b'{"type":"event","id":123456789012345678901234567890,"kind":"assistant","text":"hi"}',
+    b'{"type":"event","id":[1e400],"kind":"assistant","text":"hi"}',
+    b'{"type":"event","id":"\xff","kind":"assistant","text":"hi"}',
+    b'{"type":"event","id":' + b"[" * 1010 + b"]" * 1010 + b',"kind":"assistant","text":"nested deeper than msgspec reads"}',
+    b'{"type":"event","id":' + b"[" * 1030 + b"]" * 1030 + b',"kind":"assistant","text":"nested deeper than orjson reads"}',
     b'{"type":"event","kind":"system","text":"\\u0000\\u2028"}',
     b'{"type":"event","kind":"tool_result","call_id":"no-such-call","output":"orphan"}',
     b'{"type":"event","kind":"tool_call","name":"Bash","call_id":"c9","input":{"command":"ls"}}',
