@@ -35,7 +35,7 @@ def load(path: Path | str, *, estimate: bool = True, data: bytes | None = None) 
     path = as_path(path)
     with gc_paused(), given(path, data) if data is not None else nullcontext():
         session = _parse_guarded(path, data is not None)
-        check_values(session)
+        check_values(session, texts=session.format not in TEXT_FIELDS_TYPED)
         if estimate:
             estimate_cost(session)
     return session
@@ -64,14 +64,22 @@ EPOCH_MIN, EPOCH_MAX = 0.0, 32_503_680_000.0
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
-def check_values(session: Session) -> None:
+# Formats whose parser puts text (or None) in every text field of every event it builds, checked as it reads:
+# the normalized reader takes a record's fields only where each has its declared type (typed decoding, the plain
+# event's checks or msgspec's strict conversion) and keeps anything else raw, as text
+# (`tests/transcripts/test_transcript_normalized.py`). Their events' text fields are not looked at again.
+TEXT_FIELDS_TYPED = frozenset({"normalized"})
+
+
+def check_values(session: Session, *, texts: bool = True) -> None:
     """Drop the numbers no log of a real session holds, whatever its parser passed on: a time that is not finite
     or lies outside 1970-3000, a negative or endless duration, a negative cost, an exit code or token count
     beyond 64 bits or below zero; and turn into text whatever stands where text belongs (a number or a mapping
     the log held in a text field). Each is counted in one issue, so the viewer's arithmetic and formatting, the
-    totals and the JSON encoders only ever see what the model says."""
+    totals and the JSON encoders only ever see what the model says. `texts=False`: the events' text fields are
+    known to hold text already (`TEXT_FIELDS_TYPED`), and are not looked at."""
     dropped: dict[str, int] = {}
-    texts = _texts_of
+    texts_of = _texts_of
     for event in session.walk():  # one pass, comparisons inline: a 200 MB log has close to a million events
         ts, duration, code = event.ts, event.duration_s, event.exit_code
         if ts is not None and (type(ts) not in _REAL or not EPOCH_MIN <= ts <= EPOCH_MAX):
@@ -86,10 +94,11 @@ def check_values(session: Session) -> None:
         if event.usage is not None and not _usage_ok(event.usage):
             event.usage = None
             dropped["token count"] = dropped.get("token count", 0) + 1
-        for value in texts(event):
-            if value is not None and type(value) is not str:
-                _texts_as_text(event, dropped)
-                break
+        if texts:
+            for value in texts_of(event):
+                if value is not None and type(value) is not str:
+                    _texts_as_text(event, dropped)
+                    break
     _check_session_numbers(session, dropped)
     if dropped:
         what = ", ".join(f"{name} ×{count}" for name, count in sorted(dropped.items()))
@@ -100,6 +109,8 @@ def check_values(session: Session) -> None:
 
 _TEXT_FIELDS = ("text", "name", "call_id", "output", "path", "diff", "model", "record_type", "raw", "source")
 _texts_of = attrgetter(*_TEXT_FIELDS)
+
+
 _REAL = (float, int)
 
 

@@ -15,11 +15,13 @@ import itertools
 import time
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any, Self
+from typing import IO, Annotated, Any, Self
 
+import msgspec
 import orjson
 
 from kernelbench.transcripts.builder import SessionBuilder, to_epoch
+from kernelbench.transcripts.formats.records import DictLike
 from kernelbench.transcripts.model import (
     ASSISTANT,
     EVENT_FIELDS,
@@ -31,6 +33,7 @@ from kernelbench.transcripts.model import (
     Kind,
     Session,
     Usage,
+    new_event,
     plain_record_event,
 )
 
@@ -152,13 +155,94 @@ def detect(records: list[dict], head: bytes) -> bool:
     return bool(records) and records[0].get("type") == HEADER_TYPE
 
 
+# ---------------------------------------------------------------------------------------------- typed records
+
+_INT64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+_COUNT = Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)]
+_UNSET = msgspec.UNSET
+
+
+class EventRecord(msgspec.Struct, tag_field="type", tag="event", forbid_unknown_fields=True):
+    """An event record as the writer writes it, decoded by msgspec straight from its line: every field of the
+    type `plain_record_event` takes as it is. A line that does not fit (another key, a value of another type, an
+    integer beyond 64 bits, a `usage` or a subagent's `events`, a kind no event has) is decoded in full
+    with orjson and read as before, and one whose `input` orjson rejects is read as a line that is no JSON: the
+    event made is the one the full decoding gives (`tests/transcripts/test_transcript_normalized.py`)."""
+
+    kind: str
+    ts: float | None = None
+    line: _INT64 | None | msgspec.UnsetType = _UNSET
+    source: str | None = None
+    text: str | None = None
+    name: str | None = None
+    call_id: str | None = None
+    input: msgspec.Raw | msgspec.UnsetType = _UNSET     # any JSON value: decoded by orjson, as the full line was
+    output: str | None = None
+    is_error: bool | None = None
+    exit_code: _INT64 | None = None
+    duration_s: float | None = None
+    path: str | None = None
+    diff: str | None = None
+    model: str | None = None
+    record_type: str | None = None
+    raw: str | None = None
+    id: Any = _UNSET        # (`transcript convert` writes the events' ids: not read, events are numbered anew)
+
+
+class UsageRecord(DictLike, tag_field="type", tag="usage", forbid_unknown_fields=True):
+    """A usage record whose counts are all whole numbers in [0, 2**63-1] (any other is decoded in full)."""
+
+    input: _COUNT | msgspec.UnsetType = _UNSET
+    output: _COUNT | msgspec.UnsetType = _UNSET
+    cache_read: _COUNT | msgspec.UnsetType = _UNSET
+    cache_write: _COUNT | msgspec.UnsetType = _UNSET
+    reasoning: _COUNT | msgspec.UnsetType = _UNSET
+
+
+_KIND_OF_TEXT = {kind.value: kind for kind in Kind}
+_decode_typed = msgspec.json.Decoder(EventRecord | UsageRecord).decode
+_loads, _decode_error = orjson.loads, orjson.JSONDecodeError
+
+
+def decode_line(raw: bytes) -> EventRecord | UsageRecord:
+    """A line of a normalized transcript as a typed record (for `SessionBuilder.typed_lines`), its `input`
+    decoded by orjson. Raises msgspec.ValidationError where the line is to be decoded in full instead, and
+    msgspec.DecodeError where orjson rejects the input (the line is then read as the plain reader reads it)."""
+    record = _decode_typed(raw)
+    if type(record) is EventRecord:
+        if record.kind not in _KIND_OF_TEXT:
+            raise msgspec.ValidationError("a kind no event has")
+        if record.input is not _UNSET:
+            try:
+                record.input = _loads(memoryview(record.input))
+            except _decode_error as exc:
+                raise msgspec.DecodeError(str(exc)) from None
+    return record
+
+
+def _typed_event(record: EventRecord, number: int) -> Event:
+    """The event of a typed record: the one `plain_record_event` makes of the same record decoded in full."""
+    line, value = record.line, record.input
+    return new_event(_KIND_OF_TEXT[record.kind], record.ts, number if line is _UNSET else line, record.source,
+                     record.text, record.name, record.call_id, None if value is _UNSET else value, record.output,
+                     record.is_error, record.exit_code, record.duration_s, record.path, record.diff, record.model,
+                     None, record.record_type, record.raw, None)
+
+
 def parse(path: Path) -> Session:
     builder = SessionBuilder(path, FORMAT)
     session = builder.session
     usage_seen = Usage()
     ended = [False]      # the closing record was read (in a list: the handler below sets it)
 
-    def read(record: dict, number: int) -> None:
+    def read(record: dict | EventRecord | UsageRecord, number: int) -> None:
+        if type(record) is EventRecord:
+            _add_event(builder, _typed_event(record, number), number)
+            return
+        if type(record) is UsageRecord:
+            _read_usage(builder, record, usage_seen, number)
+            return
+        assert isinstance(record, dict)     # a line the typed records do not fit: decoded in full
         rtype = record.get("type")
         if rtype == HEADER_TYPE:
             _read_header(builder, record)
@@ -171,7 +255,7 @@ def parse(path: Path) -> Session:
         else:
             builder.unknown(record, number)
 
-    builder.read_records(path, read)
+    builder.read_records(path, read, decode_line)
     if session.tokens.is_zero() and not usage_seen.is_zero():
         session.tokens = usage_seen
     if not ended[0]:
@@ -210,6 +294,10 @@ def _read_event(builder: SessionBuilder, record: dict, number: int) -> None:
     except ValueError:
         builder.unknown(record, number, record_type=f"event:{record.get('kind')}")
         return
+    _add_event(builder, event, number)
+
+
+def _add_event(builder: SessionBuilder, event: Event, number: int) -> None:
     builder._stack[-1].append(event)
     kind = event.kind
     if kind is TOOL_CALL and event.call_id:
@@ -221,11 +309,12 @@ def _read_event(builder: SessionBuilder, record: dict, number: int) -> None:
     builder.note_model(event.model)
 
 
-def _read_usage(builder: SessionBuilder, record: dict, seen: Usage, number: int) -> None:
+def _read_usage(builder: SessionBuilder, record: dict | UsageRecord, seen: Usage, number: int) -> None:
     usage = _usage(record)
     if usage is None:
-        _bad_record(builder, record, number, "a usage record whose token counts are not whole numbers from 0 "
-                                             "up to 2**63-1; left out of the totals")
+        whole = record if isinstance(record, dict) else builder.raw_record()   # (a typed one never is)
+        _bad_record(builder, whole, number, "a usage record whose token counts are not whole numbers from 0 up to "
+                                            "2**63-1; left out of the totals")
         return
     seen.add(usage)
     events = builder.session.events
@@ -275,7 +364,7 @@ def _read_end(builder: SessionBuilder, record: dict, number: int) -> bool:
 _INT64_MAX = 2**63 - 1
 
 
-def _usage(record: dict) -> Usage | None:
+def _usage(record: dict | UsageRecord) -> Usage | None:
     """The token counts of a usage (or end) record, or None when any is not a whole number in [0, 2**63-1]."""
     get = record.get
     counts = (get("input", 0), get("output", 0), get("cache_read", 0), get("cache_write", 0), get("reasoning", 0))

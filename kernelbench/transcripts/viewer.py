@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
 
 from kernelbench.transcripts.gcpause import gc_paused
@@ -112,7 +113,7 @@ def _write_chunks(pieces: Iterator[Piece], out_dir: Path) -> tuple[str, list[lis
                 number = len(ranges)
                 chunk = _ScriptFile(out_dir / f"c-{number:04d}.js", b"KBT.chunk(%d,[" % number, b"]);\n")
                 ranges.append([first_id, last_id])
-            chunk.add(_json_items(items))
+            chunk.add_json(items)
             ranges[-1][1] = last_id
             if chunk.size >= CHUNK_BYTES:
                 chunk.close()
@@ -121,13 +122,6 @@ def _write_chunks(pieces: Iterator[Piece], out_dir: Path) -> tuple[str, list[lis
         if chunk is not None:
             chunk.close()
     return "".join(html), ranges
-
-
-def _json_items(items: list[View]) -> bytes:
-    try:
-        return orjson.dumps(items)
-    except TypeError:                      # lone surrogates: keep what can be kept
-        return orjson.dumps(_without_surrogates(items))
 
 
 def _without_surrogates(value: Any) -> Any:
@@ -141,43 +135,60 @@ def _without_surrogates(value: Any) -> Any:
 
 
 class _ScriptFile:
-    """A chunk or blob file written as its parts arrive: `head` part,part,... `tail`. Parts are written in
-    batches of about WRITE_BYTES: one write per part costs more than the copy into a batch, and one joined copy
-    of a whole megabyte file is a buffer the system gives back and faults in again each time. The file is a
-    plain descriptor: Python's buffered file added a dozen system calls per file (fstat, isatty, a seek around
-    every call) to what are a few large writes."""
+    """A chunk or blob file written as its parts arrive: `head` part,part,... `tail`. Parts are gathered in one
+    buffer and written in batches of about WRITE_BYTES: one write per part costs more than the copy into the
+    buffer, and one copy of a whole megabyte file is a buffer the system gives back and faults in again each
+    time. A chunk's views are encoded by msgspec straight into that buffer (`add_json`): no bytes object per
+    piece (encoding each piece apart with orjson cost more in its calls and copies than in the encoding). The
+    file is a plain descriptor: Python's buffered file added a dozen system calls per file (fstat, isatty, a
+    seek around every call) to what are a few large writes."""
 
     def __init__(self, path: Path, head: bytes, tail: bytes):
         self.fd = _open_for_rewrite(path)
-        self.batch: list[bytes] = [head]
+        self.buffer = bytearray(head)
         self.tail = tail
         self.size = 0                       # bytes of parts added
-        self.pending = 0                    # bytes in the batch
         self.written = 0                    # bytes in the file
         self.first = True
 
     def add(self, *parts: bytes) -> None:
-        batch = self.batch
+        buffer = self.buffer
         if self.first:
             self.first = False
         else:
-            batch.append(b",")
+            buffer += b","
         for part in parts:
-            batch.append(part)
+            buffer += part
             self.size += len(part)
-            self.pending += len(part)
-        if self.pending >= WRITE_BYTES:
+        if len(buffer) >= WRITE_BYTES:
+            self._flush()
+
+    def add_json(self, value: Any) -> None:
+        """`add(orjson.dumps(value))`, the same bytes (the views hold texts, whole numbers, None, lists and
+        mappings of text keys, which both encode alike), without the bytes object in between."""
+        buffer = self.buffer
+        if self.first:
+            self.first = False
+        else:
+            buffer += b","
+        start = len(buffer)
+        try:
+            _encode_into(value, buffer, -1)
+        except (TypeError, UnicodeEncodeError):    # lone surrogates: keep what can be kept
+            del buffer[start:]
+            _encode_into(_without_surrogates(value), buffer, -1)
+        self.size += len(buffer) - start
+        if len(buffer) >= WRITE_BYTES:
             self._flush()
 
     def _flush(self) -> None:
-        data = b"".join(self.batch)
-        self.batch.clear()
-        self.pending = 0
-        _write_all(self.fd, data)
-        self.written += len(data)
+        buffer = self.buffer
+        _write_all(self.fd, buffer)
+        self.written += len(buffer)
+        buffer.clear()
 
     def close(self) -> None:
-        self.batch.append(self.tail)
+        self.buffer += self.tail
         try:
             self._flush()
             os.ftruncate(self.fd, self.written)   # what an earlier, longer file of this name had beyond this one
@@ -186,6 +197,7 @@ class _ScriptFile:
 
 
 WRITE_BYTES = 64 * 1024
+_encode_into = msgspec.json.Encoder().encode_into
 
 
 def _open_for_rewrite(path: Path) -> int:
@@ -196,8 +208,8 @@ def _open_for_rewrite(path: Path) -> int:
     return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o666)   # closed by _ScriptFile.close
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
+def _write_all(fd: int, data: bytes | bytearray) -> None:
+    view = memoryview(data)                 # (released on return: the buffer is cleared after)
     while view:                             # a write to a regular file may still be cut short (a signal)
         view = view[os.write(fd, view):]
 

@@ -209,3 +209,91 @@ def test_an_event_record_as_read_gives_the_event_of_its_fields(record: dict) -> 
     fields = {k: v for k, v in as_read.items() if k in EVENT_FIELDS - {"id"}}
     fields.setdefault("line", 7)
     assert repr(plain_record_event(as_read, 7)) == repr(plain_event(fields))
+
+
+# Lines the typed decoding must read as the full decoding does: it takes a line only where every value has the
+# type the plain event takes as it is, and leaves every other line to orjson (a number beyond 64 bits, a value
+# orjson refuses inside `input`, `id` or a key it does not declare, `usage` or `events`, a repeated `type`)
+ODD_LINES = [
+    b'{"type":"event","kind":"tool_result","exit_code":123456789012345678901234567890}',
+    b'{"type":"event","kind":"tool_result","exit_code":18446744073709551615}',
+    b'{"type":"event","kind":"user","line":9223372036854775808}',
+    b'{"type":"event","kind":"user","line":null}',
+    b'{"type":"event","kind":"user","ts":1e400}',
+    b'{"type":"event","kind":"user","ts":123456789012345678901234567890}',
+    b'{"type":"event","kind":"tool_call","input":{"a":1e400}}',
+    b'{"type":"event","kind":"tool_call","input":{"a":123456789012345678901234567890}}',
+    b'{"type":"event","kind":"tool_call","input":{"a":"\xff"}}',
+    b'{"type":"event","kind":"tool_call","input":"\\ud800"}',
+    b'{"type":"event","kind":"user","other":"\xff"}',
+    b'{"type":"event","kind":"user","other":123456789012345678901234567890}',
+    b'{"type":"event","kind":"user","text":"\xed\xa0\x80"}',
+    b'{"type":"event","kind":"user","text":"a","text":"b"}',
+    b'{"type":"event","type":"usage","input":3,"kind":"user"}',
+    b'{"type":"usage","type":"event","kind":"user"}',
+    b'{"kind":"user","type":"event","id":"e-1","text":"last type key"}',
+    b'{"type":"event","id":4,"kind":"assistant","text":"hi"}',
+    b'{"type":"event","id":123456789012345678901234567890,"kind":"assistant","text":"hi"}',
+    b'{"type":"event","id":[1e400],"kind":"assistant","text":"hi"}',
+    b'{"type":"event","id":"\xff","kind":"assistant","text":"hi"}',
+    b'{"type":"event","id":' + b"[" * 1010 + b"]" * 1010 + b',"kind":"assistant","text":"nested deeper than msgspec reads"}',
+    b'{"type":"event","id":' + b"[" * 1030 + b"]" * 1030 + b',"kind":"assistant","text":"nested deeper than orjson reads"}',
+    b'{"type":"event","kind":"system","text":"\\u0000\\u2028"}',
+    b'{"type":"event","kind":"tool_result","call_id":"no-such-call","output":"orphan"}',
+    b'{"type":"event","kind":"tool_call","name":"Bash","call_id":"c9","input":{"command":"ls"}}',
+    b'{"type":"event","kind":"tool_result","call_id":"c9","output":"named by its call"}',
+    b'{"type":"usage","input":1,"output":2,"cache_read":3,"cache_write":4,"reasoning":5}',
+    b'{"type":"usage","input":-1}',
+    b'{"type":"usage","input":true}',
+    b'{"type":"usage","input":2.0}',
+    b'{"type":"usage","input":18446744073709551615}',
+    b'{"type":"usage","input":1,"total":1}',
+    b'{"type":"usage","input":"\xff"}',
+    b'{"type":"event","kind":"tool_call","input":{"a":"\xff"}',
+]
+
+
+def test_typed_lines_read_as_the_full_decoding_reads_them(tmp_path: Path, monkeypatch) -> None:
+    """The normalized reader's typed decoding (msgspec, straight into the event's fields) gives the session that
+    decoding every line in full with orjson gives: events, issues, unknown records, token counts."""
+    from kernelbench.transcripts.builder import SessionBuilder
+
+    records = [{"type": "kernelbench-session", "version": 1, "harness": "scripted"},
+               *({"type": "event", **r} for r in PLAIN_RECORDS + CONVERTED_RECORDS if r.get("ts") == r.get("ts"))]
+    head = "".join(json.dumps(r) + "\n" for r in records).encode()
+    for last in (b"", b"\n"):            # the odd lines in the middle, and each one last (cut off or not)
+        cases = [head + b"\n".join(ODD_LINES) + b'\n{"type":"end","complete":true}' + last]
+        cases += [head + line + last for line in ODD_LINES]
+        for number, data in enumerate(cases):
+            path = tmp_path / f"t{number}.jsonl"
+            path.write_bytes(data)
+            typed = load(path)
+            with monkeypatch.context() as patch:
+                patch.setattr(SessionBuilder, "typed_lines", lambda self, p, decode: self.lines(p))
+                plain = load(path)
+            assert typed.model_dump() == plain.model_dump(), data[len(head):]
+            assert repr(typed.events) == repr(plain.events)
+
+
+def test_the_normalized_reader_puts_only_text_in_text_fields(tmp_path: Path) -> None:
+    """`load` does not look at a normalized log's text fields again (`loader.TEXT_FIELDS_TYPED`): its reader
+    alone, before `check_values`, leaves text or None in every one, whatever the records held there."""
+    from kernelbench.transcripts import normalized
+    from kernelbench.transcripts.loader import _TEXT_FIELDS, TEXT_FIELDS_TYPED
+
+    assert normalized.FORMAT in TEXT_FIELDS_TYPED
+    odd_values = [5, 2.5, True, [1], {"a": 1}, None, "text"]
+    records = [{"type": "kernelbench-session", "version": 1, "harness": "scripted"},
+               *({"type": "event", **r} for r in PLAIN_RECORDS + CONVERTED_RECORDS if r.get("ts") == r.get("ts")),
+               *({"type": "event", "kind": "user", name: value} for name in _TEXT_FIELDS for value in odd_values),
+               {"type": "event", "kind": "subagent", "events": [{"kind": "user", "text": 5, "name": [1]}]},
+               {"type": "event", "kind": "tool_result", "call_id": "c1"}]
+    path = tmp_path / "t.jsonl"
+    path.write_bytes("".join(json.dumps(r) + "\n" for r in records).encode() + b"\n".join(ODD_LINES))
+    session = normalized.parse(path)
+    events = list(session.walk())
+    assert len(events) > len(records)
+    for event in events:
+        for name in _TEXT_FIELDS:
+            value = getattr(event, name)
+            assert value is None or type(value) is str, (name, value)

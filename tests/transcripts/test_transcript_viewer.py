@@ -140,3 +140,36 @@ def test_subagents_are_folded_with_their_counts(tx: Path, tmp_path: Path) -> Non
                        r' <span class="kbt-s">(.*?)</span>', html)
     assert len(spans) == 8
     assert all(re.search(r"\d+ events · \d+ tool calls", s) for s in spans)
+
+
+def test_chunks_hold_the_views_as_orjson_writes_them(tmp_path: Path) -> None:
+    """Chunk files are the views encoded by msgspec into one buffer: the bytes orjson gives each piece, joined,
+    for texts of every kind (non-ASCII, line separators, control characters, quotes, lone surrogates, which are
+    replaced as they were), over several chunks."""
+    import orjson
+
+    from kernelbench.transcripts import viewer
+    from kernelbench.transcripts.builder import number_events
+    from kernelbench.transcripts.model import Kind, Session, new_event
+
+    texts = ["plain", "é ü 中文 😀", "\ud800 lone \udfff", "a\u2028b\u2029c", "\x00\x1f\x7f\r\t", 'quote " and \\',
+             "</script><!--", "\U0010ffff"]
+    events = [new_event(Kind.USER if i % 97 == 0 else Kind.ASSISTANT, ts=1767225600.0 + i,
+                        text=texts[i % len(texts)] * (20 + i % 60), model="m") for i in range(1500)]
+    session = Session(format="test", events=events)
+    number_events(session)
+    ctx = RenderContext(results={}, cwd=None, write_blob=None)
+    pieces = list(viewer._pieces(session, ctx, {"events": 0}))
+    _, ranges = viewer._write_chunks(iter(pieces), tmp_path)
+    assert len(ranges) > 3
+
+    def dumped(items: list) -> bytes:
+        try:
+            return orjson.dumps(items)
+        except TypeError:
+            return orjson.dumps(viewer._without_surrogates(items))
+
+    for number, (first, last) in enumerate(ranges[1:], start=1):
+        parts = [dumped(items) for items, first_id, _ in pieces if first <= first_id <= last]
+        expected = b"KBT.chunk(%d,[" % number + b",".join(parts) + b"]);\n"
+        assert (tmp_path / f"c-{number:04d}.js").read_bytes() == expected, number
