@@ -19,7 +19,7 @@ from typing import Any
 import torch
 
 from kernelbench.eval.protocol import TENSOR_FILE_MAGIC as MAGIC
-from kernelbench.eval.protocol import TensorHeader, TensorMeta
+from kernelbench.eval.protocol import InputLayout, TensorHeader, TensorMeta
 
 ALIGN = 64  # bytes; at least every dtype's element size, and a cache line
 
@@ -109,3 +109,15 @@ def load_tensors(path: Path, device: str | torch.device = "cpu") -> tuple[list[t
 def load_output(path: Path, device: str | torch.device = "cpu") -> Any:
     tensors, header = load_tensors(path, device)
     return tensors[0] if header.single else tuple(tensors)
+
+
+def layout_path(input_path: Path) -> Path:
+    """Where a published input file's argument layout lies beside it."""
+    return input_path.with_suffix(".json")
+
+
+def load_inputs(path: Path, device: str | torch.device = "cpu") -> list:
+    """A published input file's call arguments: its tensors, and the literals its layout names, in call order."""
+    tensors, _ = load_tensors(path, device)
+    layout = InputLayout.model_validate_json(layout_path(path).read_bytes())
+    return [tensors[item] if isinstance(item, int) else item.value for item in layout.arguments]

@@ -284,13 +284,14 @@ class RunRecord:
     @property
     def facts(self) -> RunFacts:
         """What the pages other than the run's own take of its result (see RunFacts)."""
-        return self.compact.facts if self.compact is not None else RunFacts.of(self.result)
+        return self.compact.facts if self.compact is not None else RunFacts.of(self.full_result())
 
     def full_result(self) -> RunResult:
         """The validated result: the one kept, or validated again (`compact`; InputRefused when the file is no
         longer what was loaded: CompactResult.result)."""
         if self.result is not None:
             return self.result
+        assert self.compact is not None, "a run record holds its validated result or its compact form"
         return self.compact.result(self)
 
     @property

@@ -157,7 +157,8 @@ class FileHasher:
             return None, None
         if opened is None:
             return None, None
-        fd, read = opened[0], []
+        fd = opened[0]
+        read: list[bytes] = []
         try:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode) or st.st_size > cap:

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -80,7 +80,7 @@ def _given(path: Path) -> bytes | None:
     return held[1]
 
 
-def open_lines(path: Path) -> io.BufferedIOBase:
+def open_lines(path: Path) -> BinaryIO:
     """The transcript at `path` as a binary file to iterate by lines (the bytes `given` for it, if any)."""
     data = _given(path)
     if data is not None:

@@ -421,14 +421,13 @@ def profiled_output_findings(spec, case, probe_output: Path, grading_dir: Path) 
     allowed kernels that read every byte while a forbidden library does the work elsewhere, is caught here. Read
     in the grader's process on the CPU; the probe only wrote the file."""
     from kernelbench.eval.portable.compare import compare_outputs
-    from kernelbench.eval.tensorfile import load_output
-    from kernelbench.eval.worker.context import wait_for_inputs
+    from kernelbench.eval.tensorfile import load_inputs, load_output
 
     checked = grading_dir / "check" / f"out_{case.id}.kbt"
     try:
         expected = load_output(checked)
-        inputs = wait_for_inputs(grading_dir / "inputs" / f"in_{case.id}.kbt", "cpu", 0.0)
-    except (OSError, ValueError, TimeoutError) as exc:  # the grader's own files: nothing to hold against anyone
+        inputs = load_inputs(grading_dir / "inputs" / f"in_{case.id}.kbt")
+    except (OSError, ValueError) as exc:  # the grader's own files: nothing to hold against anyone
         return [finding(PROFILED_CHECK, 8, "the output of the call the counter pass measured was not judged",
                         severity="info", evidence=f"{checked.name}: {exc}"[:600])]
     # the file is the candidate's (its process wrote it): whatever it holds is judged, never a grader's failure

@@ -10,7 +10,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from kernelbench.eval.protocol import LIBRARY_LINES, POLL_S, DeviceInfo, InputLayout, Line, StageJob
+from kernelbench.eval.protocol import LIBRARY_LINES, POLL_S, DeviceInfo, Line, StageJob
 
 
 @dataclass(frozen=True)
@@ -140,22 +140,16 @@ def build_reference(torch, cls: type, args: list, kwargs: dict[str, Any], seed: 
     return cls(*args, **kwargs)
 
 
-def layout_path(input_path: Path) -> Path:
-    return input_path.with_suffix(".json")
-
-
 def wait_for_inputs(path: Path, device, wait_s: float) -> list:
     """The inputs the judge published at `path` (and will check against); literal arguments come back as given."""
-    from kernelbench.eval.tensorfile import load_tensors
+    from kernelbench.eval.tensorfile import load_inputs
 
     deadline = time.monotonic() + wait_s
     while not path.is_file():
         if time.monotonic() > deadline:
             raise TimeoutError(f"the judge never produced inputs {path.name}")
         time.sleep(POLL_S)
-    tensors, _ = load_tensors(path, device)
-    layout = InputLayout.model_validate_json(layout_path(path).read_bytes())
-    return [tensors[item] if isinstance(item, int) else item.value for item in layout.arguments]
+    return load_inputs(path, device)
 
 
 def exact_tensors(torch, out: Any) -> tuple[list | None, bool, str]:

@@ -31,9 +31,9 @@ from kernelbench.eval.protocol import (
     LiteralArgument,
     RepeatDifference,
 )
-from kernelbench.eval.tensorfile import load_tensors, save_tensors
+from kernelbench.eval.tensorfile import layout_path, load_tensors, save_tensors
 from kernelbench.eval.worker.comparison import Comparer, error_sizes
-from kernelbench.eval.worker.context import StageContext, device_info, layout_path
+from kernelbench.eval.worker.context import StageContext, device_info
 
 MAX_REPUBLISH = 3
 
