@@ -19,7 +19,7 @@ def guard_names() -> set[str]:
     for path in (REPO / "kernelbench").rglob("*.py"):
         text = path.read_text()
         names |= set(re.findall(r'\bfinding\(\s*"([a-z0-9_]+)"', text))
-        names |= set(re.findall(r'^(?:LIBRARY_)?CHECK = "([a-z0-9_]+)"', text, re.MULTILINE))
+        names |= set(re.findall(r'^(?:[A-Z]+_)?CHECK = "([a-z0-9_]+)"', text, re.MULTILINE))
     return names
 
 
