@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
 
 import torch
 
@@ -58,7 +59,7 @@ def gpm(nvml, handle):
     return measure
 
 
-def timed_loop(side: int, dtype, calls: int, gap_us: float) -> tuple[callable, list[float]]:
+def timed_loop(side: int, dtype, calls: int, gap_us: float) -> tuple[Callable[[], None], list]:
     a = torch.randn(side, side, device="cuda", dtype=dtype)
     b = torch.randn(side, side, device="cuda", dtype=dtype)
     events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(calls)]

@@ -63,6 +63,14 @@ def _reduce_block(a, c, pid, count, BLOCK: tl.constexpr, LEVELS: tl.constexpr):
 
 
 @triton.jit
+def _store_node(out_a_ptr, out_c_ptr, pid, a, c):
+    """The block's one node, at the program's index of the next level."""
+    one = tl.arange(0, 1)
+    tl.store(out_a_ptr + pid + one, tl.reshape(a, [1]))
+    tl.store(out_c_ptr + pid + one, tl.reshape(c, [1]))
+
+
+@triton.jit
 def _leaves_kernel(words_ptr, out_a_ptr, out_c_ptr, n, offset, weight, BLOCK: tl.constexpr,
                    LEVELS: tl.constexpr):
     pid = tl.program_id(0)
@@ -72,9 +80,7 @@ def _leaves_kernel(words_ptr, out_a_ptr, out_c_ptr, n, offset, weight, BLOCK: tl
     a = _mix(position * LANE_A + words + weight)
     c = _mix(((position * LANE_C) ^ words) + a + PAD)
     a, c = _reduce_block(a, c, pid, n, BLOCK, LEVELS)
-    one = tl.arange(0, 1)
-    tl.store(out_a_ptr + pid + one, tl.reshape(a, [1]))
-    tl.store(out_c_ptr + pid + one, tl.reshape(c, [1]))
+    _store_node(out_a_ptr, out_c_ptr, pid, a, c)
 
 
 @triton.jit
@@ -84,9 +90,7 @@ def _nodes_kernel(a_ptr, c_ptr, out_a_ptr, out_c_ptr, n, BLOCK: tl.constexpr, LE
     a = tl.load(a_ptr + index, mask=index < n, other=0)
     c = tl.load(c_ptr + index, mask=index < n, other=0)
     a, c = _reduce_block(a, c, pid, n, BLOCK, LEVELS)
-    one = tl.arange(0, 1)
-    tl.store(out_a_ptr + pid + one, tl.reshape(a, [1]))
-    tl.store(out_c_ptr + pid + one, tl.reshape(c, [1]))
+    _store_node(out_a_ptr, out_c_ptr, pid, a, c)
 
 
 def chunk_root(words: torch.Tensor, offset: int, weight: int) -> tuple[torch.Tensor, torch.Tensor]:
