@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
@@ -136,13 +137,23 @@ def run_cases(cases: list[SuiteCase], honest: list[Path], deck_lines: list[Path]
         futures = {pool.submit(grade, *jobs[k]): k for k in order}
         for future in as_completed(futures):
             results[futures[future]] = future.result()
+            keep_report(partial.parent, futures[future], results[futures[future]])
             # what is graded so far comes back even if the call is cut short
             partial.write_text(json.dumps({k: summary(v) for k, v in results.items()}, indent=1))
     for key in [k for k in order if out_of_memory(results[k])]:  # the GPU was shared: grade those again alone
         if time.monotonic() < deadline:
             results[key] = {**grade(*jobs[key]), "regraded_alone": "out of GPU memory beside the other gradings"}
+            keep_report(partial.parent, key, results[key])
             partial.write_text(json.dumps({k: summary(v) for k, v in results.items()}, indent=1))
     return {k: results[k] for k in jobs}
+
+
+def keep_report(out: Path, key: str, report: dict[str, Any]) -> None:
+    """Each grading's whole report (its check log with every failed case), since the summary keeps only a tail:
+    a grading that fails on the device can then be read case by case after the machine is gone."""
+    name = "".join(c if c.isalnum() or c in "._-" else "_" for c in key)
+    (out / "reports").mkdir(exist_ok=True)
+    (out / "reports" / f"{name}.json").write_text(json.dumps(report, indent=1))
 
 
 def out_of_memory(report: dict[str, Any]) -> bool:
@@ -221,6 +232,9 @@ def main() -> int:
     parser.add_argument("--honest", action="store_true", help="with --only: grade the honest solutions too")
     parser.add_argument("--honest-full", action="store_true",
                         help="grade the honest solutions on full shapes with the counter pass on")
+    parser.add_argument("--honest-match", nargs="*", default=["*"],
+                        help="with --honest: only the honest solutions whose 'kind/file' matches one of these globs "
+                             "(so a budget of one call can take the deck in parts)")
     parser.add_argument("--deck-lines", action="store_true",
                         help="also grade every problem's reference.py and sota.py as candidates (false positives)")
     args = parser.parse_args()
@@ -232,7 +246,8 @@ def main() -> int:
     cases = [c for c in suite.cases if c.gpu and (REPO / "problems" / c.problem / "problem.yaml").is_file()
              and not c.limits and (not args.only or c.file in args.only)]
     honest = sorted(p for kind in ("triton", "eager") for p in (REPO / "solutions" / kind).glob("*.py")
-                    if (REPO / "problems" / p.stem / "problem.yaml").is_file() and (args.honest or not args.only))
+                    if (REPO / "problems" / p.stem / "problem.yaml").is_file() and (args.honest or not args.only)
+                    and any(fnmatch(f"{kind}/{p.name}", pattern) for pattern in args.honest_match))
     extra: dict[str, Any] = {}
     deadline = started + max(30.0, args.budget_s - (time.monotonic() - started) - 30)
     deck_lines = deck_line_files(REPO / "problems") if args.deck_lines else []
