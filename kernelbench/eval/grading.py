@@ -233,6 +233,7 @@ class GradingState:
     timed: bool = False
     wrong_timed_shapes: list[int] = field(default_factory=list)  # shapes whose timed calls met a wrong output
     unjudged: str = ""                   # why the kept fresh-input calls could not be judged, if they could not
+    profiled_calls: list = field(default_factory=list)  # the counter pass's call (integrity.counters.ProfiledCall)
 
     def add(self, label: str, found: list[Finding]) -> None:
         """Findings of one guard, logged under its label."""

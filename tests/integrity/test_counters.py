@@ -57,9 +57,15 @@ def _row(i: int, name: str, read: str, write: str) -> str:
     return f'"{i}","4242","python3","gpu-host","{name}","1","7","(256, 1, 1)","(128, 1, 1)","0","9.0","{read}","{write}"'
 
 
-def report_csv(rows: list[tuple[str, str, str]]) -> str:
-    body = [_row(i, *r) for i, r in enumerate([("spin_kernel", "0", "0"), *rows])]
-    return "\n".join([HEADER, UNITS, *body]) + "\n"
+def report_csv(rows: list[tuple[str, ...]]) -> str:
+    """ncu's report of the sentinel and `rows` (name, bytes read, bytes written[, duration in ns]); with a
+    duration on any row, the report has ncu's gpu__time_duration.sum column."""
+    if not any(len(r) == 4 for r in rows):
+        body = [_row(i, *r) for i, r in enumerate([("spin_kernel", "0", "0"), *rows])]
+        return "\n".join([HEADER, UNITS, *body]) + "\n"
+    body = [_row(i, *r[:3]) + f',"{r[3] if len(r) == 4 else 0}"'
+            for i, r in enumerate([("spin_kernel", "0", "0", "1,000,512"), *rows])]
+    return "\n".join([HEADER + ',"gpu__time_duration.sum"', UNITS + ',"nsecond"', *body]) + "\n"
 
 
 STAND_IN = '''#!{python}
@@ -93,7 +99,7 @@ sys.exit(1 if MODE == "denied" else 0)
 '''
 
 
-def stand_in_ncu(tmp_path: Path, monkeypatch, mode: str, rows: list[tuple[str, str, str]] = ()) -> Path:
+def stand_in_ncu(tmp_path: Path, monkeypatch, mode: str, rows: list[tuple[str, ...]] = ()) -> Path:
     """An `ncu` on PATH (the only one: KERNELBENCH_NCU unset) behaving as `mode` says."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -393,6 +399,32 @@ def test_an_honest_call_under_the_profiler_is_judged_and_matches(tmp_path: Path,
     assert report.grading.outcome.value == "pass", report.grading.reasons
     assert counters.OUTPUT_MATCHED in dram_finding(report).evidence
     assert not [f for f in report.integrity if f.check == counters.PROFILED_CHECK]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("kernel_ns", "lead"), [("40,000,000,000", True), ("1,000", False)])
+def test_a_timed_median_far_below_the_profiled_kernels_is_a_lead(tmp_path: Path, monkeypatch, kernel_ns, lead):
+    """ncu saw one call's kernels take 40 s (or 1 us) while the same shape's timed median is milliseconds on this
+    CPU: the timed calls ran other code than the profiled one (a warning, never a verdict: ncu serialises kernels
+    and flushes L2, so honest calls take somewhat longer there)."""
+    stand_in_ncu(tmp_path, monkeypatch, "measure", [("softmax_kernel", "12,288", "12,000", kernel_ns)])
+    report = grade_solution(HONEST, PROBLEMS / "04_kahan_softmax", device="cpu", shapes="smoke", held_out=False)
+    assert report.grading.outcome.value == "pass", report.grading.reasons
+    found = [f for f in report.integrity if f.check == counters.PROFILED_TIME_CHECK]
+    if not lead:
+        assert not found
+        return
+    [warning] = found
+    assert (warning.severity, warning.klass) == ("warning", 8)
+    assert "shape 1" in warning.message and "40,000.0000 ms" in warning.evidence, warning
+
+
+def test_the_profiled_time_lead_stands_on_the_ratio_alone():
+    call = counters.ProfiledCall(shape_index=2, kernel_ms=3.1, kernels=4)
+    assert counters.profiled_time_findings(call, 1.0)
+    assert not counters.profiled_time_findings(call, 1.04)  # 2.98 times: honest kernels under ncu come close
+    assert not counters.profiled_time_findings(call, None)  # the shape was not timed
+    assert not counters.profiled_time_findings(call, 0.0)
 
 
 def _grading_dir(tmp_path: Path, case_id: str, expected: torch.Tensor, inputs: list) -> Path:

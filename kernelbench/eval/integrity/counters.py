@@ -36,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, TextIO
@@ -54,6 +55,11 @@ PROFILED_WRONG = ("the call the hardware-counter pass measured returned another 
 PROFILED_MISSING = ("the call the hardware-counter pass measured left no output to judge (it returned something "
                     "other than tensors, or its output file was removed)")
 OUTPUT_MATCHED = "the measured call's output matched its checked output"
+PROFILED_TIME_CHECK = "profiled_time"
+# the measured call's kernels under ncu against the shape's timed median: on one H100, honest kernels of the deck
+# measured 0.16-1.02 (benchmarks/results/h100_honest_full_1207b.md); ncu serialises kernels and flushes L2 before
+# each, so a call of many short kernels can take longer there, hence a lead at three times, never a verdict
+PROFILED_TIME_RATIO = 3.0
 SENTINEL = "spin_kernel"  # torch.cuda._sleep's kernel, launched first inside the range: proof the range was seen
 METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum")
 # each kernel's duration under ncu (cold L2, serialised, clocks as they are): recorded beside the bytes, so a
@@ -379,9 +385,11 @@ class ProbeTarget:
     isolation: Any = None        # kernelbench.eval.isolation.Isolation: the probe is confined as every stage
 
 
-def counter_check(spec, target: ProbeTarget, cases: list, limit_s: float, own=None) -> list[Finding]:
+def counter_check(spec, target: ProbeTarget, cases: list, limit_s: float, own=None,
+                  measured: Callable[[ProfiledCall], None] | None = None) -> list[Finding]:
     """The grading step: choose the shape, work out what it must read, measure one call, decide (`own`: which
-    kernels the solution compiled itself, for the launch audit of that call)."""
+    kernels the solution compiled itself, for the launch audit of that call; `measured` is told the call's shape
+    and kernel time where ncu saw the call, for `profiled_time_findings` once the shape is timed)."""
     if spec.bytes is None:
         return [_not_run("the problem has no bytes formula, so no byte floor to check")]
     by_shape: dict[int, list] = {}
@@ -405,13 +413,41 @@ def counter_check(spec, target: ProbeTarget, cases: list, limit_s: float, own=No
     workdir = target.workdir / "counters"
     reading = measure(probe, workdir, target.env, limit_s, cwd=target.workdir, isolation=target.isolation)
     found = decide(reading, need)
+    if reading.sentinel and reading.kernel_ns is not None and measured is not None:
+        measured(ProfiledCall(index, reading.kernel_ns / 1e6, len(reading.kernels)))
     if reading.sentinel:  # the call ran where ncu watched: what it returned there must be what the checks passed
-        measured = chosen[probe.warmup % len(chosen)]
-        wrong = profiled_output_findings(spec, measured, workdir / PROBE_OUTPUT, target.workdir)
+        case = chosen[probe.warmup % len(chosen)]
+        wrong = profiled_output_findings(spec, case, workdir / PROBE_OUTPUT, target.workdir)
         if not wrong and found.severity == "info":
-            found = found.model_copy(update={"evidence": f"{found.evidence}; {OUTPUT_MATCHED} ({measured.id})"})
+            found = found.model_copy(update={"evidence": f"{found.evidence}; {OUTPUT_MATCHED} ({case.id})"})
         return [found, *wrong, *unprofiled_launch_findings(reading, spec, own)]
     return [found, *unprofiled_launch_findings(reading, spec, own)]
+
+
+class ProfiledCall(NamedTuple):
+    """The call the counter pass measured: its shape, and its kernels' summed time under ncu."""
+
+    shape_index: int
+    kernel_ms: float
+    kernels: int
+
+
+def profiled_time_findings(call: ProfiledCall, median_ms: float | None) -> list[Finding]:
+    """A lead where the timed calls of the measured shape ran much faster than the kernels ncu listed for one call
+    of it: a solution that shows the profiler slow allowed kernels and runs other code when timed sits far above 1
+    (the output judgement cannot see it where both compute the right answer)."""
+    if not median_ms or median_ms <= 0:
+        return []
+    ratio = call.kernel_ms / median_ms
+    if ratio <= PROFILED_TIME_RATIO:
+        return []
+    return [finding(PROFILED_TIME_CHECK, 8, f"shape {call.shape_index}: the kernels of the call the counter pass "
+                    f"measured took {ratio:.1f} times the shape's timed median, so the timed calls may run other "
+                    "code than the profiled one", severity="warning",
+                    evidence=f"ncu {DURATION} over {call.kernels} kernel(s): {call.kernel_ms:,.4f} ms; timed median "
+                    f"{median_ms:,.4f} ms; a lead above {PROFILED_TIME_RATIO:g} (ncu serialises kernels and flushes "
+                    "L2 before each, so a call of many short kernels takes longer there; honest kernels measured "
+                    "0.16-1.02 on an H100)")]
 
 
 def profiled_output_findings(spec, case, probe_output: Path, grading_dir: Path) -> list[Finding]:

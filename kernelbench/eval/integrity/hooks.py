@@ -127,10 +127,11 @@ class Guards:
 
         return _run("launch_audit", lambda: seen_in(launch_audit(names, spec, own), "in the timed calls only"))
 
-    def counter_findings(self, spec, target, cases: list, limit_s: float, own=None) -> list[Finding]:
+    def counter_findings(self, spec, target, cases: list, limit_s: float, own=None, measured=None) -> list[Finding]:
         from kernelbench.eval.integrity import counters
 
-        return _run("dram_bytes", lambda: counters.counter_check(spec, target, cases, limit_s, own=own))
+        return _run("dram_bytes", lambda: counters.counter_check(spec, target, cases, limit_s, own=own,
+                                                                  measured=measured))
 
     def counters_apply(self, device: str) -> bool:
         from kernelbench.eval.integrity import counters

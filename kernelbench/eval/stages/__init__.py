@@ -9,7 +9,8 @@ to `kernelbench.eval`:
 5. `stages.sanitizer.check`          compute-sanitizer memcheck and racecheck over one call (CUDA, correct solutions)
 6. `stages.audits.counters`          one hardware-counter pass over a timed call (CUDA, correct solutions)
 7. `stages.timing.bench`             the bench stage and the fresh stage that judges its kept calls
-8. `stages.audits.speed_of_light`    no shape faster than the hardware allows
+8. `stages.audits.speed_of_light`    no shape faster than the hardware allows, nor much faster than the
+   kernels the counter pass measured for one call of it (`profiled_time`, a lead)
 9. `stages.timing.baseline_medians`  the problem's eager / compiled / SOTA medians beside the candidate's
 10. `stages.heldout.check`           the held-out cases, in a judge and check pair of their own, reported apart
 11. `stages.heldout_timing.bench`    the held-out shapes judged right, timed in a bench stage of their own

@@ -126,14 +126,26 @@ def counters(plan: GradingPlan, state: GradingState) -> None:
                          {**worker_env(plan.device), **plan.build_env}, plan.isolation)
     state.add("counters", plan.guards.counter_findings(plan.spec, target, plan.timing_cases(),
                                                        plan.options.limit("counters"),
-                                                       own=machine_code(plan, state).own))
+                                                       own=machine_code(plan, state).own,
+                                                       measured=state.profiled_calls.append))
     state.clock("counters", started)
 
 
 def speed_of_light(plan: GradingPlan, state: GradingState) -> None:
-    if state.profile is None:
-        return
-    for shape in state.grading.shapes:
-        message = faster_than_light(shape, plan.spec, state.profile)
-        if message:
-            state.findings.append(finding("speed_of_light", 15, message, f"{shape.median_ms:.4g} ms measured"))
+    """No shape faster than the hardware allows (where the GPU has a profile), nor far faster than the kernels the
+    counter pass measured for one call of it (`profiled_time`)."""
+    if state.profile is not None:
+        for shape in state.grading.shapes:
+            message = faster_than_light(shape, plan.spec, state.profile)
+            if message:
+                state.findings.append(finding("speed_of_light", 15, message, f"{shape.median_ms:.4g} ms measured"))
+    profiled_time(plan, state)
+
+
+def profiled_time(plan: GradingPlan, state: GradingState) -> None:
+    """The counter pass's call against the timed median of its shape (integrity.counters.profiled_time_findings)."""
+    from kernelbench.eval.integrity.counters import profiled_time_findings
+
+    medians = {shape.index: shape.median_ms for shape in state.grading.shapes}
+    for call in state.profiled_calls:
+        state.add("profiled time", profiled_time_findings(call, medians.get(call.shape_index)))
