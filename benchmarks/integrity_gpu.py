@@ -48,17 +48,21 @@ API_GRADE = """
 import sys
 from pathlib import Path
 from kernelbench.eval.grade import grade_solution
+from kernelbench.harness.shared_turns import SharedGpuTurns
+turns = SharedGpuTurns(Path(sys.argv[6])) if sys.argv[6] else None
 report = grade_solution(Path(sys.argv[1]), Path(sys.argv[2]), device=sys.argv[4], shapes=sys.argv[3],
-                        counters=sys.argv[5] == "on")
+                        counters=sys.argv[5] == "on", exclusive=turns.measuring() if turns else None,
+                        beside=turns.beside() if turns else None)
 sys.stdout.write(report.dump_json())
 """
+TURNS = ""  # --turns: the folder of the lock files through which the gradings take the GPU's turns
 
 
 def grade(solution: Path, problem: str, shapes: str, deadline: float, counters: bool = False) -> dict[str, Any]:
     """Grade in a subprocess that must end by `deadline` (time.monotonic()): a grading queued behind others gets
     what is left of the script's budget, not a budget of its own, so the script ends inside its budget."""
     cmd = [sys.executable, "-c", API_GRADE, str(solution), str(REPO / "problems" / problem), shapes, DEVICE,
-           "on" if counters else "off"]
+           "on" if counters else "off", TURNS]
     started = time.monotonic()
     timeout_s = max(5.0, deadline - started)
     try:
@@ -235,13 +239,17 @@ def main() -> int:
     parser.add_argument("--honest-match", nargs="*", default=["*"],
                         help="with --honest: only the honest solutions whose 'kind/file' matches one of these globs "
                              "(so a budget of one call can take the deck in parts)")
+    parser.add_argument("--turns", action="store_true",
+                        help="the gradings take turns on the GPU as `kernelbench regrade --jobs` does: counters and "
+                             "timing alone, the other stages side by side (medians not shared with a neighbour)")
     parser.add_argument("--deck-lines", action="store_true",
                         help="also grade every problem's reference.py and sota.py as candidates (false positives)")
     args = parser.parse_args()
-    global DEVICE
+    global DEVICE, TURNS
     DEVICE = args.device
     started = time.monotonic()
     args.out.mkdir(parents=True, exist_ok=True)
+    TURNS = str(args.out / "turns") if args.turns else ""
     suite = load_suite(REPO / "tests" / "integrity" / "cases.yaml")
     cases = [c for c in suite.cases if c.gpu and (REPO / "problems" / c.problem / "problem.yaml").is_file()
              and not c.limits and (not args.only or c.file in args.only)]
