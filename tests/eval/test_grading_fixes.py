@@ -154,6 +154,49 @@ def test_reference_weights_fall_back_to_the_cpu_the_same_way_in_every_process(to
     assert all(v.device.type == "cpu" for v in fallback.values())
 
 
+@pytest.mark.parametrize("error", [torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 1.75 GiB"),
+                                   RuntimeError("CUDA error: out of memory"),
+                                   RuntimeError("CUDA error: an illegal memory access was encountered")])
+def test_reference_weights_never_fall_back_because_the_gpu_was_full(error):
+    """Out of GPU memory (another grading holding the card) is raised, not answered with the CPU's draw: the CPU
+    generator gives other weights, and a stage that fell back when the judge did not was graded against them."""
+    from kernelbench.eval.worker.context import build_reference
+
+    builds = []
+
+    class Reference(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            builds.append(1)
+            if len(builds) == 1:  # the first build, the one on the GPU, meets a full card
+                raise error
+            self.w = torch.nn.Parameter(torch.randn(3))
+
+    with pytest.raises(type(error)):
+        build_reference(torch, Reference, [], {}, 11, torch.device("cuda"))
+    assert len(builds) == 1  # no second draw on the CPU
+
+
+def test_a_reference_that_cannot_build_on_the_gpu_still_falls_back():
+    """A property of the reference's own code (here a TypeError under a CUDA default device) is the same in every
+    process, so the CPU draw stays the answer to it."""
+    from kernelbench.eval.worker.context import build_reference
+
+    builds = []
+
+    class Reference(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            builds.append(1)
+            if len(builds) == 1:  # the build on the GPU
+                raise TypeError("expected a CPU tensor")
+            self.w = torch.nn.Parameter(torch.randn(3))
+
+    built = build_reference(torch, Reference, [], {}, 11, torch.device("cuda"))
+    torch.manual_seed(11)
+    assert torch.equal(built.w, torch.randn(3))
+
+
 def test_kahan_finding_only_for_outputs_right_element_by_element(tmp_path):
     """NaN (a stale buffer) is the comparison's to report, not blamed on the accumulation."""
     from kernelbench.eval.tensorfile import save_tensors
