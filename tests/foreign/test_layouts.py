@@ -325,3 +325,28 @@ def test_a_regrade_plan_opens_each_column_once_with_the_layout_its_listing_found
         assert cell.opened is not None and cell.opened.name == cell.problem
         by_column.setdefault(cell.problem, set()).add(id(cell.opened))
     assert sorted(by_column) == entries and all(len(ids) == 1 for ids in by_column.values())
+
+
+def test_a_foreign_draw_never_moves_to_the_cpu_because_the_gpu_was_full():
+    """A module's inputs drawn on the GPU fall back to the CPU only for what its code cannot do there; a full card
+    is raised (the CPU draw gives other inputs than another process's GPU draw under the same seed)."""
+    import torch
+
+    from kernelbench.problems.layouts.shim import draw_on_device
+
+    draws = []
+
+    def full_card() -> list:
+        draws.append(1)
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+
+    def numpy_only() -> list:
+        draws.append(2)
+        if draws.count(2) == 1:  # the draw on the device: this module's code cannot run there
+            raise TypeError("can't convert cuda:0 device type tensor to numpy")
+        return [torch.ones(2)]
+
+    with pytest.raises(torch.OutOfMemoryError):
+        draw_on_device(torch, torch.device("meta"), 3, full_card)
+    assert draws == [1]
+    assert draw_on_device(torch, torch.device("meta"), 3, numpy_only)[0].device.type == "cpu"

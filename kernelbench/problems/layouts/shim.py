@@ -86,7 +86,10 @@ def seeded_draw(torch, seed: int, draw: Callable[[], list]) -> list:
 
 def draw_on_device(torch, device, seed: int, draw: Callable[[], list]) -> list:
     """`seeded_draw` with the module's factory calls made on `device`; on the CPU where that device cannot run
-    the module's drawing (numpy on a device tensor, a CPU generator passed to a device factory)."""
+    the module's drawing (numpy on a device tensor, a CPU generator passed to a device factory), never because the
+    device was out of memory at that moment (kernelbench.base.device_errors)."""
+    from kernelbench.base.device_errors import depends_on_the_moment
+
     if device.type == "cpu":
         return seeded_draw(torch, seed, draw)
     if device.type == "cuda":
@@ -94,7 +97,9 @@ def draw_on_device(torch, device, seed: int, draw: Callable[[], list]) -> list:
     try:
         with device:
             return seeded_draw(torch, seed, draw)
-    except (RuntimeError, TypeError, ValueError, NotImplementedError):
+    except (RuntimeError, TypeError, ValueError, NotImplementedError) as exc:
+        if depends_on_the_moment(torch, exc):  # a full card: the CPU would draw other inputs than other processes
+            raise
         return seeded_draw(torch, seed, draw)
 
 
