@@ -168,7 +168,7 @@ class EventRecord(msgspec.Struct, tag_field="type", tag="event", forbid_unknown_
     with orjson and read as before, and one whose `input` orjson rejects is read as a line that is no JSON: the
     event made is the one the full decoding gives (`tests/transcripts/test_transcript_normalized.py`)."""
 
-    kind: str
+    kind: Kind              # decoded by msgspec into its member; a kind no event has does not fit
     ts: float | None = None
     line: _INT64 | None | msgspec.UnsetType = _UNSET
     source: str | None = None
@@ -199,7 +199,6 @@ class UsageRecord(msgspec.Struct, tag_field="type", tag="usage", forbid_unknown_
     reasoning: _COUNT = 0
 
 
-_KIND_OF_TEXT = {kind.value: kind for kind in Kind}
 _decode_typed = msgspec.json.Decoder(EventRecord | UsageRecord).decode
 _loads, _decode_error = orjson.loads, orjson.JSONDecodeError
 
@@ -210,8 +209,6 @@ def decode_line(raw: bytes) -> EventRecord | UsageRecord:
     msgspec.DecodeError where orjson rejects the input (the line is then read as the plain reader reads it)."""
     record = _decode_typed(raw)
     if type(record) is EventRecord:
-        if record.kind not in _KIND_OF_TEXT:
-            raise msgspec.ValidationError("a kind no event has")
         if record.input is not _UNSET:
             try:
                 record.input = _loads(memoryview(record.input))
@@ -223,7 +220,7 @@ def decode_line(raw: bytes) -> EventRecord | UsageRecord:
 def _typed_event(record: EventRecord, number: int) -> Event:
     """The event of a typed record: the one `plain_record_event` makes of the same record decoded in full."""
     line, value = record.line, record.input
-    return new_event(_KIND_OF_TEXT[record.kind], record.ts, number if line is _UNSET else line, record.source,
+    return new_event(record.kind, record.ts, number if line is _UNSET else line, record.source,
                      record.text, record.name, record.call_id, None if value is _UNSET else value, record.output,
                      record.is_error, record.exit_code, record.duration_s, record.path, record.diff, record.model,
                      None, record.record_type, record.raw, None)
