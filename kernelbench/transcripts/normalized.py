@@ -307,7 +307,10 @@ def _add_event(builder: SessionBuilder, event: Event, number: int) -> None:
 
 
 def _read_usage(builder: SessionBuilder, record: dict | UsageRecord, seen: Usage, number: int) -> None:
-    usage = _typed_usage(record) if type(record) is UsageRecord else _usage(record)
+    if isinstance(record, UsageRecord):
+        usage: Usage | None = _typed_usage(record)
+    else:
+        usage = _usage(record)
     if usage is None:
         assert isinstance(record, dict)   # (a typed record's counts are whole numbers in range: never None)
         _bad_record(builder, record, number, "a usage record whose token counts are not whole numbers from 0 up to "
