@@ -21,7 +21,9 @@ from kernelbench.transcripts.model import (
     ProviderNotice,
     Session,
     Usage,
+    all_events,
     new_event,
+    usages_of,
 )
 from kernelbench.transcripts.reader import BOM, Line, open_lines, parse_json_bytes, repair_line
 
@@ -404,15 +406,7 @@ def number_events(session: Session) -> tuple[float, float] | None:
 
 
 def sum_usage(events: list[Event]) -> Usage:
-    total = Usage()
-    stack = list(events)
-    while stack:
-        event = stack.pop()
-        if event.usage is not None:
-            total.add(event.usage)
-        if event.events:
-            stack.extend(event.events)
-    return total
+    return Usage.sum_of(usages_of(all_events(events)))
 
 
 def last_assistant_text(events: list[Event]) -> str | None:

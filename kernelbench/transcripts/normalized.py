@@ -21,7 +21,6 @@ import msgspec
 import orjson
 
 from kernelbench.transcripts.builder import SessionBuilder, to_epoch
-from kernelbench.transcripts.formats.records import DictLike
 from kernelbench.transcripts.model import (
     ASSISTANT,
     EVENT_FIELDS,
@@ -169,7 +168,7 @@ class EventRecord(msgspec.Struct, tag_field="type", tag="event", forbid_unknown_
     with orjson and read as before, and one whose `input` orjson rejects is read as a line that is no JSON: the
     event made is the one the full decoding gives (`tests/transcripts/test_transcript_normalized.py`)."""
 
-    kind: str
+    kind: Kind              # decoded by msgspec into its member; a kind no event has does not fit
     ts: float | None = None
     line: _INT64 | None | msgspec.UnsetType = _UNSET
     source: str | None = None
@@ -189,17 +188,17 @@ class EventRecord(msgspec.Struct, tag_field="type", tag="event", forbid_unknown_
     id: Any = _UNSET        # (`transcript convert` writes the events' ids: not read, events are numbered anew)
 
 
-class UsageRecord(DictLike, tag_field="type", tag="usage", forbid_unknown_fields=True):
-    """A usage record whose counts are all whole numbers in [0, 2**63-1] (any other is decoded in full)."""
+class UsageRecord(msgspec.Struct, tag_field="type", tag="usage", forbid_unknown_fields=True):
+    """A usage record whose counts are all whole numbers in [0, 2**63-1] (any other is decoded in full); an
+    absent count is 0, as `_usage` reads it. Its counts need no check of their own (`_typed_usage`)."""
 
-    input: _COUNT | msgspec.UnsetType = _UNSET
-    output: _COUNT | msgspec.UnsetType = _UNSET
-    cache_read: _COUNT | msgspec.UnsetType = _UNSET
-    cache_write: _COUNT | msgspec.UnsetType = _UNSET
-    reasoning: _COUNT | msgspec.UnsetType = _UNSET
+    input: _COUNT = 0
+    output: _COUNT = 0
+    cache_read: _COUNT = 0
+    cache_write: _COUNT = 0
+    reasoning: _COUNT = 0
 
 
-_KIND_OF_TEXT = {kind.value: kind for kind in Kind}
 _decode_typed = msgspec.json.Decoder(EventRecord | UsageRecord).decode
 _loads, _decode_error = orjson.loads, orjson.JSONDecodeError
 
@@ -210,8 +209,6 @@ def decode_line(raw: bytes) -> EventRecord | UsageRecord:
     msgspec.DecodeError where orjson rejects the input (the line is then read as the plain reader reads it)."""
     record = _decode_typed(raw)
     if type(record) is EventRecord:
-        if record.kind not in _KIND_OF_TEXT:
-            raise msgspec.ValidationError("a kind no event has")
         if record.input is not _UNSET:
             try:
                 record.input = _loads(memoryview(record.input))
@@ -223,7 +220,7 @@ def decode_line(raw: bytes) -> EventRecord | UsageRecord:
 def _typed_event(record: EventRecord, number: int) -> Event:
     """The event of a typed record: the one `plain_record_event` makes of the same record decoded in full."""
     line, value = record.line, record.input
-    return new_event(_KIND_OF_TEXT[record.kind], record.ts, number if line is _UNSET else line, record.source,
+    return new_event(record.kind, record.ts, number if line is _UNSET else line, record.source,
                      record.text, record.name, record.call_id, None if value is _UNSET else value, record.output,
                      record.is_error, record.exit_code, record.duration_s, record.path, record.diff, record.model,
                      None, record.record_type, record.raw, None)
@@ -310,11 +307,14 @@ def _add_event(builder: SessionBuilder, event: Event, number: int) -> None:
 
 
 def _read_usage(builder: SessionBuilder, record: dict | UsageRecord, seen: Usage, number: int) -> None:
-    usage = _usage(record)
+    if isinstance(record, UsageRecord):
+        usage: Usage | None = _typed_usage(record)
+    else:
+        usage = _usage(record)
     if usage is None:
-        whole = record if isinstance(record, dict) else builder.raw_record()   # (a typed one never is)
-        _bad_record(builder, whole, number, "a usage record whose token counts are not whole numbers from 0 up to "
-                                            "2**63-1; left out of the totals")
+        assert isinstance(record, dict)   # (a typed record's counts are whole numbers in range: never None)
+        _bad_record(builder, record, number, "a usage record whose token counts are not whole numbers from 0 up to "
+                                             "2**63-1; left out of the totals")
         return
     seen.add(usage)
     events = builder.session.events
@@ -364,7 +364,7 @@ def _read_end(builder: SessionBuilder, record: dict, number: int) -> bool:
 _INT64_MAX = 2**63 - 1
 
 
-def _usage(record: dict | UsageRecord) -> Usage | None:
+def _usage(record: dict) -> Usage | None:
     """The token counts of a usage (or end) record, or None when any is not a whole number in [0, 2**63-1]."""
     get = record.get
     counts = (get("input", 0), get("output", 0), get("cache_read", 0), get("cache_write", 0), get("reasoning", 0))
@@ -373,6 +373,14 @@ def _usage(record: dict | UsageRecord) -> Usage | None:
             return None
     return Usage(input=counts[0], output=counts[1], cache_read=counts[2], cache_write=counts[3],
                  reasoning=counts[4])
+
+
+def _typed_usage(record: UsageRecord) -> Usage:
+    """The token counts of a typed usage record: msgspec held each to a whole number in [0, 2**63-1] as it
+    decoded the line, so they are taken as they are (`_usage` reads and checks them one by one through the dict
+    methods, five calls a record)."""
+    return Usage(input=record.input, output=record.output, cache_read=record.cache_read,
+                 cache_write=record.cache_write, reasoning=record.reasoning)
 
 
 def _amount(value: object) -> bool:

@@ -70,17 +70,17 @@ def estimate_cost(session: Session, table: PriceTable | None = None) -> None:
 def _usage_by_model(session: Session) -> dict[str | None, Usage]:
     """Per model where events say which model spent what and add up to the total; else all on the main model."""
     primary = session.models[0] if session.models else None
-    groups: dict[str | None, Usage] = {}
+    spent: dict[str | None, list[Usage]] = {}
     for event in session.walk():
         if event.usage is not None:
             model = event.model if event.model and not event.model.startswith("<") else primary
-            group = groups.get(model)
-            if group is None:                   # (setdefault would build a Usage for every event)
-                group = groups[model] = Usage()
-            group.add(event.usage)
-    summed = Usage()                            # the groups' sum: one add per model, not one more per event
-    for group in groups.values():
-        summed.add(group)
+            usages = spent.get(model)
+            if usages is None:                  # (setdefault would build a list for every event)
+                usages = spent[model] = []
+            usages.append(event.usage)
+    # each model's usages summed in bulk (a call per usage was most of this walk's time)
+    groups = {model: Usage.sum_of(usages) for model, usages in spent.items()}
+    summed = Usage.sum_of(list(groups.values()))
     if summed == session.tokens and groups:          # the counts compared field by field
         return groups
     return {primary: session.tokens}
