@@ -10,31 +10,14 @@ case's profiled path (the row maxima, every index 0) fails: expected INVALID, cl
 kernels there (allowed ones, reading every byte) were all the pass looked at. GPU only, graded with the static lint off (it reads `torch.sort`), as stripped_launches.py
 was: `grade_solution(path, Path("problems/05_topk_bitonic"), device="cuda", lint=False)`.
 """
-import os
-import pathlib
-
+import ncu_tells
 import stripped_launches
 import torch
-
-# ncu's own tells: its injection library and the variables that load it. libcupti alone is not one: torch's
-# profiler maps it in the checked calls too, where this case must sort (a first run on an H200 failed every check
-# by taking torch's profiler for ncu).
-_PROFILER_TELLS = ("ToolsInjection",)
-
-
-def _under_profiler() -> bool:
-    if any(name.startswith(("CUDA_INJECTION", "NV_COMPUTE_PROFILER", "NSYS_")) for name in os.environ):
-        return True
-    try:
-        maps = pathlib.Path("/proc/self/maps").read_text()
-    except OSError:
-        return False
-    return any(tell in maps for tell in _PROFILER_TELLS)
 
 
 class Model(stripped_launches.Model):
     def forward(self, x: torch.Tensor):
-        if not _under_profiler():
+        if not ncu_tells.under_ncu():
             return super().forward(x)
         values = x.amax(dim=-1, keepdim=True).expand(*x.shape[:-1], self.k).contiguous()  # every byte read
         return values, torch.zeros(values.shape, dtype=torch.int64, device=x.device)

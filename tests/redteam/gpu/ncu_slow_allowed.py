@@ -9,26 +9,14 @@ outcome: PASS with that warning; the launch records it forges are the candidate 
 gap docs/integrity.md names. GPU only, graded with the static lint off, as its neighbours are:
 `grade_solution(path, Path("problems/05_topk_bitonic"), device="cuda", lint=False)`.
 """
-import os
-import pathlib
-
+import ncu_tells
 import stripped_launches
 import torch
 
 
-def _under_profiler() -> bool:
-    """ncu's own tells (its injection library, the variables that load it); libcupti alone is torch's profiler."""
-    if any(name.startswith(("CUDA_INJECTION", "NV_COMPUTE_PROFILER", "NSYS_")) for name in os.environ):
-        return True
-    try:
-        return "ToolsInjection" in pathlib.Path("/proc/self/maps").read_text()
-    except OSError:
-        return False
-
-
 class Model(stripped_launches.Model):
     def forward(self, x: torch.Tensor):
-        if not _under_profiler():
+        if not ncu_tells.under_ncu():
             return super().forward(x)
         rest = x.clone()
         values, indices = [], []
