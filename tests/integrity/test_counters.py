@@ -420,9 +420,10 @@ def test_a_timed_median_far_below_the_profiled_kernels_is_a_lead(tmp_path: Path,
 
 
 def test_the_profiled_time_lead_stands_on_the_ratio_alone():
-    call = counters.ProfiledCall(shape_index=2, kernel_ms=3.1, kernels=4)
-    assert counters.profiled_time_findings(call, 1.0)
-    assert not counters.profiled_time_findings(call, 1.04)  # 2.98 times: honest kernels under ncu come close
+    call = counters.ProfiledCall(shape_index=2, kernel_ms=2.96, kernels=194)
+    assert counters.profiled_time_findings(call, 1.0)  # the red-team case on an H100: 2.96 times
+    assert counters.profiled_time_findings(call, 1.45)  # 2.04 times
+    assert not counters.profiled_time_findings(call, 1.5)  # 1.97 times: twice the largest honest ratio measured
     assert not counters.profiled_time_findings(call, None)  # the shape was not timed
     assert not counters.profiled_time_findings(call, 0.0)
 

@@ -57,9 +57,11 @@ PROFILED_MISSING = ("the call the hardware-counter pass measured left no output 
 OUTPUT_MATCHED = "the measured call's output matched its checked output"
 PROFILED_TIME_CHECK = "profiled_time"
 # the measured call's kernels under ncu against the shape's timed median: on one H100, honest kernels of the deck
-# measured 0.16-1.02 (benchmarks/results/h100_honest_full_1207b.md); ncu serialises kernels and flushes L2 before
-# each, so a call of many short kernels can take longer there, hence a lead at three times, never a verdict
-PROFILED_TIME_RATIO = 3.0
+# measured 0.16-1.02 (benchmarks/results/h100_honest_full_1207b.md), the red-team case that shows ncu slow allowed
+# kernels 2.96 (h100_profiled_time_1207c.md), which a lead at three times let through; at two times honest kernels
+# keep twice their largest ratio. ncu flushes L2 before each kernel and a call of many short kernels may take
+# longer there than those measured, hence a lead, never a verdict
+PROFILED_TIME_RATIO = 2.0
 SENTINEL = "spin_kernel"  # torch.cuda._sleep's kernel, launched first inside the range: proof the range was seen
 METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum")
 # each kernel's duration under ncu (cold L2, serialised, clocks as they are): recorded beside the bytes, so a
@@ -447,7 +449,7 @@ def profiled_time_findings(call: ProfiledCall, median_ms: float | None) -> list[
                     evidence=f"ncu {DURATION} over {call.kernels} kernel(s): {call.kernel_ms:,.4f} ms; timed median "
                     f"{median_ms:,.4f} ms; a lead above {PROFILED_TIME_RATIO:g} (ncu serialises kernels and flushes "
                     "L2 before each, so a call of many short kernels takes longer there; honest kernels measured "
-                    "0.16-1.02 on an H100)")]
+                    "0.16-1.02 on an H100, a solution that computed otherwise under the profiler 2.96)")]
 
 
 def profiled_output_findings(spec, case, probe_output: Path, grading_dir: Path) -> list[Finding]:

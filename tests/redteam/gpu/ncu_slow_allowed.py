@@ -4,8 +4,8 @@ with allowed operations only, k passes of a row maximum over the whole row, far 
 
 Unlike ncu_aware_library.py, what the profiled call returns is right, so the judgement of the measured call's output
 passes, and so do the byte floor and the launch audit of that call. What gives it away is time: the kernels ncu
-lists for one call take many times the shape's timed median, the lead `profiled_time` (a warning, class 8). Expected
-outcome: PASS with that warning; the launch records it forges are the candidate process's own account, which is the
+lists for one call take many times the shape's timed median, the lead `profiled_time` (a warning, class 8; on an H100
+2.96 times, benchmarks/results/h100_profiled_time_1207c.md). Expected outcome: PASS with that warning; the launch records it forges are the candidate process's own account, which is the
 gap docs/integrity.md names. GPU only, graded with the static lint off, as its neighbours are:
 `grade_solution(path, Path("problems/05_topk_bitonic"), device="cuda", lint=False)`.
 """
