@@ -44,15 +44,19 @@ DEVICE = "cuda"  # --device cpu: a dry run of this script without a GPU
 
 # The grading entry point through its Python API (the CLI also loads every other stage's commands, whose
 # dependencies the GPU machine may lack).
+# Each stage's start goes to stderr as it happens, so a grading cut off at its deadline still says where it was.
 API_GRADE = """
-import sys
+import sys, time
 from pathlib import Path
 from kernelbench.eval.grade import grade_solution
 from kernelbench.harness.shared_turns import SharedGpuTurns
 turns = SharedGpuTurns(Path(sys.argv[6])) if sys.argv[6] else None
+began = time.monotonic()
+def stage(name, detail=""):
+    print(f"[{time.monotonic() - began:7.1f} s] {name} {detail}", file=sys.stderr, flush=True)
 report = grade_solution(Path(sys.argv[1]), Path(sys.argv[2]), device=sys.argv[4], shapes=sys.argv[3],
                         counters=sys.argv[5] == "on", exclusive=turns.measuring() if turns else None,
-                        beside=turns.beside() if turns else None)
+                        beside=turns.beside() if turns else None, stage=stage)
 sys.stdout.write(report.dump_json())
 """
 TURNS = ""  # --turns: the folder of the lock files through which the gradings take the GPU's turns
@@ -67,8 +71,9 @@ def grade(solution: Path, problem: str, shapes: str, deadline: float, counters: 
     timeout_s = max(5.0, deadline - started)
     try:
         proc = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=timeout_s, cwd=REPO)
-    except subprocess.TimeoutExpired:
-        return {"grading": {"outcome": "harness timeout"}, "integrity": [], "wall_s": timeout_s}
+    except subprocess.TimeoutExpired as cut:
+        return {"grading": {"outcome": "harness timeout"}, "integrity": [], "wall_s": timeout_s,
+                "stages_seen": _text(cut.stderr)[-2000:]}
     try:
         report = json.loads(proc.stdout)
     except json.JSONDecodeError:
@@ -76,6 +81,13 @@ def grade(solution: Path, problem: str, shapes: str, deadline: float, counters: 
                   "stderr": proc.stderr[-2000:]}
     report["wall_s"] = round(time.monotonic() - started, 1)
     return report
+
+
+def _text(output: str | bytes | None) -> str:
+    """What a subprocess cut off at its timeout had written (bytes, whatever `text=True` asked)."""
+    if isinstance(output, bytes):
+        return output.decode("utf-8", "replace")
+    return output or ""
 
 
 def summary(report: dict[str, Any]) -> dict[str, Any]:
@@ -87,6 +99,7 @@ def summary(report: dict[str, Any]) -> dict[str, Any]:
             "stderr": report.get("stderr", "")[-600:], **({"regraded_alone": report["regraded_alone"]}
                                                          if "regraded_alone" in report else {}),
             "isolation": (report.get("environment") or {}).get("isolation"),
+            **({"stages_seen": report["stages_seen"][-600:]} if "stages_seen" in report else {}),
             # where a stage died, its own words (the grading's log keeps the stage's output)
             **({"check_log_tail": report.get("check_log", "")[-800:]} if g.get("outcome") != "pass" else {})}
 
