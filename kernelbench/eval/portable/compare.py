@@ -162,52 +162,120 @@ def _index(idx: torch.Tensor) -> list[int]:
     return [int(v) for v in idx.tolist()]
 
 
+# Elements compared at a time: the float64 working copies of a chunk take 32 MiB each rather than the size of the
+# whole output (a 235M-element output made some 15 GB of them, and page-faulting them in was most of the time).
+_CHUNK_ELEMENTS = 1 << 22
+
+
 def _compare_values(name: str, o: torch.Tensor, e: torch.Tensor, tol: tuple[float, float],
                     result: Comparison, row_rtol: float = 0.0) -> None:
-    atol, rtol = tol
+    """Every element within atol + rtol*|expected| (+ row_rtol times its row's rms), in chunks of whole rows.
+    Non-finite values must match first; past that, only elements whose expected value is finite are held to the
+    tolerance, and every one of them is (a NaN expected somewhere excuses nothing else)."""
+    rows_o, rows_e = _as_rows(o.detach()), _as_rows(e.to(device=o.device))
+    width = max(1, rows_e.shape[1])
+    step = max(1, _CHUNK_ELEMENTS // width)
     wide = torch.complex128 if e.is_complex() else torch.float64
-    o64, e64 = o.detach().to(wide), e.to(device=o.device, dtype=wide)
-    finite_e, finite_o = torch.isfinite(e64), torch.isfinite(o64)
-    bad_nonfinite = (finite_e & ~finite_o) | (~finite_e & ~(_same_nonfinite(o64, e64)))
-    if bool(bad_nonfinite.any()):
-        idx = bad_nonfinite.nonzero()[0]
-        result.fail(f"{name}: {int(bad_nonfinite.sum())} of {e.numel()} elements are NaN/Inf where the "
-                    f"expected value differs; first at index {_index(idx)}: got {o64[tuple(idx)].item()}, "
-                    f"expected {e64[tuple(idx)].item()}")
+    bad, over, largest = _Tally(), _Tally(), _Largest()
+    atol, rtol = tol
+    for start in range(0, rows_e.shape[0], step):  # one pass: each chunk widened once
+        offset = start * width
+        o64, e64 = rows_o[start:start + step].to(wide), rows_e[start:start + step].to(wide)
+        finite_e, finite_o = torch.isfinite(e64), torch.isfinite(o64)
+        bad.add_mask((finite_e & ~finite_o) | (~finite_e & ~(_same_nonfinite(o64, e64))), offset, o64, e64)
+        if bad.count:  # the verdict is the non-finite mismatch: only its count is still wanted
+            continue
+        # past that check, where the expected value is not finite the candidate's is the same non-finite one
+        err = torch.where(finite_e, (o64 - e64).abs(), torch.zeros((), dtype=torch.float64, device=o.device))
+        allowed = atol + rtol * e64.abs()
+        if row_rtol > 0 and e.dim() >= 1 and e.shape[-1] > 0:
+            finite_part = torch.where(finite_e, e64, torch.zeros((), dtype=e64.dtype, device=e64.device))
+            allowed = allowed + row_rtol * finite_part.abs().square().mean(dim=-1, keepdim=True).sqrt()
+        excess = torch.where(finite_e, err - allowed, torch.full((), -torch.inf, dtype=torch.float64,
+                                                                 device=o.device))
+        rel = torch.where(finite_e, err / e64.abs().clamp_min(1e-30),
+                          torch.zeros((), dtype=torch.float64, device=o.device))
+        largest.add(err, rel, offset)
+        over.add_excess(excess, offset, o64, e64, err, allowed)
+    if bad.count:
+        at = _unravel(bad.flat, e.shape)
+        result.fail(f"{name}: {bad.count} of {e.numel()} elements are NaN/Inf where the expected value differs; "
+                    f"first at index {at}: got {bad.got}, expected {bad.expected}")
         return
-    both = finite_e & finite_o
-    err = torch.where(both, (o64 - e64).abs(), torch.zeros((), dtype=torch.float64, device=o.device))
-    allowed = atol + rtol * e64.abs()
-    if row_rtol > 0 and e.dim() >= 1 and e.shape[-1] > 0:
-        finite_part = torch.where(finite_e, e64, torch.zeros((), dtype=e64.dtype, device=e64.device))
-        allowed = allowed + row_rtol * finite_part.abs().square().mean(dim=-1, keepdim=True).sqrt()
-    excess = err - allowed
-    _record_errors(err, e64, result)
-    if e.numel() and float(excess.max()) > 0:
-        flat = int(excess.argmax())
-        worst = [int(i) for i in torch.unravel_index(torch.tensor(flat), e.shape)] if e.dim() else []
-        at = tuple(worst)
+    if largest.flat is not None:
+        result.max_abs_err = max(result.max_abs_err or 0.0, largest.abs_err)
+        result.max_rel_err = max(result.max_rel_err or 0.0, largest.rel_err)
+        if result.worst_index is None:
+            result.worst_index = _unravel(largest.flat, e.shape)
+    if over.count:
+        worst = _unravel(over.flat, e.shape)
         result.worst_index = worst
-        result.fail(f"{name}: {int((excess > 0).sum())} of {e.numel()} elements out of tolerance; worst at "
-                    f"index {worst}: got {o64[at].item():.6g}, expected {e64[at].item():.6g}, "
-                    f"|diff| {err[at].item():.3g} > atol + rtol*|expected|"
-                    f"{' + row_rtol*rms(row)' if row_rtol else ''} = {allowed[at].item():.3g} "
+        result.fail(f"{name}: {over.count} of {e.numel()} elements out of tolerance; worst at "
+                    f"index {worst}: got {over.got:.6g}, expected {over.expected:.6g}, "
+                    f"|diff| {over.err:.3g} > atol + rtol*|expected|"
+                    f"{' + row_rtol*rms(row)' if row_rtol else ''} = {over.allowed:.3g} "
                     f"(atol={atol:g}, rtol={rtol:g}{f', row_rtol={row_rtol:g}' if row_rtol else ''})")
+
+
+def _as_rows(x: torch.Tensor) -> torch.Tensor:
+    """The tensor as (rows, last dimension), rows in index order (a scalar is one row of one)."""
+    return x.reshape(1, 1) if x.dim() == 0 else x.reshape(-1, x.shape[-1]) if x.shape[-1] else x.reshape(0, 0)
+
+
+def _unravel(flat: int, shape: torch.Size) -> list[int]:
+    return [int(i) for i in torch.unravel_index(torch.tensor(flat), shape)] if len(shape) else []
+
+
+class _Tally:
+    """Elements of a condition over the chunks: how many, and the first in index order with its values."""
+
+    def __init__(self) -> None:
+        self.count, self.flat = 0, -1
+        self.got: Any = None
+        self.expected: Any = None
+        self.err = self.allowed = self.best = 0.0
+
+    def add_mask(self, mask: torch.Tensor, offset: int, o64: torch.Tensor, e64: torch.Tensor) -> None:
+        found = int(mask.sum())
+        if found and not self.count:
+            local = int(mask.reshape(-1).nonzero()[0])
+            self.flat = offset + local
+            self.got, self.expected = o64.reshape(-1)[local].item(), e64.reshape(-1)[local].item()
+        self.count += found
+
+    def add_excess(self, excess: torch.Tensor, offset: int, o64: torch.Tensor, e64: torch.Tensor,
+                   err: torch.Tensor, allowed: torch.Tensor) -> None:
+        """The elements past their tolerance, and the worst of them (the first where several are as bad)."""
+        found = int((excess > 0).sum())
+        if not found:
+            return
+        local = int(excess.reshape(-1).argmax())
+        worst = float(excess.reshape(-1)[local])
+        if not self.count or worst > self.best:
+            self.best, self.flat = worst, offset + local
+            self.got, self.expected = o64.reshape(-1)[local].item(), e64.reshape(-1)[local].item()
+            self.err = err.reshape(-1)[local].item()
+            self.allowed = allowed.expand_as(err).reshape(-1)[local].item()
+        self.count += found
+
+
+class _Largest:
+    """The largest absolute and relative errors over the chunks, and where the absolute one first occurs."""
+
+    def __init__(self) -> None:
+        self.abs_err = self.rel_err = 0.0
+        self.flat: int | None = None
+
+    def add(self, err: torch.Tensor, rel: torch.Tensor, offset: int) -> None:
+        if err.numel() == 0:
+            return
+        local = int(err.reshape(-1).argmax())
+        value = float(err.reshape(-1)[local])
+        if self.flat is None or value > self.abs_err:
+            self.abs_err, self.flat = value, offset + local
+        self.rel_err = max(self.rel_err, float(rel.max()))
 
 
 def _same_nonfinite(o: torch.Tensor, e: torch.Tensor) -> torch.Tensor:
     """Where the expected value is NaN/Inf, the candidate must hold the same non-finite value."""
     return (torch.isnan(o) & torch.isnan(e)) | (o == e)
-
-
-def _record_errors(err: torch.Tensor, e64: torch.Tensor, result: Comparison) -> None:
-    if err.numel() == 0:
-        return
-    max_abs = float(err.max())
-    rel = err / e64.abs().clamp_min(1e-30)
-    result.max_abs_err = max(result.max_abs_err or 0.0, max_abs)
-    result.max_rel_err = max(result.max_rel_err or 0.0, float(rel.max()))
-    if result.worst_index is None:
-        flat = int(err.argmax())
-        result.worst_index = [int(i) for i in torch.unravel_index(torch.tensor(flat), err.shape)] if err.dim() \
-            else []
