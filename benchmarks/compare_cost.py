@@ -19,7 +19,7 @@ import torch
 from kernelbench.eval.portable.compare import compare_outputs
 elements, dtype, wrong = int(sys.argv[1]), getattr(torch, sys.argv[2]), sys.argv[3] == "wrong"
 width = 4096
-expected = torch.randn(elements // width, width, generator=torch.Generator().manual_seed(0)).to(dtype)
+expected = torch.randn(elements // width, width, generator=torch.Generator().manual_seed(0), dtype=dtype)
 out = expected.clone()
 if wrong:
     out[len(out) // 2, 7] += 1

@@ -162,9 +162,10 @@ def _index(idx: torch.Tensor) -> list[int]:
     return [int(v) for v in idx.tolist()]
 
 
-# Elements compared at a time: the float64 working copies of a chunk take 32 MiB each rather than the size of the
-# whole output (a 235M-element output made some 15 GB of them, and page-faulting them in was most of the time).
-_CHUNK_ELEMENTS = 1 << 22
+# Elements compared at a time: the float64 working copies of a chunk take 8 MiB each, reused from the heap (larger
+# blocks are mapped and page-faulted in afresh each time), where working copies of the whole output took 13 GB
+# for a 235M-element one (benchmarks/compare_cost.py).
+_CHUNK_ELEMENTS = 1 << 20
 
 
 def _compare_values(name: str, o: torch.Tensor, e: torch.Tensor, tol: tuple[float, float],
@@ -180,23 +181,29 @@ def _compare_values(name: str, o: torch.Tensor, e: torch.Tensor, tol: tuple[floa
     atol, rtol = tol
     for start in range(0, rows_e.shape[0], step):  # one pass: each chunk widened once
         offset = start * width
-        o64, e64 = rows_o[start:start + step].to(wide), rows_e[start:start + step].to(wide)
-        finite_e, finite_o = torch.isfinite(e64), torch.isfinite(o64)
-        bad.add_mask((finite_e & ~finite_o) | (~finite_e & ~(_same_nonfinite(o64, e64))), offset, o64, e64)
+        o_rows, e_rows = rows_o[start:start + step], rows_e[start:start + step]
+        o64, e64 = o_rows.to(wide), e_rows.to(wide)
+        err = o64 - e64  # finite exactly where both values are
+        finite = bool(torch.isfinite(err).all())
+        if not finite:
+            finite_e, finite_o = torch.isfinite(e64), torch.isfinite(o64)
+            bad.add_mask((finite_e & ~finite_o) | (~finite_e & ~(_same_nonfinite(o64, e64))), offset, o64, e64)
         if bad.count:  # the verdict is the non-finite mismatch: only its count is still wanted
             continue
-        # past that check, where the expected value is not finite the candidate's is the same non-finite one
-        err = torch.where(finite_e, (o64 - e64).abs(), torch.zeros((), dtype=torch.float64, device=o.device))
-        allowed = atol + rtol * e64.abs()
-        if row_rtol > 0 and e.dim() >= 1 and e.shape[-1] > 0:
-            finite_part = torch.where(finite_e, e64, torch.zeros((), dtype=e64.dtype, device=e64.device))
-            allowed = allowed + row_rtol * finite_part.abs().square().mean(dim=-1, keepdim=True).sqrt()
-        excess = torch.where(finite_e, err - allowed, torch.full((), -torch.inf, dtype=torch.float64,
-                                                                 device=o.device))
-        rel = torch.where(finite_e, err / e64.abs().clamp_min(1e-30),
-                          torch.zeros((), dtype=torch.float64, device=o.device))
+        # from here, where the expected value is not finite the candidate's is the same non-finite one
+        err, size = (err.abs(), e64.abs()) if e.is_complex() else (err.abs_(), e64.abs_())
+        allowed = size * rtol + atol
+        if row_rtol > 0 and e.dim() >= 1 and e.shape[-1] > 0:  # the row's rms over its finite expected values
+            finite_size = size if finite else torch.where(finite_e, size, 0.0)
+            allowed += row_rtol * finite_size.square().mean(dim=-1, keepdim=True).sqrt()
+        excess = err - allowed
+        rel = err / size.clamp_min(1e-30)
+        if not finite:  # the elements whose expected value is not finite are held to nothing more
+            held = torch.zeros((), dtype=torch.float64, device=o.device)
+            err, rel = torch.where(finite_e, err, held), torch.where(finite_e, rel, held)
+            excess = torch.where(finite_e, excess, torch.full((), -torch.inf, dtype=torch.float64, device=o.device))
         largest.add(err, rel, offset)
-        over.add_excess(excess, offset, o64, e64, err, allowed)
+        over.add_excess(excess, offset, o_rows, e_rows, err, allowed)
     if bad.count:
         at = _unravel(bad.flat, e.shape)
         result.fail(f"{name}: {bad.count} of {e.numel()} elements are NaN/Inf where the expected value differs; "
@@ -253,10 +260,15 @@ class _Tally:
         worst = float(excess.reshape(-1)[local])
         if not self.count or worst > self.best:
             self.best, self.flat = worst, offset + local
-            self.got, self.expected = o64.reshape(-1)[local].item(), e64.reshape(-1)[local].item()
+            self.got, self.expected = _widened_item(o64, local), _widened_item(e64, local)
             self.err = err.reshape(-1)[local].item()
             self.allowed = allowed.expand_as(err).reshape(-1)[local].item()
         self.count += found
+
+
+def _widened_item(x: torch.Tensor, flat: int) -> Any:
+    """One element as the comparison saw it: widened to float64 (complex128), then a Python number."""
+    return x.reshape(-1)[flat].to(torch.complex128 if x.is_complex() else torch.float64).item()
 
 
 class _Largest:
