@@ -168,12 +168,14 @@ class FileHasher:
             os.close(fd)
         return digest, read[0] if read and len(read[0]) <= cap else None
 
-    def unchanged_in(self, folder: inputs.Folder, name: str) -> str | None | Unknown:
+    def unchanged_in(self, folder: inputs.Folder, name: str,
+                     status: os.stat_result | inputs.NotPlain | None = None) -> str | None | Unknown:
         """The hash of the file `name` of an opened run folder, taken from the previous build when its status,
         read relative to the folder's descriptor, is the one recorded then (nothing is opened); None when nothing
         is there; UNKNOWN when the file must be opened and hashed (a changed or racily clean file, a link, a name
-        with a folder in it)."""
-        st = folder.plain_status(name)
+        with a folder in it). `status`: the file's `folder.plain_status(name)`, when the caller has just taken it
+        (a file not there: None, which takes it again)."""
+        st = folder.plain_status(name) if status is None else status
         if st is None:
             return None
         if isinstance(st, inputs.NotPlain) or not stat.S_ISREG(st.st_mode):

@@ -7,6 +7,7 @@ arranges their output into pages. Nothing here writes a file.
 from __future__ import annotations
 
 import dataclasses
+import os
 import stat
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -481,8 +482,9 @@ def run_page(data: SiteData, record: RunRecord, hasher: FileHasher, memo: PlanMe
     annotation = views.annotation_view(annotation_record, data.shown_path)
     # only files the input policy lets the page show are hashed (and so read); those no build recorded before are
     # hashed where the page is rendered (see _files_of_page)
-    transcript = None if record.imported else _shown_run_file(record, transcript_name(record))
-    files, later, keys = _files_of_page(hasher, record, transcript)
+    transcript, transcript_status = (None, None) if record.imported else _shown_with_status(record,
+                                                                                          transcript_name(record))
+    files, later, keys = _files_of_page(hasher, record, transcript, transcript_status)
     inputs = {"run": view, "annotation": annotation, "files": files, "viewer": data.viewer_version}
     sources = tuple(
         data.shown_path(p) for p in (record.result_path, annotation_record.path if annotation_record else None) if p
@@ -508,14 +510,16 @@ def run_page(data: SiteData, record: RunRecord, hasher: FileHasher, memo: PlanMe
 RUN_PAGE_FILES = ("solution.py", "check.log", "benchmark.log", "result.json")
 
 
-def _files_of_page(hasher: FileHasher, record: RunRecord, transcript: str | None):
+def _files_of_page(hasher: FileHasher, record: RunRecord, transcript: str | None, transcript_status=None):
     """The hashes of the files a run page shows (its inputs' "files"), the files left for its `settle` (key in
     files -> (file name, where it is shown); empty when none), and where each file is shown.
 
     A file the previous build recorded nothing of (a first build, a new run) leaves its page no previous record
     to match: the page is rendered whatever the file's hash, and the worker that renders it reads the file
     anyway. Such files are hashed there (`RunPageWork.settle`), not here: planning a new deck would otherwise read
-    every run's files twice, the first time in the one process that plans."""
+    every run's files twice, the first time in the one process that plans. Each file's status is taken once, for
+    where it is shown and for whether the previous build's hash of it holds (`transcript_status`: the
+    transcript's, taken with `transcript`)."""
     names = {name: name for name in RUN_PAGE_FILES}
     if not record.imported:
         names["transcript"] = transcript_name(record)
@@ -523,14 +527,17 @@ def _files_of_page(hasher: FileHasher, record: RunRecord, transcript: str | None
     later: dict[str, tuple[str, str]] = {}  # key in files -> (file name, where it is shown)
     keys: list[str] = []  # where each file is shown: what its hash is recorded under
     for key, name in names.items():
-        shown = transcript if key == "transcript" else _shown_run_file(record, name)
+        if key == "transcript":
+            shown, status = transcript, transcript_status
+        else:
+            shown, status = _shown_with_status(record, name)
         files[key] = None
         if shown is not None:
             keys.append(shown)
         if shown is not None and hasher.never_hashed(shown):
             later[key] = (name, shown)
         elif shown is not None:
-            files[key] = _hash_run_file(hasher, record, name)
+            files[key] = _hash_run_file(hasher, record, name, status)
     return files, later, keys
 
 
@@ -605,19 +612,26 @@ class RunPageWork:
 
 def _shown_run_file(record: RunRecord, name: str) -> str | None:
     """Where a run's file is shown (`str(record.file(name))`), without resolving a plain file name again."""
+    return _shown_with_status(record, name)[0]
+
+
+def _shown_with_status(record: RunRecord, name: str) -> tuple[str | None, os.stat_result | NotPlain | None]:
+    """`_shown_run_file`, and the file's status as `inputs.Folder.plain_status` took it to decide that."""
     status = record.folder.plain_status(name)
     if status is None:
-        return None
+        return None, None
     if not isinstance(status, NotPlain) and stat.S_ISREG(status.st_mode):
-        return record.folder.plain_shown(name)
+        return record.folder.plain_shown(name), status
     found = record.file(name)
-    return None if found is None else str(found)
+    return (None if found is None else str(found)), status
 
 
-def _hash_run_file(hasher: FileHasher, record: RunRecord, name: str) -> str | None:
+def _hash_run_file(hasher: FileHasher, record: RunRecord, name: str,
+                   status: os.stat_result | NotPlain | None = None) -> str | None:
     """The hash of a run's file as read through its folder's descriptor (the bytes its page will show); a file
-    whose status through that descriptor is the one the previous build hashed is not opened."""
-    known = hasher.unchanged_in(record.folder, name)
+    whose status through that descriptor is the one the previous build hashed is not opened. `status`: the file's
+    `plain_status`, when the caller has just taken it."""
+    known = hasher.unchanged_in(record.folder, name, status)
     if not isinstance(known, Unknown):
         return known
     return hasher(record.file(name), lambda: record.folder.open_file(name))
