@@ -510,7 +510,8 @@ def run_page(data: SiteData, record: RunRecord, hasher: FileHasher, memo: PlanMe
 RUN_PAGE_FILES = ("solution.py", "check.log", "benchmark.log", "result.json")
 
 
-def _files_of_page(hasher: FileHasher, record: RunRecord, transcript: str | None, transcript_status=None):
+def _files_of_page(hasher: FileHasher, record: RunRecord, transcript: str | None,
+                   transcript_status: os.stat_result | NotPlain | None = None):
     """The hashes of the files a run page shows (its inputs' "files"), the files left for its `settle` (key in
     files -> (file name, where it is shown); empty when none), and where each file is shown.
 

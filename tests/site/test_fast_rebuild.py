@@ -497,3 +497,30 @@ def test_a_watching_build_takes_the_edit_path_and_builds_what_a_build_from_scrat
             time.sleep(0.02)
     finally:
         watchers.stop()
+
+
+def test_a_result_edit_that_moves_the_runs_tables_hashes_only_that_file_and_builds_what_a_build_from_scratch_builds(
+        config_for, deck: Path, tmp_path: Path, trust_at_once):
+    """A result.json edit that changes its run's row in every runs table (the runs index, its problem's and its
+    agent's pages: rows written by render.run_rows) plans the whole deck again: every other run page's files are
+    taken by their status alone (one status per file: plan.py, `_shown_with_status`), only the edited file is
+    hashed, and the site is what a build from scratch of the same data builds."""
+    out = tmp_path / "site"
+    build_site(config_for(deck, out))
+    run = sorted(p for p in (deck / "runs").iterdir() if (p / "result.json").is_file())[0]
+    runs_index = (out / "runs/index.html").stat().st_ino
+    _edit_result(run, lambda result: (result["session"].update(elapsed_s=(result["session"]["elapsed_s"] or 0) + 61,
+                                                               cost_usd=None),
+                                      result["session"]["tokens"].update(input=123_457)))
+    time.sleep(0.02)
+    with pytest.MonkeyPatch.context() as patch:
+        reads = _Reads(patch)
+        report = build_site(config_for(deck, out))
+    assert EDIT_STAGE not in report.timings  # the whole deck planned
+    assert reads.hashed == [f"{run.name}/result.json"]
+    assert report.rendered >= 4  # its run page, the runs index, its problem's and its agent's pages at least
+    assert (out / "runs/index.html").stat().st_ino != runs_index  # written again
+    scratch = tmp_path / "scratch"
+    fresh = build_site(config_for(deck, scratch))
+    assert _published(out) == _published(scratch)
+    assert sorted(map(str, report.diagnostics)) == sorted(map(str, fresh.diagnostics))
