@@ -58,9 +58,9 @@ OUTPUT_MATCHED = "the measured call's output matched its checked output"
 PROFILED_TIME_CHECK = "profiled_time"
 # the measured call's kernels under ncu against the shape's timed median: on one H100, honest kernels of the deck
 # measured 0.16-1.02 (benchmarks/results/h100_honest_full_1207b.md), the red-team case that shows ncu slow allowed
-# kernels 2.96 (h100_profiled_time_1207c.md), which a lead at three times let through; at two times honest kernels
-# keep twice their largest ratio. ncu flushes L2 before each kernel and a call of many short kernels may take
-# longer there than those measured, hence a lead, never a verdict
+# kernels 2.96 (benchmarks/results/h100_profiled_time_1207c.md), which a lead at three times let through; at two
+# times honest kernels keep twice their largest ratio. ncu flushes L2 before each kernel and a call of many short
+# kernels may take longer there than those measured, hence a lead, never a verdict
 PROFILED_TIME_RATIO = 2.0
 SENTINEL = "spin_kernel"  # torch.cuda._sleep's kernel, launched first inside the range: proof the range was seen
 METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum")
