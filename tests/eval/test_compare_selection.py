@@ -64,3 +64,18 @@ def test_selected_values_have_no_precision_to_measure():
     oracle = (expected.values.double(), expected.indices)
     assert error_sizes(swapped, tuple(expected), oracle)              # measured without the rule
     assert error_sizes(swapped, tuple(expected), oracle, {0}) == []   # a selection: nothing to measure
+
+
+def test_an_index_named_twice_in_a_row_fails_even_where_ties_make_the_values_match():
+    """Row [5, 5, 3, 1], k = 2: indices [0, 0] gather [5, 5], the expected values, but select one element twice."""
+    source = torch.tensor([[1.0, 2.0, 0.0, 4.0], [5.0, 5.0, 3.0, 1.0]])
+    expected = (torch.tensor([[4.0, 2.0], [5.0, 5.0]]), torch.tensor([[3, 1], [0, 1]]))
+    rule = IndexOutput(output=1, input=0, values=0)
+    twice = compare_outputs((expected[0].clone(), torch.tensor([[3, 1], [0, 0]])), expected, {}, inputs=[source],
+                            index_outputs=[rule])
+    assert not twice.ok
+    assert twice.messages == ["output[1]: row [1] holds index 0 more than once: the selected elements must be "
+                              "distinct (a tie may pick any of the equal elements, but each element once)"]
+    swapped_tie = compare_outputs((expected[0].clone(), torch.tensor([[3, 1], [1, 0]])), expected, {},
+                                  inputs=[source], index_outputs=[rule])
+    assert swapped_tie.ok, swapped_tie.messages

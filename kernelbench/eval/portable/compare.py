@@ -105,12 +105,30 @@ def _compare_selection(name: str, o: Any, e: torch.Tensor, source: Any, values: 
         result.fail(f"{name}: {int(out_of_range.sum())} of {e.numel()} indices are outside [0, {size}); first at "
                     f"index {_index(idx)}: {o[tuple(idx)].item()}")
         return
+    repeated = _repeated_index(o)
+    if repeated is not None:
+        at, index = repeated
+        result.fail(f"{name}: row {at} holds index {index} more than once: the selected elements must be distinct "
+                    "(a tie may pick any of the equal elements, but each element once)")
+        return
     selected = torch.gather(source.to(o.device), -1, o.long())
     checked = Comparison()
     _compare_values(f"{name} (the input's elements at these indices)", selected, values.to(selected.dtype), tol,
                     checked)
     for message in checked.messages:
         result.fail(message)
+
+
+def _repeated_index(indices: torch.Tensor) -> tuple[list[int], int] | None:
+    """The first row (its index over the leading dimensions) that names one element twice, and that element."""
+    if indices.dim() == 0 or indices.shape[-1] < 2:
+        return None
+    ordered = indices.sort(dim=-1).values
+    same = ordered[..., 1:] == ordered[..., :-1]
+    if not bool(same.any()):
+        return None
+    where = same.nonzero()[0]
+    return _index(where[:-1]), int(ordered[tuple(where)])
 
 
 def _type_name(value: Any) -> str:

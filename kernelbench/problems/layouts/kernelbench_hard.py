@@ -229,9 +229,10 @@ def _index_rows(spec: ProblemSpec) -> list[ConceptMapping]:
     return [ConceptMapping(
         concept="index outputs", theirs=f"output {rule.output}: x gathered at the returned indices must match the "
                                         f"reference's values (ties may pick any equal element)",
-        ours=f"output {rule.output} judged the same way: indices in range, input {rule.input} gathered at them "
-             f"within output {rule.values}'s tolerance",
-        lost="nothing") for rule in spec.index_outputs]
+        ours=f"output {rule.output} judged the same way: indices in range and distinct within a row, input "
+             f"{rule.input} gathered at them within output {rule.values}'s tolerance",
+        lost="theirs passes an index named twice where tied values make the gathered values match (the same "
+             "element selected twice); ours fails it") for rule in spec.index_outputs]
 
 
 LAYOUT = KernelBenchHardLayout()
