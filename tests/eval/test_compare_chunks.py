@@ -73,3 +73,32 @@ def test_the_first_non_finite_mismatch_is_named_across_chunks(monkeypatch_chunk)
 def monkeypatch_chunk(monkeypatch):
     """Chunks of a given number of elements (whole rows at least)."""
     return lambda elements: monkeypatch.setattr(compare, "_CHUNK_ELEMENTS", elements)
+
+
+specials = st.sampled_from([float("nan"), float("inf"), float("-inf")])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(shape=shapes, chunk=st.integers(1, 40), seed=st.integers(0, 2**31 - 1), wrong=st.integers(0, 3),
+       special=specials, where=st.integers(0, 10**6), same=st.booleans())
+def test_with_a_non_finite_value_the_verdict_is_the_rule_written_out(shape, chunk, seed, wrong, special, where,
+                                                                      same, monkeypatch_chunk):
+    """One non-finite value in the expected output (the candidate holding the same, or not): a mismatch of
+    non-finite values fails; else the output passes exactly when every element whose expected value is finite is
+    within tolerance."""
+    monkeypatch_chunk(chunk)
+    gen = torch.Generator().manual_seed(seed)
+    expected = torch.randn(shape, generator=gen)
+    out = expected.clone()
+    for _ in range(wrong):
+        out.reshape(-1)[int(torch.randint(out.numel(), (1,), generator=gen))] += 1.0
+    at = where % expected.numel()
+    expected.reshape(-1)[at] = special
+    out.reshape(-1)[at] = special if same else 0.0
+    result = compare_outputs(out, expected, TOL)
+    if not same:
+        assert not result.ok and "NaN/Inf where the expected value differs" in result.messages[0]
+        return
+    finite = torch.isfinite(expected)
+    beyond = ((out - expected).abs() > 1e-3 + 1e-2 * expected.abs()) & finite
+    assert result.ok == (not bool(beyond.any())), result.messages
