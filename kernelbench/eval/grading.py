@@ -234,6 +234,8 @@ class GradingState:
     wrong_timed_shapes: list[int] = field(default_factory=list)  # shapes whose timed calls met a wrong output
     unjudged: str = ""                   # why the kept fresh-input calls could not be judged, if they could not
     profiled_calls: list = field(default_factory=list)  # the counter pass's call (integrity.counters.ProfiledCall)
+    judged_digests: dict[str, str] = field(default_factory=dict)  # the judge's, per case later stages read again
+    outputs_rewritten: bool = False  # one of those files differs from what the judge compared (audits.problem_copy)
 
     def add(self, label: str, found: list[Finding]) -> None:
         """Findings of one guard, logged under its label."""

@@ -218,6 +218,9 @@ class CaseVerdict(Message):
     earlier_answer: str | None = None
     matches_earlier_answer: bool = False
     repeat: list[RepeatDifference] = Field(default_factory=list)  # a repeat case's outputs that differ bitwise
+    # a case whose output later stages read again (JudgeJob.keep_ids): the digest of the file the judge compared
+    # (tensorfile.file_digest), so that a rewrite by the candidate's process after the judgement is seen
+    output_digest: str | None = None
 
 
 class CaseRecord(Message):

@@ -12,6 +12,7 @@ The header is a `kernelbench.eval.protocol.TensorHeader`: a file a candidate sta
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 from typing import Any
@@ -80,7 +81,28 @@ def _dtype(name: str) -> torch.dtype:
 def load_tensors(path: Path, device: str | torch.device = "cpu") -> tuple[list[torch.Tensor], TensorHeader]:
     """The tensors (with their saved strides where dense) and the file's header. A file a candidate stage wrote is
     untrusted: a header that does not validate, or data shorter than it claims, is a ValueError."""
+    return _tensors_in(_read_aligned(path), path, device)
+
+
+def load_tensors_digested(path: Path, device: str | torch.device = "cpu"
+                          ) -> tuple[list[torch.Tensor], TensorHeader, str]:
+    """`load_tensors`, and the digest of the very bytes read (`file_digest`): what a reader judged can be told
+    from what the file holds later."""
     buffer = _read_aligned(path)
+    return (*_tensors_in(buffer, path, device), _digest(buffer))
+
+
+def file_digest(path: Path) -> str:
+    """blake2b (128 bits) of a file's bytes."""
+    return _digest(_read_aligned(path))
+
+
+def _digest(buffer: torch.Tensor) -> str:
+    return hashlib.blake2b(memoryview(buffer.numpy()), digest_size=16).hexdigest()  # type: ignore[arg-type]
+
+
+def _tensors_in(buffer: torch.Tensor, path: Path, device: str | torch.device
+                ) -> tuple[list[torch.Tensor], TensorHeader]:
     if buffer[:4].numpy().tobytes() != MAGIC:
         raise ValueError(f"{path} is not a tensor file")
     size = int.from_bytes(buffer[4:12].numpy().tobytes(), "little")

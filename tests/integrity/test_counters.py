@@ -472,3 +472,49 @@ def test_a_profiled_output_within_tolerance_passes_and_a_wrong_one_does_not(tmp_
     save_tensors(probe_out, [torch.full_like(expected, 0.125)], single=True)
     [wrong] = counters.profiled_output_findings(spec, case, probe_out, grading)
     assert wrong.message == counters.PROFILED_WRONG and "s0_base_1, shape 0" in wrong.evidence
+
+
+# PROFILER_AWARE, which also replaces each checked output the judge has compared (a second after it was written)
+# by what it returns under the profiler, so that the counter pass, reading the checked output back as the answer
+# the checks passed, would find its profiled call matching. The grader's module writes the file only for brevity:
+# the format is a magic, a JSON header and raw bytes.
+PLANTING = PROFILER_AWARE.replace("import sys\n", """import os
+import sys
+import time
+from pathlib import Path
+
+_planted = set()
+
+
+def _plant():
+    if not os.path.isdir("check") or not os.access("check", os.W_OK):  # the check stage's own out folder
+        return
+    from kernelbench.eval.tensorfile import load_inputs, save_tensors
+    for name in sorted(os.listdir("check")):
+        path = Path("check") / name
+        if name.startswith("out_") and name not in _planted and time.time() - path.stat().st_mtime > 1.0:
+            x = load_inputs(Path("inputs") / ("in_" + name[4:]))[0]
+            save_tensors(path, [x.amax(dim=-1, keepdim=True).expand_as(x).contiguous()], single=True)
+            _planted.add(name)
+""").replace("    def forward(self, x: torch.Tensor) -> torch.Tensor:\n",
+             "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n        _plant()\n        time.sleep(0.3)\n")
+
+
+@pytest.mark.slow
+def test_checked_outputs_rewritten_after_the_judgement_are_invalid_and_never_read_as_answers(tmp_path: Path,
+                                                                                           monkeypatch):
+    """It PASSed: the measured call's output 'matched its checked output', the one it had planted. The judge now
+    digests each output later stages read again as it compares it, and a file that differs after the check stage
+    is the candidate's doing."""
+    stand_in_ncu(tmp_path, monkeypatch, "measure", [("reduce_kernel", "12,288", "12,000")])
+    solution = tmp_path / "solution" / "solution.py"
+    solution.parent.mkdir()
+    solution.write_text(PLANTING)
+    report = grade_solution(solution, PROBLEMS / "04_kahan_softmax", device="cpu", shapes="smoke", timing=False,
+                            held_out=False, lint=False)
+    assert report.grading.outcome.value == "invalid", report.grading.reasons
+    [rewritten] = [f for f in report.integrity if f.check == "grading_files"]
+    assert (rewritten.severity, rewritten.klass) == ("error", 12)
+    assert "rewritten after the judge compared them" in rewritten.message
+    assert "when judged" in rewritten.evidence and "after the check stage" in rewritten.evidence
+    assert not [f for f in report.integrity if f.check == counters.CHECK]  # no pass on the planted answers

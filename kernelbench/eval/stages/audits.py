@@ -25,7 +25,11 @@ def lint(plan: GradingPlan, state: GradingState) -> None:
 
 def problem_copy(plan: GradingPlan, state: GradingState) -> None:
     """The problem files the stages import must be the ones copied before grading; a candidate that deleted or
-    edited them is reported and the copy rebuilt from the bytes read before grading."""
+    edited them is reported and the copy rebuilt from the bytes read before grading. The checked outputs later
+    stages read again must still be what the judge compared (`changed_outputs`)."""
+    rewritten = verdict.rewritten_output_findings(changed_outputs(plan, state))
+    state.outputs_rewritten = bool(rewritten)
+    state.add("checked outputs", rewritten)
     after = file_hashes(plan.pristine_files())
     changed = [Path(k).name for k, v in after.items() if v != plan.pristine_hashes[k]]
     if not changed:
@@ -122,6 +126,8 @@ def counters(plan: GradingPlan, state: GradingState) -> None:
         return
     started = time.monotonic()
     graded_copy(plan, state)
+    if state.outputs_rewritten:  # it would judge its call by the candidate's new bytes (problem_copy: INVALID)
+        return
     target = ProbeTarget(plan.pristine, plan.module, plan.workdir, plan.device, plan.model_seeds(),
                          {**worker_env(plan.device), **plan.build_env}, plan.isolation)
     state.add("counters", plan.guards.counter_findings(plan.spec, target, plan.timing_cases(),
@@ -129,6 +135,22 @@ def counters(plan: GradingPlan, state: GradingState) -> None:
                                                        own=machine_code(plan, state).own,
                                                        measured=state.profiled_calls.append))
     state.clock("counters", started)
+
+
+def changed_outputs(plan: GradingPlan, state: GradingState) -> dict[str, tuple[str, str | None]]:
+    """The checked outputs later stages read again whose files differ from what the judge compared (by case: the
+    judge's digest, the file's now, None where it is gone)."""
+    from kernelbench.eval.tensorfile import file_digest
+
+    changed: dict[str, tuple[str, str | None]] = {}
+    for case_id, judged in state.judged_digests.items():
+        try:
+            now: str | None = file_digest(plan.workdir / "check" / f"out_{case_id}.kbt")
+        except OSError:
+            now = None
+        if now != judged:
+            changed[case_id] = (judged, now)
+    return changed
 
 
 def speed_of_light(plan: GradingPlan, state: GradingState) -> None:

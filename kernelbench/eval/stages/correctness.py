@@ -45,6 +45,8 @@ def check(plan: GradingPlan, state: GradingState, announce: Callable[[str, str],
     for case in plan.cases:
         judged_case = reply.cases.get(case.id)
         state.error_sizes[case.id] = judged_case.error_size if judged_case is not None else []
+        if judged_case is not None and judged_case.output_digest is not None:
+            state.judged_digests[case.id] = judged_case.output_digest
         try:
             result, found = verdict.judge_case(case, records.get(case.id), judged_case)
         except verdict.ReferenceFailed as exc:

@@ -31,7 +31,7 @@ from kernelbench.eval.protocol import (
     LiteralArgument,
     RepeatDifference,
 )
-from kernelbench.eval.tensorfile import layout_path, load_tensors, save_tensors
+from kernelbench.eval.tensorfile import layout_path, load_tensors, load_tensors_digested, save_tensors
 from kernelbench.eval.worker.comparison import Comparer, error_sizes
 from kernelbench.eval.worker.context import StageContext, device_info
 
@@ -333,13 +333,16 @@ def judge_output(judge: Judge, case_id: str, oracle_case: bool, path: Path, kept
     """One saved output judged; `tolerance`: the case's (Comparer.tolerance_of), else the problem's."""
     torch, job = judge.ctx.torch, judge.ctx.job
     device = "cuda" if job.device == "cuda" and torch.cuda.is_available() else "cpu"
-    tensors, header = load_tensors(path, device)
+    # a file later stages read again is digested as read: a rewrite after this judgement shows (stages.audits)
+    reread = isinstance(job, JudgeJob) and case_id in job.keep_ids
+    tensors, header, digest = load_tensors_digested(path, device) if reread else (*load_tensors(path, device), None)
     out = tensors[0] if header.single else tuple(tensors)
     expected = to_device(kept.expected, device)
     result, kahan = judge.comparer.judge(case_id, out, expected, to_device(kept.inputs, device), kept.oracle,
                                          header.tensors, tolerance)
     verdict = CaseVerdict(passed=result.ok, messages=result.messages, max_abs_err=result.max_abs_err,
-                          max_rel_err=result.max_rel_err, worst_index=result.worst_index, integrity=kahan)
+                          max_rel_err=result.max_rel_err, worst_index=result.worst_index, integrity=kahan,
+                          output_digest=digest)
     if result.ok and oracle_case and kept.oracle is not None:
         verdict.error_size = error_sizes(out, expected, to_device(kept.oracle, device), judge.comparer.selections)
     elif oracle_case:
