@@ -219,7 +219,7 @@ class CaseVerdict(Message):
     matches_earlier_answer: bool = False
     repeat: list[RepeatDifference] = Field(default_factory=list)  # a repeat case's outputs that differ bitwise
     # a case whose output later stages read again (JudgeJob.keep_ids): the digest of the file the judge compared
-    # (tensorfile.file_digest), so that a rewrite by the candidate's process after the judgement is seen
+    # (sha256, as problems.loader.file_hashes), so that a rewrite by the candidate's process after it is seen
     output_digest: str | None = None
 
 

@@ -86,19 +86,11 @@ def load_tensors(path: Path, device: str | torch.device = "cpu") -> tuple[list[t
 
 def load_tensors_digested(path: Path, device: str | torch.device = "cpu"
                           ) -> tuple[list[torch.Tensor], TensorHeader, str]:
-    """`load_tensors`, and the digest of the very bytes read (`file_digest`): what a reader judged can be told
-    from what the file holds later."""
+    """`load_tensors`, and the sha256 of the very bytes read (as `problems.loader.file_hashes` takes a file's):
+    what a reader judged can be told from what the file holds later."""
     buffer = _read_aligned(path)
-    return (*_tensors_in(buffer, path, device), _digest(buffer))
-
-
-def file_digest(path: Path) -> str:
-    """blake2b (128 bits) of a file's bytes."""
-    return _digest(_read_aligned(path))
-
-
-def _digest(buffer: torch.Tensor) -> str:
-    return hashlib.blake2b(memoryview(buffer.numpy()), digest_size=16).hexdigest()  # type: ignore[arg-type]
+    digest = hashlib.sha256(memoryview(buffer.numpy())).hexdigest()  # type: ignore[arg-type]  # as in save_tensors
+    return (*_tensors_in(buffer, path, device), digest)
 
 
 def _tensors_in(buffer: torch.Tensor, path: Path, device: str | torch.device

@@ -185,7 +185,7 @@ def rewritten_solution_findings(name: str) -> list[Finding]:
                     "stage would have imported code the lint never read (the copy was put back)", name)]
 
 
-def rewritten_output_findings(changed: dict[str, tuple[str, str | None]]) -> list[Finding]:
+def rewritten_output_findings(changed: dict[str, tuple[str, str]]) -> list[Finding]:
     """Checked outputs whose files no longer hold what the judge compared: only the check stage (the candidate's
     process) could write there, and the counter pass and the timed stages read them again as the right answers."""
     if not changed:
@@ -193,8 +193,7 @@ def rewritten_output_findings(changed: dict[str, tuple[str, str | None]]) -> lis
     case_id, (judged, now) = next(iter(changed.items()))
     return [finding("grading_files", 12, f"{len(changed)} checked output(s) were rewritten after the judge compared "
                     "them: a later stage would have taken the new bytes for the answer the checks passed",
-                    f"out_{case_id}.kbt: blake2b {judged} when judged, "
-                    f"{now if now is not None else 'no file'} after the check stage")]
+                    f"out_{case_id}.kbt: sha256 {judged} when judged, {now or 'no file'} after the check stage")]
 
 
 def missing_files_findings(missing: list[str]) -> list[Finding]:

@@ -265,7 +265,7 @@ class _Tally:
         if found and not self.count:
             local = int(mask.reshape(-1).nonzero()[0])
             self.flat = offset + local
-            self.got, self.expected = o64.reshape(-1)[local].item(), e64.reshape(-1)[local].item()
+            self.got, self.expected = _widened_item(o64, local), _widened_item(e64, local)
         self.count += found
 
     def add_excess(self, excess: torch.Tensor, offset: int, o64: torch.Tensor, e64: torch.Tensor,

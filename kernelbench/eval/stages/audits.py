@@ -137,20 +137,13 @@ def counters(plan: GradingPlan, state: GradingState) -> None:
     state.clock("counters", started)
 
 
-def changed_outputs(plan: GradingPlan, state: GradingState) -> dict[str, tuple[str, str | None]]:
+def changed_outputs(plan: GradingPlan, state: GradingState) -> dict[str, tuple[str, str]]:
     """The checked outputs later stages read again whose files differ from what the judge compared (by case: the
-    judge's digest, the file's now, None where it is gone)."""
-    from kernelbench.eval.tensorfile import file_digest
-
-    changed: dict[str, tuple[str, str | None]] = {}
-    for case_id, judged in state.judged_digests.items():
-        try:
-            now: str | None = file_digest(plan.workdir / "check" / f"out_{case_id}.kbt")
-        except OSError:
-            now = None
-        if now != judged:
-            changed[case_id] = (judged, now)
-    return changed
+    judge's digest, the file's now, '' where it is gone)."""
+    paths = {case_id: plan.workdir / "check" / f"out_{case_id}.kbt" for case_id in state.judged_digests}
+    now = file_hashes(list(paths.values()))
+    return {case_id: (judged, now[str(paths[case_id])]) for case_id, judged in state.judged_digests.items()
+            if now[str(paths[case_id])] != judged}
 
 
 def speed_of_light(plan: GradingPlan, state: GradingState) -> None:
