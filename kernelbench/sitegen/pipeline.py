@@ -30,7 +30,13 @@ from kernelbench.sitegen.buildcache import (
     save_parse_cache,
     viewer_cache_file,
 )
-from kernelbench.sitegen.manifest import MANIFEST_NAME, FileHasher, Manifest
+from kernelbench.sitegen.manifest import (
+    LEGACY_MANIFEST_NAMES,
+    MANIFEST_NAME,
+    FileHasher,
+    FileRecords,
+    Manifest,
+)
 from kernelbench.sitegen.pages import Page
 
 # A rebuild whose inputs did not change ends after looking at them (snapshot.py), in a fraction of a second: what
@@ -162,6 +168,7 @@ def _full_build(config: BuildConfig, out_dir: Path, inputs_now: snapshot.Snapsho
         tpl_hash = templates_hash(config.templates_dir)
         env = _environment(config, tpl_hash, warm, staging)
         seeding.wait()
+        _drop_legacy_records(staging)
         clock.lap("link previous site")
         (staging / CACHE_DIR / "jinja").mkdir(parents=True, exist_ok=True)
         manifest = Manifest(file_hashes={}, started_ns=hasher.started_ns)
@@ -254,6 +261,7 @@ def _edit_build(config: BuildConfig, out_dir: Path, kept, inputs_now: snapshot.S
         tpl_hash = templates_hash(config.templates_dir)
         env = _environment(config, tpl_hash, warm, staging)
         seeding.wait()
+        _drop_legacy_records(staging)
         clock.lap("link previous site")
         (staging / CACHE_DIR / "jinja").mkdir(parents=True, exist_ok=True)
         manifest = Manifest(pages=dict(previous.pages), static=previous.static, started_ns=previous.started_ns)
@@ -283,18 +291,25 @@ def _edit_build(config: BuildConfig, out_dir: Path, kept, inputs_now: snapshot.S
                        timings=clock.laps, cpu_s=time.process_time() - clock.cpu_start)
 
 
-def _carried_file_hashes(previous: Manifest, dataset, hashed: dict[str, list]) -> dict[str, list]:
+def _carried_file_hashes(previous: Manifest, dataset, hashed: dict[str, list]) -> FileRecords:
     """The previous build's file signatures with those of the reloaded runs' files replaced by this build's (a file
-    no longer there no longer recorded)."""
+    no longer there no longer recorded); the other folders' records are carried as they were read."""
     from kernelbench.sitegen.plan import RUN_PAGE_FILES
     from kernelbench.sitegen.runpage import transcript_name
 
-    carried = dict(previous.file_hashes)
-    for record in dataset.runs.values():
-        for name in (*RUN_PAGE_FILES, transcript_name(record)):
-            carried.pop(record.folder.plain_shown(name), None)
-    carried.update(hashed)
-    return carried
+    records = previous.file_hashes
+    if not isinstance(records, FileRecords):
+        records = FileRecords.of(records)
+    dropped = [record.folder.plain_shown(name) for record in dataset.runs.values()
+               for name in (*RUN_PAGE_FILES, transcript_name(record))]
+    return records.replaced(dropped, hashed)
+
+
+def _drop_legacy_records(staging: Path) -> None:
+    """The manifest an earlier build wrote under another name, linked in from the site it replaces: not this
+    build's record, so not left in the site it publishes."""
+    for name in LEGACY_MANIFEST_NAMES:
+        (staging / name).unlink(missing_ok=True)
 
 
 def written_run_folders(urls_written: list[str]) -> list[str]:
