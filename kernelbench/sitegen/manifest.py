@@ -103,6 +103,9 @@ class FileRecords(Mapping[str, list]):
     def __len__(self) -> int:
         return sum(len(self._group(folder) or ()) for folder in list(self._groups))
 
+    def __bool__(self) -> bool:  # without decoding every folder, as __len__ would
+        return any(self._groups.values())
+
     def replaced(self, dropped: Iterable[str], added: Mapping[str, list]) -> FileRecords:
         """These records less the paths `dropped`, with `added` over them; the folders neither touches are taken as
         they are (still marshalled), and these records are left as they were."""
@@ -181,7 +184,7 @@ class FileHasher:
     RACY_MARGIN_NS = 2_000_000_000
 
     def __init__(self, cache: Mapping[str, list] | None = None, trusted_before_ns: int = 0):
-        self.previous = cache or {}
+        self.previous = cache if cache is not None else {}  # a FileRecords decoded only where looked into
         self.seen: dict[str, list] = {}
         self.trusted_before_ns = trusted_before_ns - self.RACY_MARGIN_NS
         self.started_ns = time.time_ns()

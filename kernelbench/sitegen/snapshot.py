@@ -32,6 +32,7 @@ import stat
 import struct
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -50,7 +51,7 @@ _PACKED = struct.Struct("<QQQqqq")
 _PACKED_CTIME = 40  # where the ctime lies in a packed entry
 _UNKNOWN = bytes(_PACKED.size)  # a name whose status could not be taken (the record is then not certain)
 _S_IFMT, _S_IFDIR, _S_IFREG = 0o170000, stat.S_IFDIR, stat.S_IFREG
-SHARED_WALK_FOLDERS = 1_000  # folders left to walk from which a forked process takes half of them (_walk_shared)
+SHARED_WALK_FOLDERS = 1_000  # folders in the previous record from which a forked process records the data (take)
 
 
 @dataclass
@@ -65,6 +66,10 @@ class Snapshot:
     folders: dict[str, tuple[Entry, tuple[str, ...], bytes, int]] = field(default_factory=dict)
     certain: bool = True  # False: something here cannot vouch for its contents (a link, a FIFO, an unlistable folder)
     newest_ns: int = 0  # the latest ctime of any entry (every change of a file or folder moves its ctime)
+    # whether the site's files `take` was asked about (`site_asked`: the site folder and the very list) were all there
+    # as the record was taken (None: not asked); neither is kept with the record
+    site_complete: bool | None = None
+    site_asked: tuple[str, list[str]] | None = field(default=None, compare=False, repr=False)
 
     def trusted(self) -> bool:
         """Whether every entry changed last before the record was taken, by more than the clock's tick."""
@@ -83,19 +88,123 @@ class Snapshot:
         return kept[1]
 
 
-def take(data_roots: list[Path], code_roots: list[Path], context: tuple,
-         previous: Snapshot | None = None) -> Snapshot:
+def take(data_roots: list[Path], code_roots: list[Path], context: tuple, previous: Snapshot | None = None,
+         meanwhile: Callable[[], object] | None = None, site_files: tuple[Path, list[str]] | None = None) -> Snapshot:
     """Record every entry under `data_roots` and `code_roots` (compiled code skipped in the latter), the roots
     themselves and the library folders of this Python. A folder `previous` vouches for is not listed again:
-    only its entries' status is taken."""
+    only its entries' status is taken. `site_files`: a site folder and the files its record names, each looked for
+    with the record (`Snapshot.site_complete`).
+
+    With a previous record of many folders (ten thousand run folders are 70,000 `lstat`s, each a system call and a
+    few microseconds of Python: a fifth of a second), the data roots are recorded by a forked process on another
+    core (`_fork_record`) while this one records the code roots and runs `meanwhile` (what a rebuild after an edit
+    imports); the child's record is merged into this one, the same entries whichever process took them. Where no
+    process can be forked (no `fork`, or threads running: a watching build) or the child does not hand back a whole
+    record, this process records the data roots itself, and `meanwhile` is not run."""
     snapshot = Snapshot(taken_ns=time.time_ns(), context=context)
-    for root in data_roots:
-        _record_tree(snapshot, str(root), frozenset(), previous)
-    for root in code_roots:
-        _record_tree(snapshot, str(root), _SKIPPED_IN_CODE, previous)
-    for folder in library_folders():
-        snapshot.tops[folder] = _entry(snapshot, folder)
+    if site_files is not None:
+        snapshot.site_asked = (str(site_files[0]), site_files[1])
+
+    def record_data(record: Snapshot) -> None:
+        for root in data_roots:
+            _record_tree(record, str(root), frozenset(), previous)
+        if site_files is not None:
+            record.site_complete = _all_there(*site_files)
+
+    child = None
+    if previous is not None and len(previous.folders) >= SHARED_WALK_FOLDERS:
+        child = _fork_record(snapshot, record_data)
+    if child is None:
+        record_data(snapshot)
+    try:
+        for root in code_roots:
+            _record_tree(snapshot, str(root), _SKIPPED_IN_CODE, previous)
+        for folder in library_folders():
+            snapshot.tops[folder] = _entry(snapshot, folder)
+        if child is not None and meanwhile is not None:
+            meanwhile()
+    except BaseException:
+        if child is not None:  # interrupted: the child is ended, not left blocked on a pipe nobody reads
+            _end_child(*child)
+        raise
+    if child is not None:
+        found = _child_record(*child)
+        if found is None:
+            record_data(snapshot)
+        else:
+            tops, folders, certain, newest, complete = found
+            snapshot.tops.update(tops)
+            snapshot.folders.update(folders)
+            snapshot.certain = snapshot.certain and certain
+            snapshot.newest_ns = max(snapshot.newest_ns, newest)
+            snapshot.site_complete = complete
     return snapshot
+
+
+def _all_there(site_dir: Path, files: list[str]) -> bool:
+    prefix, lexists = f"{site_dir}/", os.path.lexists
+    return all(lexists(prefix + name) for name in files)
+
+
+def _fork_record(snapshot: Snapshot, record: Callable[[Snapshot], None]) -> tuple[int, int] | None:
+    """(pid, read end of its pipe) of a forked process that runs `record` on a record of its own and sends it back
+    marshalled (`_child_record`); None when none could be forked."""
+    threading = sys.modules.get("threading")
+    if not hasattr(os, "fork") or (threading is not None and threading.active_count() > 1):
+        return None
+    try:
+        read, write = os.pipe()
+    except OSError:
+        return None
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read)
+        os.close(write)
+        return None
+    if pid == 0:  # the child: record, send, and leave without running anything of the parent's (atexit, buffers)
+        status = 1
+        try:
+            os.close(read)
+            own = Snapshot(taken_ns=snapshot.taken_ns, context=snapshot.context)
+            record(own)
+            blob = marshal.dumps((own.tops, own.folders, own.certain, own.newest_ns, own.site_complete))
+            with os.fdopen(write, "wb") as pipe:
+                pipe.write(struct.pack("<Q", len(blob)))
+                pipe.write(blob)
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(write)
+    return pid, read
+
+
+def _end_child(pid: int, read: int) -> None:
+    os.close(read)
+    with contextlib.suppress(OSError):
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+
+
+def _child_record(pid: int, read: int) -> tuple | None:
+    """What the child `pid` sent through `read` (tops, folders, certain, newest ctime, site_complete); None unless
+    it sent a whole record and exited cleanly."""
+    try:
+        with os.fdopen(read, "rb") as pipe:
+            blob = pipe.read()
+    except OSError:
+        blob = b""
+    try:
+        _, status = os.waitpid(pid, 0)
+    except ChildProcessError:
+        status = -1
+    if status != 0 or len(blob) < 8 or struct.unpack("<Q", blob[:8])[0] != len(blob) - 8:
+        return None
+    try:
+        found = marshal.loads(blob[8:])  # written by this very code in the child
+    except (EOFError, ValueError, TypeError):
+        return None
+    return found if isinstance(found, tuple) and len(found) == 5 else None
 
 
 def library_folders() -> list[str]:
@@ -126,21 +235,10 @@ def _noted(snapshot: Snapshot, info: os.stat_result) -> Entry:
 
 
 def _record_tree(snapshot: Snapshot, root: str, skipped: frozenset[str], previous: Snapshot | None) -> None:
-    """The root and everything below it, walked without following a link. Once there are many folders left to walk
-    (the run folders under runs/), half of them are walked by a forked process on another core (`_walk_shared`)."""
+    """The root and everything below it, walked without following a link."""
     top = snapshot.tops[root] = _entry(snapshot, root)
     folders = [(root, top)] if top is not None and top[0] & _S_IFMT == _S_IFDIR else []
-    _walk(snapshot, folders, skipped, previous, share=SHARED_WALK_FOLDERS)
-
-
-def _walk(snapshot: Snapshot, folders: list[tuple[str, Entry]], skipped: frozenset[str],
-          previous: Snapshot | None, share: int = 0) -> None:
-    """Record the folders in `folders` and everything below them; `share`: with at least that many folders left to
-    walk, hand half of them to another process (0: never)."""
     while folders:
-        if share and len(folders) >= share:
-            _walk_shared(snapshot, folders, skipped, previous)
-            return
         folder, entry = folders.pop()
         known = previous.listing(folder, entry) if previous is not None else None
         if known is not None:  # the names are the record's: their statuses taken, the folders below noted
@@ -155,93 +253,6 @@ def _walk(snapshot: Snapshot, folders: list[tuple[str, Entry]], skipped: frozens
         for name, child in zip(names, entries):
             if child[0] & _S_IFMT == _S_IFDIR:
                 folders.append((f"{folder}/{name}", child))
-
-
-def _walk_shared(snapshot: Snapshot, folders: list[tuple[str, Entry]], skipped: frozenset[str],
-                 previous: Snapshot | None) -> None:
-    """Walk `folders` with a forked process taking half of them: ten thousand run folders are 60,000 `lstat`s, each
-    a system call and a few microseconds of Python, which two cores take in about half the time. The child records
-    its half into a record of its own and sends it back marshalled through a pipe; the two halves are merged (the
-    same entries, whichever process took them). Where a process cannot be forked (no `fork`, or threads running:
-    a watching build), or the child does not hand back a whole record, this process walks that half itself."""
-    half = len(folders) // 2
-    theirs, ours = folders[:half], folders[half:]
-    child = _fork_walk(snapshot, theirs, skipped, previous)
-    try:
-        _walk(snapshot, ours, skipped, previous)
-    except BaseException:
-        if child is not None:  # interrupted: the child is ended, not left blocked on a pipe nobody reads
-            _end_child(*child)
-        raise
-    found = _child_record(*child) if child is not None else None
-    if found is None:
-        _walk(snapshot, theirs, skipped, previous)
-        return
-    recorded, certain, newest = found
-    snapshot.folders.update(recorded)
-    snapshot.certain = snapshot.certain and certain
-    snapshot.newest_ns = max(snapshot.newest_ns, newest)
-
-
-def _fork_walk(snapshot: Snapshot, folders: list[tuple[str, Entry]], skipped: frozenset[str],
-               previous: Snapshot | None) -> tuple[int, int] | None:
-    """(pid, read end of its pipe) of a forked process walking `folders`; None when none could be forked."""
-    threading = sys.modules.get("threading")
-    if not hasattr(os, "fork") or (threading is not None and threading.active_count() > 1):
-        return None
-    try:
-        read, write = os.pipe()
-    except OSError:
-        return None
-    try:
-        pid = os.fork()
-    except OSError:
-        os.close(read)
-        os.close(write)
-        return None
-    if pid == 0:  # the child: walk, send, and leave without running anything of the parent's (atexit, buffers)
-        status = 1
-        try:
-            os.close(read)
-            own = Snapshot(taken_ns=snapshot.taken_ns, context=snapshot.context)
-            _walk(own, folders, skipped, previous)
-            blob = marshal.dumps((own.folders, own.certain, own.newest_ns))
-            with os.fdopen(write, "wb") as pipe:
-                pipe.write(struct.pack("<Q", len(blob)))
-                pipe.write(blob)
-            status = 0
-        finally:
-            os._exit(status)
-    os.close(write)
-    return pid, read
-
-
-def _end_child(pid: int, read: int) -> None:
-    os.close(read)
-    with contextlib.suppress(OSError):
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-
-
-def _child_record(pid: int, read: int) -> tuple[dict, bool, int] | None:
-    """What the child `pid` sent through `read` (folders recorded, certain, newest ctime); None unless it sent a whole
-    record and exited cleanly."""
-    try:
-        with os.fdopen(read, "rb") as pipe:
-            blob = pipe.read()
-    except OSError:
-        blob = b""
-    try:
-        _, status = os.waitpid(pid, 0)
-    except ChildProcessError:
-        status = -1
-    if status != 0 or len(blob) < 8 or struct.unpack("<Q", blob[:8])[0] != len(blob) - 8:
-        return None
-    try:
-        recorded, certain, newest = marshal.loads(blob[8:])  # written by this very code in the child
-    except (EOFError, ValueError, TypeError):
-        return None
-    return recorded, certain, newest
 
 
 def _listed(snapshot: Snapshot, folder: str, skipped: frozenset[str]) -> tuple[tuple, tuple] | None:
@@ -450,6 +461,15 @@ def load(path: Path) -> tuple[Snapshot, Outcome] | None:
         return None
 
 
+def site_holds(now: Snapshot, site_dir: Path | str, files: list[str]) -> bool:
+    """Whether every one of `files` is in `site_dir`: as `take` found them when it was asked about this very list
+    in this folder, else looked for now."""
+    asked = now.site_asked
+    if asked is not None and now.site_complete is not None and asked[0] == str(site_dir) and asked[1] is files:
+        return now.site_complete
+    return _all_there(Path(site_dir), files)
+
+
 def unchanged_outcome(site_dir: Path, kept: tuple[Snapshot, Outcome] | None, now: Snapshot) -> Outcome | None:
     """The previous build's outcome when the site in `site_dir` is what a build from the inputs `now` would write:
     the record kept in it (`load`) vouches for its inputs, `now` equals it, and every page and asset is still in
@@ -459,6 +479,6 @@ def unchanged_outcome(site_dir: Path, kept: tuple[Snapshot, Outcome] | None, now
     previous, outcome = kept
     if not previous.trusted() or not previous.same_inputs(now):
         return None
-    if not all(os.path.lexists(os.path.join(site_dir, name)) for name in outcome.files):
+    if not site_holds(now, site_dir, outcome.files):
         return None
     return outcome

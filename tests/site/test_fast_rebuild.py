@@ -21,6 +21,14 @@ from kernelbench.sitegen.manifest import MANIFEST_NAME, FileHasher
 from kernelbench.sitegen.pipeline import REPO, build_site
 
 
+@pytest.fixture(autouse=True)
+def record_forked(monkeypatch):
+    """Every rebuild here has a forked process record the data roots (snapshot.take does so from a thousand
+    folders in the previous record): the rebuilds below must see what a single process sees. The tests of other
+    modules take the record in the build's own process."""
+    monkeypatch.setattr(snapshot, "SHARED_WALK_FOLDERS", 1)
+
+
 @pytest.fixture
 def trust_at_once(monkeypatch):
     """Trust a status as soon as it was recorded: a build trusts only files last changed more than two seconds

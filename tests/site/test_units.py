@@ -101,6 +101,9 @@ def test_file_records_replaced_leave_the_others_as_read(tmp_path: Path):
                                                                         "transcript.jsonl")], {})
     assert "/d/runs/c" not in emptied.packed()
     assert FileRecords(packed) == expected  # a Mapping compares by its items
+    looked_into = Manifest.load(tmp_path).file_hashes
+    assert looked_into and FileHasher(looked_into).previous is looked_into and not FileRecords({"/d": {}})
+    assert all(isinstance(group, bytes) for group in looked_into._groups.values())  # none decoded to answer
 
 
 def test_swap_replaces_the_whole_site_and_leaves_no_staging(tmp_path: Path):
@@ -283,10 +286,10 @@ def test_a_code_change_is_told_from_a_data_change(tmp_path: Path):
     assert snapshot.code_changed(first, snapshot.take(*roots, ("other python",)), roots)
 
 
-def test_a_walk_shared_with_a_forked_process_records_what_one_process_records(tmp_path: Path, monkeypatch):
-    """snapshot.take hands half of many folders left to walk to a forked process: the record is the one a single
-    process takes, with and without a previous record to take the names from, and where the child cannot be forked
-    or fails, the build walks its half itself."""
+def test_a_record_taken_by_a_forked_process_is_the_one_this_process_takes(tmp_path: Path, monkeypatch):
+    """snapshot.take has a forked process record the data roots when the previous record is large: the record is
+    the one a single process takes, with the site's files looked for as well; where the child cannot be forked or
+    fails, the build records the data itself."""
     import types
 
     from kernelbench.sitegen import snapshot
@@ -297,40 +300,53 @@ def test_a_walk_shared_with_a_forked_process_records_what_one_process_records(tm
         (runs / f"r{i:02}" / "result.json").write_text("{}" * i)
         (runs / f"r{i:02}" / "sub" / "chunk.log").write_text("x")
     (runs / "r07" / "link").symlink_to(runs / "r08")  # a link: the record cannot vouch for it
-    roots = ([runs, tmp_path / "data" / "annotations"], [])
+    (tmp_path / "code").mkdir()
+    (tmp_path / "code" / "a.py").write_text("")
+    site = tmp_path / "site"
+    (site / "runs" / "r01").mkdir(parents=True)
+    (site / "index.html").write_text("")
+    (site / "runs" / "r01" / "index.html").write_text("")
+    roots = ([runs, tmp_path / "data" / "annotations"], [tmp_path / "code"])
+    ran = []
 
     def fields(record: snapshot.Snapshot) -> tuple:
-        return record.tops, record.folders, record.certain, record.newest_ns
+        return record.tops, record.folders, record.certain, record.newest_ns, record.site_complete
 
-    def take(share: int, previous: snapshot.Snapshot | None = None) -> snapshot.Snapshot:
+    def take(share: int, previous: snapshot.Snapshot | None = None, files: list[str] | None = None):
         monkeypatch.setattr(snapshot, "SHARED_WALK_FOLDERS", share)
-        record = snapshot.take(*roots, ("context",), previous=previous)
+        record = snapshot.take(*roots, ("context",), previous=previous, meanwhile=lambda: ran.append(share),
+                               site_files=None if files is None else (site, files))
         record.taken_ns = 0
         return record
 
     alone = take(10**9)
-    assert len(alone.folders) == 81 and not alone.certain
+    assert len(alone.folders) == 82 and not alone.certain and alone.site_complete is None
+    whole, gone = ["index.html", "runs/r01/index.html"], ["index.html", "runs/r02/index.html"]
     for previous in (None, alone):
-        expected = fields(take(10**9, previous))
-        assert fields(take(4, previous)) == expected
-        assert fields(take(1, previous)) == expected
+        for files in (None, whole, gone):
+            expected = fields(take(10**9, previous, files))
+            assert expected[4] is (None if files is None else files is whole)
+            assert fields(take(1, previous, files)) == expected
+    assert ran == [1, 1, 1]  # `meanwhile` runs where a child records the data (a previous record), only there
     (runs / "r07" / "link").unlink()
-    expected = fields(take(10**9, alone))
-    assert expected[2] and fields(take(4, alone)) == expected
+    expected = fields(take(10**9, alone, whole))
+    assert expected[2] and fields(take(4, alone, whole)) == expected
+    record = take(4, alone, whole)
+    assert snapshot.site_holds(record, site, whole) and not snapshot.site_holds(record, site, list(gone))
 
     def no_fork():
         raise OSError("no fork here")
 
     with monkeypatch.context() as patched:
         patched.setattr(snapshot.os, "fork", no_fork)
-        assert fields(take(4, alone)) == expected
+        assert fields(take(4, alone, whole)) == expected
 
     def broken(_value):
         raise ValueError("cannot send")
 
-    with monkeypatch.context() as patched:  # the child fails before sending: exits 1, its half walked here
+    with monkeypatch.context() as patched:  # the child fails before sending: exits 1, the data recorded here
         patched.setattr(snapshot, "marshal", types.SimpleNamespace(dumps=broken, loads=snapshot.marshal.loads))
-        assert fields(take(4, alone)) == expected
+        assert fields(take(4, alone, whole)) == expected
 
 
 @pytest.mark.parametrize("lines", [False, True])
