@@ -140,8 +140,15 @@ def _edit_imports() -> None:
     a second), imported while a forked process records the inputs (snapshot.take): with a core free, a rebuild
     after an edit no longer waits for them, and one whose inputs did not change does not wait longer (it spends
     the CPU time on the other core)."""
+    from kernelbench.base.models import Ceiling, Tokens
     from kernelbench.results import dataset  # noqa: F401
+    from kernelbench.results.run import RunResult
     from kernelbench.sitegen import keptplan, output, plan, render, runpage  # noqa: F401
+
+    # the validator of a run's result and the serializers of the parts a run view dumps, built when first used
+    # otherwise (base.models.Model: defer_build): 50-60 ms of a rebuild that loads a run
+    for model in (RunResult, Tokens, Ceiling):
+        model.model_rebuild()
 
 
 def _renders_most_pages(config: BuildConfig, kept, now: snapshot.Snapshot) -> bool:

@@ -113,7 +113,7 @@ def take(data_roots: list[Path], code_roots: list[Path], context: tuple, previou
 
     child = None
     if previous is not None and len(previous.folders) >= SHARED_WALK_FOLDERS:
-        child = _fork_record(snapshot, record_data)
+        child = _fork_record(snapshot, record_data, previous)
     if child is None:
         record_data(snapshot)
     try:
@@ -134,7 +134,9 @@ def take(data_roots: list[Path], code_roots: list[Path], context: tuple, previou
         else:
             tops, folders, certain, newest, complete = found
             snapshot.tops.update(tops)
-            snapshot.folders.update(folders)
+            kept = previous.folders  # type: ignore[union-attr]
+            for path, record in folders.items():  # a folder recorded as the previous record has it came as None
+                snapshot.folders[path] = kept[path] if record is None else record
             snapshot.certain = snapshot.certain and certain
             snapshot.newest_ns = max(snapshot.newest_ns, newest)
             snapshot.site_complete = complete
@@ -146,9 +148,12 @@ def _all_there(site_dir: Path, files: list[str]) -> bool:
     return all(lexists(prefix + name) for name in files)
 
 
-def _fork_record(snapshot: Snapshot, record: Callable[[Snapshot], None]) -> tuple[int, int] | None:
+def _fork_record(snapshot: Snapshot, record: Callable[[Snapshot], None],
+                 previous: Snapshot) -> tuple[int, int] | None:
     """(pid, read end of its pipe) of a forked process that runs `record` on a record of its own and sends it back
-    marshalled (`_child_record`); None when none could be forked."""
+    marshalled (`_child_record`), each folder whose record equals `previous`'s as None: the parent takes that one
+    (at ten thousand runs the whole record is 6 MB, which costs more to send and decode than to take); None when
+    no process could be forked."""
     threading = sys.modules.get("threading")
     if not hasattr(os, "fork") or (threading is not None and threading.active_count() > 1):
         return None
@@ -168,7 +173,9 @@ def _fork_record(snapshot: Snapshot, record: Callable[[Snapshot], None]) -> tupl
             os.close(read)
             own = Snapshot(taken_ns=snapshot.taken_ns, context=snapshot.context)
             record(own)
-            blob = marshal.dumps((own.tops, own.folders, own.certain, own.newest_ns, own.site_complete))
+            kept = previous.folders
+            folders = {path: None if kept.get(path) == found else found for path, found in own.folders.items()}
+            blob = marshal.dumps((own.tops, folders, own.certain, own.newest_ns, own.site_complete))
             with os.fdopen(write, "wb") as pipe:
                 pipe.write(struct.pack("<Q", len(blob)))
                 pipe.write(blob)
@@ -204,7 +211,9 @@ def _child_record(pid: int, read: int) -> tuple | None:
         found = marshal.loads(blob[8:])  # written by this very code in the child
     except (EOFError, ValueError, TypeError):
         return None
-    return found if isinstance(found, tuple) and len(found) == 5 else None
+    if not (isinstance(found, tuple) and len(found) == 5 and isinstance(found[1], dict)):
+        return None
+    return found
 
 
 def library_folders() -> list[str]:
