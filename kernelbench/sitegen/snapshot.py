@@ -154,8 +154,7 @@ def _fork_record(snapshot: Snapshot, record: Callable[[Snapshot], None],
     marshalled (`_child_record`), each folder whose record equals `previous`'s as None: the parent takes that one
     (at ten thousand runs the whole record is 6 MB, which costs more to send and decode than to take); None when
     no process could be forked."""
-    threading = sys.modules.get("threading")
-    if not hasattr(os, "fork") or (threading is not None and threading.active_count() > 1):
+    if not _forkable():
         return None
     try:
         read, write = os.pipe()
@@ -184,6 +183,13 @@ def _fork_record(snapshot: Snapshot, record: Callable[[Snapshot], None],
             os._exit(status)
     os.close(write)
     return pid, read
+
+
+def _forkable() -> bool:
+    """Whether this process may fork a child to record the data: it can fork, and runs no other thread (a watching
+    build's watchers: a lock one of them holds would stay held in the child)."""
+    threading = sys.modules.get("threading")
+    return hasattr(os, "fork") and (threading is None or threading.active_count() == 1)
 
 
 def _end_child(pid: int, read: int) -> None:

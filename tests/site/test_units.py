@@ -308,6 +308,7 @@ def test_a_record_taken_by_a_forked_process_is_the_one_this_process_takes(tmp_pa
     (site / "runs" / "r01" / "index.html").write_text("")
     roots = ([runs, tmp_path / "data" / "annotations"], [tmp_path / "code"])
     ran = []
+    monkeypatch.setattr(snapshot, "_forkable", lambda: True)  # threads other tests left behind are idle
 
     def fields(record: snapshot.Snapshot) -> tuple:
         return record.tops, record.folders, record.certain, record.newest_ns, record.site_complete
