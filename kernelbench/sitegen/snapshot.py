@@ -93,7 +93,7 @@ def take(data_roots: list[Path], code_roots: list[Path], context: tuple, previou
     """Record every entry under `data_roots` and `code_roots` (compiled code skipped in the latter), the roots
     themselves and the library folders of this Python. A folder `previous` vouches for is not listed again:
     only its entries' status is taken. `site_files`: a site folder and the files its record names, each looked for
-    with the record (`Snapshot.site_complete`).
+    as the record is taken (`Snapshot.site_complete`).
 
     With a previous record of many folders (ten thousand run folders are 70,000 `lstat`s, each a system call and a
     few microseconds of Python: a fifth of a second), the data roots are recorded by a forked process on another
@@ -108,8 +108,6 @@ def take(data_roots: list[Path], code_roots: list[Path], context: tuple, previou
     def record_data(record: Snapshot) -> None:
         for root in data_roots:
             _record_tree(record, str(root), frozenset(), previous)
-        if site_files is not None:
-            record.site_complete = _all_there(*site_files)
 
     child = None
     if previous is not None and len(previous.folders) >= SHARED_WALK_FOLDERS:
@@ -123,6 +121,8 @@ def take(data_roots: list[Path], code_roots: list[Path], context: tuple, previou
             snapshot.tops[folder] = _entry(snapshot, folder)
         if child is not None and meanwhile is not None:
             meanwhile()
+        if site_files is not None:  # here, not in the child: the child's share is the larger one
+            snapshot.site_complete = _all_there(*site_files)
     except BaseException:
         if child is not None:  # interrupted: the child is ended, not left blocked on a pipe nobody reads
             _end_child(*child)
@@ -132,14 +132,13 @@ def take(data_roots: list[Path], code_roots: list[Path], context: tuple, previou
         if found is None:
             record_data(snapshot)
         else:
-            tops, folders, certain, newest, complete = found
+            tops, folders, certain, newest = found
             snapshot.tops.update(tops)
             kept = previous.folders  # type: ignore[union-attr]
             for path, record in folders.items():  # a folder recorded as the previous record has it came as None
                 snapshot.folders[path] = kept[path] if record is None else record
             snapshot.certain = snapshot.certain and certain
             snapshot.newest_ns = max(snapshot.newest_ns, newest)
-            snapshot.site_complete = complete
     return snapshot
 
 
@@ -174,7 +173,7 @@ def _fork_record(snapshot: Snapshot, record: Callable[[Snapshot], None],
             record(own)
             kept = previous.folders
             folders = {path: None if kept.get(path) == found else found for path, found in own.folders.items()}
-            blob = marshal.dumps((own.tops, folders, own.certain, own.newest_ns, own.site_complete))
+            blob = marshal.dumps((own.tops, folders, own.certain, own.newest_ns))
             with os.fdopen(write, "wb") as pipe:
                 pipe.write(struct.pack("<Q", len(blob)))
                 pipe.write(blob)
@@ -200,8 +199,8 @@ def _end_child(pid: int, read: int) -> None:
 
 
 def _child_record(pid: int, read: int) -> tuple | None:
-    """What the child `pid` sent through `read` (tops, folders, certain, newest ctime, site_complete); None unless
-    it sent a whole record and exited cleanly."""
+    """What the child `pid` sent through `read` (tops, folders, certain, newest ctime); None unless it sent a whole
+    record and exited cleanly."""
     try:
         with os.fdopen(read, "rb") as pipe:
             blob = pipe.read()
@@ -217,7 +216,7 @@ def _child_record(pid: int, read: int) -> tuple | None:
         found = marshal.loads(blob[8:])  # written by this very code in the child
     except (EOFError, ValueError, TypeError):
         return None
-    if not (isinstance(found, tuple) and len(found) == 5 and isinstance(found[1], dict)):
+    if not (isinstance(found, tuple) and len(found) == 4 and isinstance(found[1], dict)):
         return None
     return found
 
