@@ -17,6 +17,9 @@ vouch for ends the short cut and the build runs in full (which has its own, per-
 anywhere (its target may lie outside the folders recorded), an entry that is neither a file nor a folder, a folder
 that cannot be listed.
 
+At ten thousand runs the record is 70,000 entries, a fifth of a second of `lstat`s: with a previous record that large
+the data's part is taken by a forked process while the build imports what a rebuild after an edit needs (`take`).
+
 Not seen: a library file edited in place inside an installed package (installing, upgrading or removing a package
 changes its site-packages folder, which is recorded), and a change made while the system clock was set back.
 """
