@@ -436,7 +436,7 @@ def test_the_manifest_an_earlier_build_wrote_is_not_published_again(config_for, 
     build_site(config_for(deck, out))
     legacy = out / LEGACY_MANIFEST_NAMES[0]
     legacy.write_text("{}")
-    run = sorted(p for p in (deck / "runs").iterdir() if (p / "solution.py").is_file())[0]
+    run = min(p for p in (deck / "runs").iterdir() if (p / "solution.py").is_file())
     (run / "solution.py").write_text((run / "solution.py").read_text() + "\n# edited\n")
     time.sleep(0.02)
     report = build_site(config_for(deck, out))
@@ -448,7 +448,7 @@ def test_the_manifest_an_earlier_build_wrote_is_not_published_again(config_for, 
     time.sleep(0.02)
     report = build_site(config_for(deck, out))
     assert EDIT_STAGE not in report.timings and report.rendered == report.pages and not legacy.exists()
-    fresh = build_site(config_for(deck, tmp_path / "scratch"))
+    build_site(config_for(deck, tmp_path / "scratch"))
     assert _published(out) == _published(tmp_path / "scratch")
 
 
