@@ -41,7 +41,8 @@ from kernelbench.sitegen.pages import Page
 
 # A rebuild whose inputs did not change ends after looking at them (snapshot.py), in a fraction of a second: what
 # only loading, rendering and writing need (jinja2, the data models, the worker pool, YAML, the output folder's
-# records and with them pydantic) is imported when a build gets that far.
+# records and with them pydantic) is imported when a build gets that far, or, where a forked process takes the
+# file-system record of a large deck, while it does (`_edit_imports`).
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = Path(__file__).resolve().parents[1]
 PARALLEL_THRESHOLD = 8  # below this many heavy pages a worker pool costs more than it saves
@@ -136,10 +137,11 @@ def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildR
 
 
 def _edit_imports() -> None:
-    """What a rebuild after an edit imports (the data models with pydantic, YAML, jinja2, pygments: about a sixth of
-    a second), imported while a forked process records the inputs (snapshot.take): with a core free, a rebuild
-    after an edit no longer waits for them, and one whose inputs did not change does not wait longer (it spends
-    the CPU time on the other core)."""
+    """What a rebuild after an edit imports (the data models with pydantic, YAML, jinja2, pygments: about a fifth
+    of a second at ten thousand runs' deck), imported while a forked process records the inputs (snapshot.take):
+    with a core free, a rebuild after an edit no longer waits for them, and one whose inputs did not change takes
+    about as long as before, spending their CPU time beside the child's walk (with the other core busy, about that
+    much longer)."""
     from kernelbench.base.models import Ceiling, Tokens
     from kernelbench.results import dataset  # noqa: F401
     from kernelbench.results.run import RunResult

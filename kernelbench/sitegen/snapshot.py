@@ -54,7 +54,7 @@ _PACKED = struct.Struct("<QQQqqq")
 _PACKED_CTIME = 40  # where the ctime lies in a packed entry
 _UNKNOWN = bytes(_PACKED.size)  # a name whose status could not be taken (the record is then not certain)
 _S_IFMT, _S_IFDIR, _S_IFREG = 0o170000, stat.S_IFDIR, stat.S_IFREG
-SHARED_WALK_FOLDERS = 1_000  # folders in the previous record from which a forked process records the data (take)
+FORKED_RECORD_FOLDERS = 1_000  # folders of a previous record from which a forked process records the data
 
 
 @dataclass
@@ -103,7 +103,7 @@ def take(data_roots: list[Path], code_roots: list[Path], context: tuple, previou
     core (`_fork_record`) while this one records the code roots and runs `meanwhile` (what a rebuild after an edit
     imports); the child's record is merged into this one, the same entries whichever process took them. Where no
     process can be forked (no `fork`, or threads running: a watching build) or the child does not hand back a whole
-    record, this process records the data roots itself, and `meanwhile` is not run."""
+    record, this process records the data roots itself; `meanwhile` is run only beside a child."""
     snapshot = Snapshot(taken_ns=time.time_ns(), context=context)
     if site_files is not None:
         snapshot.site_asked = (str(site_files[0]), site_files[1])
@@ -113,7 +113,7 @@ def take(data_roots: list[Path], code_roots: list[Path], context: tuple, previou
             _record_tree(record, str(root), frozenset(), previous)
 
     child = None
-    if previous is not None and len(previous.folders) >= SHARED_WALK_FOLDERS:
+    if previous is not None and len(previous.folders) >= FORKED_RECORD_FOLDERS:
         child = _fork_record(snapshot, record_data, previous)
     if child is None:
         record_data(snapshot)

@@ -26,7 +26,7 @@ def record_forked(monkeypatch):
     """Every rebuild here has a forked process record the data roots (snapshot.take does so from a thousand
     folders in the previous record): the rebuilds below must see what a single process sees. The tests of other
     modules take the record in the build's own process."""
-    monkeypatch.setattr(snapshot, "SHARED_WALK_FOLDERS", 1)
+    monkeypatch.setattr(snapshot, "FORKED_RECORD_FOLDERS", 1)
     monkeypatch.setattr(snapshot, "_forkable", lambda: True)  # threads other tests left behind are idle
 
 

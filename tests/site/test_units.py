@@ -314,7 +314,7 @@ def test_a_record_taken_by_a_forked_process_is_the_one_this_process_takes(tmp_pa
         return record.tops, record.folders, record.certain, record.newest_ns, record.site_complete
 
     def take(share: int, previous: snapshot.Snapshot | None = None, files: list[str] | None = None):
-        monkeypatch.setattr(snapshot, "SHARED_WALK_FOLDERS", share)
+        monkeypatch.setattr(snapshot, "FORKED_RECORD_FOLDERS", share)
         record = snapshot.take(*roots, ("context",), previous=previous, meanwhile=lambda: ran.append(share),
                                site_files=None if files is None else (site, files))
         record.taken_ns = 0
