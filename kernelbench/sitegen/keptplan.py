@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import hashlib
 import marshal
-import os
 import types
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -181,8 +180,7 @@ def edit_of(config, site_dir: Path, kept: tuple | None, now: snapshot.Snapshot) 
         if len(naming) > 1:  # two annotations name the run: which one it takes is the full build's to decide
             return None
         annotations.update(naming)
-    prefix, lexists = f"{site_dir}/", os.path.lexists
-    if not all(lexists(prefix + name) for name in outcome.files):
+    if not snapshot.site_holds(now, site_dir, outcome.files):
         return None  # a page or asset of the site in place is gone: the full build writes it again
     return Edit(plan=plan, runs=runs, annotations=annotations, pages=outcome.files[1:1 + outcome.pages])
 

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import marshal
 import os
 import stat
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,9 +33,10 @@ import orjson
 from kernelbench import inputs
 from kernelbench.errors import KernelBenchError
 
-MANIFEST_NAME = ".kernelbench-manifest.json"
+MANIFEST_NAME = ".kernelbench-manifest.marshal"
+LEGACY_MANIFEST_NAMES = (".kernelbench-manifest.json",)  # what earlier builds wrote: dropped from a site rebuilt
 MAX_HASHED_BYTES = max(kind.max_bytes for kind in inputs.CAPS)  # a larger input is refused, never read whole
-MANIFEST_VERSION = 2  # 2: file signatures hold the ctime and the device
+MANIFEST_VERSION = 3  # 3: marshal, the file records grouped by folder (FileRecords); 2: JSON
 
 
 def hash_data(data: Any) -> str:
@@ -56,11 +58,87 @@ def _fallback(value: Any) -> Any:
     return repr(value)
 
 
+class FileRecords(Mapping[str, list]):
+    """The files a build hashed: path -> [*signature, hash]. Kept grouped by the folder each file is in (the text of
+    its path before the last "/"), each folder's records marshalled on their own, and decoded only when a path in
+    that folder is looked up: a rebuild after one edit looks into one run folder, not at the 50,000 records of ten
+    thousand runs (10 MB), and writes the other folders' bytes back as they came."""
+
+    def __init__(self, groups: dict[str, bytes | dict[str, list]] | None = None):
+        self._groups: dict[str, bytes | dict[str, list]] = groups if groups is not None else {}
+
+    @classmethod
+    def of(cls, records: Mapping[str, list]) -> FileRecords:
+        groups: dict[str, bytes | dict[str, list]] = {}
+        for key, value in records.items():
+            group = groups.get(folder := key.rpartition("/")[0])
+            if group is None:
+                group = groups[folder] = {}
+            group[key] = value  # type: ignore[index]
+        return cls(groups)
+
+    def _group(self, folder: str) -> dict[str, list] | None:
+        group = self._groups.get(folder)
+        if isinstance(group, bytes):
+            group = self._groups[folder] = marshal.loads(group)  # the build's own output, never an input
+        return group
+
+    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+        group = self._group(key.rpartition("/")[0])
+        return default if group is None else group.get(key, default)
+
+    def __getitem__(self, key: str) -> list:
+        group = self._group(key.rpartition("/")[0])
+        if group is None:
+            raise KeyError(key)
+        return group[key]
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self.get(key) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        for folder in list(self._groups):
+            yield from self._group(folder) or ()
+
+    def __len__(self) -> int:
+        return sum(len(self._group(folder) or ()) for folder in list(self._groups))
+
+    def __bool__(self) -> bool:  # without decoding every folder, as __len__ would
+        return any(self._groups.values())
+
+    def replaced(self, dropped: Iterable[str], added: Mapping[str, list]) -> FileRecords:
+        """These records less the paths `dropped`, with `added` over them; the folders neither touches are taken as
+        they are (still marshalled), and these records are left as they were."""
+        groups = dict(self._groups)
+        copied: set[str] = set()
+
+        def writable(folder: str) -> dict[str, list]:
+            if folder not in copied:
+                copied.add(folder)
+                group = self._group(folder)
+                groups[folder] = dict(group) if group is not None else {}
+            return groups[folder]  # type: ignore[return-value]
+
+        for key in dropped:
+            folder = key.rpartition("/")[0]
+            if folder in copied or self.get(key) is not None:
+                writable(folder).pop(key, None)
+        for key, value in added.items():
+            writable(key.rpartition("/")[0])[key] = value
+        return FileRecords(groups)
+
+    def packed(self) -> dict[str, bytes]:
+        """Each folder's records as marshalled bytes (a folder left with none dropped)."""
+        return {folder: group if isinstance(group, bytes) else marshal.dumps(group)
+                for folder, group in self._groups.items() if group}
+
+
 @dataclass
 class Manifest:
     pages: dict[str, list] = field(default_factory=dict)  # url -> [inputs hash, diagnostics]
     static: dict[str, str] = field(default_factory=dict)  # url -> content hash
-    file_hashes: dict[str, list] = field(default_factory=dict)  # path -> [*signature, hash]
+    # path -> [*signature, hash]: a plain mapping where a build records them, FileRecords where they were loaded
+    file_hashes: Mapping[str, list] = field(default_factory=dict)
     started_ns: int = 0  # wall clock when that build began hashing (signatures are trusted before it)
     rendered: int = 0  # pages rendered by this build (not stored)
     settled: dict[str, list] = field(default_factory=dict)  # files hashed where their pages were rendered (not stored)
@@ -68,30 +146,34 @@ class Manifest:
 
     @classmethod
     def load(cls, out_dir: Path) -> "Manifest":
-        """The previous build's manifest, or an empty one (anything unreadable means: render everything)."""
+        """The previous build's manifest, or an empty one (anything unreadable means: render everything). Kept with
+        marshal, as the file-system record and the kept plan are: the build's own output, never an input."""
         try:
-            data = orjson.loads((Path(out_dir) / MANIFEST_NAME).read_bytes())
-        except (OSError, orjson.JSONDecodeError):
+            data = marshal.loads((Path(out_dir) / MANIFEST_NAME).read_bytes())
+        except (OSError, EOFError, ValueError, TypeError):
             return cls()
         if not isinstance(data, dict) or data.get("version") != MANIFEST_VERSION:
             return cls()
-        return cls(
-            pages=data.get("pages", {}),
-            static=data.get("static", {}),
-            file_hashes=data.get("file_hashes", {}),
-            started_ns=data.get("started_ns", 0),
-        )
+        try:
+            return cls(
+                pages=data["pages"],
+                static=data["static"],
+                file_hashes=FileRecords(data["files"]),
+                started_ns=data["started_ns"],
+            )
+        except KeyError:
+            return cls()
 
     def dump(self) -> bytes:
-        return orjson.dumps(
+        records = self.file_hashes if isinstance(self.file_hashes, FileRecords) else FileRecords.of(self.file_hashes)
+        return marshal.dumps(
             {
                 "version": MANIFEST_VERSION,
                 "pages": self.pages,
                 "static": self.static,
-                "file_hashes": self.file_hashes,
+                "files": records.packed(),
                 "started_ns": self.started_ns,
-            },
-            option=orjson.OPT_SORT_KEYS,
+            }
         )
 
 
@@ -101,8 +183,8 @@ class FileHasher:
     # a margin for file systems whose timestamps lag the wall clock (coarse ticks, network file systems)
     RACY_MARGIN_NS = 2_000_000_000
 
-    def __init__(self, cache: dict[str, list] | None = None, trusted_before_ns: int = 0):
-        self.previous = cache or {}
+    def __init__(self, cache: Mapping[str, list] | None = None, trusted_before_ns: int = 0):
+        self.previous = cache if cache is not None else {}  # a FileRecords decoded only where looked into
         self.seen: dict[str, list] = {}
         self.trusted_before_ns = trusted_before_ns - self.RACY_MARGIN_NS
         self.started_ns = time.time_ns()

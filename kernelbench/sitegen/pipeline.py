@@ -30,12 +30,19 @@ from kernelbench.sitegen.buildcache import (
     save_parse_cache,
     viewer_cache_file,
 )
-from kernelbench.sitegen.manifest import MANIFEST_NAME, FileHasher, Manifest
+from kernelbench.sitegen.manifest import (
+    LEGACY_MANIFEST_NAMES,
+    MANIFEST_NAME,
+    FileHasher,
+    FileRecords,
+    Manifest,
+)
 from kernelbench.sitegen.pages import Page
 
 # A rebuild whose inputs did not change ends after looking at them (snapshot.py), in a fraction of a second: what
 # only loading, rendering and writing need (jinja2, the data models, the worker pool, YAML, the output folder's
-# records and with them pydantic) is imported when a build gets that far.
+# records and with them pydantic) is imported when a build gets that far, or, where a forked process takes the
+# file-system record of a large deck, while it does (`_edit_imports`).
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = Path(__file__).resolve().parents[1]
 PARALLEL_THRESHOLD = 8  # below this many heavy pages a worker pool costs more than it saves
@@ -109,7 +116,8 @@ def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildR
     clock = Stopwatch()
     kept = snapshot.load(snapshot_path(out_dir))
     inputs_now = snapshot.take(*snapshot.input_roots(config), snapshot.build_context(config),
-                               previous=kept[0] if kept else None)
+                               previous=kept[0] if kept else None, meanwhile=_edit_imports if kept else None,
+                               site_files=(out_dir, kept[1].files) if kept else None)
     unchanged = snapshot.unchanged_outcome(out_dir, kept, inputs_now)
     clock.lap("look at the inputs")
     if unchanged is not None:
@@ -126,6 +134,23 @@ def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildR
     finally:
         if pool is not None:
             pool.close()
+
+
+def _edit_imports() -> None:
+    """What a rebuild after an edit imports (the data models with pydantic, YAML, jinja2, pygments: about a fifth
+    of a second at ten thousand runs' deck), imported while a forked process records the inputs (snapshot.take):
+    with a core free, a rebuild after an edit no longer waits for them, and one whose inputs did not change takes
+    about as long as before, spending their CPU time beside the child's walk (with the other core busy, about that
+    much longer)."""
+    from kernelbench.base.models import Ceiling, Tokens
+    from kernelbench.results import dataset  # noqa: F401
+    from kernelbench.results.run import RunResult
+    from kernelbench.sitegen import keptplan, output, plan, render, runpage  # noqa: F401
+
+    # the validator of a run's result and the serializers of the parts a run view dumps, built when first used
+    # otherwise (base.models.Model: defer_build): 50-60 ms of a rebuild that loads a run
+    for model in (RunResult, Tokens, Ceiling):
+        model.model_rebuild()
 
 
 def _renders_most_pages(config: BuildConfig, kept, now: snapshot.Snapshot) -> bool:
@@ -162,6 +187,7 @@ def _full_build(config: BuildConfig, out_dir: Path, inputs_now: snapshot.Snapsho
         tpl_hash = templates_hash(config.templates_dir)
         env = _environment(config, tpl_hash, warm, staging)
         seeding.wait()
+        _drop_legacy_records(staging)
         clock.lap("link previous site")
         (staging / CACHE_DIR / "jinja").mkdir(parents=True, exist_ok=True)
         manifest = Manifest(file_hashes={}, started_ns=hasher.started_ns)
@@ -254,6 +280,7 @@ def _edit_build(config: BuildConfig, out_dir: Path, kept, inputs_now: snapshot.S
         tpl_hash = templates_hash(config.templates_dir)
         env = _environment(config, tpl_hash, warm, staging)
         seeding.wait()
+        _drop_legacy_records(staging)
         clock.lap("link previous site")
         (staging / CACHE_DIR / "jinja").mkdir(parents=True, exist_ok=True)
         manifest = Manifest(pages=dict(previous.pages), static=previous.static, started_ns=previous.started_ns)
@@ -283,18 +310,25 @@ def _edit_build(config: BuildConfig, out_dir: Path, kept, inputs_now: snapshot.S
                        timings=clock.laps, cpu_s=time.process_time() - clock.cpu_start)
 
 
-def _carried_file_hashes(previous: Manifest, dataset, hashed: dict[str, list]) -> dict[str, list]:
+def _carried_file_hashes(previous: Manifest, dataset, hashed: dict[str, list]) -> FileRecords:
     """The previous build's file signatures with those of the reloaded runs' files replaced by this build's (a file
-    no longer there no longer recorded)."""
+    no longer there no longer recorded); the other folders' records are carried as they were read."""
     from kernelbench.sitegen.plan import RUN_PAGE_FILES
     from kernelbench.sitegen.runpage import transcript_name
 
-    carried = dict(previous.file_hashes)
-    for record in dataset.runs.values():
-        for name in (*RUN_PAGE_FILES, transcript_name(record)):
-            carried.pop(record.folder.plain_shown(name), None)
-    carried.update(hashed)
-    return carried
+    records = previous.file_hashes
+    if not isinstance(records, FileRecords):
+        records = FileRecords.of(records)
+    dropped = [record.folder.plain_shown(name) for record in dataset.runs.values()
+               for name in (*RUN_PAGE_FILES, transcript_name(record))]
+    return records.replaced(dropped, hashed)
+
+
+def _drop_legacy_records(staging: Path) -> None:
+    """The manifest an earlier build wrote under another name, linked in from the site it replaces: not this
+    build's record, so not left in the site it publishes."""
+    for name in LEGACY_MANIFEST_NAMES:
+        (staging / name).unlink(missing_ok=True)
 
 
 def written_run_folders(urls_written: list[str]) -> list[str]:

@@ -21,6 +21,15 @@ from kernelbench.sitegen.manifest import MANIFEST_NAME, FileHasher
 from kernelbench.sitegen.pipeline import REPO, build_site
 
 
+@pytest.fixture(autouse=True)
+def record_forked(monkeypatch):
+    """Every rebuild here has a forked process record the data roots (snapshot.take does so from a thousand
+    folders in the previous record): the rebuilds below must see what a single process sees. The tests of other
+    modules take the record in the build's own process."""
+    monkeypatch.setattr(snapshot, "FORKED_RECORD_FOLDERS", 1)
+    monkeypatch.setattr(snapshot, "_forkable", lambda: True)  # threads other tests left behind are idle
+
+
 @pytest.fixture
 def trust_at_once(monkeypatch):
     """Trust a status as soon as it was recorded: a build trusts only files last changed more than two seconds
@@ -414,6 +423,40 @@ def test_a_command_after_an_edit_reads_and_plans_only_the_edited_runs_and_builds
         again = build_site(config_for(deck, out))
         assert again.rendered == 0 and sorted(map(str, again.diagnostics)) == sorted(map(str, fresh.diagnostics))
     assert any("quote" in str(d) for d in report.diagnostics)
+
+
+def test_the_manifest_an_earlier_build_wrote_is_not_published_again(config_for, deck: Path, tmp_path: Path,
+                                                                    trust_at_once):
+    """Earlier builds kept the manifest as JSON (`.kernelbench-manifest.json`); a site swapped in by a build of this
+    code holds only this code's manifest, whether it was built in full or through the edit path, and a build that
+    can read no manifest of its own builds what a build from scratch builds."""
+    from kernelbench.sitegen.manifest import LEGACY_MANIFEST_NAMES, Manifest
+
+    out = tmp_path / "site"
+    build_site(config_for(deck, out))
+    legacy = out / LEGACY_MANIFEST_NAMES[0]
+    legacy.write_text("{}")
+    run = min(p for p in (deck / "runs").iterdir() if (p / "solution.py").is_file())
+    (run / "solution.py").write_text((run / "solution.py").read_text() + "\n# edited\n")
+    time.sleep(0.02)
+    report = build_site(config_for(deck, out))
+    assert EDIT_STAGE in report.timings and not legacy.exists() and (out / MANIFEST_NAME).is_file()
+    assert Manifest.load(out).pages.keys() == set(report_pages(out))
+    (out / MANIFEST_NAME).write_bytes(b"{}")  # a manifest this code cannot read: every page rendered again
+    legacy.write_text("{}")
+    (run / "solution.py").write_text((run / "solution.py").read_text() + "# again\n")
+    time.sleep(0.02)
+    report = build_site(config_for(deck, out))
+    assert EDIT_STAGE not in report.timings and report.rendered == report.pages and not legacy.exists()
+    build_site(config_for(deck, tmp_path / "scratch"))
+    assert _published(out) == _published(tmp_path / "scratch")
+
+
+def report_pages(site: Path) -> list[str]:
+    """The pages a site's record lists (snapshot.Outcome)."""
+    kept = snapshot.load(site / CACHE_DIR / snapshot.SNAPSHOT_FILE)
+    assert kept is not None
+    return kept[1].files[1:1 + kept[1].pages]
 
 
 def _edit_result(run: Path, change) -> None:

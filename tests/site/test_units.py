@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import marshal
 import os
 import time
 from pathlib import Path
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kernelbench.sitegen import output
-from kernelbench.sitegen.manifest import FileHasher, Manifest, hash_data
+from kernelbench.sitegen.manifest import MANIFEST_NAME, FileHasher, FileRecords, Manifest, hash_data
 from kernelbench.sitegen.pages import Page, relative_url, slug
 from kernelbench.sitegen.render import format_duration, format_number, json_script
 from kernelbench.sitegen.runpage import highlight_source
@@ -64,12 +65,45 @@ def test_file_hasher_rehashes_a_changed_file_and_reuses_an_unchanged_one(tmp_pat
 
 
 def test_manifest_round_trip(tmp_path: Path):
-    m = Manifest(pages={"a.html": ["h", []]}, static={"static/x.js": "s"})
-    (tmp_path / ".kernelbench-manifest.json").write_bytes(m.dump())
+    records = {"/d/runs/a/result.json": [1, 2, 3, 4, 5, "h1"], "/d/runs/a/solution.py": [6, 7, 8, 9, 10, "h2"],
+               "/d/runs/b/result.json": [11, 12, 13, 14, 15, "h3"], "/static/x.js": [1, 1, 1, 1, 1, "h4"],
+               "no-folder": [0, 0, 0, 0, 0, "h5"]}
+    m = Manifest(pages={"a.html": ["h", [{"path": None, "message": "m", "line": 3, "hint": None,
+                                          "severity": "warning"}]]},
+                 static={"static/x.js": "s"}, file_hashes=records, started_ns=7)
+    (tmp_path / MANIFEST_NAME).write_bytes(m.dump())
     loaded = Manifest.load(tmp_path)
-    assert loaded.pages == m.pages and loaded.static == m.static
-    (tmp_path / ".kernelbench-manifest.json").write_text("{broken")
-    assert Manifest.load(tmp_path).pages == {}
+    assert loaded.pages == m.pages and loaded.static == m.static and loaded.started_ns == 7
+    assert isinstance(loaded.file_hashes, FileRecords) and dict(loaded.file_hashes) == records
+    assert loaded.file_hashes.get("/d/runs/c/x") is None and "/d/runs/a/x" not in loaded.file_hashes
+    for broken in (b"{broken", b"", marshal.dumps({"version": 2, "pages": {"a": 1}}), marshal.dumps([1])):
+        (tmp_path / MANIFEST_NAME).write_bytes(broken)
+        assert Manifest.load(tmp_path).pages == {}
+
+
+def test_file_records_replaced_leave_the_others_as_read(tmp_path: Path):
+    records = {f"/d/runs/{run}/{name}": [run, len(name), "h" + run + name]
+               for run in ("a", "b", "c") for name in ("result.json", "solution.py", "transcript.jsonl")}
+    (tmp_path / MANIFEST_NAME).write_bytes(Manifest(file_hashes=records).dump())
+    loaded = Manifest.load(tmp_path).file_hashes
+    assert isinstance(loaded, FileRecords)
+    replaced = loaded.replaced(["/d/runs/b/result.json", "/d/runs/b/solution.py", "/d/runs/b/gone.log"],
+                               {"/d/runs/b/result.json": ["b", 1, "new"], "/d/runs/d/result.json": ["d", 1, "x"]})
+    # folders never looked into are written back as the very bytes read
+    packed = replaced.packed()
+    assert packed["/d/runs/a"] == marshal.loads((tmp_path / MANIFEST_NAME).read_bytes())["files"]["/d/runs/a"]
+    expected = {key: value for key, value in records.items() if key != "/d/runs/b/solution.py"}
+    expected["/d/runs/b/result.json"] = ["b", 1, "new"]
+    expected["/d/runs/d/result.json"] = ["d", 1, "x"]
+    assert dict(replaced) == expected and len(replaced) == len(expected)
+    assert dict(loaded) == records  # the records replaced from are left as they were
+    emptied = FileRecords.of(records).replaced([f"/d/runs/c/{n}" for n in ("result.json", "solution.py",
+                                                                        "transcript.jsonl")], {})
+    assert "/d/runs/c" not in emptied.packed()
+    assert FileRecords(packed) == expected  # a Mapping compares by its items
+    looked_into = Manifest.load(tmp_path).file_hashes
+    assert looked_into and FileHasher(looked_into).previous is looked_into and not FileRecords({"/d": {}})
+    assert all(isinstance(group, bytes) for group in looked_into._groups.values())  # none decoded to answer
 
 
 def test_swap_replaces_the_whole_site_and_leaves_no_staging(tmp_path: Path):
@@ -250,6 +284,70 @@ def test_a_code_change_is_told_from_a_data_change(tmp_path: Path):
     (package / "new.py").write_text("")
     assert snapshot.code_changed(data_edited, snapshot.take(*roots, context), roots)
     assert snapshot.code_changed(first, snapshot.take(*roots, ("other python",)), roots)
+
+
+def test_a_record_taken_by_a_forked_process_is_the_one_this_process_takes(tmp_path: Path, monkeypatch):
+    """snapshot.take has a forked process record the data roots when the previous record is large: the record is
+    the one a single process takes, with the site's files looked for as well; where the child cannot be forked or
+    fails, the build records the data itself."""
+    import types
+
+    from kernelbench.sitegen import snapshot
+
+    runs = tmp_path / "data" / "runs"
+    for i in range(40):
+        (runs / f"r{i:02}" / "sub").mkdir(parents=True)
+        (runs / f"r{i:02}" / "result.json").write_text("{}" * i)
+        (runs / f"r{i:02}" / "sub" / "chunk.log").write_text("x")
+    (runs / "r07" / "link").symlink_to(runs / "r08")  # a link: the record cannot vouch for it
+    (tmp_path / "code").mkdir()
+    (tmp_path / "code" / "a.py").write_text("")
+    site = tmp_path / "site"
+    (site / "runs" / "r01").mkdir(parents=True)
+    (site / "index.html").write_text("")
+    (site / "runs" / "r01" / "index.html").write_text("")
+    roots = ([runs, tmp_path / "data" / "annotations"], [tmp_path / "code"])
+    ran = []
+    monkeypatch.setattr(snapshot, "_forkable", lambda: True)  # threads other tests left behind are idle
+
+    def fields(record: snapshot.Snapshot) -> tuple:
+        return record.tops, record.folders, record.certain, record.newest_ns, record.site_complete
+
+    def take(share: int, previous: snapshot.Snapshot | None = None, files: list[str] | None = None):
+        monkeypatch.setattr(snapshot, "FORKED_RECORD_FOLDERS", share)
+        record = snapshot.take(*roots, ("context",), previous=previous, meanwhile=lambda: ran.append(share),
+                               site_files=None if files is None else (site, files))
+        record.taken_ns = 0
+        return record
+
+    alone = take(10**9)
+    assert len(alone.folders) == 82 and not alone.certain and alone.site_complete is None
+    whole, gone = ["index.html", "runs/r01/index.html"], ["index.html", "runs/r02/index.html"]
+    for previous in (None, alone):
+        for files in (None, whole, gone):
+            expected = fields(take(10**9, previous, files))
+            assert expected[4] is (None if files is None else files is whole)
+            assert fields(take(1, previous, files)) == expected
+    assert ran == [1, 1, 1]  # `meanwhile` runs where a child records the data (a previous record), only there
+    (runs / "r07" / "link").unlink()
+    expected = fields(take(10**9, alone, whole))
+    assert expected[2] and fields(take(4, alone, whole)) == expected
+    record = take(4, alone, whole)
+    assert snapshot.site_holds(record, site, whole) and not snapshot.site_holds(record, site, list(gone))
+
+    def no_fork():
+        raise OSError("no fork here")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(snapshot.os, "fork", no_fork)
+        assert fields(take(4, alone, whole)) == expected
+
+    def broken(_value):
+        raise ValueError("cannot send")
+
+    with monkeypatch.context() as patched:  # the child fails before sending: exits 1, the data recorded here
+        patched.setattr(snapshot, "marshal", types.SimpleNamespace(dumps=broken, loads=snapshot.marshal.loads))
+        assert fields(take(4, alone, whole)) == expected
 
 
 @pytest.mark.parametrize("lines", [False, True])
