@@ -165,25 +165,8 @@ def test_nothing_else_runs_on_a_gpu_while_a_grading_measures():
     assert events == ["measure waits", "late waits", "measuring", "measured", "late runs"]
 
 
-def test_a_grading_takes_its_turns_around_its_stages(monkeypatch):
-    """grade.run_stages holds `beside` around correctness and held-out judging and `exclusive` around the
-    measuring stages, one group after another, never one inside the other."""
-    from kernelbench.eval import grade
+def _stub_stages(monkeypatch, calls, held):
     from kernelbench.eval.stages import audits, correctness, heldout, heldout_timing, sanitizer, timing
-
-    held: list[str] = []
-    calls: list[tuple[str, tuple[str, ...]]] = []
-
-    class Held:
-        def __init__(self, name):
-            self.name = name
-
-        def __enter__(self):
-            assert not held, f"{self.name} entered inside {held}"
-            held.append(self.name)
-
-        def __exit__(self, *exc):
-            held.remove(self.name)
 
     def stage(name, result=None):
         def run(*args, **kwargs):
@@ -202,6 +185,31 @@ def test_a_grading_takes_its_turns_around_its_stages(monkeypatch):
     monkeypatch.setattr(timing, "baseline_medians", stage("baseline medians"))
     monkeypatch.setattr(heldout, "check", stage("held-out"))
     monkeypatch.setattr(heldout_timing, "bench", stage("held-out timing"))
+
+
+def test_a_grading_takes_its_turns_around_its_stages(monkeypatch):
+    """grade.run_stages holds `beside` around correctness, the audits, the sanitizer and held-out judging (taken
+    again for each, so a neighbour's measurement can go between them) and `exclusive` around the measuring stages,
+    one group after another, never one inside the other."""
+    from kernelbench.eval import grade
+
+    held: list[str] = []
+    entered: list[str] = []
+    calls: list[tuple[str, tuple[str, ...]]] = []
+
+    class Held:
+        def __init__(self, name):
+            self.name = name
+
+        def __enter__(self):
+            assert not held, f"{self.name} entered inside {held}"
+            held.append(self.name)
+            entered.append(self.name)
+
+        def __exit__(self, *exc):
+            held.remove(self.name)
+
+    _stub_stages(monkeypatch, calls, held)
     plan = SimpleNamespace(options=SimpleNamespace(timing=True, held_out=True), cases=[], shapes=[], heldout=[])
     assert grade.run_stages(plan, SimpleNamespace(), Held("measuring"), None, Held("beside"))
     assert calls == [("lint", ()), ("correctness", ("beside",)), ("problem copy", ("beside",)),
@@ -209,6 +217,80 @@ def test_a_grading_takes_its_turns_around_its_stages(monkeypatch):
                      ("timing", ("measuring",)), ("speed of light", ("measuring",)),
                      ("baseline medians", ("measuring",)), ("held-out", ("beside",)),
                      ("held-out timing", ("measuring",))]
+    assert entered == ["beside", "beside", "beside", "measuring", "beside", "measuring"]
+
+
+def test_a_grading_that_measures_nothing_never_asks_for_the_gpu_alone(monkeypatch):
+    """Without the counter pass and the timing (a survey of the sanitizer, say) no stage measures, so the grading
+    never waits for a neighbour's correctness to end."""
+    from kernelbench.eval import grade
+
+    calls: list[tuple[str, tuple[str, ...]]] = []
+
+    class Refused:
+        def __enter__(self):
+            raise AssertionError("the measuring turn was asked for")
+
+        def __exit__(self, *exc):
+            return None
+
+    _stub_stages(monkeypatch, calls, [])
+    plan = SimpleNamespace(options=SimpleNamespace(timing=False, held_out=True, counters=False), cases=[],
+                           shapes=[], heldout=[], device="cuda")
+    assert grade.run_stages(plan, SimpleNamespace(), Refused(), None, None)
+    assert [name for name, _ in calls] == ["lint", "correctness", "problem copy", "launch audit", "sanitizer",
+                                           "counters", "held-out"]
+
+
+def test_a_measurement_goes_between_a_slow_neighbour_s_stages(monkeypatch):
+    """Two gradings on one GPU's turns: the first's check stage runs long; the second, checked meanwhile, measures
+    as soon as that stage ends, before the first's launch audit, not after all of its side-by-side stages."""
+    from kernelbench.eval import grade
+    from kernelbench.harness.regrade import GpuTurns
+
+    turns = GpuTurns()
+    events: list[str] = []
+    release_slow_check = threading.Event()
+    from kernelbench.eval.stages import audits, correctness, heldout, heldout_timing, sanitizer, timing
+
+    def tagged(name, result=None, wait=False):
+        def run(plan, *args, **kwargs):
+            if wait and plan.name == "slow":
+                release_slow_check.wait(5)
+            events.append(f"{plan.name} {name}")
+            return result
+        return run
+
+    monkeypatch.setattr(audits, "lint", tagged("lint"))
+    monkeypatch.setattr(correctness, "check", tagged("correctness", True, wait=True))
+    monkeypatch.setattr(audits, "problem_copy", tagged("problem copy"))
+    monkeypatch.setattr(audits, "launches", tagged("launch audit"))
+    monkeypatch.setattr(sanitizer, "check", tagged("sanitizer", False))
+    monkeypatch.setattr(audits, "counters", tagged("counters"))
+    monkeypatch.setattr(timing, "bench", tagged("timing"))
+    monkeypatch.setattr(audits, "speed_of_light", tagged("speed of light"))
+    monkeypatch.setattr(timing, "baseline_medians", tagged("baseline medians"))
+    monkeypatch.setattr(heldout, "check", tagged("held-out"))
+    monkeypatch.setattr(heldout_timing, "bench", tagged("held-out timing"))
+
+    def grading(name):
+        plan = SimpleNamespace(name=name, options=SimpleNamespace(timing=True, held_out=True), cases=[],
+                               shapes=[], heldout=[])
+        grade.run_stages(plan, SimpleNamespace(), turns.measuring(lambda: events.append(f"{name} waits")), None,
+                         turns.beside(lambda: None))
+
+    slow = threading.Thread(target=grading, args=("slow",))
+    slow.start()
+    time.sleep(0.05)
+    quick = threading.Thread(target=grading, args=("quick",))
+    quick.start()
+    deadline = time.monotonic() + 5
+    while "quick waits" not in events and time.monotonic() < deadline:
+        time.sleep(0.01)
+    release_slow_check.set()
+    slow.join(5)
+    quick.join(5)
+    assert events.index("quick timing") < events.index("slow launch audit"), events
 
 
 def test_cells_are_graded_in_the_order_only_names_them():
