@@ -172,6 +172,7 @@ REGRADE_EXAMPLES = """examples:
       --deck $F/benchmarks/hard/problems-h100 --runs runs --jobs 2   # every cell, over every GPU, 2 per GPU
   kernelbench regrade ... --gpus 1,2,3                                        # on these GPUs only
   kernelbench regrade ... --resume --stop-after 420                           # sessions of limited length
+  kernelbench regrade ... --sanitizer on --timing off --runs /tmp/sanitized   # a survey of the sanitizer alone
   kernelbench regrade ... --only 05_topk_bitonic --device cpu --shapes smoke  # one column, on the CPU
 the repository and commit the solutions come from are read from SOURCE and COMMIT files at the fetched copy's
 root, or given with --repository and --commit; the run directories keep the solution's hash and path, not its text.
@@ -186,7 +187,7 @@ def register_regrade(subparsers) -> None:
     p.add_argument("leaderboard", type=Path, help="the published board's leaderboard.json")
     p.add_argument("--solutions", type=Path, required=True, help="folder of <run_id>_solution.py.txt files")
     p.add_argument("--deck", type=Path, required=True, help="the board's problem folders (its deck)")
-    p.add_argument("--runs", type=Path, default=Path("runs"), help="where the run directories go (default runs/)")
+    p.add_argument("--runs", type=Path, help="where the run directories go (default runs/)")
     add_device_options(p)
     p.add_argument("--jobs", type=int, default=1,
                    help="gradings side by side on each GPU (correctness and builds in parallel; a grading's "
@@ -202,6 +203,11 @@ def register_regrade(subparsers) -> None:
                    help="a stage's time limit, as for kernelbench grade")
     p.add_argument("--counters", choices=("on", "off"), default="on",
                    help="the hardware-counter pass, as for kernelbench grade")
+    p.add_argument("--timing", choices=("on", "off"), default="on",
+                   help="off: no stage measures (no counter pass, no timing): correctness, the audits, the "
+                        "sanitizer and held-out judging only, so no grading waits for the GPU's measuring turn; "
+                        "for a survey of those stages over the board, into a --runs folder of its own (such a "
+                        "grading is no board cell: it has no median)")
     p.add_argument("--sanitizer", choices=("on", "off"), default="off",
                    help="the sanitizer stage (compute-sanitizer's memcheck and racecheck over one call on the "
                         "smallest shape), as for kernelbench grade; off by default until validated on a GPU")
@@ -293,6 +299,12 @@ def regrade_command(args: argparse.Namespace) -> int:
     from kernelbench.results.published import load_published_board
 
     resolve_device_options(args)
+    if args.timing == "off" and args.runs is None:
+        from kernelbench.errors import KernelBenchError
+
+        raise KernelBenchError("--timing off writes gradings with no median, which are no board's cells",
+                               hint="name a folder of their own with --runs (not runs/)")
+    args.runs = args.runs or Path("runs")
     console = Console(stderr=True)
     _interruptible()
     cells = plan_cells(load_published_board(args.leaderboard), args.solutions, args.deck)
@@ -307,7 +319,7 @@ def regrade_command(args: argparse.Namespace) -> int:
                                stop_after=args.stop_after,
                                limits=dict(args.limit), only=args.only, repository=args.repository,
                                commit=args.commit, counters=args.counters == "on",
-                               sanitizer=args.sanitizer == "on",
+                               timing=args.timing == "on", sanitizer=args.sanitizer == "on",
                                own_checker=args.own_checker, own_benchmark=args.own_benchmark,
                                progress=progress,
                                timeline=CellTimeline(progress.stage))

@@ -288,6 +288,9 @@ class CellSettings:
     shapes: str = "full"
     limits: dict[str, float] = field(default_factory=dict)
     counters: bool = True
+    # off: no stage measures (no counter pass, no timing): a survey of the other stages, written to a folder of its
+    # own, never a board's cell (kernelbench regrade --timing off)
+    timing: bool = True
     sanitizer: bool = False  # the grading's sanitizer stage (off by default until validated on a GPU: docs/grading.md)
     # set on Ctrl-C: the grading under way was cut short by it, so its result is thrown away, never published
     cancelled: threading.Event = field(default_factory=threading.Event)
@@ -408,6 +411,7 @@ def _grade_copy(job: CellJob, settings: CellSettings, turns: tuple[Turn, Turn] |
         provenance.not_provided = missing
         return grade_solution(solution, job.opened, device=settings.device, shapes=settings.shapes,
                               limits=settings.limits, counters=settings.counters, sanitizer=settings.sanitizer,
+                              timing=settings.timing,
                               exclusive=turns[0] if turns else None, beside=turns[1] if turns else None,
                               stage=lambda name, detail="": timeline.stage(job, name, detail))
 
@@ -520,6 +524,7 @@ def regrade_board(leaderboard: Path, solutions_dir: Path, deck_dir: Path, runs_d
                   stop_after: float | None = None,
                   limits: dict[str, float] | None = None, only: list[str] | None = None,
                   repository: str | None = None, commit: str | None = None, counters: bool = True,
+                  timing: bool = True,
                   sanitizer: bool = False, own_checker: bool = False, own_benchmark: bool = False, progress=None,
                   timeline: CellTimeline | None = None, grade_elsewhere=None) -> RegradeReport:
     """Grade every cell not yet graded; see the module docstring. `grade_elsewhere(todo, settings, runs_dir,
@@ -531,7 +536,8 @@ def regrade_board(leaderboard: Path, solutions_dir: Path, deck_dir: Path, runs_d
             raise KernelBenchError(f"no {what} here", path=folder)
     settings = CellSettings(board_name=Path(leaderboard).resolve().parent.name, hardware=board.hardware,
                             upstream=find_upstream(solutions_dir, repository, commit), device=device, shapes=shapes,
-                            limits=dict(limits or {}), counters=counters, sanitizer=sanitizer,
+                            limits=dict(limits or {}), counters=counters and timing, timing=timing,
+                            sanitizer=sanitizer,
                             timeline=timeline or CellTimeline())
     runs_dir = Path(runs_dir)
     cells = [j for j in plan_cells(board, solutions_dir, deck_dir) if not only or j.cell.run_id in only

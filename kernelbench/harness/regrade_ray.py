@@ -44,6 +44,7 @@ class RayCell:
     repository: str | None = None
     commit: str | None = None
     counters: bool = True
+    timing: bool = True
     sanitizer: bool = False
     own_checker: bool = False
     own_benchmark: bool = False
@@ -61,7 +62,8 @@ def grade_cell_packed(cell: dict[str, Any]) -> tuple[str, str | None, bytes | No
             report = regrade_board(Path(spec.leaderboard), Path(spec.solutions), Path(spec.deck), runs,
                                    device=spec.device, shapes=spec.shapes, limits=spec.limits,
                                    only=[spec.run_id], repository=spec.repository, commit=spec.commit,
-                                   counters=spec.counters, sanitizer=spec.sanitizer,
+                                   counters=spec.counters, timing=spec.timing,
+                                   sanitizer=spec.sanitizer,
                                    own_checker=spec.own_checker,
                                    own_benchmark=spec.own_benchmark)
         except KernelBenchError as exc:
@@ -146,7 +148,7 @@ def regrade_board_on_ray(leaderboard: Path, solutions_dir: Path, deck_dir: Path,
     def on_ray(todo, settings, runs_dir, report, finished, stop_after) -> None:
         by_run_id = {job.cell.run_id: job for job in todo}
         cells = [RayCell(run_id=job.cell.run_id, device=settings.device, shapes=settings.shapes,
-                         limits=dict(settings.limits), counters=settings.counters,
+                         limits=dict(settings.limits), counters=settings.counters, timing=settings.timing,
                          sanitizer=settings.sanitizer, **calls)
                  for job in todo if job.solution is not None]
         statuses, report.stopped = grade_cells_on_ray(

@@ -284,3 +284,37 @@ def test_the_sanitizer_option_reaches_every_grading(tmp_path: Path, monkeypatch,
     except SystemExit:
         pass
     assert seen == [expected]
+
+
+@pytest.mark.parametrize("flag, timing, counters", [((), True, True), (("--timing", "off"), False, False)])
+def test_timing_off_reaches_every_grading_and_takes_the_counter_pass_with_it(tmp_path: Path, monkeypatch, flag,
+                                                                            timing, counters):
+    """`kernelbench regrade --timing off` grades each cell with no measuring stage: neither the timing nor the
+    counter pass, so no grading waits for the GPU's measuring turn (a survey of the sanitizer over the board)."""
+    from kernelbench.cli import main as kernelbench_main
+    from kernelbench.eval import grade
+
+    seen: list[tuple[bool, bool]] = []
+
+    def graded(*args, **kwargs):
+        seen.append((kwargs["timing"], kwargs["counters"]))
+        raise RuntimeError("stand-in grading: what it was asked is all this test needs")
+
+    monkeypatch.setattr(grade, "grade_solution", graded)
+    try:
+        kernelbench_main(["regrade", str(BOARD / "leaderboard.json"), "--solutions", str(SOLUTIONS), "--deck",
+                          str(DECK), "--runs", str(tmp_path / "runs"), "--device", "cpu", "--shapes", "smoke",
+                          "--only", "20260101_000001_claude_opus_01_toy_scaled_gemm", *flag])
+    except SystemExit:
+        pass
+    assert seen == [(timing, counters)]
+
+
+def test_timing_off_wants_a_runs_folder_of_its_own(capsys):
+    """Gradings with no median are no board's cells: they never go to the default runs/ unasked."""
+    from kernelbench.cli import main as kernelbench_main
+
+    code = kernelbench_main(["regrade", str(BOARD / "leaderboard.json"), "--solutions", str(SOLUTIONS), "--deck",
+                             str(DECK), "--device", "cpu", "--timing", "off"])
+    err = capsys.readouterr().err
+    assert code != 0 and "--timing off" in err and "--runs" in err
