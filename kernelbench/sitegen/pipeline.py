@@ -166,7 +166,7 @@ def _full_build(config: BuildConfig, out_dir: Path, inputs_now: snapshot.Snapsho
     from kernelbench.sitegen import output, urls
     from kernelbench.sitegen.keptplan import KeptPlan
     from kernelbench.sitegen.plan import plan_site
-    from kernelbench.sitegen.render import templates_hash
+    from kernelbench.sitegen.render import TABLE_ROWS_FILE, table_rows_version, templates_hash
     from kernelbench.transcripts.gcpause import gc_paused
 
     previous = Manifest.load(out_dir)
@@ -186,6 +186,9 @@ def _full_build(config: BuildConfig, out_dir: Path, inputs_now: snapshot.Snapsho
         clock.lap("load and plan")
         tpl_hash = templates_hash(config.templates_dir)
         env = _environment(config, tpl_hash, warm, staging)
+        rows, rows_version = env.globals["table_rows"], table_rows_version(tpl_hash)
+        if warm is None:  # a watching build keeps its rows in its environment
+            rows.load(out_dir / CACHE_DIR / TABLE_ROWS_FILE, rows_version)
         seeding.wait()
         _drop_legacy_records(staging)
         clock.lap("link previous site")
@@ -207,6 +210,9 @@ def _full_build(config: BuildConfig, out_dir: Path, inputs_now: snapshot.Snapsho
             pool.close()
         hasher.seen.update(manifest.settled)  # files hashed where their pages were rendered
         render_diags += site.changed_inputs()
+        rows.keep_only(site.data.runs if site.data is not None else {})
+        if warm is None or warm.builds == 0:  # as the parse cache: the disk copy is for commands
+            rows.save(staging / CACHE_DIR / TABLE_ROWS_FILE, rows_version)
         clock.lap("render")
         prune_stale_pages(staging, site.pages, previous)
         site.write_exports(staging)
