@@ -222,8 +222,12 @@ class KeptRunPages:
         old = self.pages.get(url)
         if old is None:
             return None
-        self.folders.extend({os.path.dirname(record.opened.plain_shown(file))
-                             for file in (*RUN_PAGE_FILES, transcript_name(record))})
+        # where the page's files are recorded: the run folder (RUN_PAGE_FILES are plain names), and the transcript's
+        folder = record.opened.real_text
+        self.folders.append(folder)
+        transcript = transcript_name(record)
+        if "/" in transcript:
+            self.folders.append(os.path.dirname(record.opened.plain_shown(transcript)))
         return Page(url, "run.html", run_id, None, kind="run", parallel=True, kept_digest=old[0],
                     replan=lambda: run_page(data, record, hasher))
 
