@@ -127,6 +127,21 @@ class FileRecords(Mapping[str, list]):
             writable(key.rpartition("/")[0])[key] = value
         return FileRecords(groups)
 
+    def with_folders_of(self, other: FileRecords, folders: Iterable[str]) -> FileRecords:
+        """These records with `other`'s records of the files in `folders` (still marshalled where `other` had not
+        decoded them) under them: a path these records hold keeps its record here."""
+        groups = dict(self._groups)
+        for folder in folders:
+            theirs = other._groups.get(folder)
+            if not theirs:
+                continue
+            mine = self._group(folder)
+            if mine is None:
+                groups[folder] = theirs
+            else:
+                groups[folder] = {**other._group(folder), **mine}  # type: ignore[dict-item]
+        return FileRecords(groups)
+
     def packed(self) -> dict[str, bytes]:
         """Each folder's records as marshalled bytes (a folder left with none dropped)."""
         return {folder: group if isinstance(group, bytes) else marshal.dumps(group)

@@ -35,10 +35,16 @@ class Page:
     # own digest (plan.SiteData.hashed), so ten thousand run views are serialised once a build, not once per page
     # that lists them
     hashed: Any = None
+    # a page the previous build planned and rendered from what is still its input (plan.KeptRunPages): its
+    # fingerprint is that build's, and `replan` plans it in full, for when its file is not there to be kept
+    replan: Callable[[], "Page"] | None = None
+    kept_digest: str = ""
     digest: str = field(default="", init=False)
     digest_of: str = field(default="", init=False)  # the templates hash `digest` was taken with
 
     def fingerprint(self, templates_hash: str) -> str:
+        if self.kept_digest:
+            return self.kept_digest
         # a watching build may plan a page again from the same inputs (plan.PlanMemo) after a template changed
         if not self.digest or self.digest_of != templates_hash:
             inputs = self.inputs if self.hashed is None else self.hashed

@@ -130,7 +130,7 @@ def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildR
     # (RenderPool); another starts them when it has pages enough to render (a result edited: five)
     pool = RenderPool.start(config.jobs) if warm is None and _renders_most_pages(config, kept, inputs_now) else None
     try:
-        return _full_build(config, out_dir, inputs_now, clock, warm, pool)
+        return _full_build(config, out_dir, inputs_now, clock, warm, pool, kept)
     finally:
         if pool is not None:
             pool.close()
@@ -161,12 +161,12 @@ def _renders_most_pages(config: BuildConfig, kept, now: snapshot.Snapshot) -> bo
 
 
 def _full_build(config: BuildConfig, out_dir: Path, inputs_now: snapshot.Snapshot, clock: Stopwatch,
-                warm: WarmState | None, pool: RenderPool | None) -> BuildReport:
+                warm: WarmState | None, pool: RenderPool | None, kept=None) -> BuildReport:
     from kernelbench.fileio import atomic_write_bytes
     from kernelbench.sitegen import output, urls
     from kernelbench.sitegen.keptplan import KeptPlan
     from kernelbench.sitegen.plan import plan_site
-    from kernelbench.sitegen.render import templates_hash
+    from kernelbench.sitegen.render import TABLE_ROWS_FILE, table_rows_version, templates_hash
     from kernelbench.transcripts.gcpause import gc_paused
 
     previous = Manifest.load(out_dir)
@@ -181,11 +181,15 @@ def _full_build(config: BuildConfig, out_dir: Path, inputs_now: snapshot.Snapsho
         version = cache_version()
         parse_cache = warm.parse_cache if warm else load_parse_cache(out_dir, version)
         memo, kept_inputs = _memo(warm, previous), _kept_inputs(warm, config, inputs_now, parse_cache)
+        kept_pages = _kept_run_pages(config, out_dir, kept, inputs_now, previous) if warm is None else None
         with gc_paused():  # tens of thousands of long-lived objects, no cycle among them (see gcpause.py)
-            site = plan_site(config, hasher, parse_cache, memo, kept_inputs)  # gather + validate + derive
+            site = plan_site(config, hasher, parse_cache, memo, kept_inputs, kept_pages)  # gather + validate + derive
         clock.lap("load and plan")
         tpl_hash = templates_hash(config.templates_dir)
         env = _environment(config, tpl_hash, warm, staging)
+        rows, rows_version = env.globals["table_rows"], table_rows_version(tpl_hash)
+        if warm is None:  # a watching build keeps its rows in its environment
+            rows.load(out_dir / CACHE_DIR / TABLE_ROWS_FILE, rows_version)
         seeding.wait()
         _drop_legacy_records(staging)
         clock.lap("link previous site")
@@ -207,10 +211,18 @@ def _full_build(config: BuildConfig, out_dir: Path, inputs_now: snapshot.Snapsho
             pool.close()
         hasher.seen.update(manifest.settled)  # files hashed where their pages were rendered
         render_diags += site.changed_inputs()
+        rows.keep_only(site.data.runs if site.data is not None else {})
+        if warm is None or warm.builds == 0:  # as the parse cache: the disk copy is for commands
+            rows.save(staging / CACHE_DIR / TABLE_ROWS_FILE, rows_version)
         clock.lap("render")
         prune_stale_pages(staging, site.pages, previous)
         site.write_exports(staging)
         manifest.file_hashes = hasher.seen
+        if kept_pages is not None and kept_pages.folders:  # the files of the run pages taken as they were
+            records = previous.file_hashes
+            if not isinstance(records, FileRecords):
+                records = FileRecords.of(records)
+            manifest.file_hashes = FileRecords.of(hasher.seen).with_folders_of(records, kept_pages.folders)
         atomic_write_bytes(staging / MANIFEST_NAME, manifest.dump())
         outcome = _outcome(site.pages, manifest, site.diagnostics + render_diags)
         snapshot.save(snapshot_path(staging), inputs_now, outcome)
@@ -308,6 +320,25 @@ def _edit_build(config: BuildConfig, out_dir: Path, kept, inputs_now: snapshot.S
         raise
     return BuildReport(diagnostics, len(edit.pages), manifest.rendered, clock.total(), out_dir,
                        timings=clock.laps, cpu_s=time.process_time() - clock.cpu_start)
+
+
+def _kept_run_pages(config: BuildConfig, out_dir: Path, kept, now: snapshot.Snapshot, previous: Manifest):
+    """The run pages this full build may take from the previous build's unplanned (plan.KeptRunPages); None when
+    the previous build's records cannot vouch for any."""
+    from kernelbench.sitegen.keptplan import KeptPlan
+    from kernelbench.sitegen.plan import KeptRunPages
+
+    if kept is None or snapshot.code_changed(kept[0], now, snapshot.input_roots(config)):
+        return None
+    plan = KeptPlan.load(out_dir)
+    if plan is None or plan.taken_ns != kept[0].taken_ns:
+        return None
+    runs_root, annotations_root = (str(Path(config.data_dir) / name) for name in ("runs", "annotations"))
+    runs = snapshot.unchanged_names(kept[0], now, runs_root)
+    if not runs:
+        return None
+    return KeptRunPages(plan, runs, snapshot.unchanged_names(kept[0], now, annotations_root), runs_root,
+                        annotations_root, previous.pages)
 
 
 def _carried_file_hashes(previous: Manifest, dataset, hashed: dict[str, list]) -> FileRecords:
@@ -495,7 +526,7 @@ def render_changed_pages(
             manifest.pages[page.url] = old
             diagnostics += [_diag_from_json(d) for d in old[1]]
         else:
-            todo.append(page)
+            todo.append(page if page.replan is None else page.replan())
     manifest.rendered = len(todo)
     manifest.written = [page.url for page in todo]
     for url, digest, diags, settled in _render_all(todo, env, tpl_hash, staging, config, pool, meanwhile):

@@ -159,8 +159,81 @@ class PlanMemo:
         self.pages, self._pages_used = self._pages_used, {}
 
 
+class KeptRunPages:
+    """The run pages a command's full build takes from the previous build without planning them again (at ten
+    thousand runs, planning every run page looks at 50,000 files' statuses only to find their fingerprints the
+    same). A run's page is taken when its fingerprint is, by what the previous build kept, the one it had:
+
+    - the code and templates are those of the previous build (snapshot.code_changed), and the plan it kept
+      (keptplan.KeptPlan) goes with its file-system record;
+    - the run's folder and every annotation file that named it are, entry for entry, as that build read them
+      (snapshot.unchanged_names), the run's annotation now is the one that named it then (or it has none, as then),
+      and the run keeps its address;
+    - its run view has the digest it had (it takes its board cell's mark, which moves with the board) and the
+      transcript viewer is the same.
+
+    The page's record in the previous manifest (its fingerprint and what its render reported) is kept, and its
+    files' records carried from the previous manifest (`folders`); a page whose file is not in the site is
+    planned in full (`Page.replan`)."""
+
+    def __init__(self, plan, runs: set[str], annotations: set[str], runs_root: str, annotations_root: str,
+                 pages: dict[str, list]):
+        self.plan = plan  # keptplan.KeptPlan
+        self.runs, self.annotations = runs, annotations
+        self.runs_root, self.annotations_root = runs_root, annotations_root
+        self.pages = pages  # the previous manifest's
+        self.folders: list[str] = []  # where the files of the pages taken are (manifest.FileRecords' groups)
+        self._naming: dict[str, tuple[str, ...]] | None = None
+
+    def _naming_now(self, dataset: Dataset) -> dict[str, tuple[str, ...]]:
+        """run id -> the annotation files that name it now."""
+        if self._naming is None:
+            found: dict[str, list[str]] = defaultdict(list)
+            for path, run_id in dataset.annotation_run_ids.items():
+                found[run_id].append(Path(path).name)
+            self._naming = {run_id: tuple(sorted(names)) for run_id, names in found.items()}
+        return self._naming
+
+    def page(self, data: SiteData, record: RunRecord, hasher: FileHasher) -> Page | None:
+        run_id = name = record.path.name
+        if record.run_id != run_id or name not in self.runs or name not in self.plan.runs:
+            return None
+        if (str(record.path.parent) != self.runs_root or record.opened is None
+                or data.viewer_version != self.plan.viewer):
+            return None
+        _, view_digest, _, naming, _ = self.plan.run(name)
+        view = data.runs[run_id]
+        if data.view_digests[id(view)] != view_digest:
+            return None
+        if tuple(naming) != self._naming_now(data.dataset).get(run_id, ()) or len(naming) > 1:
+            return None
+        if any(file not in self.annotations for file in naming):
+            return None
+        annotation = data.dataset.annotations.get(run_id)
+        if (annotation is None) != (not naming):
+            return None
+        if annotation is not None and (annotation.path.name != naming[0]
+                                       or str(annotation.path.parent) != self.annotations_root):
+            return None
+        address = urls.slug_of("run", run_id)
+        if address != (self.plan.claims.get("run", {}).get(run_id) or urls.slug(run_id)):
+            return None
+        url = urls.run_url(run_id)
+        old = self.pages.get(url)
+        if old is None:
+            return None
+        # where the page's files are recorded: the run folder (RUN_PAGE_FILES are plain names), and the transcript's
+        folder = record.opened.real_text
+        self.folders.append(folder)
+        transcript = transcript_name(record)
+        if "/" in transcript:
+            self.folders.append(os.path.dirname(record.opened.plain_shown(transcript)))
+        return Page(url, "run.html", run_id, None, kind="run", parallel=True, kept_digest=old[0],
+                    replan=lambda: run_page(data, record, hasher))
+
+
 def plan_site(config, hasher: FileHasher, cache: ParseCache | None = None, memo: PlanMemo | None = None,
-              kept: KeptInputs | None = None) -> SitePlan:
+              kept: KeptInputs | None = None, kept_pages: KeptRunPages | None = None) -> SitePlan:
     from kernelbench.sitegen.diffpage import diff_pages
     from kernelbench.sitegen.problems import problem_pages
     from kernelbench.sitegen.writeups import writeup_pages
@@ -176,7 +249,7 @@ def plan_site(config, hasher: FileHasher, cache: ParseCache | None = None, memo:
         *agent_pages(data),
         audits_page(data),
         *writeup_pages(data),
-        *run_pages(data, hasher, memo),
+        *run_pages(data, hasher, memo, kept_pages),
     ]
     if memo is not None:
         memo.end_build()
@@ -468,8 +541,12 @@ def audits_page(data: SiteData) -> Page:
 # ------------------------------------------------------------------------------------------------ run pages
 
 
-def run_pages(data: SiteData, hasher: FileHasher, memo: PlanMemo | None = None) -> list[Page]:
-    return [run_page(data, record, hasher, memo) for _, record in sorted(data.dataset.runs.items())]
+def run_pages(data: SiteData, hasher: FileHasher, memo: PlanMemo | None = None,
+              kept: KeptRunPages | None = None) -> list[Page]:
+    if kept is None:
+        return [run_page(data, record, hasher, memo) for _, record in sorted(data.dataset.runs.items())]
+    return [kept.page(data, record, hasher) or run_page(data, record, hasher, memo)
+            for _, record in sorted(data.dataset.runs.items())]
 
 
 def run_page(data: SiteData, record: RunRecord, hasher: FileHasher, memo: PlanMemo | None = None) -> Page:

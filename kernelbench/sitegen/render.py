@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import marshal
 import math
+import posixpath
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +36,7 @@ def make_environment(templates_dir: Path, bytecode_dir: Path | None = None) -> j
     env.filters["duration"] = format_duration
     env.filters["json_script"] = json_script
     env.filters["usd"] = format_usd
+    env.globals["table_rows"] = TableRows()
     return env
 
 
@@ -66,6 +69,109 @@ def render_page(env: jinja2.Environment, page: Page, extra: dict[str, Any] | Non
         ) from None
     context = page.context(page, extra) if page.context else {}
     return template.render(page=page, url=page.href, **extra, **context)
+
+
+# ------------------------------------------------------------------------------------------------ runs tables
+
+# What a runs table's row shows of its run view (templates/_macros.html, `run_row`): the row's HTML is these values',
+# the page's folder's (its links are relative to it) and the column choice's alone
+ROW_FIELDS = ("run_id", "url", "agent", "agent_url", "scripted", "problem", "problem_url", "gpu", "status", "verdict",
+              "unaudited", "peak_fraction", "outcome", "elapsed_s", "tokens_total", "cost_usd", "cost_is_estimate")
+_PLAIN = frozenset({str, int, float, bool, type(None)})  # types marshal writes exactly, each with a code of its own
+TABLE_ROWS_FILE = "table-rows.marshal"
+
+
+def _row_key(view: Any) -> bytes | None:
+    """The exact bytes of what a row shows (marshal's version 2 writes no back-references, so equal values give
+    equal bytes; a float is written bit for bit, True apart from 1); None where a value is of another type (its
+    row is rendered every time)."""
+    if type(view) is not dict:
+        return None
+    try:
+        values = tuple([view[name] for name in ROW_FIELDS])
+    except KeyError:
+        return None
+    plain = _PLAIN
+    for value in values:
+        if type(value) not in plain:
+            return None
+    return marshal.dumps(values, 2)
+
+
+class TableRows:
+    """The rows of the runs tables (the runs index lists every run; each problem and agent page its own), each
+    rendered through the `run_row` macro and kept, keyed by the exact values it shows (`_row_key`), so that a
+    rebuild renders only the rows whose values changed and joins the rest as they were rendered. A command's
+    build takes the previous build's rows from its output folder (`load`) and leaves its own for the next (`save`);
+    a watching build keeps them in its environment. Rows are kept under their table's kind (the page's folder and
+    the columns shown) and their run, one row each: a row rendered again replaces its run's old one."""
+
+    def __init__(self) -> None:
+        self.tables: dict[tuple[str, bool, bool], dict[Any, tuple[bytes, str]]] = {}
+        self.rendered = 0  # rows rendered through the macro (not reused) since made
+        self.changed = False  # since loaded or saved
+
+    def __call__(self, row_macro: Any, runs: Any, url: Any, show_agent: Any = True, show_problem: Any = True) -> Markup:
+        owner = getattr(url, "__self__", None)
+        if not (isinstance(owner, Page) and getattr(url, "__func__", None) is Page.href):  # links made otherwise
+            self.rendered += len(runs)
+            return Markup("".join([str(row_macro(r, url, show_agent, show_problem)) for r in runs]))
+        table = self.tables.setdefault((posixpath.dirname(owner.url), bool(show_agent), bool(show_problem)), {})
+        parts = []
+        for r in runs:
+            key = _row_key(r)
+            kept = table.get(r["run_id"]) if key is not None else None
+            if kept is not None and kept[0] == key:
+                parts.append(kept[1])
+                continue
+            html = str(row_macro(r, url, show_agent, show_problem))
+            self.rendered += 1
+            if key is not None:
+                table[r["run_id"]] = (key, html)
+                self.changed = True
+            parts.append(html)
+        return Markup("".join(parts))
+
+    def load(self, path: Path, version: str) -> None:
+        """The rows a previous build kept (`save`), if it kept them with this code and these templates."""
+        try:
+            saved = marshal.loads(Path(path).read_bytes())  # the build's own output, never an input
+            tables = saved["tables"] if saved["version"] == version else {}
+            if not isinstance(tables, dict):
+                tables = {}
+        except Exception:  # noqa: BLE001 - rows that cannot be read are rendered again
+            tables = {}
+        self.tables, self.changed = tables, False
+
+    def keep_only(self, run_ids: Any) -> None:
+        """Drop the rows of runs no longer in the deck."""
+        for table in self.tables.values():
+            gone = [run_id for run_id in table if run_id not in run_ids]
+            for run_id in gone:
+                del table[run_id]
+            self.changed = self.changed or bool(gone)
+
+    def save(self, path: Path, version: str) -> None:
+        """Write the rows for the next build, unless they are the ones loaded (the previous site's file, linked
+        into the staging folder, is then already right)."""
+        path = Path(path)
+        if not self.changed and path.exists():
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.unlink(missing_ok=True)  # a hard link into the previous site: replace it, never write through it
+        path.write_bytes(marshal.dumps({"version": version, "tables": self.tables}))
+        self.changed = False
+
+
+def table_rows_version(tpl_hash: str) -> str:
+    """What kept rows are valid for: the templates and site code (`templates_hash`, what a page's fingerprint takes
+    them by) and the text shown escaped (`kernelbench.text`, outside the site code)."""
+    from kernelbench import text
+
+    h = hashlib.blake2b(digest_size=16)
+    h.update(tpl_hash.encode())
+    h.update(Path(text.__file__).read_bytes())
+    return h.hexdigest()
 
 
 # ------------------------------------------------------------------------------------------------ filters

@@ -17,7 +17,7 @@ from kernelbench import inputs
 from kernelbench.results import dataset
 from kernelbench.sitegen import output, snapshot
 from kernelbench.sitegen.buildcache import CACHE_DIR
-from kernelbench.sitegen.manifest import MANIFEST_NAME, FileHasher
+from kernelbench.sitegen.manifest import MANIFEST_NAME, FileHasher, Manifest
 from kernelbench.sitegen.pipeline import REPO, build_site
 
 
@@ -542,12 +542,45 @@ def test_a_watching_build_takes_the_edit_path_and_builds_what_a_build_from_scrat
         watchers.stop()
 
 
+class _RunPagesPlanned:
+    """The runs whose pages a build plans (plan.run_page)."""
+
+    def __init__(self, patch: pytest.MonkeyPatch):
+        from kernelbench.sitegen import plan
+
+        self.runs: list[str] = []
+        run_page = plan.run_page
+
+        def spied(data, record, *args):
+            self.runs.append(record.run_id)
+            return run_page(data, record, *args)
+
+        patch.setattr(plan, "run_page", spied)
+
+
+class _TablesMade:
+    """The runs tables' kept rows (render.TableRows) each build of a command loads."""
+
+    def __init__(self, patch: pytest.MonkeyPatch):
+        from kernelbench.sitegen.render import TableRows
+
+        self.made: list = []
+        load = TableRows.load
+
+        def spied(rows, *args):
+            self.made.append(rows)
+            return load(rows, *args)
+
+        patch.setattr(TableRows, "load", spied)
+
+
 def test_a_result_edit_that_moves_the_runs_tables_hashes_only_that_file_and_builds_what_a_build_from_scratch_builds(
         config_for, deck: Path, tmp_path: Path, trust_at_once):
     """A result.json edit that changes its run's row in every runs table (the runs index, its problem's and its
-    agent's pages: rows written by render.run_rows) plans the whole deck again: every other run page's files are
-    taken by their status alone (one status per file: plan.py, `_shown_with_status`), only the edited file is
-    hashed, and the site is what a build from scratch of the same data builds."""
+    agent's pages) plans the whole deck again: every other run page's files are taken by their status alone (one
+    status per file: plan.py, `_shown_with_status`), only the edited file is hashed, only the edited run's rows are
+    rendered (the others taken as the previous build kept them: render.TableRows), and the site is what a build from
+    scratch of the same data builds."""
     out = tmp_path / "site"
     build_site(config_for(deck, out))
     run = sorted(p for p in (deck / "runs").iterdir() if (p / "result.json").is_file())[0]
@@ -558,12 +591,34 @@ def test_a_result_edit_that_moves_the_runs_tables_hashes_only_that_file_and_buil
     time.sleep(0.02)
     with pytest.MonkeyPatch.context() as patch:
         reads = _Reads(patch)
+        tables = _TablesMade(patch)
+        planned = _RunPagesPlanned(patch)
         report = build_site(config_for(deck, out))
     assert EDIT_STAGE not in report.timings  # the whole deck planned
     assert reads.hashed == [f"{run.name}/result.json"]
+    [rows] = tables.made
+    assert rows.rendered == 3  # the edited run's row in the runs index and on its problem's and agent's pages
+    assert planned.runs == [run.name]  # every other run page taken as the previous build left it
     assert report.rendered >= 4  # its run page, the runs index, its problem's and its agent's pages at least
     assert (out / "runs/index.html").stat().st_ino != runs_index  # written again
     scratch = tmp_path / "scratch"
     fresh = build_site(config_for(deck, scratch))
     assert _published(out) == _published(scratch)
     assert sorted(map(str, report.diagnostics)) == sorted(map(str, fresh.diagnostics))
+    kept, built = Manifest.load(out), Manifest.load(scratch)
+    assert kept.pages == built.pages and dict(kept.file_hashes) == dict(built.file_hashes)
+
+    # a run page gone from the site: planned and written again, the others still taken
+    other = sorted(p for p in (deck / "runs").iterdir() if (p / "result.json").is_file())[1]
+    for site in (out, *out.parent.glob(f".spare-{out.name}*")):  # nor in the spare site the next build starts from
+        (site / "runs" / other.name / "index.html").unlink(missing_ok=True)
+    _edit_result(run, lambda result: result["session"].update(elapsed_s=result["session"]["elapsed_s"] + 60))
+    time.sleep(0.02)
+    with pytest.MonkeyPatch.context() as patch:
+        planned = _RunPagesPlanned(patch)
+        build_site(config_for(deck, out))
+    build_site(config_for(deck, scratch))
+    assert sorted(planned.runs) == sorted([run.name, other.name])
+    assert _published(out) == _published(scratch)
+    kept, built = Manifest.load(out), Manifest.load(scratch)
+    assert kept.pages == built.pages and dict(kept.file_hashes) == dict(built.file_hashes)
