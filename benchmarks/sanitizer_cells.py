@@ -15,8 +15,8 @@ import statistics
 import sys
 from pathlib import Path
 
-from kernelbench.errors import KernelBenchError
-from kernelbench.results.run import RESULT_FILE, load_result
+# beside this script: the regrade's runs, read as its tables read them
+from regrade_board_tables import regraded_results
 
 
 def tool_cell(run) -> str:
@@ -31,17 +31,12 @@ def tool_cell(run) -> str:
 
 def rows(runs_dir: Path) -> list[dict]:
     out = []
-    for result_file in sorted(runs_dir.glob(f"*/{RESULT_FILE}")):
-        try:
-            result = load_result(result_file.parent)
-        except (KernelBenchError, ValueError) as exc:
-            print(f"skipped {result_file}: {exc}", file=sys.stderr)
-            continue
+    for result in (r for results in regraded_results(runs_dir).values() for r in results):
         grading = result.grading
         stage = grading.sanitizer
         tools = {r.tool: r for r in stage.runs} if stage else {}
         out.append({
-            "run": result_file.parent.name,
+            "run": result.run_id,
             "outcome": grading.outcome.value,
             "passed": None if stage is None else stage.passed,
             "note": (stage.note if stage else "no sanitizer block") or "",
@@ -71,9 +66,9 @@ def report(found: list[dict]) -> str:
         lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
     whole = [r for r in found if r["passed"] is not None]
     stage_s = [r["stage_s"] for r in whole if r["stage_s"] is not None]
-    lines += ["", f"{len(found)} runs; the stage ran whole on {len(whole)}: "
-              f"{sum(r['passed'] is True for r in whole)} clean, {sum(r['passed'] is False for r in whole)} failed; "
-              f"{len(found) - len(whole)} not run or not finished."]
+    lines += ["", (f"{len(found)} runs; the stage ran whole on {len(whole)}: "
+                   f"{sum(r['passed'] is True for r in whole)} clean, {sum(r['passed'] is False for r in whole)} "
+                   f"failed; {len(found) - len(whole)} not run or not finished.")]
     if stage_s:
         lines.append(f"The stage's seconds on those: median {statistics.median(stage_s):.1f}, "
                      f"largest {max(stage_s):.1f}.")
@@ -86,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     found = rows(args.runs)
     if not found:
-        print(f"no runs with a result.json in {args.runs}", file=sys.stderr)
+        print(f"no regraded runs in {args.runs}", file=sys.stderr)
         return 1
     print(report(found))
     return 0

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import tempfile
 import time
-from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Protocol
@@ -129,18 +128,17 @@ def run_stages(plan: GradingPlan, state: GradingState, exclusive: AbstractContex
     # `beside` is taken again for each stage, so a neighbour's measurement waiting for the GPU goes between them:
     # held across all of them, one slow host-driven solution (a check stage and a launch audit of four minutes
     # each) kept three gradings' measurements waiting seven minutes on one H100
-    side = _turn(beside)
     announce("lint")
     audits.lint(plan, state)
-    with side():
+    with beside or nullcontext():
         announce("correctness", f"{len(plan.cases)} cases")
         correct = correctness.check(plan, state, stage)
-    with side():
+    with beside or nullcontext():
         announce("problem copy")
         audits.problem_copy(plan, state)
         announce("launch audit")
         audits.launches(plan, state)
-    with side():
+    with beside or nullcontext():
         # a memory error or race in the candidate's own kernels fails it as a wrong output would (nothing is timed)
         correct = not sanitizer.check(plan, state, correct, announce) and correct
     if correct:
@@ -157,18 +155,13 @@ def run_stages(plan: GradingPlan, state: GradingState, exclusive: AbstractContex
                 timing.baseline_medians(plan, state)
         # once the verdict's stages have all run, and outside `exclusive`: the held-out judging measures nothing
         announce("held-out", f"{len(plan.heldout)} cases" if plan.options.held_out else "turned off")
-    with side():
+    with beside or nullcontext():
         heldout.check(plan, state, correct)  # judged only where correct; otherwise it records why not
     if correct and plan.options.timing:
         with exclusive or nullcontext():
             announce("held-out timing")
             heldout_timing.bench(plan, state)  # the held-out shapes judged right, timed apart from the verdict
     return correct
-
-
-def _turn(turn: AbstractContextManager | None) -> Callable[[], AbstractContextManager]:
-    """A context for one group of stages: the turn given (entered again for each group), or nothing."""
-    return (lambda: turn) if turn is not None else nullcontext
 
 
 def measures(plan: GradingPlan) -> bool:

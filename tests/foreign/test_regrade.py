@@ -263,11 +263,22 @@ def test_a_grading_that_does_not_stop_after_ctrl_c_is_thrown_away(tmp_path: Path
     assert not staging.exists() and (tmp_path / "other_regraded").is_dir()
 
 
+def _regrade_one_cell(tmp_path: Path, *flags: str) -> None:
+    """`kernelbench regrade` of the toy board's first cell on the CPU, with `flags` added."""
+    from kernelbench.cli import main as kernelbench_main
+
+    try:
+        kernelbench_main(["regrade", str(BOARD / "leaderboard.json"), "--solutions", str(SOLUTIONS), "--deck",
+                          str(DECK), "--runs", str(tmp_path / "runs"), "--device", "cpu", "--shapes", "smoke",
+                          "--only", "20260101_000001_claude_opus_01_toy_scaled_gemm", *flags])
+    except SystemExit:
+        pass
+
+
 @pytest.mark.parametrize("flag, expected", [((), False), (("--sanitizer", "on"), True)])
 def test_the_sanitizer_option_reaches_every_grading(tmp_path: Path, monkeypatch, flag, expected):
     """`kernelbench regrade --sanitizer on` grades each cell with the sanitizer stage (a measurement over published
     cells); off by default, as for kernelbench grade."""
-    from kernelbench.cli import main as kernelbench_main
     from kernelbench.eval import grade
 
     seen: list[bool] = []
@@ -277,12 +288,7 @@ def test_the_sanitizer_option_reaches_every_grading(tmp_path: Path, monkeypatch,
         raise RuntimeError("stand-in grading: what it was asked is all this test needs")
 
     monkeypatch.setattr(grade, "grade_solution", graded)
-    try:
-        kernelbench_main(["regrade", str(BOARD / "leaderboard.json"), "--solutions", str(SOLUTIONS), "--deck",
-                          str(DECK), "--runs", str(tmp_path / "runs"), "--device", "cpu", "--shapes", "smoke",
-                          "--only", "20260101_000001_claude_opus_01_toy_scaled_gemm", *flag])
-    except SystemExit:
-        pass
+    _regrade_one_cell(tmp_path, *flag)
     assert seen == [expected]
 
 
@@ -291,7 +297,6 @@ def test_timing_off_reaches_every_grading_and_takes_the_counter_pass_with_it(tmp
                                                                             timing, counters):
     """`kernelbench regrade --timing off` grades each cell with no measuring stage: neither the timing nor the
     counter pass, so no grading waits for the GPU's measuring turn (a survey of the sanitizer over the board)."""
-    from kernelbench.cli import main as kernelbench_main
     from kernelbench.eval import grade
 
     seen: list[tuple[bool, bool]] = []
@@ -301,12 +306,7 @@ def test_timing_off_reaches_every_grading_and_takes_the_counter_pass_with_it(tmp
         raise RuntimeError("stand-in grading: what it was asked is all this test needs")
 
     monkeypatch.setattr(grade, "grade_solution", graded)
-    try:
-        kernelbench_main(["regrade", str(BOARD / "leaderboard.json"), "--solutions", str(SOLUTIONS), "--deck",
-                          str(DECK), "--runs", str(tmp_path / "runs"), "--device", "cpu", "--shapes", "smoke",
-                          "--only", "20260101_000001_claude_opus_01_toy_scaled_gemm", *flag])
-    except SystemExit:
-        pass
+    _regrade_one_cell(tmp_path, *flag)
     assert seen == [(timing, counters)]
 
 

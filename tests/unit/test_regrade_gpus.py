@@ -165,14 +165,9 @@ def test_nothing_else_runs_on_a_gpu_while_a_grading_measures():
     assert events == ["measure waits", "late waits", "measuring", "measured", "late runs"]
 
 
-def _stub_stages(monkeypatch, calls, held):
+def _stub_stages(monkeypatch, stage):
+    """Every stage of grade.run_stages replaced by `stage(name, result)`'s stand-in."""
     from kernelbench.eval.stages import audits, correctness, heldout, heldout_timing, sanitizer, timing
-
-    def stage(name, result=None):
-        def run(*args, **kwargs):
-            calls.append((name, tuple(held)))
-            return result
-        return run
 
     monkeypatch.setattr(audits, "lint", stage("lint"))
     monkeypatch.setattr(correctness, "check", stage("correctness", True))
@@ -185,6 +180,16 @@ def _stub_stages(monkeypatch, calls, held):
     monkeypatch.setattr(timing, "baseline_medians", stage("baseline medians"))
     monkeypatch.setattr(heldout, "check", stage("held-out"))
     monkeypatch.setattr(heldout_timing, "bench", stage("held-out timing"))
+
+
+def _recording(calls, held):
+    """A stage stand-in that records its name with the turns held as it runs."""
+    def stage(name, result=None):
+        def run(*args, **kwargs):
+            calls.append((name, tuple(held)))
+            return result
+        return run
+    return stage
 
 
 def test_a_grading_takes_its_turns_around_its_stages(monkeypatch):
@@ -209,7 +214,7 @@ def test_a_grading_takes_its_turns_around_its_stages(monkeypatch):
         def __exit__(self, *exc):
             held.remove(self.name)
 
-    _stub_stages(monkeypatch, calls, held)
+    _stub_stages(monkeypatch, _recording(calls, held))
     plan = SimpleNamespace(options=SimpleNamespace(timing=True, held_out=True), cases=[], shapes=[], heldout=[])
     assert grade.run_stages(plan, SimpleNamespace(), Held("measuring"), None, Held("beside"))
     assert calls == [("lint", ()), ("correctness", ("beside",)), ("problem copy", ("beside",)),
@@ -234,7 +239,7 @@ def test_a_grading_that_measures_nothing_never_asks_for_the_gpu_alone(monkeypatc
         def __exit__(self, *exc):
             return None
 
-    _stub_stages(monkeypatch, calls, [])
+    _stub_stages(monkeypatch, _recording(calls, []))
     plan = SimpleNamespace(options=SimpleNamespace(timing=False, held_out=True, counters=False), cases=[],
                            shapes=[], heldout=[], device="cuda")
     assert grade.run_stages(plan, SimpleNamespace(), Refused(), None, None)
@@ -251,27 +256,16 @@ def test_a_measurement_goes_between_a_slow_neighbour_s_stages(monkeypatch):
     turns = GpuTurns()
     events: list[str] = []
     release_slow_check = threading.Event()
-    from kernelbench.eval.stages import audits, correctness, heldout, heldout_timing, sanitizer, timing
 
-    def tagged(name, result=None, wait=False):
+    def tagged(name, result=None):
         def run(plan, *args, **kwargs):
-            if wait and plan.name == "slow":
+            if name == "correctness" and plan.name == "slow":
                 release_slow_check.wait(5)
             events.append(f"{plan.name} {name}")
             return result
         return run
 
-    monkeypatch.setattr(audits, "lint", tagged("lint"))
-    monkeypatch.setattr(correctness, "check", tagged("correctness", True, wait=True))
-    monkeypatch.setattr(audits, "problem_copy", tagged("problem copy"))
-    monkeypatch.setattr(audits, "launches", tagged("launch audit"))
-    monkeypatch.setattr(sanitizer, "check", tagged("sanitizer", False))
-    monkeypatch.setattr(audits, "counters", tagged("counters"))
-    monkeypatch.setattr(timing, "bench", tagged("timing"))
-    monkeypatch.setattr(audits, "speed_of_light", tagged("speed of light"))
-    monkeypatch.setattr(timing, "baseline_medians", tagged("baseline medians"))
-    monkeypatch.setattr(heldout, "check", tagged("held-out"))
-    monkeypatch.setattr(heldout_timing, "bench", tagged("held-out timing"))
+    _stub_stages(monkeypatch, tagged)
 
     def grading(name):
         plan = SimpleNamespace(name=name, options=SimpleNamespace(timing=True, held_out=True), cases=[],
