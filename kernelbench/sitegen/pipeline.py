@@ -180,7 +180,9 @@ def _full_build(config: BuildConfig, out_dir: Path, inputs_now: snapshot.Snapsho
         seeded_from = output.SiteRecord.load(out_dir)
         version = cache_version()
         parse_cache = warm.parse_cache if warm else load_parse_cache(out_dir, version)
-        memo, kept_inputs = _memo(warm, previous), _kept_inputs(warm, config, inputs_now, parse_cache)
+        memo = _memo(warm, previous)
+        kept_inputs = (_kept_inputs(warm, config, inputs_now, parse_cache) if warm is not None
+                       else _unopened_runs(config, kept, inputs_now))
         kept_pages = _kept_run_pages(config, out_dir, kept, inputs_now, previous) if warm is None else None
         with gc_paused():  # tens of thousands of long-lived objects, no cycle among them (see gcpause.py)
             site = plan_site(config, hasher, parse_cache, memo, kept_inputs, kept_pages)  # gather + validate + derive
@@ -408,6 +410,35 @@ def _kept_inputs(warm: WarmState | None, config: BuildConfig, now: snapshot.Snap
     kept.annotations = wanted
     kept.annotation_keys = {key[0]: key for key in parse_cache.used if key[0] in wanted}
     return kept
+
+
+def _unopened_runs(config: BuildConfig, kept, now: snapshot.Snapshot):
+    """For a command's build: the run folders its file-system record shows unchanged since the previous build's
+    (snapshot.unchanged_names), each with its identity and its result.json's status as this build's record took
+    them: the load takes such a run from the parse cache without opening its folder when that status is the one
+    its cached value was read with (results.dataset.KeptInputs.unopened). None when there is no previous record."""
+    from kernelbench.results.dataset import KeptInputs
+
+    if kept is None:
+        return None
+    runs_root = str(Path(config.data_dir) / "runs")
+    names = snapshot.unchanged_names(kept[0], now, runs_root)
+    listed = now.folders.get(runs_root)
+    if not names or listed is None:
+        return None
+    found = {}
+    folders = snapshot.named_entries(listed)
+    for name in names:
+        folder = now.folders.get(f"{runs_root}/{name}")
+        entry = snapshot.unpacked(folders[name])
+        result = snapshot.named_entry(folder, RESULT_NAME) if folder is not None else None
+        if result is None or not snapshot.is_folder(entry) or not snapshot.is_file(result):
+            continue
+        found[name] = ((entry[1], entry[2]), result)
+    return KeptInputs(unopened=found, unopened_in=runs_root)
+
+
+RESULT_NAME = "result.json"  # results.run.RESULT_FILE, without importing the data models before they are needed
 
 
 def snapshot_path(site_dir: Path) -> Path:

@@ -84,7 +84,8 @@ class SitePlan:
         """The run folders that changed while the site was built: their pages show them as first opened."""
         if self.dataset is None:
             return []
-        found = (record.folder.changed_report() for _, record in sorted(self.dataset.runs.items()))
+        found = (folder.changed_report() for _, record in sorted(self.dataset.runs.items())
+                 if (folder := record.opened_folder()) is not None)  # a folder never opened showed nothing
         return [report.diagnostic for report in found if report is not None]
 
     def write_exports(self, staging: Path) -> None:
@@ -198,7 +199,7 @@ class KeptRunPages:
         run_id = name = record.path.name
         if record.run_id != run_id or name not in self.runs or name not in self.plan.runs:
             return None
-        if (str(record.path.parent) != self.runs_root or record.opened is None
+        if (str(record.path.parent) != self.runs_root or (record.opened is None and record.unopened is None)
                 or data.viewer_version != self.plan.viewer):
             return None
         _, view_digest, _, naming, _ = self.plan.run(name)
@@ -223,11 +224,11 @@ class KeptRunPages:
         if old is None:
             return None
         # where the page's files are recorded: the run folder (RUN_PAGE_FILES are plain names), and the transcript's
-        folder = record.opened.real_text
+        folder = record.folder_text  # (a folder the load took unopened stays so)
         self.folders.append(folder)
         transcript = transcript_name(record)
         if "/" in transcript:
-            self.folders.append(os.path.dirname(record.opened.plain_shown(transcript)))
+            self.folders.append(os.path.dirname(os.path.join(folder, transcript)))  # inputs.Folder.plain_shown
         return Page(url, "run.html", run_id, None, kind="run", parallel=True, kept_digest=old[0],
                     replan=lambda: run_page(data, record, hasher))
 
