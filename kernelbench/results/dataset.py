@@ -286,8 +286,9 @@ class RunRecord:
     opened: inputs.Folder | None = field(default=None, repr=False, compare=False)  # the folder as loaded
     compact: CompactResult | None = field(default=None, repr=False, compare=False)
     # a record the load took without opening its folder (KeptInputs.unopened): the folder's identity (device,
-    # inode) as the file-system record that vouched for it saw it, and the root its files must stay inside
-    unopened: tuple[tuple[int, int], Path] | None = field(default=None, repr=False, compare=False)
+    # inode) as the file-system record that vouched for it saw it, the root its files must stay inside, and the
+    # resolved folder (inputs.Folder.real_text)
+    unopened: tuple[tuple[int, int], Path, str] | None = field(default=None, repr=False, compare=False)
 
     @property
     def facts(self) -> RunFacts:
@@ -346,10 +347,8 @@ class RunRecord:
         if self.opened is not None:
             return self.opened
         if self.unopened is not None:
-            identity, root = self.unopened
-            assert self.resolved_path is not None  # set with `unopened`
-            found = (inputs.Folder.reopen(self.path, str(self.resolved_path), identity)
-                     or inputs.Folder.open(self.path, root))
+            identity, root, real = self.unopened
+            found = inputs.Folder.reopen(self.path, real, identity) or inputs.Folder.open(self.path, root)
             if found is None:
                 raise FileNotFoundError(f"{self.path}: removed while the site was being built")
             return found
@@ -363,8 +362,8 @@ class RunRecord:
     def folder_text(self) -> str:
         """The resolved run folder as text (`inputs.Folder.real_text`), without opening a folder the load took
         unopened."""
-        if self.opened is None and self.unopened is not None and self.resolved_path is not None:
-            return str(self.resolved_path)
+        if self.opened is None and self.unopened is not None:
+            return self.unopened[2]
         return self.folder.real_text
 
 
@@ -803,12 +802,12 @@ def _unopened_run(runs: inputs.Folder, name: str, root: Path, cache: ParseCache,
     when the cache cannot vouch for its result.json at that status, or holds no compact result of this run (it is
     then loaded as any other). A run regraded from another benchmark's board is loaded: its pages read its
     result.json again."""
-    path = runs.path / name / RESULT_FILE
-    value = cache.unchanged_as(str(path), status)
+    value = cache.unchanged_as(f"{runs.path}/{name}/{RESULT_FILE}", status)  # str(runs.path / name / RESULT_FILE)
     if not isinstance(value, CompactResult) or value.facts.run_id != name or value.facts.regraded:
         return None
-    return RunRecord(run_id=name, path=runs.path / name, result=None, result_path=path,
-                     resolved_path=runs.real / name, compact=value, unopened=(identity, root))
+    folder = runs.path / name
+    return RunRecord(run_id=name, path=folder, result=None, result_path=folder / RESULT_FILE, compact=value,
+                     unopened=(identity, root, f"{runs.real_text}/{name}"))  # (runs.real / name, as open_child has it)
 
 
 def _add_run(dataset: Dataset, record: RunRecord) -> bool:

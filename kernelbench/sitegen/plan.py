@@ -7,6 +7,7 @@ arranges their output into pages. Nothing here writes a file.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import stat
 from collections import defaultdict
@@ -202,7 +203,7 @@ class KeptRunPages:
         if (str(record.path.parent) != self.runs_root or (record.opened is None and record.unopened is None)
                 or data.viewer_version != self.plan.viewer):
             return None
-        _, view_digest, _, naming, _ = self.plan.run(name)
+        _, view_digest, _, naming, _, _ = self.plan.run(name)
         view = data.runs[run_id]
         if data.view_digests[id(view)] != view_digest:
             return None
@@ -241,7 +242,7 @@ def plan_site(config, hasher: FileHasher, cache: ParseCache | None = None, memo:
 
     dataset = load_dataset(Path(config.data_dir), config.resolved_problems_dir(), cache=cache, kept=kept,
                            compact=views.compact_result)
-    data = derive(dataset, memo)
+    data = derive(dataset, memo, kept_pages.plan if kept_pages is not None else None)
     pages = [
         *leaderboard_pages(data),
         runs_index_page(data),
@@ -258,7 +259,9 @@ def plan_site(config, hasher: FileHasher, cache: ParseCache | None = None, memo:
                     data=data)
 
 
-def derive(dataset: Dataset, memo: PlanMemo | None = None) -> SiteData:
+def derive(dataset: Dataset, memo: PlanMemo | None = None, kept_plan=None) -> SiteData:
+    """`kept_plan`: the previous build's plan (keptplan.KeptPlan), when it was planned by this very code (see
+    KeptRunPages): a run view whose result and key (`view_key`) are those it kept takes the digest it kept."""
     from kernelbench.results.leaderboard import build_boards, make_trial
 
     dataset.diagnostics += claim_addresses(dataset)
@@ -266,6 +269,8 @@ def derive(dataset: Dataset, memo: PlanMemo | None = None) -> SiteData:
     dataset.diagnostics += claim_board_addresses(boards, dataset)
     shown = views.shown_runs(boards)
     run_view = memo.run_view if memo else _run_view
+    if memo is None and kept_plan is not None:
+        run_view = functools.partial(_kept_run_view, kept_plan)
     found = {run_id: run_view(record, dataset, shown) for run_id, record in sorted(dataset.runs.items())}
     runs = {run_id: view for run_id, (view, _) in found.items()}
     return SiteData(
@@ -293,6 +298,25 @@ def shared_of_result(record: RunRecord, result_digest: str) -> tuple:
 
 def _run_view(record: RunRecord, dataset: Dataset, shown: dict) -> tuple[dict, str]:
     view = views.run_view(record, dataset, shown)
+    return view, hash_data(view)
+
+
+def view_key(view: dict) -> tuple:
+    """What a run view takes beside its result's own part (views.run_view: `result_view`, a function of the
+    result.json's bytes): its addresses, whether it was imported, its annotation's verdict and its cell's mark."""
+    return (view["url"], view["agent_url"], view["problem_url"], view["imported"], view["verdict"],
+            view["unaudited"])
+
+
+def _kept_run_view(kept_plan, record: RunRecord, dataset: Dataset, shown: dict) -> tuple[dict, str]:
+    """`_run_view`, its digest taken from the previous build's plan when the run's result.json has the bytes (by
+    their hash) and its view the key (`view_key`) that plan kept: the view is then the very one whose digest it
+    kept, the code that made both being the same (KeptRunPages' condition)."""
+    view = views.run_view(record, dataset, shown)
+    entry = kept_plan.run_if_kept(record.run_id)
+    if (entry is not None and record.compact is not None and entry[0] == record.compact.digest.hex()
+            and tuple(entry[5]) == view_key(view)):
+        return view, entry[1]
     return view, hash_data(view)
 
 

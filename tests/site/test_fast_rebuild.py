@@ -646,6 +646,23 @@ class _FoldersOpened:
         patch.setattr(inputs.Folder, "reopen", classmethod(reopened))
 
 
+class _ViewsHashed:
+    """The runs whose views a build hashes (plan.hash_data of a run view)."""
+
+    def __init__(self, patch: pytest.MonkeyPatch):
+        from kernelbench.sitegen import plan
+
+        self.runs: list[str] = []
+        hash_data = plan.hash_data
+
+        def spied(data):
+            if isinstance(data, dict) and "unaudited" in data and "run_id" in data:
+                self.runs.append(data["run_id"])
+            return hash_data(data)
+
+        patch.setattr(plan, "hash_data", spied)
+
+
 def _runs_of(deck: Path) -> list[Path]:
     return sorted(p for p in (deck / "runs").iterdir() if (p / "result.json").is_file())
 
@@ -673,9 +690,12 @@ def test_a_board_moving_edit_opens_only_the_edited_run_folder_and_builds_what_a_
     with pytest.MonkeyPatch.context() as patch:
         opened = _FoldersOpened(patch)
         planned = _RunPagesPlanned(patch)
+        hashed = _ViewsHashed(patch)
         report = build_site(config_for(deck, out))
     assert EDIT_STAGE not in report.timings  # the whole deck planned
     assert set(opened.loaded) == {run.name}  # (by the edit's own look at it too: keptplan.plan_pages)
+    # the run views whose result and key are those the previous plan kept take its digests (plan._kept_run_view)
+    assert hashed.runs == [run.name]  # (no other run's cell mark moved here)
     annotated = {p.stem for p in (deck / "annotations").glob("*.yaml")}
     assert set(opened.later) <= annotated | {run.name}
     assert planned.runs == [run.name]
@@ -747,8 +767,7 @@ def test_a_run_folder_taken_unopened_and_swapped_since_is_opened_as_a_load_opens
     run = _runs_of(deck)[5]
     record = dataset.load_dataset(deck).runs[run.name]
     taken = RunRecord(run_id=run.name, path=record.path, result=None, result_path=record.result_path,
-                      resolved_path=record.resolved_path, compact=None,
-                      unopened=((record.folder.identity[0], record.folder.identity[1]), record.path.parent.parent))
+                      compact=None, unopened=(record.folder.identity, record.path.parent.parent, record.folder.real_text))
     copy = run.with_name(run.name + ".copy")
     shutil.copytree(run, copy)
     shutil.rmtree(run)
