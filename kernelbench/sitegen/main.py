@@ -133,9 +133,12 @@ def command() -> NoReturn:
     one by one, when the build returns and again as the interpreter shuts down, took a third of a second of a
     rebuild's wall time for nothing: the build hands them over (`held`) and the process's end frees them all. Every
     file the build writes is closed and swapped in before it returns; a spare site is deleted by a process of its
-    own (output.discard); the render workers have ended."""
+    own (output.discard); the render workers have ended. Under a profiler or a tracer (cProfile, coverage), which
+    write what they found as the interpreter ends, it ends as any program does."""
     held: list = []
     code = main(held=held)
+    if sys.getprofile() is not None or sys.gettrace() is not None:
+        sys.exit(code)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
