@@ -29,6 +29,8 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
+import orjson
+
 from kernelbench import inputs
 from kernelbench.errors import Diagnostic, KernelBenchError
 from kernelbench.fileio import ModelLoadError, decode_text, load_json_model, load_yaml, parse_model
@@ -231,10 +233,16 @@ class CompactResult:
                    trial)
 
     def __getstate__(self) -> tuple:
-        return self.digest, self.raw, self.facts, self.derived, self.trial
+        # `derived` (a dict of plain values, a run view's own part) travels as JSON when JSON gives it back exactly
+        # (the same types, values and key order: `_json_exact`), which decodes in half the time pickle takes, at ten
+        # thousand runs a tenth of a second of a build that loads the deck; as itself otherwise
+        as_json = _json_exact(self.derived)
+        return (self.digest, self.raw, self.facts, as_json, self.derived if as_json is None else None,
+                self.trial)
 
     def __setstate__(self, state: tuple) -> None:
-        self.digest, self.raw, self.facts, self.derived, self.trial = state
+        self.digest, self.raw, self.facts, as_json, derived, self.trial = state
+        self.derived = derived if as_json is None else orjson.loads(as_json)
 
     def result(self, record: RunRecord) -> RunResult:
         """The validated result, from the bytes kept or read again through the run's folder; InputRefused when
@@ -265,6 +273,33 @@ class CompactResult:
     def for_page(self) -> CompactResult:
         """What a render worker takes to render the run's page: its facts (its run view travels beside)."""
         return CompactResult(self.digest, None, self.facts)
+
+
+def _json_exact(value: Any) -> bytes | None:
+    """`value` as JSON, when decoding that gives back an equal value of the very same types, in the same order
+    (no tuple, str subclass, enum, float that JSON cannot write, or key that is not a string); None otherwise."""
+    if value is None:
+        return None
+    try:
+        blob = orjson.dumps(value)
+    except TypeError:
+        return None
+    return blob if _same(orjson.loads(blob), value) else None
+
+
+def _same(back: Any, value: Any) -> bool:
+    kind = type(value)
+    if type(back) is not kind:
+        return False
+    if kind is dict:
+        return list(back) == list(value) and all(_same(back[key], value[key]) for key in value)
+    if kind is list:
+        return len(back) == len(value) and all(_same(b, v) for b, v in zip(back, value))
+    if kind is float:
+        return repr(back) == repr(value)  # (the sign of a zero too)
+    if kind in (str, int, bool) or value is None:
+        return back == value
+    return False
 
 
 @dataclass
