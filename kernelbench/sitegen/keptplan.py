@@ -29,6 +29,7 @@ import hashlib
 import marshal
 import types
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -163,9 +164,11 @@ class Edit:
     pages: list[str]  # every page of the site in place, in plan order (from its record: snapshot.Outcome)
 
 
-def edit_of(config, site_dir: Path, kept: tuple | None, now: snapshot.Snapshot) -> Edit | None:
+def edit_of(config, site_dir: Path, kept: tuple | None, now: snapshot.Snapshot,
+            plan_of: Callable[[Path], KeptPlan | None] | None = None) -> Edit | None:
     """The edit between the site in place (its file-system record `kept` and its plan) and the inputs now, when it
-    lies inside run folders and annotation files that were there before; None when a full build is needed."""
+    lies inside run folders and annotation files that were there before; None when a full build is needed.
+    `plan_of`: what reads the site's plan (default `KeptPlan.load`)."""
     if kept is None:
         return None
     before, outcome = kept
@@ -173,7 +176,7 @@ def edit_of(config, site_dir: Path, kept: tuple | None, now: snapshot.Snapshot) 
     names = snapshot.edited_names(before, now, str(data / "runs"), str(data / "annotations"))
     if names is None:
         return None
-    plan = KeptPlan.load(site_dir)
+    plan = (plan_of or KeptPlan.load)(site_dir)
     if plan is None or plan.taken_ns != before.taken_ns:
         return None
     edited_runs, edited_files = names

@@ -124,7 +124,8 @@ def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None, held: lis
     clock.lap("look at the inputs")
     if unchanged is not None:
         return _unchanged_report(unchanged, out_dir, clock)
-    report = _edit_build(config, out_dir, kept, inputs_now, clock, warm)
+    previous = _Previous(out_dir)
+    report = _edit_build(config, out_dir, kept, inputs_now, clock, warm, previous)
     if report is not None:
         return report
     # a build that will render most pages starts its render workers now, before the deck is loaded and planned:
@@ -132,7 +133,7 @@ def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None, held: lis
     # (RenderPool); another starts them when it has pages enough to render (a result edited: five)
     pool = RenderPool.start(config.jobs) if warm is None and _renders_most_pages(config, kept, inputs_now) else None
     try:
-        return _full_build(config, out_dir, inputs_now, clock, warm, pool, kept, held)
+        return _full_build(config, out_dir, inputs_now, clock, warm, pool, kept, held, previous)
     finally:
         if pool is not None:
             pool.close()
@@ -163,7 +164,8 @@ def _renders_most_pages(config: BuildConfig, kept, now: snapshot.Snapshot) -> bo
 
 
 def _full_build(config: BuildConfig, out_dir: Path, inputs_now: snapshot.Snapshot, clock: Stopwatch,
-                warm: WarmState | None, pool: RenderPool | None, kept=None, held: list | None = None) -> BuildReport:
+                warm: WarmState | None, pool: RenderPool | None, kept=None, held: list | None = None,
+                kept_records: _Previous | None = None) -> BuildReport:
     from kernelbench.fileio import atomic_write_bytes
     from kernelbench.sitegen import output, urls
     from kernelbench.sitegen.keptplan import KeptPlan
@@ -171,7 +173,8 @@ def _full_build(config: BuildConfig, out_dir: Path, inputs_now: snapshot.Snapsho
     from kernelbench.sitegen.render import TABLE_ROWS_FILE, table_rows_version, templates_hash
     from kernelbench.transcripts.gcpause import gc_paused
 
-    previous = Manifest.load(out_dir)
+    kept_records = kept_records or _Previous(out_dir)
+    previous = kept_records.manifest()
     hasher = FileHasher(previous.file_hashes, previous.started_ns)
     staging = output.new_staging_dir(out_dir)
     seeding = None
@@ -185,7 +188,7 @@ def _full_build(config: BuildConfig, out_dir: Path, inputs_now: snapshot.Snapsho
         memo = _memo(warm, previous)
         kept_inputs = (_kept_inputs(warm, config, inputs_now, parse_cache) if warm is not None
                        else _unopened_runs(config, kept, inputs_now))
-        kept_pages = _kept_run_pages(config, out_dir, kept, inputs_now, previous) if warm is None else None
+        kept_pages = _kept_run_pages(config, kept_records, kept, inputs_now, previous) if warm is None else None
         with gc_paused():  # tens of thousands of long-lived objects, no cycle among them (see gcpause.py)
             site = plan_site(config, hasher, parse_cache, memo, kept_inputs, kept_pages)  # gather + validate + derive
         clock.lap("load and plan")
@@ -259,7 +262,8 @@ def _full_build(config: BuildConfig, out_dir: Path, inputs_now: snapshot.Snapsho
 
 
 def _edit_build(config: BuildConfig, out_dir: Path, kept, inputs_now: snapshot.Snapshot,
-                clock: Stopwatch, warm: WarmState | None = None) -> BuildReport | None:
+                clock: Stopwatch, warm: WarmState | None = None,
+                kept_records: _Previous | None = None) -> BuildReport | None:
     """A rebuild after an edit inside run folders and annotation files that reaches no page but those runs' (see
     keptplan.py): only those runs and their annotations are read, only their pages planned, the rest of the site is
     the one in place. None, with nothing written, when the edit needs the full build.
@@ -270,14 +274,15 @@ def _edit_build(config: BuildConfig, out_dir: Path, kept, inputs_now: snapshot.S
     them, these edits included, and the pages this build wrote are in the manifest it starts from."""
     from kernelbench.sitegen import keptplan
 
-    edit = keptplan.edit_of(config, out_dir, kept, inputs_now)
+    kept_records = kept_records or _Previous(out_dir)
+    edit = keptplan.edit_of(config, out_dir, kept, inputs_now, plan_of=lambda _: kept_records.plan())
     if edit is None:
         return None
     from kernelbench.fileio import atomic_write_bytes
     from kernelbench.sitegen import output
     from kernelbench.sitegen.render import templates_hash
 
-    previous = Manifest.load(out_dir)
+    previous = kept_records.manifest()
     if not all(url in previous.pages for url in edit.pages):
         return None
     clock.lap("look at the edit")
@@ -329,15 +334,39 @@ def _edit_build(config: BuildConfig, out_dir: Path, kept, inputs_now: snapshot.S
                        timings=clock.laps, cpu_s=time.process_time() - clock.cpu_start)
 
 
-def _kept_run_pages(config: BuildConfig, out_dir: Path, kept, now: snapshot.Snapshot, previous: Manifest):
+class _Previous:
+    """The previous build's manifest and kept plan (keptplan.KeptPlan), each read once for a build: the edit path's
+    look reads them, and the full build that follows when the edit reaches other pages reads them again. The edit
+    path changes neither unless it builds the site itself (keptplan.plan_pages updates the plan only once every page
+    of the edit is planned)."""
+
+    def __init__(self, out_dir: Path):
+        self.out_dir = out_dir
+        self._manifest: Manifest | None = None
+        self._plan = None
+        self._plan_read = False
+
+    def manifest(self) -> Manifest:
+        if self._manifest is None:
+            self._manifest = Manifest.load(self.out_dir)
+        return self._manifest
+
+    def plan(self):
+        if not self._plan_read:
+            from kernelbench.sitegen.keptplan import KeptPlan
+
+            self._plan, self._plan_read = KeptPlan.load(self.out_dir), True
+        return self._plan
+
+
+def _kept_run_pages(config: BuildConfig, kept_records: _Previous, kept, now: snapshot.Snapshot, previous: Manifest):
     """The run pages this full build may take from the previous build's unplanned (plan.KeptRunPages); None when
     the previous build's records cannot vouch for any."""
-    from kernelbench.sitegen.keptplan import KeptPlan
     from kernelbench.sitegen.plan import KeptRunPages
 
     if kept is None or snapshot.code_changed(kept[0], now, snapshot.input_roots(config)):
         return None
-    plan = KeptPlan.load(out_dir)
+    plan = kept_records.plan()
     if plan is None or plan.taken_ns != kept[0].taken_ns:
         return None
     runs_root, annotations_root = (str(Path(config.data_dir) / name) for name in ("runs", "annotations"))
