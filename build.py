@@ -1,9 +1,7 @@
 #!/usr/bin/env python3
 """Build the KernelBench Hard site: `python build.py --help`."""
 
-import sys
-
-from kernelbench.sitegen.main import main
+from kernelbench.sitegen.main import command
 
 if __name__ == "__main__":
-    sys.exit(main())
+    command()

@@ -29,6 +29,8 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
+import orjson
+
 from kernelbench import inputs
 from kernelbench.errors import Diagnostic, KernelBenchError
 from kernelbench.fileio import ModelLoadError, decode_text, load_json_model, load_yaml, parse_model
@@ -101,11 +103,16 @@ class ParseCache:
         it unchanged since it was read; MISSING when it must be read."""
         if status is None:
             return MISSING
+        return self.unchanged_as(path, file_status(status))
+
+    def unchanged_as(self, path: str, status: tuple) -> Any:
+        """`unchanged`, with the file's status as `file_status` gives it (taken by whoever vouches for it: the
+        build's file-system record, say)."""
         known = self.statuses.get(path)
         if known is None:
             return MISSING
         kept, digest, read_from_ns = known
-        if kept != file_status(status) or max(status.st_mtime_ns, status.st_ctime_ns) >= read_from_ns - RACY_MARGIN_NS:
+        if kept != status or max(status[4], status[5]) >= read_from_ns - RACY_MARGIN_NS:
             return MISSING
         value = self._known((path, digest))
         if value is not MISSING:
@@ -226,10 +233,16 @@ class CompactResult:
                    trial)
 
     def __getstate__(self) -> tuple:
-        return self.digest, self.raw, self.facts, self.derived, self.trial
+        # `derived` (a dict of plain values, a run view's own part) travels as JSON when JSON gives it back exactly
+        # (the same types, values and key order: `_json_exact`), which decodes in half the time pickle takes, at ten
+        # thousand runs a tenth of a second of a build that loads the deck; as itself otherwise
+        as_json = _json_exact(self.derived)
+        return (self.digest, self.raw, self.facts, as_json, self.derived if as_json is None else None,
+                self.trial)
 
     def __setstate__(self, state: tuple) -> None:
-        self.digest, self.raw, self.facts, self.derived, self.trial = state
+        self.digest, self.raw, self.facts, as_json, derived, self.trial = state
+        self.derived = derived if as_json is None else orjson.loads(as_json)
 
     def result(self, record: RunRecord) -> RunResult:
         """The validated result, from the bytes kept or read again through the run's folder; InputRefused when
@@ -262,6 +275,33 @@ class CompactResult:
         return CompactResult(self.digest, None, self.facts)
 
 
+def _json_exact(value: Any) -> bytes | None:
+    """`value` as JSON, when decoding that gives back an equal value of the very same types, in the same order
+    (no tuple, str subclass, enum, float that JSON cannot write, or key that is not a string); None otherwise."""
+    if value is None:
+        return None
+    try:
+        blob = orjson.dumps(value)
+    except TypeError:
+        return None
+    return blob if _same(orjson.loads(blob), value) else None
+
+
+def _same(back: Any, value: Any) -> bool:
+    kind = type(value)
+    if type(back) is not kind:
+        return False
+    if kind is dict:
+        return list(back) == list(value) and all(_same(back[key], value[key]) for key in value)
+    if kind is list:
+        return len(back) == len(value) and all(_same(b, v) for b, v in zip(back, value))
+    if kind is float:
+        return repr(back) == repr(value)  # (the sign of a zero too)
+    if kind in (str, int, bool) or value is None:
+        return back == value
+    return False
+
+
 @dataclass
 class RunRecord:
     """One run directory that loaded.
@@ -280,6 +320,10 @@ class RunRecord:
     resolved_path: Path | None = field(default=None, repr=False, compare=False)  # `path` resolved, if known
     opened: inputs.Folder | None = field(default=None, repr=False, compare=False)  # the folder as loaded
     compact: CompactResult | None = field(default=None, repr=False, compare=False)
+    # a record the load took without opening its folder (KeptInputs.unopened): the folder's identity (device,
+    # inode) as the file-system record that vouched for it saw it, the root its files must stay inside, and the
+    # resolved folder (inputs.Folder.real_text)
+    unopened: tuple[tuple[int, int], Path, str] | None = field(default=None, repr=False, compare=False)
 
     @property
     def facts(self) -> RunFacts:
@@ -332,9 +376,30 @@ class RunRecord:
 
     @functools.cached_property
     def folder(self) -> inputs.Folder:
-        """The run folder, opened once: by the load (which checked where it leads), or here for a record made
-        by hand from a folder its maker trusts."""
-        return self.opened or inputs.Folder.open_path(self.resolved_path or self.path)
+        """The run folder, opened once: by the load (which checked where it leads), here for a record the load took
+        unopened (`unopened`: the very folder the file-system record saw, or, when it was swapped since, the folder
+        now there, opened as a load opens one), or here for a record made by hand from a folder its maker trusts."""
+        if self.opened is not None:
+            return self.opened
+        if self.unopened is not None:
+            identity, root, real = self.unopened
+            found = inputs.Folder.reopen(self.path, real, identity) or inputs.Folder.open(self.path, root)
+            if found is None:
+                raise FileNotFoundError(f"{self.path}: removed while the site was being built")
+            return found
+        return inputs.Folder.open_path(self.resolved_path or self.path)
+
+    def opened_folder(self) -> inputs.Folder | None:
+        """The run folder when it has been opened (by the load or since), without opening it."""
+        return self.opened or self.__dict__.get("folder")
+
+    @property
+    def folder_text(self) -> str:
+        """The resolved run folder as text (`inputs.Folder.real_text`), without opening a folder the load took
+        unopened."""
+        if self.opened is None and self.unopened is not None:
+            return self.unopened[2]
+        return self.folder.real_text
 
 
 class QuoteState(str, Enum):
@@ -439,6 +504,13 @@ class KeptInputs:
     runs: dict[str, RunRecord] = field(default_factory=dict)
     annotations: dict[str, tuple[AnnotationRecord, list[Diagnostic], RunRecord | None]] = field(default_factory=dict)
     annotation_keys: dict[str, tuple[str, bytes]] = field(default_factory=dict)
+    # a command's build: the run folders of `unopened_in` (runs/ as the file-system record names it) that record
+    # shows unchanged since the previous build, each with its entry's identity (device, inode) and result.json's
+    # status (file_status) as the record took them. Such a run is taken from the parse cache without opening its
+    # folder when result.json's status is the one its cached value was read with (ParseCache.unchanged_as, racy
+    # margin included), and its folder is opened only if a page or check reads one of its files (RunRecord.folder).
+    unopened: dict[str, tuple[tuple[int, int], tuple]] = field(default_factory=dict)
+    unopened_in: str | None = None
 
 
 @dataclass
@@ -722,12 +794,19 @@ def _load_runs(dataset: Dataset, runs_dir: Path, root: Path, cache: ParseCache, 
             entries = sorted((e for e in scan if not e.name.startswith(".") and (e.is_symlink() or e.is_dir())
                               and (only is None or e.name in only)), key=lambda e: e.name)
         inputs.allow_open_folders(len(entries))
+        unopened = kept.unopened if kept.unopened_in == str(runs.path) and compact is not None else {}
         for entry in entries:
             record = kept.runs.get(entry.name)
             if record is not None and not entry.is_symlink() and cache.keep(str(record.result_path)):
                 _add_run(dataset, record)
-            else:
-                _load_run_folder(dataset, runs, entry, root, cache, compact)
+                continue
+            known = unopened.get(entry.name)
+            if known is not None and not entry.is_symlink():
+                record = _unopened_run(runs, entry.name, root, cache, *known)
+                if record is not None:
+                    _add_run(dataset, record)
+                    continue
+            _load_run_folder(dataset, runs, entry, root, cache, compact)
     finally:
         runs.close()
 
@@ -750,6 +829,20 @@ def _load_run_folder(dataset: Dataset, runs: inputs.Folder, entry: os.DirEntry, 
         return
     if not _add_run(dataset, record):
         folder.close()
+
+
+def _unopened_run(runs: inputs.Folder, name: str, root: Path, cache: ParseCache, identity: tuple[int, int],
+                  status: tuple) -> RunRecord | None:
+    """The run of runs/`name` as the parse cache holds it, its folder left unopened (KeptInputs.unopened); None
+    when the cache cannot vouch for its result.json at that status, or holds no compact result of this run (it is
+    then loaded as any other). A run regraded from another benchmark's board is loaded: its pages read its
+    result.json again."""
+    value = cache.unchanged_as(f"{runs.path}/{name}/{RESULT_FILE}", status)  # str(runs.path / name / RESULT_FILE)
+    if not isinstance(value, CompactResult) or value.facts.run_id != name or value.facts.regraded:
+        return None
+    folder = runs.path / name
+    return RunRecord(run_id=name, path=folder, result=None, result_path=folder / RESULT_FILE, compact=value,
+                     unopened=(identity, root, f"{runs.real_text}/{name}"))  # (runs.real / name, as open_child has it)
 
 
 def _add_run(dataset: Dataset, record: RunRecord) -> bool:

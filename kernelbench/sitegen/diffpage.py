@@ -28,8 +28,9 @@ def diff_pages(data) -> list[Page]:
 def _regraded(data, board: Board) -> list:
     """The validated results of the board's runs regraded from another benchmark's board (kept compact by the
     load: validated again here, one board at a time)."""
-    return [r.full_result() for r in sorted(data.dataset.runs.values(), key=lambda r: r.run_id)
-            if r.facts.regraded and r.facts.deck == board.deck and r.facts.gpu == board.gpu]
+    regraded = (r for r in data.dataset.runs.values()
+                if r.facts.regraded and r.facts.deck == board.deck and r.facts.gpu == board.gpu)
+    return [r.full_result() for r in sorted(regraded, key=lambda r: r.run_id)]
 
 
 def _diff_page(board: Board, results: list) -> Page:

@@ -29,6 +29,7 @@ import hashlib
 import marshal
 import types
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,7 +38,7 @@ from kernelbench.sitegen import snapshot
 from kernelbench.sitegen.buildcache import CACHE_DIR
 
 PLAN_FILE = "plan.marshal"  # in the build cache folder of the site, beside snapshot.SNAPSHOT_FILE
-PLAN_VERSION = 3  # 3: each run's entry holds what other pages take of its result
+PLAN_VERSION = 4  # 4: each run's entry holds its run view's key (plan.view_key); 3: what other pages take of its result
 MAX_EDITED = 64  # run folders and annotation files changed, past which a rebuild plans the whole deck
 ANNOTATION_SUFFIXES = (".yaml", ".yml")  # the files of annotations/ a load reads (results.dataset)
 
@@ -62,16 +63,18 @@ class KeptPlan:
     claims: dict[str, dict[str, str]]  # the addresses handed out (urls.claims), a run's only when not its own slug
     diagnostics: list[tuple]  # what planning reported (diagnostic_row), in order
     # run folder name (the run id) -> (result.json hash, run view digest, its "unaudited" mark, the annotation
-    # files naming the run, what other pages take of its result: plan.shared_of_result), marshalled
+    # files naming the run, what other pages take of its result: plan.shared_of_result, what its run view takes
+    # beside its result: plan.view_key), marshalled
     runs: dict[str, bytes] = field(default_factory=dict)
     # annotation file name -> (the run it names, verdict, summary hash, what its load reported, whether it is the
     # run's annotation), marshalled; a file that did not load: (None, None, None, reported, False)
     annotations: dict[str, bytes] = field(default_factory=dict)
+    _decoded: dict[str, tuple] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def of_build(cls, site, taken_ns: int, claims: dict[str, dict[str, str]]) -> KeptPlan:
         """The plan of a full build (`site`: plan.SitePlan)."""
-        from kernelbench.sitegen.plan import shared_of_result
+        from kernelbench.sitegen.plan import shared_of_result, view_key
 
         data = site.data
         dataset = data.dataset
@@ -88,12 +91,20 @@ class KeptPlan:
                 continue
             view = data.runs[run_id]
             runs[run_id] = marshal.dumps((digest, data.view_digests[id(view)], bool(view["unaudited"]),
-                                          tuple(sorted(naming.get(run_id, ()))), shared_of_result(record, digest)))
+                                          tuple(sorted(naming.get(run_id, ()))), shared_of_result(record, digest),
+                                          view_key(view)))
         return cls(taken_ns=taken_ns, viewer=data.viewer_version, claims=claims,
                    diagnostics=[diagnostic_row(d) for d in site.diagnostics], runs=runs, annotations=annotations)
 
     def run(self, name: str) -> tuple:
-        return marshal.loads(self.runs[name])
+        """A run's entry (see `runs`), decoded once."""
+        found = self._decoded.get(name)
+        if found is None:
+            found = self._decoded[name] = marshal.loads(self.runs[name])
+        return found
+
+    def run_if_kept(self, name: str) -> tuple | None:
+        return self.run(name) if name in self.runs else None
 
     def annotation(self, name: str) -> tuple:
         return marshal.loads(self.annotations[name])
@@ -153,9 +164,11 @@ class Edit:
     pages: list[str]  # every page of the site in place, in plan order (from its record: snapshot.Outcome)
 
 
-def edit_of(config, site_dir: Path, kept: tuple | None, now: snapshot.Snapshot) -> Edit | None:
+def edit_of(config, site_dir: Path, kept: tuple | None, now: snapshot.Snapshot,
+            plan_of: Callable[[Path], KeptPlan | None] | None = None) -> Edit | None:
     """The edit between the site in place (its file-system record `kept` and its plan) and the inputs now, when it
-    lies inside run folders and annotation files that were there before; None when a full build is needed."""
+    lies inside run folders and annotation files that were there before; None when a full build is needed.
+    `plan_of`: what reads the site's plan (default `KeptPlan.load`)."""
     if kept is None:
         return None
     before, outcome = kept
@@ -163,7 +176,7 @@ def edit_of(config, site_dir: Path, kept: tuple | None, now: snapshot.Snapshot) 
     names = snapshot.edited_names(before, now, str(data / "runs"), str(data / "annotations"))
     if names is None:
         return None
-    plan = KeptPlan.load(site_dir)
+    plan = (plan_of or KeptPlan.load)(site_dir)
     if plan is None or plan.taken_ns != before.taken_ns:
         return None
     edited_runs, edited_files = names
@@ -212,7 +225,7 @@ def plan_pages(config, edit: Edit, hasher):
     pages, runs = [], {}
     for name in sorted(edit.runs):
         run_id = name
-        _, view_digest, unaudited, naming, shared = kept.run(name)
+        _, view_digest, unaudited, naming, shared, _ = kept.run(name)
         record = dataset.runs.get(run_id)
         digest = None if record is None else dataset.result_digests.get(str(record.result_path))
         if record is None or record.path.name != name or digest is None:
@@ -225,7 +238,8 @@ def plan_pages(config, edit: Edit, hasher):
         data.runs[run_id] = view
         data.view_digests[id(view)] = view_digest
         pages.append(planning.run_page(data, record, hasher))
-        runs[name] = marshal.dumps((digest, view_digest, unaudited, naming, shared))
+        runs[name] = marshal.dumps((digest, view_digest, unaudited, naming, shared, planning.view_key(view)))
     kept.runs.update(runs)
+    kept._decoded.clear()
     kept.annotations.update({name: marshal.dumps(entry) for name, entry in now.items()})
     return pages, dataset

@@ -89,16 +89,18 @@ class BuildReport:
         return bool(self.diagnostics)
 
 
-def build_site(config: BuildConfig, warm: WarmState | None = None) -> BuildReport:
+def build_site(config: BuildConfig, warm: WarmState | None = None, held: list | None = None) -> BuildReport:
     """Build the whole site into `config.out_dir`; the previous site stays in place until the very end.
 
     `warm` (the dev server's) carries parsed inputs and compiled templates from the previous rebuild; without
-    it the parsed inputs come from the previous build's cache in the output folder.
+    it the parsed inputs come from the previous build's cache in the output folder. `held`: a list the build
+    appends what it loaded and planned to, rather than freeing it as it returns, for a process that ends right
+    after (main.command).
     """
     out_dir = Path(os.path.realpath(config.out_dir))
     refuse_output_inside_inputs(config, out_dir)
     with _site_umask():
-        return _build(config, out_dir, warm)
+        return _build(config, out_dir, warm, held)
 
 
 @contextlib.contextmanager
@@ -112,7 +114,7 @@ def _site_umask():
         os.umask(previous)
 
 
-def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildReport:
+def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None, held: list | None = None) -> BuildReport:
     clock = Stopwatch()
     kept = snapshot.load(snapshot_path(out_dir))
     inputs_now = snapshot.take(*snapshot.input_roots(config), snapshot.build_context(config),
@@ -122,7 +124,8 @@ def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildR
     clock.lap("look at the inputs")
     if unchanged is not None:
         return _unchanged_report(unchanged, out_dir, clock)
-    report = _edit_build(config, out_dir, kept, inputs_now, clock, warm)
+    previous = _Previous(out_dir)
+    report = _edit_build(config, out_dir, kept, inputs_now, clock, warm, previous)
     if report is not None:
         return report
     # a build that will render most pages starts its render workers now, before the deck is loaded and planned:
@@ -130,7 +133,7 @@ def _build(config: BuildConfig, out_dir: Path, warm: WarmState | None) -> BuildR
     # (RenderPool); another starts them when it has pages enough to render (a result edited: five)
     pool = RenderPool.start(config.jobs) if warm is None and _renders_most_pages(config, kept, inputs_now) else None
     try:
-        return _full_build(config, out_dir, inputs_now, clock, warm, pool, kept)
+        return _full_build(config, out_dir, inputs_now, clock, warm, pool, kept, held, previous)
     finally:
         if pool is not None:
             pool.close()
@@ -161,7 +164,8 @@ def _renders_most_pages(config: BuildConfig, kept, now: snapshot.Snapshot) -> bo
 
 
 def _full_build(config: BuildConfig, out_dir: Path, inputs_now: snapshot.Snapshot, clock: Stopwatch,
-                warm: WarmState | None, pool: RenderPool | None, kept=None) -> BuildReport:
+                warm: WarmState | None, pool: RenderPool | None, kept=None, held: list | None = None,
+                kept_records: _Previous | None = None) -> BuildReport:
     from kernelbench.fileio import atomic_write_bytes
     from kernelbench.sitegen import output, urls
     from kernelbench.sitegen.keptplan import KeptPlan
@@ -169,7 +173,8 @@ def _full_build(config: BuildConfig, out_dir: Path, inputs_now: snapshot.Snapsho
     from kernelbench.sitegen.render import TABLE_ROWS_FILE, table_rows_version, templates_hash
     from kernelbench.transcripts.gcpause import gc_paused
 
-    previous = Manifest.load(out_dir)
+    kept_records = kept_records or _Previous(out_dir)
+    previous = kept_records.manifest()
     hasher = FileHasher(previous.file_hashes, previous.started_ns)
     staging = output.new_staging_dir(out_dir)
     seeding = None
@@ -180,8 +185,10 @@ def _full_build(config: BuildConfig, out_dir: Path, inputs_now: snapshot.Snapsho
         seeded_from = output.SiteRecord.load(out_dir)
         version = cache_version()
         parse_cache = warm.parse_cache if warm else load_parse_cache(out_dir, version)
-        memo, kept_inputs = _memo(warm, previous), _kept_inputs(warm, config, inputs_now, parse_cache)
-        kept_pages = _kept_run_pages(config, out_dir, kept, inputs_now, previous) if warm is None else None
+        memo = _memo(warm, previous)
+        kept_inputs = (_kept_inputs(warm, config, inputs_now, parse_cache) if warm is not None
+                       else _unopened_runs(config, kept, inputs_now))
+        kept_pages = _kept_run_pages(config, kept_records, kept, inputs_now, previous) if warm is None else None
         with gc_paused():  # tens of thousands of long-lived objects, no cycle among them (see gcpause.py)
             site = plan_site(config, hasher, parse_cache, memo, kept_inputs, kept_pages)  # gather + validate + derive
         clock.lap("load and plan")
@@ -239,6 +246,9 @@ def _full_build(config: BuildConfig, out_dir: Path, inputs_now: snapshot.Snapsho
         output.abandon(staging)
         raise
     diagnostics = site.diagnostics + render_diags
+    if held is not None:
+        held.append((site, parse_cache, previous, manifest, hasher, env, kept_pages, memo, kept_inputs, inputs_now,
+                     kept))
     return BuildReport(
         diagnostics,
         len(site.pages),
@@ -252,7 +262,8 @@ def _full_build(config: BuildConfig, out_dir: Path, inputs_now: snapshot.Snapsho
 
 
 def _edit_build(config: BuildConfig, out_dir: Path, kept, inputs_now: snapshot.Snapshot,
-                clock: Stopwatch, warm: WarmState | None = None) -> BuildReport | None:
+                clock: Stopwatch, warm: WarmState | None = None,
+                kept_records: _Previous | None = None) -> BuildReport | None:
     """A rebuild after an edit inside run folders and annotation files that reaches no page but those runs' (see
     keptplan.py): only those runs and their annotations are read, only their pages planned, the rest of the site is
     the one in place. None, with nothing written, when the edit needs the full build.
@@ -263,14 +274,15 @@ def _edit_build(config: BuildConfig, out_dir: Path, kept, inputs_now: snapshot.S
     them, these edits included, and the pages this build wrote are in the manifest it starts from."""
     from kernelbench.sitegen import keptplan
 
-    edit = keptplan.edit_of(config, out_dir, kept, inputs_now)
+    kept_records = kept_records or _Previous(out_dir)
+    edit = keptplan.edit_of(config, out_dir, kept, inputs_now, plan_of=lambda _: kept_records.plan())
     if edit is None:
         return None
     from kernelbench.fileio import atomic_write_bytes
     from kernelbench.sitegen import output
     from kernelbench.sitegen.render import templates_hash
 
-    previous = Manifest.load(out_dir)
+    previous = kept_records.manifest()
     if not all(url in previous.pages for url in edit.pages):
         return None
     clock.lap("look at the edit")
@@ -322,15 +334,39 @@ def _edit_build(config: BuildConfig, out_dir: Path, kept, inputs_now: snapshot.S
                        timings=clock.laps, cpu_s=time.process_time() - clock.cpu_start)
 
 
-def _kept_run_pages(config: BuildConfig, out_dir: Path, kept, now: snapshot.Snapshot, previous: Manifest):
+class _Previous:
+    """The previous build's manifest and kept plan (keptplan.KeptPlan), each read once for a build: the edit path's
+    look reads them, and the full build that follows when the edit reaches other pages reads them again. The edit
+    path changes neither unless it builds the site itself (keptplan.plan_pages updates the plan only once every page
+    of the edit is planned)."""
+
+    def __init__(self, out_dir: Path):
+        self.out_dir = out_dir
+        self._manifest: Manifest | None = None
+        self._plan = None
+        self._plan_read = False
+
+    def manifest(self) -> Manifest:
+        if self._manifest is None:
+            self._manifest = Manifest.load(self.out_dir)
+        return self._manifest
+
+    def plan(self):
+        if not self._plan_read:
+            from kernelbench.sitegen.keptplan import KeptPlan
+
+            self._plan, self._plan_read = KeptPlan.load(self.out_dir), True
+        return self._plan
+
+
+def _kept_run_pages(config: BuildConfig, kept_records: _Previous, kept, now: snapshot.Snapshot, previous: Manifest):
     """The run pages this full build may take from the previous build's unplanned (plan.KeptRunPages); None when
     the previous build's records cannot vouch for any."""
-    from kernelbench.sitegen.keptplan import KeptPlan
     from kernelbench.sitegen.plan import KeptRunPages
 
     if kept is None or snapshot.code_changed(kept[0], now, snapshot.input_roots(config)):
         return None
-    plan = KeptPlan.load(out_dir)
+    plan = kept_records.plan()
     if plan is None or plan.taken_ns != kept[0].taken_ns:
         return None
     runs_root, annotations_root = (str(Path(config.data_dir) / name) for name in ("runs", "annotations"))
@@ -408,6 +444,35 @@ def _kept_inputs(warm: WarmState | None, config: BuildConfig, now: snapshot.Snap
     kept.annotations = wanted
     kept.annotation_keys = {key[0]: key for key in parse_cache.used if key[0] in wanted}
     return kept
+
+
+def _unopened_runs(config: BuildConfig, kept, now: snapshot.Snapshot):
+    """For a command's build: the run folders its file-system record shows unchanged since the previous build's
+    (snapshot.unchanged_names), each with its identity and its result.json's status as this build's record took
+    them: the load takes such a run from the parse cache without opening its folder when that status is the one
+    its cached value was read with (results.dataset.KeptInputs.unopened). None when there is no previous record."""
+    from kernelbench.results.dataset import KeptInputs
+
+    if kept is None:
+        return None
+    runs_root = str(Path(config.data_dir) / "runs")
+    names = snapshot.unchanged_names(kept[0], now, runs_root)
+    listed = now.folders.get(runs_root)
+    if not names or listed is None:
+        return None
+    found = {}
+    folders = snapshot.named_entries(listed)
+    for name in names:
+        folder = now.folders.get(f"{runs_root}/{name}")
+        entry = snapshot.unpacked(folders[name])
+        result = snapshot.named_entry(folder, RESULT_NAME) if folder is not None else None
+        if result is None or not snapshot.is_folder(entry) or not snapshot.is_file(result):
+            continue
+        found[name] = ((entry[1], entry[2]), result)
+    return KeptInputs(unopened=found, unopened_in=runs_root)
+
+
+RESULT_NAME = "result.json"  # results.run.RESULT_FILE, without importing the data models before they are needed
 
 
 def snapshot_path(site_dir: Path) -> Path:
@@ -516,13 +581,15 @@ def render_changed_pages(
     the workers render (or before rendering, without them)."""
     todo: list[Page] = []
     diagnostics: list[Diagnostic] = []
+    staging_text = str(staging)
     for page in pages:
         if page.settle is not None:
             todo.append(page)
             continue
         digest = page.fingerprint(tpl_hash)
         old = previous.pages.get(page.url)
-        if old and old[0] == digest and (staging / page.url).exists():
+        # (a string path: ten thousand Paths built only to look at their files cost a tenth of a second)
+        if old and old[0] == digest and os.path.exists(os.path.join(staging_text, page.url)):
             manifest.pages[page.url] = old
             diagnostics += [_diag_from_json(d) for d in old[1]]
         else:

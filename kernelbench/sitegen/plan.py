@@ -7,6 +7,7 @@ arranges their output into pages. Nothing here writes a file.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import stat
 from collections import defaultdict
@@ -84,7 +85,8 @@ class SitePlan:
         """The run folders that changed while the site was built: their pages show them as first opened."""
         if self.dataset is None:
             return []
-        found = (record.folder.changed_report() for _, record in sorted(self.dataset.runs.items()))
+        found = (folder.changed_report() for _, record in sorted(self.dataset.runs.items())
+                 if (folder := record.opened_folder()) is not None)  # a folder never opened showed nothing
         return [report.diagnostic for report in found if report is not None]
 
     def write_exports(self, staging: Path) -> None:
@@ -198,10 +200,10 @@ class KeptRunPages:
         run_id = name = record.path.name
         if record.run_id != run_id or name not in self.runs or name not in self.plan.runs:
             return None
-        if (str(record.path.parent) != self.runs_root or record.opened is None
+        if (str(record.path.parent) != self.runs_root or (record.opened is None and record.unopened is None)
                 or data.viewer_version != self.plan.viewer):
             return None
-        _, view_digest, _, naming, _ = self.plan.run(name)
+        _, view_digest, _, naming, _, _ = self.plan.run(name)
         view = data.runs[run_id]
         if data.view_digests[id(view)] != view_digest:
             return None
@@ -223,11 +225,11 @@ class KeptRunPages:
         if old is None:
             return None
         # where the page's files are recorded: the run folder (RUN_PAGE_FILES are plain names), and the transcript's
-        folder = record.opened.real_text
+        folder = record.folder_text  # (a folder the load took unopened stays so)
         self.folders.append(folder)
         transcript = transcript_name(record)
         if "/" in transcript:
-            self.folders.append(os.path.dirname(record.opened.plain_shown(transcript)))
+            self.folders.append(os.path.dirname(os.path.join(folder, transcript)))  # inputs.Folder.plain_shown
         return Page(url, "run.html", run_id, None, kind="run", parallel=True, kept_digest=old[0],
                     replan=lambda: run_page(data, record, hasher))
 
@@ -240,7 +242,7 @@ def plan_site(config, hasher: FileHasher, cache: ParseCache | None = None, memo:
 
     dataset = load_dataset(Path(config.data_dir), config.resolved_problems_dir(), cache=cache, kept=kept,
                            compact=views.compact_result)
-    data = derive(dataset, memo)
+    data = derive(dataset, memo, kept_pages.plan if kept_pages is not None else None)
     pages = [
         *leaderboard_pages(data),
         runs_index_page(data),
@@ -257,7 +259,9 @@ def plan_site(config, hasher: FileHasher, cache: ParseCache | None = None, memo:
                     data=data)
 
 
-def derive(dataset: Dataset, memo: PlanMemo | None = None) -> SiteData:
+def derive(dataset: Dataset, memo: PlanMemo | None = None, kept_plan=None) -> SiteData:
+    """`kept_plan`: the previous build's plan (keptplan.KeptPlan), when it was planned by this very code (see
+    KeptRunPages): a run view whose result and key (`view_key`) are those it kept takes the digest it kept."""
     from kernelbench.results.leaderboard import build_boards, make_trial
 
     dataset.diagnostics += claim_addresses(dataset)
@@ -265,6 +269,8 @@ def derive(dataset: Dataset, memo: PlanMemo | None = None) -> SiteData:
     dataset.diagnostics += claim_board_addresses(boards, dataset)
     shown = views.shown_runs(boards)
     run_view = memo.run_view if memo else _run_view
+    if memo is None and kept_plan is not None:
+        run_view = functools.partial(_kept_run_view, kept_plan)
     found = {run_id: run_view(record, dataset, shown) for run_id, record in sorted(dataset.runs.items())}
     runs = {run_id: view for run_id, (view, _) in found.items()}
     return SiteData(
@@ -292,6 +298,25 @@ def shared_of_result(record: RunRecord, result_digest: str) -> tuple:
 
 def _run_view(record: RunRecord, dataset: Dataset, shown: dict) -> tuple[dict, str]:
     view = views.run_view(record, dataset, shown)
+    return view, hash_data(view)
+
+
+def view_key(view: dict) -> tuple:
+    """What a run view takes beside its result's own part (views.run_view: `result_view`, a function of the
+    result.json's bytes): its addresses, whether it was imported, its annotation's verdict and its cell's mark."""
+    return (view["url"], view["agent_url"], view["problem_url"], view["imported"], view["verdict"],
+            view["unaudited"])
+
+
+def _kept_run_view(kept_plan, record: RunRecord, dataset: Dataset, shown: dict) -> tuple[dict, str]:
+    """`_run_view`, its digest taken from the previous build's plan when the run's result.json has the bytes (by
+    their hash) and its view the key (`view_key`) that plan kept: the view is then the very one whose digest it
+    kept, the code that made both being the same (KeptRunPages' condition)."""
+    view = views.run_view(record, dataset, shown)
+    entry = kept_plan.run_if_kept(record.run_id)
+    if (entry is not None and record.compact is not None and entry[0] == record.compact.digest.hex()
+            and tuple(entry[5]) == view_key(view)):
+        return view, entry[1]
     return view, hash_data(view)
 
 

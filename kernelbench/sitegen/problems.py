@@ -86,10 +86,9 @@ def _problem_page(data, deck: str, problem_id: str) -> tuple[Page, dict]:
 
 def _mapping_view(data, deck: str, problem_id: str) -> dict | None:
     """How the problem's own benchmark defines it against what this grader does, as recorded by its regraded runs."""
-    for record in sorted(data.dataset.runs.values(), key=lambda r: r.run_id):
-        facts = record.facts
-        if not (facts.regraded and facts.deck == deck and facts.problem == problem_id):
-            continue
+    regraded = (r for r in data.dataset.runs.values()
+                if r.facts.regraded and r.facts.deck == deck and r.facts.problem == problem_id)
+    for record in sorted(regraded, key=lambda r: r.run_id):  # (the few regraded runs sorted, not the deck)
         result = record.full_result()
         if result.provenance and result.provenance.mapping:
             return {"layout": result.provenance.layout,

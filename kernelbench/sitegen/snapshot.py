@@ -318,6 +318,28 @@ def named_entries(record: tuple) -> dict[str, bytes]:
     return {name: packed[i * size:(i + 1) * size] for i, name in enumerate(record[1])}
 
 
+def named_entry(record: tuple, name: str) -> Entry | None:
+    """The entry of one name in a folder's record (None: not there)."""
+    names = record[1]
+    try:
+        at = names.index(name)
+    except ValueError:
+        return None
+    return _PACKED.unpack_from(record[2], at * _PACKED.size)
+
+
+def unpacked(packed: bytes) -> Entry:
+    return _PACKED.unpack(packed)
+
+
+def is_folder(entry: Entry) -> bool:
+    return entry[0] & _S_IFMT == _S_IFDIR
+
+
+def is_file(entry: Entry) -> bool:
+    return entry[0] & _S_IFMT == _S_IFREG
+
+
 def _ctime(packed: bytes) -> int:
     return int.from_bytes(packed[_PACKED_CTIME:], "little", signed=True)
 

@@ -377,3 +377,27 @@ def test_run_file_paths_resolve_through_linked_run_folders(tmp_path, make_run):
     runs = load_dataset(tmp_path).runs
     assert runs[plain.name].file("solution.py") == (plain / "solution.py").resolve()
     assert runs[linked.name].file("solution.py") == (elsewhere / "solution.py").resolve()
+
+
+def test_a_compact_result_comes_back_from_the_cache_exactly():
+    """A compact result's run view part travels as JSON only when JSON gives it back exactly: tuples, enums, str
+    subclasses (markup), NaN, integers past 64 bits, non-string keys and a negative zero come back as they were."""
+    import math
+    import pickle
+
+    from markupsafe import Markup
+
+    from kernelbench.results.dataset import CompactResult, QuoteState, RunFacts
+
+    facts = RunFacts("r", "a", "h", "m", None, "main", "p", "g", None, "harness", False, None, None, "G", (), False)
+    plain = {"z": 1, "a": [1.0, 2, None, True, "x", {"k": -0.0}], "s": "<script>\u2028</script>"}
+    odd = [{"t": (1, 2)}, {"m": Markup("<b>")}, {"e": QuoteState.VERIFIED}, {"n": float("nan")}, {"big": 2**70}, {1: "x"},
+           {"nested": [{"t": (1,)}]}]
+    for derived in [plain, *odd]:
+        back = pickle.loads(pickle.dumps(CompactResult(b"d" * 16, None, facts, derived, ("x", None)))).derived
+        assert list(back) == list(derived)
+        for key, value in derived.items():
+            if isinstance(value, float) and math.isnan(value):
+                assert math.isnan(back[key])
+                continue
+            assert type(back[key]) is type(value) and repr(back[key]) == repr(value)

@@ -622,3 +622,156 @@ def test_a_result_edit_that_moves_the_runs_tables_hashes_only_that_file_and_buil
     assert _published(out) == _published(scratch)
     kept, built = Manifest.load(out), Manifest.load(scratch)
     assert kept.pages == built.pages and dict(kept.file_hashes) == dict(built.file_hashes)
+
+
+class _FoldersOpened:
+    """The run folders a build's load opens (inputs.Folder.open_child under runs/), and those it opens later for a
+    run it took unopened (inputs.Folder.reopen, RunRecord.folder)."""
+
+    def __init__(self, patch: pytest.MonkeyPatch):
+        self.loaded: list[str] = []
+        self.later: list[str] = []
+        child, reopen = inputs.Folder.open_child, inputs.Folder.reopen
+
+        def open_child(cls, parent, name, root):
+            if parent.path.name == "runs":
+                self.loaded.append(name)
+            return child.__func__(cls, parent, name, root)
+
+        def reopened(cls, path, real, identity):
+            self.later.append(Path(path).name)
+            return reopen.__func__(cls, path, real, identity)
+
+        patch.setattr(inputs.Folder, "open_child", classmethod(open_child))
+        patch.setattr(inputs.Folder, "reopen", classmethod(reopened))
+
+
+class _ViewsHashed:
+    """The runs whose views a build hashes (plan.hash_data of a run view)."""
+
+    def __init__(self, patch: pytest.MonkeyPatch):
+        from kernelbench.sitegen import plan
+
+        self.runs: list[str] = []
+        hash_data = plan.hash_data
+
+        def spied(data):
+            if isinstance(data, dict) and "unaudited" in data and "run_id" in data:
+                self.runs.append(data["run_id"])
+            return hash_data(data)
+
+        patch.setattr(plan, "hash_data", spied)
+
+
+def _runs_of(deck: Path) -> list[Path]:
+    return sorted(p for p in (deck / "runs").iterdir() if (p / "result.json").is_file())
+
+
+def _same_as_scratch(out: Path, scratch: Path, config_for, deck: Path, report) -> None:
+    fresh = build_site(config_for(deck, scratch))
+    assert _published(out) == _published(scratch)
+    assert sorted(map(str, report.diagnostics)) == sorted(map(str, fresh.diagnostics))
+    kept, built = Manifest.load(out), Manifest.load(scratch)
+    assert kept.pages == built.pages and dict(kept.file_hashes) == dict(built.file_hashes)
+
+
+def test_a_board_moving_edit_opens_only_the_edited_run_folder_and_builds_what_a_build_from_scratch_builds(
+        config_for, deck: Path, tmp_path: Path, trust_at_once):
+    """A result.json edit that moves the boards loads the whole deck, but takes every run folder the file-system
+    record shows unchanged from the parse cache without opening it (results.dataset.KeptInputs.unopened): only the
+    edited run's folder is opened by the load, the others only where a check reads their files (an annotation's
+    quotes); the site, its report and its manifest are those of a build from scratch."""
+    out = tmp_path / "site"
+    build_site(config_for(deck, out))
+    runs = _runs_of(deck)
+    run = runs[1]
+    _edit_result(run, lambda result: result["session"].update(elapsed_s=(result["session"]["elapsed_s"] or 0) + 61))
+    time.sleep(0.02)
+    with pytest.MonkeyPatch.context() as patch:
+        opened = _FoldersOpened(patch)
+        planned = _RunPagesPlanned(patch)
+        hashed = _ViewsHashed(patch)
+        report = build_site(config_for(deck, out))
+    assert EDIT_STAGE not in report.timings  # the whole deck planned
+    assert set(opened.loaded) == {run.name}  # (by the edit's own look at it too: keptplan.plan_pages)
+    # the run views whose result and key are those the previous plan kept take its digests (plan._kept_run_view)
+    assert hashed.runs == [run.name]  # (no other run's cell mark moved here)
+    annotated = {p.stem for p in (deck / "annotations").glob("*.yaml")}
+    assert set(opened.later) <= annotated | {run.name}
+    assert planned.runs == [run.name]
+    _same_as_scratch(out, tmp_path / "scratch", config_for, deck, report)
+
+    # a second edit of another run: the run edited before is taken unopened now
+    other = runs[2]
+    _edit_result(other, lambda result: result["session"].update(elapsed_s=(result["session"]["elapsed_s"] or 0) + 7))
+    time.sleep(0.02)
+    with pytest.MonkeyPatch.context() as patch:
+        opened = _FoldersOpened(patch)
+        report = build_site(config_for(deck, out))
+    assert set(opened.loaded) == {other.name}
+    _same_as_scratch(out, tmp_path / "scratch", config_for, deck, report)
+
+
+def test_a_corrupt_or_stale_parse_cache_falls_back_to_opening_the_run_folders(
+        config_for, deck: Path, tmp_path: Path, trust_at_once):
+    """The runs taken unopened come from the parse cache, and only at the very status its value was read with: a
+    cache that cannot be read, or one an older build left (a run's result.json changed since), has every such run
+    (or that run) loaded from its folder as before, and the site is what a build from scratch builds."""
+    from kernelbench.sitegen.buildcache import parse_cache_path
+
+    out = tmp_path / "site"
+    build_site(config_for(deck, out))
+    runs = _runs_of(deck)
+    older = tmp_path / "older-cache"
+    shutil.copyfile(parse_cache_path(out), older)
+
+    # stale: the cache of the build before run A's edit, put back after the build that read the edit
+    a, b, c = runs[0], runs[3], runs[4]
+    _edit_result(a, lambda result: result["session"].update(elapsed_s=(result["session"]["elapsed_s"] or 0) + 30))
+    time.sleep(0.02)
+    build_site(config_for(deck, out))
+    cache = parse_cache_path(out)
+    cache.unlink()
+    shutil.copyfile(older, cache)
+    _edit_result(b, lambda result: result["session"].update(elapsed_s=(result["session"]["elapsed_s"] or 0) + 30))
+    time.sleep(0.02)
+    with pytest.MonkeyPatch.context() as patch:
+        opened = _FoldersOpened(patch)
+        report = build_site(config_for(deck, out))
+    assert set(opened.loaded) == {a.name, b.name}  # A's cached value is not the file's now
+    _same_as_scratch(out, tmp_path / "scratch", config_for, deck, report)
+
+    # corrupt: every run loaded from its folder
+    cache = parse_cache_path(out)
+    data = cache.read_bytes()
+    cache.unlink()
+    cache.write_bytes(data[: len(data) // 2] + b"\x00garbage")
+    _edit_result(c, lambda result: result["session"].update(elapsed_s=(result["session"]["elapsed_s"] or 0) + 30))
+    time.sleep(0.02)
+    with pytest.MonkeyPatch.context() as patch:
+        opened = _FoldersOpened(patch)
+        report = build_site(config_for(deck, out))
+    assert set(opened.loaded) == {p.name for p in runs}
+    _same_as_scratch(out, tmp_path / "scratch", config_for, deck, report)
+
+
+def test_a_run_folder_taken_unopened_and_swapped_since_is_opened_as_a_load_opens_it(
+        config_for, deck: Path, tmp_path: Path, trust_at_once, monkeypatch):
+    """A run the load took unopened whose folder is then swapped (between the file-system record and the page
+    that reads its files) is not read through another folder by its old identity: RunRecord.folder opens what is
+    there now through the input policy."""
+    from kernelbench.results.dataset import RunRecord
+
+    out = tmp_path / "site"
+    build_site(config_for(deck, out))
+    run = _runs_of(deck)[5]
+    record = dataset.load_dataset(deck).runs[run.name]
+    taken = RunRecord(run_id=run.name, path=record.path, result=None, result_path=record.result_path,
+                      compact=None, unopened=(record.folder.identity, record.path.parent.parent, record.folder.real_text))
+    copy = run.with_name(run.name + ".copy")
+    shutil.copytree(run, copy)
+    shutil.rmtree(run)
+    copy.rename(run)
+    folder = taken.folder
+    assert folder.identity != record.folder.identity and folder.identity == inputs._identity(os.stat(run))
+    assert taken.opened_folder() is folder
