@@ -108,7 +108,8 @@ class KernelBenchHardLayout(Layout):
     def copied_files(self, path: Path) -> list[Path]:
         # the held-out declarations travel with the grader's copy (its judge draws their cases); no workspace of an
         # agent holds them (own_workspace gives their problem folder's own files only)
-        return [*self.graded_files(path), Path(path) / "PROMPT.txt", *self.heldout_files(path)]
+        return [*self.graded_files(path), Path(path) / "PROMPT.txt",
+                *(file for file in self.heldout_files(path) if file.is_file())]
 
     def heldout_files(self, path: Path) -> tuple[Path, Path]:
         """Their problem folder is theirs: its held-out shapes are declared in this project, one file per problem
