@@ -65,6 +65,8 @@ def test_they_load_against_the_published_deck_when_present():
         # the grader's copy holds them under our names, and the result names them by hash
         assert kernelbench_hard.HELDOUT_ROOT / f"{name}.yaml" in problem.files
         assert LAYOUT.copy_name(folder, kernelbench_hard.HELDOUT_ROOT / f"{name}.yaml") == HELDOUT_YAML
+        row = {r.concept: r for r in problem.mapping()}["held-out shapes"]
+        assert f"{len(heldout.shapes)} shapes off their grid" in row.ours and f"{name}.yaml" in row.ours
 
 
 def test_no_declaration_reaches_an_agents_workspace_of_their_deck(tmp_path):
@@ -88,6 +90,7 @@ def test_no_declaration_reaches_an_agents_workspace_of_their_deck(tmp_path):
 
 def test_a_problem_without_declarations_has_none(declared_in):
     assert load_heldout(GEMM) is None
+    assert {r.concept: r for r in LAYOUT.mapping(GEMM)}["held-out shapes"].ours == "none declared"
 
 
 def test_a_published_shape_is_refused_naming_the_file(declared_in):
@@ -96,6 +99,7 @@ def test_a_published_shape_is_refused_naming_the_file(declared_in):
     with pytest.raises(KernelBenchError) as info:
         load_heldout(GEMM)
     assert str(path) in str(info.value) and "is a published shape" in str(info.value)
+    assert "do not load" in {r.concept: r for r in LAYOUT.mapping(GEMM)}["held-out shapes"].ours
 
 
 def test_a_shape_missing_a_key_is_refused_naming_the_file(declared_in):

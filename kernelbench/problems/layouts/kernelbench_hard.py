@@ -207,7 +207,27 @@ class KernelBenchHardLayout(Layout):
         return [_shapes_row(spec), _seeds_row(path), _tolerance_row(meta, spec), _roofline_row(meta, spec),
                 _forbidden_row(meta, spec), _fp8_row(meta), _stress_row(path, meta, spec), _weights_row(),
                 _sota_row(meta),
-                _timing_row(spec), *_index_rows(spec), *_custom_row(spec)]
+                _timing_row(spec), *_index_rows(spec), *_custom_row(spec), self._heldout_row(path)]
+
+    def _heldout_row(self, path: Path) -> ConceptMapping:
+        from kernelbench.problems.heldout import load_heldout
+
+        declared = self.heldout_files(path)[0]
+        where = f"kernelbench/problems/layouts/heldout/{NAME}/{declared.name}"
+        try:
+            heldout = load_heldout(path, self)
+        except KernelBenchError as exc:
+            return ConceptMapping(concept="held-out shapes", theirs="none",
+                                  ours=f"declared in this project ({where}) but they do not load: {exc}",
+                                  lost="the held-out column until the declarations match the problem again")
+        if heldout is None:
+            return ConceptMapping(concept="held-out shapes", theirs="none", ours="none declared",
+                                  lost="the held-out column (correct off the published grid)")
+        return ConceptMapping(
+            concept="held-out shapes", theirs="none: every case is on the shapes.py grid their prompt lists",
+            ours=f"{len(heldout.shapes)} shapes off their grid ({len(heldout.smoke_shapes)} small ones on the CPU), "
+                 f"declared in this project ({where}), judged after the grading and reported apart from the "
+                 "verdict (docs/grading.md, \"Held-out cases\")")
 
 
 AGENT_FILES = ("PROMPT.txt", "reference.py", "problem.yaml", "shapes.py", "check.py", "benchmark.py")
