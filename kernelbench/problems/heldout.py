@@ -88,11 +88,11 @@ def load_heldout(problem_dir: Path, layout: Layout | None = None) -> HeldOutSpec
             raise KernelBenchError(f"properties are declared but there is no {py.name}", path=path,
                                    hint=f"write {py.name} beside it with one function per property")
     except KernelBenchError as exc:
-        if path == declared[0]:
-            raise
-        diag = exc.diagnostic  # reported against the file a person edits, not the grader's copy of it
-        raise KernelBenchError(diag.message, path=declared[0], line=diag.line if str(diag.path) == str(path)
-                               else None, hint=diag.hint) from None
+        diag = exc.diagnostic
+        if path == declared[0] or str(diag.path) != str(path):
+            raise  # the declared file itself, or another file's error (the problem's own spec)
+        # reported against the file a person edits, not the grader's copy of it
+        raise KernelBenchError(diag.message, path=declared[0], line=diag.line, hint=diag.hint) from None
     return heldout
 
 
