@@ -196,10 +196,10 @@ def held_out_fields(result: RunResult) -> dict:
     """A regraded cell's held-out result, as the diff page shows it beside the published shapes' verdict."""
     held = result.grading.held_out
     if held is None:
-        return dict(correct=result.grading.correct, held_out=None,
-                    held_out_note="no held-out shapes declared for this problem")
-    return dict(correct=result.grading.correct, held_out=held.correct, held_out_note=held.note, held_out_cases=len(held.checks),
-                held_out_passed=held.passed)
+        return {"correct": result.grading.correct, "held_out": None,
+                "held_out_note": "no held-out shapes declared for this problem"}
+    return {"correct": result.grading.correct, "held_out": held.correct, "held_out_note": held.note,
+            "held_out_cases": len(held.checks), "held_out_passed": held.passed}
 
 
 def peak_under(result: RunResult, protocol: InputProtocol) -> float | None:
