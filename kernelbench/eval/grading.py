@@ -138,7 +138,7 @@ class GradingPlan:
         """The held-out cases (kernelbench.problems.heldout), drawn with this grading's secret. Declarations that do
         not load are noted as the reason there are none: they never stop the grading of the published shapes."""
         try:
-            heldout = load_heldout(self.pristine)
+            heldout = load_heldout(self.pristine, self.problem.layout)
         except KernelBenchError as exc:
             self.heldout_note = f"the held-out declarations could not be loaded: {exc}"
             return

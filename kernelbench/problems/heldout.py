@@ -8,6 +8,11 @@ moved so counts cross a tile, more tied maxima than k, ...) from `seed` alone, s
 the seed the grading prints. Neither file is copied into the agent's workspace (kernelbench.harness.workspace
 copies reference.py and problem.yaml only; tests/eval/test_heldout.py checks it), and neither is part of the
 problem's hash: a held-out case changes no verdict on the published shapes.
+
+Another benchmark's problem folder is not ours to write into: its layout declares where its held-out files lie in
+this project (`Layout.heldout_files`; KernelBench-Hard's: kernelbench/problems/layouts/heldout/kernelbench-hard/
+<problem folder>.yaml and .py), checked against that problem's published shapes in the same way; the grader's
+copy of the problem holds them under the same two names as ours.
 """
 
 from __future__ import annotations
@@ -17,11 +22,14 @@ import inspect
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from kernelbench.errors import KernelBenchError
+
+if TYPE_CHECKING:
+    from kernelbench.problems.layouts.base import Layout
 
 HELDOUT_YAML, HELDOUT_PY = "heldout.yaml", "heldout.py"
 HELDOUT_FILES = (HELDOUT_YAML, HELDOUT_PY)
@@ -57,21 +65,34 @@ class HeldOutSpec(Strict):
         return dict(prop.smoke_shape if mode == "smoke" else prop.shape)
 
 
-def load_heldout(problem_dir: Path) -> HeldOutSpec | None:
-    """The problem's held-out declarations, checked against its published shapes; None where it has none (another
-    benchmark's layout, or a problem without them)."""
+def load_heldout(problem_dir: Path, layout: Layout | None = None) -> HeldOutSpec | None:
+    """The problem's held-out declarations, checked against its published shapes (read by its layout, `layout` or
+    the one detected); None where it has none. `problem_dir` is the problem folder or the grader's copy of it, which
+    holds them as heldout.yaml and heldout.py whatever the layout. An error names the file they are declared in
+    (`Layout.heldout_files`: ours beside problem.yaml, another benchmark's in this project)."""
     from kernelbench.fileio import load_yaml_model
-    from kernelbench.problems.spec import load_native_spec
+    from kernelbench.problems.layouts import layout_of
 
-    path = Path(problem_dir) / HELDOUT_YAML
+    problem_dir = Path(problem_dir)
+    layout = layout or layout_of(problem_dir)
+    declared = layout.heldout_files(problem_dir)
+    copied = (problem_dir / HELDOUT_YAML, problem_dir / HELDOUT_PY)
+    path, py = copied if copied[0].is_file() else declared
     if not path.is_file():
         return None
-    heldout = load_yaml_model(path, HeldOutSpec)
-    spec = load_native_spec(Path(problem_dir))  # held-out files belong to our own layout only
-    check_against_published(heldout, spec.shapes, spec.smoke_shapes, path)
-    if heldout.properties and not (Path(problem_dir) / HELDOUT_PY).is_file():
-        raise KernelBenchError(f"properties are declared but there is no {HELDOUT_PY}", path=path,
-                               hint=f"write {HELDOUT_PY} beside it with one function per property")
+    try:
+        heldout = load_yaml_model(path, HeldOutSpec)
+        spec = layout.load_spec(problem_dir)
+        check_against_published(heldout, spec.shapes, spec.smoke_shapes, path)
+        if heldout.properties and not py.is_file():
+            raise KernelBenchError(f"properties are declared but there is no {py.name}", path=path,
+                                   hint=f"write {py.name} beside it with one function per property")
+    except KernelBenchError as exc:
+        diag = exc.diagnostic
+        if path == declared[0] or str(diag.path) != str(path):
+            raise  # the declared file itself, or another file's error (the problem's own spec)
+        # reported against the file a person edits, not the grader's copy of it
+        raise KernelBenchError(diag.message, path=declared[0], line=diag.line, hint=diag.hint) from None
     return heldout
 
 
@@ -86,7 +107,8 @@ def check_against_published(heldout: HeldOutSpec, shapes: list[dict], smoke: lis
     for where, shape in declared:
         if set(shape) != keys:
             raise KernelBenchError(f"{where} has keys {sorted(shape)}, the published shapes {sorted(keys)}",
-                                   path=path, hint="give a held-out shape exactly the keys of problem.yaml's shapes")
+                                   path=path, hint="give a held-out shape exactly the keys of the problem's published "
+                                                   "shapes (where the problem's shapes changed, declare them again)")
         if dict(shape) in published and not where.startswith("property"):
             raise KernelBenchError(f"{where} {shape} is a published shape, so it is not held out", path=path,
                                    hint="move it off the published grid (a tile boundary +-1, another length)")

@@ -83,6 +83,14 @@ class Disagreement:
     # the peak fraction their own timing script gave here (kernelbench regrade --own-benchmark): their timer, their
     # input protocol and their roof, on this GPU
     their_benchmark_peak: float | None = None
+    # our grading on the held-out shapes (docs/grading.md, "Held-out cases"), apart from the verdict on the published
+    # ones: True right, False wrong, None not judged (`held_out_note` says why: the published shapes failed, none
+    # declared, turned off)
+    correct: bool | None = None   # our grading right on the published shapes (Grading.correct)
+    held_out: bool | None = None
+    held_out_note: str = ""
+    held_out_cases: int = 0
+    held_out_passed: int = 0
 
     @property
     def peak_ratio(self) -> float | None:
@@ -165,7 +173,8 @@ def compare(result: RunResult) -> Disagreement:
         own_checker=provenance.own_checker.outcome if provenance.own_checker else None,
         own_checker_line=reason_line(provenance.own_checker.output_tail) if provenance.own_checker else "",
         their_cases_checked=their_cases_checked(result),
-        their_benchmark_peak=provenance.own_benchmark.peak_fraction if provenance.own_benchmark else None)
+        their_benchmark_peak=provenance.own_benchmark.peak_fraction if provenance.own_benchmark else None,
+        **held_out_fields(result))
     if ours == published:
         return disagreement(agrees=True, kind="agree", reason="")
     if ours == Status.INVALID.value and errors:
@@ -181,6 +190,16 @@ def compare(result: RunResult) -> Disagreement:
         return disagreement(agrees=False, kind="fixed",
                             reason=f"passes every check here; published {published}")
     return disagreement(agrees=False, kind="correctness", reason=reason)
+
+
+def held_out_fields(result: RunResult) -> dict:
+    """A regraded cell's held-out result, as the diff page shows it beside the published shapes' verdict."""
+    held = result.grading.held_out
+    if held is None:
+        return {"correct": result.grading.correct, "held_out": None,
+                "held_out_note": "no held-out shapes declared for this problem"}
+    return {"correct": result.grading.correct, "held_out": held.correct, "held_out_note": held.note,
+            "held_out_cases": len(held.checks), "held_out_passed": held.passed}
 
 
 def peak_under(result: RunResult, protocol: InputProtocol) -> float | None:

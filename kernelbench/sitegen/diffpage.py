@@ -48,6 +48,7 @@ def _diff_page(board: Board, results: list) -> Page:
         "checker_disputes": checker_disputes(rows),
         "ratios": _ratios(rows),
         "disagreements": sum(not r["agrees"] for r in rows),
+        "held_out": held_out_summary(rows),
         "invalid_by_class": sorted(Counter(c for r in rows for c in r["classes"]).items()),
     }
     return Page(urls.diff_url(board.deck, board.gpu), "diff.html", f"Published against regraded — {board.title}", inputs,
@@ -60,7 +61,16 @@ def _row(d) -> dict:
             "ratio": d.peak_ratio, "agrees": d.agrees, "kind": d.kind, "reason": d.reason, "evidence": d.evidence,
             "classes": list(d.classes), "peak_same_inputs": d.peak_same_inputs, "peak_new_tensors": d.peak_new_tensors,
             "adaptations": list(d.adaptations), "own_checker": d.own_checker, "own_checker_line": d.own_checker_line,
-            "their_cases_checked": d.their_cases_checked}
+            "their_cases_checked": d.their_cases_checked, "correct": d.correct,
+            "held_out": d.held_out, "held_out_note": d.held_out_note, "held_out_cases": d.held_out_cases,
+            "held_out_passed": d.held_out_passed}
+
+
+def held_out_summary(rows: list[dict]) -> dict:
+    """How many cells were right on the published shapes, and of those, judged and right on the held-out ones."""
+    right = [r for r in rows if r["correct"]]
+    judged = [r for r in right if r["held_out"] is not None]
+    return {"correct": len(right), "judged": len(judged), "held_out_right": sum(bool(r["held_out"]) for r in judged)}
 
 
 def peak_gaps(cells: list) -> list[dict]:

@@ -73,7 +73,8 @@ def test_declarations_that_do_not_load_leave_the_published_grading_alone(tmp_pat
     problem = tmp_path / "05_topk_bitonic"
     shutil.copytree(PROBLEMS / "05_topk_bitonic", problem)
     (problem / "heldout.yaml").write_text("shapes: [{batch: 2}]\nsmoke_shapes: [{batch: 2}]\n")
-    plan = SimpleNamespace(pristine=problem, spec=load_problem_spec(problem), options=SimpleNamespace(shapes="smoke"),
+    plan = SimpleNamespace(pristine=problem, problem=open_problem(problem), spec=load_problem_spec(problem),
+                           options=SimpleNamespace(shapes="smoke"),
                            secret=1, shapes=[{}], heldout=[], heldout_shapes=[], heldout_note="", heldout_hash="")
     GradingPlan.plan_heldout(plan)
     assert plan.heldout == [] and "could not be loaded" in plan.heldout_note and "keys" in plan.heldout_note

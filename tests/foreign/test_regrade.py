@@ -174,7 +174,10 @@ def regraded_site(regraded: Path, tmp_path_factory) -> Path:
 def test_the_regraded_board_is_its_own_board_with_a_diff_page(regraded_site: Path):
     boards = {p.name for p in (regraded_site / "boards").iterdir()}
     assert "kbh-h100-cpu-diff.html" in boards
-    assert 'id="gaps"' in (regraded_site / "boards" / "kbh-h100-cpu-diff.html").read_text()
+    diff = (regraded_site / "boards" / "kbh-h100-cpu-diff.html").read_text()
+    assert 'id="gaps"' in diff
+    # each cell's held-out column: the toy problems declare none, so it is empty, with the reason on hover
+    assert "correct on held-out shapes" in diff and "no held-out shapes declared for this problem" in diff
     # the board of real models is the front page; our deck's scripted lines are one click away
     assert "regraded here on" in (regraded_site / "index.html").read_text()
     assert not OUR_RUN.is_dir() or "h100_sxm.html" in boards

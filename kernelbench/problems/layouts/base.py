@@ -81,6 +81,14 @@ class Layout:
         """What the grader's pristine copy holds: the graded files and the prompt."""
         return self.graded_files(path)
 
+    def heldout_files(self, path: Path) -> tuple[Path, Path]:
+        """Where the problem's held-out declarations are written (docs/grading.md, "Held-out cases"): the
+        HeldOutSpec file and its property functions' module, which may not exist. `copied_files` includes those
+        that do, `copy_name` puts them in the grader's copy as heldout.yaml and heldout.py."""
+        from kernelbench.problems.heldout import HELDOUT_PY, HELDOUT_YAML
+
+        return Path(path) / HELDOUT_YAML, Path(path) / HELDOUT_PY
+
     def folder_name(self, path: Path) -> str:
         return Path(path).name
 

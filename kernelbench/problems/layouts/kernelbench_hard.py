@@ -24,6 +24,7 @@ from typing import Any
 
 from kernelbench.errors import KernelBenchError
 from kernelbench.fileio import LineMap, load_yaml
+from kernelbench.problems.heldout import HELDOUT_FILES
 from kernelbench.problems.layouts.base import (
     ConceptMapping,
     Layout,
@@ -48,6 +49,8 @@ from kernelbench.problems.layouts.shim import check_shape_keys, derived_seed, ma
 from kernelbench.problems.spec import IndexOutput, ProblemSpec, StressCase, TimingSpec, parse_formula
 
 NAME = "kernelbench-hard"
+# the held-out shapes this project declares for their problems (docs/grading.md, "Held-out cases")
+HELDOUT_ROOT = Path(__file__).resolve().parent / "heldout" / NAME
 MARKER_KEYS = ("flops_formula", "bytes_formula", "peak_tflops_key", "peak_bandwidth_key")
 SEEDS = [42, 123, 456]
 WARMUP = 10
@@ -65,6 +68,7 @@ CONVENTIONAL_ALIASES = (("F.", "torch.nn.functional."), ("Tensor.", "torch.Tenso
 class KernelBenchHardLayout(Layout):
     name = NAME
     title = "KernelBench-Hard (problem.yaml + shapes.py + reference.py)"
+    heldout_root = HELDOUT_ROOT
 
     def detect(self, path: Path) -> bool:
         path = Path(path)
@@ -91,14 +95,28 @@ class KernelBenchHardLayout(Layout):
             harness_files(root) if root is not None else [])
 
     def copy_name(self, path: Path, file: Path) -> str:
-        """The problem's files by name; their harness's under _harness/ (where kbh_stress looks in a copy)."""
+        """The problem's files by name; their harness's under _harness/ (where kbh_stress looks in a copy); the
+        held-out declarations as heldout.yaml and heldout.py, the names a native problem's have."""
         root = harness_root(Path(path))
         if root is not None and Path(file).is_relative_to(root / PACKAGE):
             return str(Path(HARNESS_COPY) / Path(file).relative_to(root))
+        declared = self.heldout_files(path)
+        if Path(file) in declared:
+            return HELDOUT_FILES[declared.index(Path(file))]
         return Path(file).name
 
     def copied_files(self, path: Path) -> list[Path]:
-        return [*self.graded_files(path), Path(path) / "PROMPT.txt"]
+        # the held-out declarations travel with the grader's copy (its judge draws their cases); no workspace of an
+        # agent holds them (own_workspace gives their problem folder's own files only)
+        return [*self.graded_files(path), Path(path) / "PROMPT.txt",
+                *(file for file in self.heldout_files(path) if file.is_file())]
+
+    def heldout_files(self, path: Path) -> tuple[Path, Path]:
+        """Their problem folder is theirs: its held-out shapes are declared in this project, one file per problem
+        keyed by the folder's name (HELDOUT_ROOT/<folder>.yaml, property functions in <folder>.py), checked against
+        the problem's shapes.py when loaded (kernelbench.problems.heldout.load_heldout)."""
+        name = Path(path).name
+        return self.heldout_root / f"{name}.yaml", self.heldout_root / f"{name}.py"
 
     def default_deck(self, path: Path) -> str:
         hardware = _meta(Path(path)).get("hardware") or ["unknown"]
@@ -189,7 +207,27 @@ class KernelBenchHardLayout(Layout):
         return [_shapes_row(spec), _seeds_row(path), _tolerance_row(meta, spec), _roofline_row(meta, spec),
                 _forbidden_row(meta, spec), _fp8_row(meta), _stress_row(path, meta, spec), _weights_row(),
                 _sota_row(meta),
-                _timing_row(spec), *_index_rows(spec), *_custom_row(spec)]
+                _timing_row(spec), *_index_rows(spec), *_custom_row(spec), self._heldout_row(path)]
+
+    def _heldout_row(self, path: Path) -> ConceptMapping:
+        from kernelbench.problems.heldout import load_heldout
+
+        declared = self.heldout_files(path)[0]
+        where = f"kernelbench/problems/layouts/heldout/{NAME}/{declared.name}"
+        try:
+            heldout = load_heldout(path, self)
+        except KernelBenchError as exc:
+            return ConceptMapping(concept="held-out shapes", theirs="none",
+                                  ours=f"declared in this project ({where}) but they do not load: {exc}",
+                                  lost="the held-out column until the declarations match the problem again")
+        if heldout is None:
+            return ConceptMapping(concept="held-out shapes", theirs="none", ours="none declared",
+                                  lost="the held-out column (correct off the published grid)")
+        return ConceptMapping(
+            concept="held-out shapes", theirs="none: every case is on the shapes.py grid their prompt lists",
+            ours=f"{len(heldout.shapes)} shapes off their grid ({len(heldout.smoke_shapes)} small ones on the CPU), "
+                 f"declared in this project ({where}), judged after the grading and reported apart from the "
+                 "verdict (docs/grading.md, \"Held-out cases\")")
 
 
 AGENT_FILES = ("PROMPT.txt", "reference.py", "problem.yaml", "shapes.py", "check.py", "benchmark.py")

@@ -47,9 +47,7 @@ class NativeLayout(Layout):
 
     def copied_files(self, path: Path) -> list[Path]:
         # the held-out files travel with the grader's copy (its judge draws their cases), never to the workspace
-        from kernelbench.problems.heldout import HELDOUT_FILES
-
-        return [*self.graded_files(path), Path(path) / "PROMPT.txt", *(Path(path) / n for n in HELDOUT_FILES)]
+        return [*self.graded_files(path), Path(path) / "PROMPT.txt", *self.heldout_files(path)]
 
     def default_deck(self, path: Path) -> str:
         return MAIN_DECK
