@@ -58,8 +58,8 @@ def main() -> int:
     parser.add_argument("--problem", action="append", default=[], help="only these problem ids (repeatable)")
     args = parser.parse_args()
     from kernelbench.eval.cases import heldout_cases
-    from kernelbench.problems.heldout import load_generators, load_heldout
-    from kernelbench.problems.loader import load_problem_spec
+    from kernelbench.problems.heldout import load_generators
+    from kernelbench.problems.loader import load_heldout, load_problem_spec
     from kernelbench.problems.modules import load_module
 
     mode = "full" if args.device == "cuda" else "smoke"

@@ -37,7 +37,7 @@ from kernelbench.eval.protocol import (
 )
 from kernelbench.eval.solution_folder import SolutionCopy, copy_solution_folder
 from kernelbench.hardware import GpuProfile
-from kernelbench.problems.heldout import heldout_hash, load_heldout
+from kernelbench.problems.heldout import heldout_hash
 from kernelbench.problems.loader import file_hashes, shapes_for
 from kernelbench.problems.problem import Problem
 from kernelbench.problems.spec import ProblemSpec
@@ -138,7 +138,7 @@ class GradingPlan:
         """The held-out cases (kernelbench.problems.heldout), drawn with this grading's secret. Declarations that do
         not load are noted as the reason there are none: they never stop the grading of the published shapes."""
         try:
-            heldout = load_heldout(self.pristine, self.problem.layout)
+            heldout = self.problem.layout.load_heldout(self.pristine)
         except KernelBenchError as exc:
             self.heldout_note = f"the held-out declarations could not be loaded: {exc}"
             return

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from kernelbench.errors import KernelBenchError
 
 if TYPE_CHECKING:
-    from kernelbench.problems.layouts.base import Layout
+    from kernelbench.problems.spec import ProblemSpec
 
 HELDOUT_YAML, HELDOUT_PY = "heldout.yaml", "heldout.py"
 HELDOUT_FILES = (HELDOUT_YAML, HELDOUT_PY)
@@ -65,24 +65,24 @@ class HeldOutSpec(Strict):
         return dict(prop.smoke_shape if mode == "smoke" else prop.shape)
 
 
-def load_heldout(problem_dir: Path, layout: Layout | None = None) -> HeldOutSpec | None:
-    """The problem's held-out declarations, checked against its published shapes (read by its layout, `layout` or
-    the one detected); None where it has none. `problem_dir` is the problem folder or the grader's copy of it, which
-    holds them as heldout.yaml and heldout.py whatever the layout. An error names the file they are declared in
-    (`Layout.heldout_files`: ours beside problem.yaml, another benchmark's in this project)."""
+def read_heldout(problem_dir: Path, declared: tuple[Path, Path], load_spec: Callable[[], ProblemSpec]
+                 ) -> HeldOutSpec | None:
+    """The problem's held-out declarations, checked against its published shapes (`load_spec`, by its layout);
+    None where it has none. `problem_dir` is the problem folder or the grader's copy of it, which holds them as
+    heldout.yaml and heldout.py whatever the layout; `declared` is where the layout has them written
+    (`Layout.heldout_files`: ours beside problem.yaml, another benchmark's in this project), and an error names
+    that file. Called through `Layout.load_heldout`, or `kernelbench.problems.loader.load_heldout` for a folder of
+    any layout."""
     from kernelbench.fileio import load_yaml_model
-    from kernelbench.problems.layouts import layout_of
 
     problem_dir = Path(problem_dir)
-    layout = layout or layout_of(problem_dir)
-    declared = layout.heldout_files(problem_dir)
     copied = (problem_dir / HELDOUT_YAML, problem_dir / HELDOUT_PY)
     path, py = copied if copied[0].is_file() else declared
     if not path.is_file():
         return None
     try:
         heldout = load_yaml_model(path, HeldOutSpec)
-        spec = layout.load_spec(problem_dir)
+        spec = load_spec()
         check_against_published(heldout, spec.shapes, spec.smoke_shapes, path)
         if heldout.properties and not py.is_file():
             raise KernelBenchError(f"properties are declared but there is no {py.name}", path=path,

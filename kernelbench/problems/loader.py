@@ -14,11 +14,14 @@ import hashlib
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernelbench.errors import KernelBenchError
 from kernelbench.problems.modules import load_module
 from kernelbench.problems.spec import ProblemSpec
+
+if TYPE_CHECKING:
+    from kernelbench.problems.heldout import HeldOutSpec
 
 
 def shapes_for(spec: ProblemSpec, mode: str) -> list[dict[str, Any]]:
@@ -50,6 +53,13 @@ def load_problem_spec(problem_dir: Path) -> ProblemSpec:
     from kernelbench.problems.layouts import layout_of
 
     return layout_of(problem_dir).load_spec(Path(problem_dir))
+
+
+def load_heldout(problem_dir: Path) -> HeldOutSpec | None:
+    """A problem's held-out declarations (docs/grading.md, "Held-out cases"), read by its layout."""
+    from kernelbench.problems.layouts import layout_of
+
+    return layout_of(problem_dir).load_heldout(Path(problem_dir))
 
 
 def load_reference(problem_dir: Path) -> ModuleType:

@@ -14,8 +14,8 @@ import torch
 from kernelbench.errors import KernelBenchError
 from kernelbench.eval.grading import GradingPlan
 from kernelbench.harness.workspace import prepare_workspace
-from kernelbench.problems.heldout import HELDOUT_FILES, load_heldout
-from kernelbench.problems.loader import load_problem_spec, load_reference
+from kernelbench.problems.heldout import HELDOUT_FILES
+from kernelbench.problems.loader import load_heldout, load_problem_spec, load_reference
 from kernelbench.problems.problem import open_problem
 
 REPO = Path(__file__).resolve().parents[2]

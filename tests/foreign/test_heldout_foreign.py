@@ -14,9 +14,10 @@ import pytest
 import yaml
 
 from kernelbench.errors import KernelBenchError
-from kernelbench.problems.heldout import HELDOUT_YAML, heldout_hash, load_heldout
+from kernelbench.problems.heldout import HELDOUT_YAML, heldout_hash
 from kernelbench.problems.layouts import kernelbench_hard
 from kernelbench.problems.layouts.kernelbench_hard import LAYOUT, load_shapes
+from kernelbench.problems.loader import load_heldout
 from kernelbench.problems.problem import open_problem
 
 HERE = Path(__file__).resolve().parent
@@ -56,7 +57,7 @@ def test_they_load_against_the_published_deck_when_present():
     for name in THEIR_PROBLEMS:
         folder = FOREIGN_H100 / name
         problem = open_problem(folder)
-        heldout = load_heldout(folder, problem.layout)
+        heldout = problem.layout.load_heldout(folder)
         assert heldout is not None and len(heldout.shapes) >= 3 and len(heldout.smoke_shapes) >= 1, name
         published = load_shapes(folder)
         keys = set(published[0])
@@ -78,7 +79,7 @@ def test_no_declaration_reaches_an_agents_workspace_of_their_deck(tmp_path):
 
     for name in THEIR_PROBLEMS:
         problem = open_problem(FOREIGN_H100 / name)
-        heldout = load_heldout(problem.folder, problem.layout)
+        heldout = problem.layout.load_heldout(problem.folder)
         declared = [", ".join(f"{k}: {v}" for k, v in s.items()) for s in heldout.shapes + heldout.smoke_shapes]
         root = tmp_path / name / "ws"
         prepare_workspace(problem, root, tmp_path / name / "pristine", device="cpu")

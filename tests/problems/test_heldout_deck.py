@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from kernelbench.eval.cases import heldout_cases
-from kernelbench.problems.heldout import load_generators, load_heldout
-from kernelbench.problems.loader import load_problem_spec
+from kernelbench.problems.heldout import load_generators
+from kernelbench.problems.loader import load_heldout, load_problem_spec
 from tests.problems.conftest import PROBLEM_IDS, PROBLEMS, load_reference, load_solution
 from tests.problems.test_deck import as_tuple, build, mismatches
 

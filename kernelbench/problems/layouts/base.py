@@ -8,12 +8,15 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from kernelbench.errors import KernelBenchError
 from kernelbench.problems.spec import ProblemSpec, StressCase
+
+if TYPE_CHECKING:
+    from kernelbench.problems.heldout import HeldOutSpec
 
 
 class ConceptMapping(BaseModel):
@@ -88,6 +91,13 @@ class Layout:
         from kernelbench.problems.heldout import HELDOUT_PY, HELDOUT_YAML
 
         return Path(path) / HELDOUT_YAML, Path(path) / HELDOUT_PY
+
+    def load_heldout(self, path: Path) -> HeldOutSpec | None:
+        """The problem's held-out declarations (`heldout_files`, or the grader's copy of them in `path`), checked
+        against its published shapes; None where it has none."""
+        from kernelbench.problems.heldout import read_heldout
+
+        return read_heldout(Path(path), self.heldout_files(path), lambda: self.load_spec(Path(path)))
 
     def folder_name(self, path: Path) -> str:
         return Path(path).name

@@ -114,7 +114,7 @@ class KernelBenchHardLayout(Layout):
     def heldout_files(self, path: Path) -> tuple[Path, Path]:
         """Their problem folder is theirs: its held-out shapes are declared in this project, one file per problem
         keyed by the folder's name (HELDOUT_ROOT/<folder>.yaml, property functions in <folder>.py), checked against
-        the problem's shapes.py when loaded (kernelbench.problems.heldout.load_heldout)."""
+        the problem's shapes.py when loaded (Layout.load_heldout)."""
         name = Path(path).name
         return self.heldout_root / f"{name}.yaml", self.heldout_root / f"{name}.py"
 
@@ -210,12 +210,10 @@ class KernelBenchHardLayout(Layout):
                 _timing_row(spec), *_index_rows(spec), *_custom_row(spec), self._heldout_row(path)]
 
     def _heldout_row(self, path: Path) -> ConceptMapping:
-        from kernelbench.problems.heldout import load_heldout
-
         declared = self.heldout_files(path)[0]
         where = f"kernelbench/problems/layouts/heldout/{NAME}/{declared.name}"
         try:
-            heldout = load_heldout(path, self)
+            heldout = self.load_heldout(path)
         except KernelBenchError as exc:
             return ConceptMapping(concept="held-out shapes", theirs="none",
                                   ours=f"declared in this project ({where}) but they do not load: {exc}",
