@@ -83,10 +83,10 @@ class Disagreement:
     # the peak fraction their own timing script gave here (kernelbench regrade --own-benchmark): their timer, their
     # input protocol and their roof, on this GPU
     their_benchmark_peak: float | None = None
+    correct: bool | None = None   # our grading right on the published shapes (Grading.correct)
     # our grading on the held-out shapes (docs/grading.md, "Held-out cases"), apart from the verdict on the published
     # ones: True right, False wrong, None not judged (`held_out_note` says why: the published shapes failed, none
     # declared, turned off)
-    correct: bool | None = None   # our grading right on the published shapes (Grading.correct)
     held_out: bool | None = None
     held_out_note: str = ""
     held_out_cases: int = 0

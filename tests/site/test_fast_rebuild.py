@@ -583,7 +583,7 @@ def test_a_result_edit_that_moves_the_runs_tables_hashes_only_that_file_and_buil
     scratch of the same data builds."""
     out = tmp_path / "site"
     build_site(config_for(deck, out))
-    run = sorted(p for p in (deck / "runs").iterdir() if (p / "result.json").is_file())[0]
+    run = _runs_of(deck)[0]
     runs_index = (out / "runs/index.html").stat().st_ino
     _edit_result(run, lambda result: (result["session"].update(elapsed_s=(result["session"]["elapsed_s"] or 0) + 61,
                                                                cost_usd=None),
@@ -609,7 +609,7 @@ def test_a_result_edit_that_moves_the_runs_tables_hashes_only_that_file_and_buil
     assert kept.pages == built.pages and dict(kept.file_hashes) == dict(built.file_hashes)
 
     # a run page gone from the site: planned and written again, the others still taken
-    other = sorted(p for p in (deck / "runs").iterdir() if (p / "result.json").is_file())[1]
+    other = _runs_of(deck)[1]
     for site in (out, *out.parent.glob(f".spare-{out.name}*")):  # nor in the spare site the next build starts from
         (site / "runs" / other.name / "index.html").unlink(missing_ok=True)
     _edit_result(run, lambda result: result["session"].update(elapsed_s=result["session"]["elapsed_s"] + 60))
